@@ -1,0 +1,7 @@
+"""Environments (a Gymnasium superset) and the managers that step many of them."""
+
+from .base_env import BaseEnv, BaseEnvTimestep
+from .gymnasium_env import GymnasiumEnv
+from .env_manager import BaseEnvManager, create_env_manager
+
+__all__ = ["BaseEnv", "BaseEnvTimestep", "GymnasiumEnv", "BaseEnvManager", "create_env_manager"]

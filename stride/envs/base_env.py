@@ -1,0 +1,98 @@
+"""The environment contract: a superset of ``gymnasium.Env`` with DI-engine's step format.
+
+``step`` returns ``BaseEnvTimestep(obs, reward, done, info)``. ``done`` marks the end of an
+episode for bookkeeping; ``info['terminated']`` / ``info['truncated']`` (present on every final
+step) say *why* it ended, because TD targets bootstrap on truncation and never on termination.
+At the final step ``obs`` is the true final observation (never the next episode's first one) and
+``info['eval_episode_return']`` holds the episode's return.
+
+Seeding (``seed(seed, dynamic_seed)``) never touches the global NumPy RNG: with ``dynamic_seed``
+each episode draws its seed from a private stream started by ``seed``; without it every episode
+uses ``seed`` itself (DI-engine's semantics).
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import Any, Dict, NamedTuple, Optional
+
+import gymnasium as gym
+import numpy as np
+
+
+class BaseEnvTimestep(NamedTuple):
+    """One step's result; ``info`` carries ``terminated``/``truncated`` and the return at episode end."""
+
+    obs: Any
+    reward: Any
+    done: bool
+    info: Dict[str, Any]
+
+
+class BaseEnv(gym.Env, ABC):
+    """Abstract environment: ``reset() -> obs``, ``step(action) -> BaseEnvTimestep``."""
+
+    def __init__(self, cfg: Optional[dict] = None) -> None:
+        self._cfg = cfg if cfg is not None else {}
+        self._seed: Optional[int] = None
+        self._dynamic_seed = True
+        self._seed_stream: Optional[np.random.Generator] = None
+        self._replay_path: Optional[str] = None
+
+    @abstractmethod
+    def reset(self, seed: Optional[int] = None, **kwargs: Any) -> Any:
+        """Start a new episode and return its first observation.
+
+        ``seed`` (Gymnasium's convention) fixes this episode's seed; without it the seed comes from
+        :meth:`next_episode_seed`. Env managers pass it so that they own the seed streams.
+        """
+
+    @abstractmethod
+    def step(self, action: Any) -> BaseEnvTimestep:
+        """Advance one step."""
+
+    def seed(self, seed: Optional[int], dynamic_seed: bool = True) -> None:
+        """Seed the episodes that follow; see the module docstring for ``dynamic_seed``."""
+        self._seed = None if seed is None else int(seed)
+        self._dynamic_seed = bool(dynamic_seed)
+        self._seed_stream = None if seed is None else np.random.default_rng(np.random.SeedSequence([int(seed), 7]))
+
+    def next_episode_seed(self) -> Optional[int]:
+        """The seed the next ``reset`` will use (advances the stream when dynamic)."""
+        if self._seed is None:
+            return None
+        if not self._dynamic_seed:
+            return self._seed
+        return int(self._seed_stream.integers(0, 2**31 - 1))
+
+    def seed_state(self) -> Optional[dict]:
+        """The private seed stream's state as plain values (for exact resume)."""
+        if self._seed_stream is None:
+            return None
+        return {"seed": self._seed, "dynamic": self._dynamic_seed, "rng": self._seed_stream.bit_generator.state}
+
+    def load_seed_state(self, state: Optional[dict]) -> None:
+        """Restore what :meth:`seed_state` returned."""
+        if state is None:
+            return
+        self.seed(state["seed"], state["dynamic"])
+        self._seed_stream.bit_generator.state = state["rng"]
+
+    def close(self) -> None:
+        """Release the simulator."""
+
+    @property
+    def reward_space(self) -> gym.spaces.Space:
+        """Reward range as a space (scalar Box by default)."""
+        return gym.spaces.Box(-np.inf, np.inf, shape=(), dtype=np.float32)
+
+    def random_action(self) -> Any:
+        """A uniformly random valid action."""
+        return self.action_space.sample()
+
+    def enable_save_replay(self, replay_path: str) -> None:
+        """Record videos of the following episodes into ``replay_path``."""
+        self._replay_path = replay_path
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}()"

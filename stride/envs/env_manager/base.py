@@ -1,0 +1,347 @@
+"""``BaseEnvManager``: N environments stepped in this process.
+
+The manager owns one seed stream per env (never the global NumPy RNG): with ``dynamic_seed`` the
+streams run on, so every collected episode differs; without it (evaluation) every ``reset()``
+restarts them, so every evaluation replays the same sequence of distinct episodes -- unlike
+DI-engine, whose fixed seeds make all episodes of one env identical.
+
+Error tolerance: an exception in an env's ``step`` ends that episode with
+``info['abnormal'] = True`` (the step is not re-issued: re-stepping a stateful env would apply the
+action twice, a DI-engine quirk); the env is then reset, retried up to ``max_retry`` times
+(``retry_type='renew'`` rebuilds it from its factory). User errors (an action outside the space)
+are never retried. The manager records each in-flight episode's seed and actions, so
+:meth:`state_dict` / :meth:`load_state_dict` restore the envs exactly by replaying them.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Any, Callable, Dict, List, Optional
+
+import gymnasium as gym
+import numpy as np
+
+from ...utils.errors import ConfigError, StrideError
+from ...utils.registry import ENV_MANAGER_REGISTRY
+from ..base_env import BaseEnv, BaseEnvTimestep
+
+logger = logging.getLogger(__name__)
+
+
+def _as_plain(action: Any) -> Any:
+    """An action as plain Python values (for checkpoints that must load with weights_only)."""
+    if isinstance(action, np.ndarray):
+        return action.tolist()
+    if isinstance(action, np.generic):
+        return action.item()
+    if hasattr(action, "tolist"):
+        return action.tolist()
+    return action
+
+
+@ENV_MANAGER_REGISTRY.register("base")
+class BaseEnvManager:
+    """Step ``len(env_fn)`` envs in this process; envs that finish an episode are reset here."""
+
+    @classmethod
+    def default_config(cls) -> dict:
+        return dict(
+            # (int|float) episodes per env before the manager reports done; inf = run forever.
+            episode_num=float("inf"),
+            # (int) attempts to reset an env (after a failure) before giving up with an error.
+            max_retry=1,
+            # (str) 'reset': reset the same env object; 'renew': rebuild it from its factory.
+            retry_type="reset",
+            # (bool) reset an env as soon as its episode ends.
+            auto_reset=True,
+            # (float|None) seconds an env may spend in one step / reset (enforced by subprocess managers).
+            step_timeout=None,
+            reset_timeout=None,
+            # (float) seconds to wait between two reset attempts.
+            retry_waiting_time=0.1,
+        )
+
+    def __init__(self, env_fn: List[Callable[[], BaseEnv]], cfg: Optional[dict] = None) -> None:
+        if not env_fn:
+            raise ConfigError("an env manager needs at least one env factory (env_fn is empty)")
+        merged = self.default_config()
+        for k, v in (cfg or {}).items():
+            if k not in merged and k != "type":
+                raise ConfigError(f"unknown env manager config key '{k}'; valid keys: {', '.join(sorted(merged))}")
+            merged[k] = v
+        self._cfg = merged
+        if merged["retry_type"] not in ("reset", "renew"):
+            raise ConfigError(f"unknown retry_type '{merged['retry_type']}'; valid choices: renew, reset")
+        self._env_fn = list(env_fn)
+        self._env_num = len(env_fn)
+        self._max_retry = max(int(merged["max_retry"]), 1)
+        self._episode_num = merged["episode_num"]
+        self._auto_reset = bool(merged["auto_reset"])
+        self._envs: List[Optional[BaseEnv]] = [None] * self._env_num
+        self._closed = True
+        self._seed: Optional[int] = None
+        self._dynamic_seed = True
+        self._seed_streams: Optional[List[np.random.Generator]] = None
+        self._ready_obs: Dict[int, Any] = {}
+        self._episode_count = [0] * self._env_num
+        self._episode_seed: List[Optional[int]] = [None] * self._env_num
+        self._episode_actions: List[list] = [[] for _ in range(self._env_num)]
+        self._stream_state_after_seed: List[Optional[dict]] = [None] * self._env_num
+        self._spaces: Optional[tuple] = None
+        self._reset_param: Dict[int, dict] = {}
+
+    # ---- properties ------------------------------------------------------------------------
+    @property
+    def env_num(self) -> int:
+        return self._env_num
+
+    @property
+    def ready_obs(self) -> Dict[int, Any]:
+        """``{env_id: obs}`` of the envs waiting for an action."""
+        return self._ready_obs
+
+    @property
+    def ready_obs_id(self) -> List[int]:
+        return list(self._ready_obs)
+
+    @property
+    def done(self) -> bool:
+        """True once every env has run ``episode_num`` episodes."""
+        return all(c >= self._episode_num for c in self._episode_count)
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def _reference_spaces(self) -> tuple:
+        if self._spaces is None:
+            env = self._envs[0] if self._envs[0] is not None else self._env_fn[0]()
+            self._spaces = (env.observation_space, env.action_space, env.reward_space)
+            if env is not self._envs[0]:
+                env.close()
+        return self._spaces
+
+    @property
+    def observation_space(self) -> gym.spaces.Space:
+        return self._reference_spaces()[0]
+
+    @property
+    def action_space(self) -> gym.spaces.Space:
+        return self._reference_spaces()[1]
+
+    @property
+    def reward_space(self) -> gym.spaces.Space:
+        return self._reference_spaces()[2]
+
+    # ---- seeding ----------------------------------------------------------------------------
+    def seed(self, seed: Optional[int], dynamic_seed: bool = True) -> None:
+        """Give env ``i`` its own stream of episode seeds derived from ``(seed, i)``."""
+        self._seed = None if seed is None else int(seed)
+        self._dynamic_seed = bool(dynamic_seed)
+        self._restart_seed_streams()
+
+    def _restart_seed_streams(self) -> None:
+        if self._seed is None:
+            self._seed_streams = None
+            return
+        tag = 1 if self._dynamic_seed else 2
+        self._seed_streams = [
+            np.random.default_rng(np.random.SeedSequence([self._seed, i, tag])) for i in range(self._env_num)
+        ]
+        for i, env in enumerate(self._envs):
+            if env is not None:
+                env.seed(self._seed + i, dynamic_seed=self._dynamic_seed)
+
+    def _draw_episode_seed(self, env_id: int) -> Optional[int]:
+        if self._seed_streams is None:
+            return None
+        seed = int(self._seed_streams[env_id].integers(0, 2**31 - 1))
+        self._stream_state_after_seed[env_id] = self._seed_streams[env_id].bit_generator.state
+        return seed
+
+    # ---- lifecycle --------------------------------------------------------------------------
+    def launch(self, reset_param: Optional[Dict[int, dict]] = None) -> None:
+        """Create the envs and reset them all."""
+        if not self._closed:
+            raise StrideError("env manager is already launched; call close() first")
+        for i in range(self._env_num):
+            self._envs[i] = self._create_env(i)
+        self._closed = False
+        self.reset(reset_param)
+
+    def _create_env(self, env_id: int) -> BaseEnv:
+        env = self._env_fn[env_id]()
+        if self._seed is not None:
+            env.seed(self._seed + env_id, dynamic_seed=self._dynamic_seed)
+        return env
+
+    def reset(self, reset_param: Optional[Dict[int, dict]] = None) -> None:
+        """Reset all envs (or those in ``reset_param``, whose kwargs are kept for later resets)."""
+        self._check_open()
+        if reset_param is not None:
+            self._reset_param.update(reset_param)
+            ids = list(reset_param)
+        else:
+            ids = list(range(self._env_num))
+            self._episode_count = [0] * self._env_num
+            if not self._dynamic_seed:
+                self._restart_seed_streams()
+        for i in ids:
+            self._ready_obs.pop(i, None)
+        for i in ids:
+            self._reset_env(i)
+
+    def _reset_env(self, env_id: int) -> None:
+        """Reset one env, retrying (and renewing) up to ``max_retry`` times."""
+        seed = self._draw_episode_seed(env_id)
+        last_exc: Optional[BaseException] = None
+        for attempt in range(self._max_retry):
+            try:
+                if attempt > 0 and self._cfg["retry_type"] == "renew":
+                    self._renew_env(env_id)
+                obs = self._envs[env_id].reset(seed=seed, **self._reset_param.get(env_id, {}))
+            except StrideError:
+                raise
+            except Exception as e:  # an env crash: retry
+                last_exc = e
+                logger.warning("env %d reset failed (attempt %d/%d): %r", env_id, attempt + 1, self._max_retry, e)
+                if attempt + 1 < self._max_retry:
+                    time.sleep(self._cfg["retry_waiting_time"])
+                continue
+            self._episode_seed[env_id] = seed
+            self._episode_actions[env_id] = []
+            self._ready_obs[env_id] = obs
+            return
+        self.close()
+        raise RuntimeError(
+            f"env {env_id} failed to reset {self._max_retry} time(s) (retry_type='{self._cfg['retry_type']}'); "
+            f"last error: {last_exc!r}"
+        ) from last_exc
+
+    def _renew_env(self, env_id: int) -> None:
+        try:
+            self._envs[env_id].close()
+        except Exception:  # the broken env may not close cleanly
+            pass
+        self._envs[env_id] = self._create_env(env_id)
+
+    def step(self, actions: Dict[int, Any]) -> Dict[int, BaseEnvTimestep]:
+        """Step the given envs; finished ones are reset and reappear in ``ready_obs``."""
+        if self._closed:
+            raise StrideError("env manager is closed; call launch() first")
+        out: Dict[int, BaseEnvTimestep] = {}
+        envs, ready, recorded = self._envs, self._ready_obs, self._episode_actions
+        for env_id, action in actions.items():
+            if env_id not in ready:
+                raise StrideError(f"env {env_id} is not ready (ready envs: {sorted(ready)})")
+            try:
+                timestep = envs[env_id].step(action)
+            except StrideError:
+                raise
+            except Exception as e:  # the env crashed: close the episode as abnormal, never stitch it
+                logger.warning("env %d step failed: %r; its episode is closed as abnormal", env_id, e)
+                timestep = BaseEnvTimestep(None, 0.0, True, {"abnormal": True, "error": repr(e)})
+                if self._cfg["retry_type"] == "renew":
+                    self._renew_env(env_id)
+            recorded[env_id].append(action)
+            out[env_id] = timestep
+            if timestep.done:
+                del ready[env_id]
+                self._episode_count[env_id] += 1
+                if self._auto_reset and self._episode_count[env_id] < self._episode_num:
+                    self._reset_env(env_id)
+            else:
+                ready[env_id] = timestep.obs
+        return out
+
+    def close(self) -> None:
+        """Close every env; idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        for i, env in enumerate(self._envs):
+            if env is not None:
+                try:
+                    env.close()
+                except Exception as e:
+                    logger.warning("env %d close failed: %r", i, e)
+            self._envs[i] = None
+        self._ready_obs.clear()
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise StrideError("env manager is closed; call launch() first")
+
+    def __enter__(self) -> "BaseEnvManager":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:
+            pass
+
+    def random_action(self) -> Dict[int, Any]:
+        """A random action for every ready env."""
+        return {i: self._envs[i].random_action() for i in self._ready_obs}
+
+    def enable_save_replay(self, replay_path: str) -> None:
+        """Record videos of every env (call before ``launch``)."""
+        fns = self._env_fn
+
+        def _wrap(fn: Callable[[], BaseEnv], i: int) -> Callable[[], BaseEnv]:
+            def make() -> BaseEnv:
+                env = fn()
+                env.enable_save_replay(f"{replay_path}/env{i}")
+                return env
+
+            return make
+
+        self._env_fn = [_wrap(f, i) for i, f in enumerate(fns)]
+
+    # ---- exact resume ----------------------------------------------------------------------
+    def state_dict(self) -> dict:
+        """Seed streams and in-flight episodes (seed + actions so far), as plain values."""
+        return {
+            "seed": self._seed,
+            "dynamic_seed": self._dynamic_seed,
+            "episode_count": list(self._episode_count),
+            "streams": [None if s is None else s.bit_generator.state for s in (self._seed_streams or [])],
+            "episodes": [
+                {"seed": self._episode_seed[i], "actions": [_as_plain(a) for a in self._episode_actions[i]]}
+                for i in range(self._env_num)
+            ],
+        }
+
+    def load_state_dict(self, state: dict) -> None:
+        """Restore seed streams and replay each in-flight episode (the manager must be launched)."""
+        self._check_open()
+        self.seed(state["seed"], state["dynamic_seed"])
+        if state["streams"]:
+            for stream, st in zip(self._seed_streams, state["streams"]):
+                stream.bit_generator.state = st
+        self._episode_count = list(state["episode_count"])
+        for i, ep in enumerate(state["episodes"]):
+            env = self._envs[i]
+            obs = env.reset(seed=ep["seed"], **self._reset_param.get(i, {}))
+            actions = ep["actions"]
+            for a in actions:
+                ts = env.step(np.asarray(a) if isinstance(a, list) else a)
+                obs = ts.obs
+                if ts.done:
+                    raise StrideError(f"env {i} ended its episode while replaying it: the env is not deterministic")
+            self._episode_seed[i] = ep["seed"]
+            self._episode_actions[i] = list(actions)
+            self._ready_obs[i] = obs
+
+
+def create_env_manager(manager_cfg: dict, env_fn: List[Callable[[], BaseEnv]]) -> BaseEnvManager:
+    """Build the manager named by ``manager_cfg['type']`` (default ``'base'``)."""
+    cfg = dict(manager_cfg)
+    kind = cfg.pop("type", "base")
+    return ENV_MANAGER_REGISTRY.get(kind)(env_fn, cfg)
+

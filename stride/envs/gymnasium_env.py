@@ -1,0 +1,170 @@
+"""``GymnasiumEnv``: any Gymnasium env (or id) as a Stride ``BaseEnv``.
+
+Better than DI-engine's ``DingEnvWrapper`` on purpose: termination and truncation stay two
+separate flags (DI folds them into one ``done``), the final step carries the true final
+observation, seeding goes through ``reset(seed=...)`` from a private stream (never the global
+NumPy RNG), and an action outside the space fails with a message naming the space.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional, Union
+
+import gymnasium as gym
+import numpy as np
+
+from ..utils.errors import InvalidActionError
+from ..utils.registry import ENV_REGISTRY
+from .base_env import BaseEnv, BaseEnvTimestep
+
+
+def _float32_space(space: gym.spaces.Space) -> gym.spaces.Space:
+    """Float64 Boxes become float32 (what networks eat); other spaces are kept."""
+    if isinstance(space, gym.spaces.Box) and space.dtype == np.float64:
+        return gym.spaces.Box(space.low.astype(np.float32), space.high.astype(np.float32), dtype=np.float32)
+    if isinstance(space, gym.spaces.Dict):
+        return gym.spaces.Dict({k: _float32_space(v) for k, v in space.spaces.items()})
+    return space
+
+
+@ENV_REGISTRY.register("gymnasium")
+class GymnasiumEnv(BaseEnv):
+    """Wrap ``env_or_id`` (a ``gymnasium.Env`` or a registered id) lazily.
+
+    Config keys (all optional): ``env_id`` (used when ``env_or_id`` is None), ``max_episode_steps``,
+    ``make_kwargs`` (passed to ``gymnasium.make``).
+    """
+
+    def __init__(self, env_or_id: Union[gym.Env, str, None] = None, cfg: Optional[dict] = None) -> None:
+        super().__init__(cfg)
+        cfg = self._cfg
+        if env_or_id is None:
+            env_or_id = cfg.get("env_id")
+        if env_or_id is None:
+            raise ValueError("GymnasiumEnv needs a gymnasium.Env or an env id (cfg.env_id)")
+        self._env_id = env_or_id if isinstance(env_or_id, str) else None
+        self._env: Optional[gym.Env] = None if isinstance(env_or_id, str) else env_or_id
+        self._episode_return = 0.0
+        self._obs_space: Optional[gym.spaces.Space] = None
+        self._act_space: Optional[gym.spaces.Space] = None
+        self._discrete_n: Optional[int] = None
+        self._cast_obs = False
+        self._action_space_seed_pending = False
+
+    # ---- lazy creation -------------------------------------------------------------------
+    def _make(self) -> gym.Env:
+        if self._env is None:
+            try:
+                kwargs = dict(self._cfg.get("make_kwargs", {}) or {})
+                if self._cfg.get("max_episode_steps") is not None:
+                    kwargs["max_episode_steps"] = self._cfg["max_episode_steps"]
+                self._env = gym.make(self._env_id, disable_env_checker=True, **kwargs)
+            except gym.error.Error as e:
+                from ..utils.errors import ConfigError
+
+                raise ConfigError(f"cannot make Gymnasium env '{self._env_id}': {e}") from None
+            if self._replay_path is not None:
+                self._env = gym.wrappers.RecordVideo(self._env, self._replay_path, episode_trigger=lambda _: True)
+        if self._obs_space is None:
+            raw = self._env.observation_space
+            self._obs_space = _float32_space(raw)
+            self._cast_obs = self._obs_space is not raw
+            self._act_space = self._env.action_space
+            if isinstance(self._act_space, gym.spaces.Discrete):
+                self._discrete_n = int(self._act_space.n)
+                self._discrete_start = int(self._act_space.start)
+        return self._env
+
+    @property
+    def observation_space(self) -> gym.spaces.Space:
+        self._make()
+        return self._obs_space
+
+    @property
+    def action_space(self) -> gym.spaces.Space:
+        self._make()
+        return self._act_space
+
+    @property
+    def reward_space(self) -> gym.spaces.Space:
+        return gym.spaces.Box(-np.inf, np.inf, shape=(), dtype=np.float32)
+
+    # ---- episode ---------------------------------------------------------------------------
+    def _obs(self, obs: Any) -> Any:
+        if not self._cast_obs:
+            return obs
+        if isinstance(obs, dict):
+            return {k: np.asarray(v, dtype=np.float32) if np.asarray(v).dtype == np.float64 else v for k, v in obs.items()}
+        return np.asarray(obs, dtype=np.float32)
+
+    def reset(self, seed: Optional[int] = None, **kwargs: Any) -> Any:
+        env = self._make()
+        if seed is None:
+            seed = self.next_episode_seed()
+        if self._action_space_seed_pending and self._seed is not None:
+            self._act_space.seed(self._seed)
+            self._action_space_seed_pending = False
+        obs, _ = env.reset(seed=seed, options=kwargs.get("options"))
+        self._episode_return = 0.0
+        return self._obs(obs)
+
+    def seed(self, seed: Optional[int], dynamic_seed: bool = True) -> None:
+        super().seed(seed, dynamic_seed)
+        self._action_space_seed_pending = True
+
+    def _check_action(self, action: Any) -> Any:
+        if self._discrete_n is not None:
+            try:
+                a = int(action) if np.ndim(action) == 0 else int(np.asarray(action).reshape(-1)[0]) if np.size(action) == 1 else None
+            except (TypeError, ValueError):
+                a = None
+            if a is None or not (self._discrete_start <= a < self._discrete_start + self._discrete_n):
+                raise InvalidActionError(
+                    f"action {action!r} is outside the action space {self._act_space} of "
+                    f"{self._env_id or type(self._env).__name__}; valid actions: "
+                    f"{self._discrete_start}..{self._discrete_start + self._discrete_n - 1}"
+                )
+            return a
+        space = self._act_space
+        if isinstance(space, gym.spaces.Box):
+            a = np.asarray(action, dtype=space.dtype)
+            if a.size != int(np.prod(space.shape)) or not np.all(np.isfinite(a)):
+                raise InvalidActionError(
+                    f"action {action!r} does not fit the action space {space} "
+                    f"(expected shape {space.shape}, finite values)"
+                )
+            a = a.reshape(space.shape)
+            if np.any(a < space.low - 1e-4) or np.any(a > space.high + 1e-4):
+                raise InvalidActionError(
+                    f"action {a.tolist()} is outside the action space bounds low={space.low.tolist()} "
+                    f"high={space.high.tolist()}"
+                )
+            return np.clip(a, space.low, space.high)
+        if not space.contains(action):
+            raise InvalidActionError(f"action {action!r} is outside the action space {space}")
+        return action
+
+    def step(self, action: Any) -> BaseEnvTimestep:
+        env = self._env if self._env is not None else self._make()
+        obs, reward, terminated, truncated, info = env.step(self._check_action(action))
+        self._episode_return += reward
+        if self._cast_obs:
+            obs = self._obs(obs)
+        if terminated or truncated:
+            info = dict(info)
+            info["terminated"] = bool(terminated)
+            info["truncated"] = bool(truncated and not terminated)
+            info["eval_episode_return"] = float(self._episode_return)
+            return BaseEnvTimestep(obs, reward, True, info)
+        return BaseEnvTimestep(obs, reward, False, info)
+
+    def random_action(self) -> Any:
+        return self.action_space.sample()
+
+    def close(self) -> None:
+        if self._env is not None:
+            self._env.close()
+            self._env = None
+
+    def __repr__(self) -> str:
+        return f"GymnasiumEnv({self._env_id or self._env!r})"
