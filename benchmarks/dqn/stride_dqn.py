@@ -1,0 +1,64 @@
+"""Stride contestant: ``serial_pipeline`` on the zoo's CartPole DQN config, one seed.
+
+Stride measures itself: ``<exp_dir>/result.json`` carries ``train_cpu_seconds`` (process CPU time
+excluding evaluation) and ``eval_cpu_seconds``; the config actually used is
+``<exp_dir>/total_config.json``. As a cross-check this script also measures the process CPU time
+around the ``serial_pipeline`` call (``outer_cpu_seconds``; includes evaluation and set-up).
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import glob
+import json
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from common import cpu, emit, log, setup_process  # noqa: E402
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--max-env-steps", type=int, default=100_000)
+    ap.add_argument("--exp-dir", required=True, help="must not exist yet")
+    ap.add_argument("--out", default=None)
+    args = ap.parse_args()
+    info = setup_process(args.seed)
+
+    import stride
+    from stride.entry import serial_pipeline
+    from stride.zoo.cartpole.config.cartpole_dqn_config import create_config, main_config
+
+    main_cfg = copy.deepcopy(main_config)
+    main_cfg["exp_name"] = os.path.abspath(args.exp_dir)
+    c0 = cpu()
+    policy = serial_pipeline([main_cfg, copy.deepcopy(create_config)], seed=args.seed, max_env_step=args.max_env_steps)
+    outer = cpu() - c0
+
+    exp_dir = main_cfg["exp_name"]
+    if not os.path.exists(os.path.join(exp_dir, "result.json")):  # renamed (never-overwrite rule)?
+        cands = sorted(glob.glob(exp_dir + "*/result.json"), key=os.path.getmtime)
+        if not cands:
+            raise SystemExit(f"no result.json under {exp_dir}")
+        exp_dir = os.path.dirname(cands[-1])
+    with open(os.path.join(exp_dir, "result.json")) as f:
+        result = json.load(f)
+    with open(os.path.join(exp_dir, "total_config.json")) as f:
+        total = json.load(f)
+
+    n_params = None
+    try:
+        sd = policy.learn_mode.state_dict()["model"]
+        n_params = int(sum(v.numel() for v in sd.values()))
+    except Exception as e:  # noqa: BLE001 - informative only
+        log(f"[stride] could not count model parameters: {e!r}")
+    emit({"contestant": "stride", "seed": args.seed, "exp_dir": exp_dir, "result": result,
+          "total_config": total, "outer_cpu_seconds": outer, "n_params": n_params,
+          "stride_version": getattr(stride, "__version__", "?"), **info}, args.out)
+
+
+if __name__ == "__main__":
+    main()
