@@ -1,0 +1,117 @@
+"""Observation slots in shared memory, one block per worker process.
+
+A block holds, for each observation key, an array ``(envs_in_worker, *shape)`` of the space's dtype.
+It lives in an anonymous ``memfd`` (Linux) whose descriptor is handed to the child over its pipe,
+so no name ever appears in ``/dev/shm``: a SIGKILLed parent cannot leak a segment (DI-engine's
+``multiprocessing.Array`` and Gymnasium's buffers are inherited by fork; ``SharedMemory`` names
+leak on SIGKILL). Without ``os.memfd_create`` the managers fall back to sending obs through the pipe.
+"""
+
+from __future__ import annotations
+
+import mmap
+import os
+from typing import Any, Dict, List, Optional, Tuple
+
+import gymnasium as gym
+import numpy as np
+
+_ALIGN = 64
+_NUMERIC_KINDS = "biuf"  # bool, signed, unsigned, float
+
+
+def shm_available() -> bool:
+    """Whether this platform can create anonymous shared memory that a descriptor can carry."""
+    return hasattr(os, "memfd_create")
+
+
+def obs_layout(space: gym.spaces.Space) -> Optional[List[Tuple[Optional[str], tuple, np.dtype]]]:
+    """``[(key, shape, dtype), ...]`` for a fixed-shape numeric Box or Dict of Boxes; None otherwise.
+
+    ``key`` is None for a plain Box observation.
+    """
+    if isinstance(space, gym.spaces.Box):
+        if space.dtype is None or np.dtype(space.dtype).kind not in _NUMERIC_KINDS:
+            return None
+        return [(None, tuple(space.shape), np.dtype(space.dtype))]
+    if isinstance(space, gym.spaces.Dict):
+        out = []
+        for key, sub in space.spaces.items():
+            if not isinstance(sub, gym.spaces.Box) or np.dtype(sub.dtype).kind not in _NUMERIC_KINDS:
+                return None
+            out.append((key, tuple(sub.shape), np.dtype(sub.dtype)))
+        return out
+    return None
+
+
+def _offsets(layout: list, n: int) -> Tuple[List[int], int]:
+    offsets, pos = [], 0
+    for _, shape, dtype in layout:
+        offsets.append(pos)
+        nbytes = int(np.prod((n,) + shape, dtype=np.int64)) * dtype.itemsize
+        pos += (nbytes + _ALIGN - 1) // _ALIGN * _ALIGN
+    return offsets, max(pos, _ALIGN)
+
+
+class ObsBlock:
+    """The observation slots of one worker's envs, mapped in this process.
+
+    ``write(slot, obs)`` copies an observation in (child side); ``read(slot, copy)`` returns it
+    (parent side) as an array or a dict of arrays.
+    """
+
+    def __init__(self, layout: list, n: int, fd: Optional[int] = None) -> None:
+        self.layout = layout
+        self.n = n
+        offsets, size = _offsets(layout, n)
+        own = fd is None
+        if own:
+            fd = os.memfd_create("stride-obs", os.MFD_CLOEXEC)
+            os.ftruncate(fd, size)
+        self.fd: Optional[int] = fd if own else None  # the creator keeps it until the child has a copy
+        self._mm = mmap.mmap(fd, size)
+        if not own:
+            os.close(fd)  # the mapping keeps the memory alive
+        self._arrays: Dict[Optional[str], np.ndarray] = {}
+        for (key, shape, dtype), off in zip(layout, offsets):
+            count = int(np.prod((n,) + shape, dtype=np.int64))
+            self._arrays[key] = np.frombuffer(self._mm, dtype=dtype, count=count, offset=off).reshape((n,) + shape)
+        self._plain = layout[0][0] is None
+
+    def release_fd(self) -> None:
+        """Close the creator's descriptor (once the child holds its own)."""
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
+
+    def write(self, slot: int, obs: Any) -> None:
+        if self._plain:
+            arr = self._arrays[None]
+            if np.shape(obs) != arr.shape[1:]:
+                raise ValueError(f"observation of shape {np.shape(obs)} does not fit the observation space shape {arr.shape[1:]}")
+            arr[slot] = obs
+            return
+        if not isinstance(obs, dict) or len(obs) != len(self._arrays):
+            raise ValueError(f"observation {type(obs).__name__} does not fit the Dict observation space keys {list(self._arrays)}")
+        for key, arr in self._arrays.items():
+            value = obs[key]
+            if np.shape(value) != arr.shape[1:]:
+                raise ValueError(f"observation['{key}'] of shape {np.shape(value)} does not fit the space shape {arr.shape[1:]}")
+            arr[slot] = value
+
+    def read(self, slot: int, copy: bool = True) -> Any:
+        if self._plain:
+            v = self._arrays[None][slot]
+            return v.copy() if copy else v
+        if copy:
+            return {k: a[slot].copy() for k, a in self._arrays.items()}
+        return {k: a[slot] for k, a in self._arrays.items()}
+
+    def close(self) -> None:
+        """Unmap (views handed out with ``copy=False`` keep the mapping alive until collected)."""
+        self.release_fd()
+        self._arrays = {}
+        try:
+            self._mm.close()
+        except BufferError:  # a caller still holds a view; the mapping goes when it is collected
+            pass

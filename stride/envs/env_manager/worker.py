@@ -1,0 +1,216 @@
+"""The worker process of the subprocess env managers: a few envs, one pipe, one command loop.
+
+Protocol: every message is one pickled tuple sent with ``send_bytes`` (one message per worker
+per manager call, whatever the number of envs it hosts). The parent sends
+
+==============================================  ==================================================
+``("step", slots, actions, reset_seeds)``       step each env; when one ends its episode and its
+                                                reset seed is not ``NO_RESET``, reset it in place
+                                                with that seed (saves a round trip per episode)
+``("reset", slots, seeds, kwargs)``             reset each env with its seed and kwargs
+``("seed", slots, seeds, dynamic_seed)``        ``env.seed(...)`` (the env's own stream, action space)
+``("replay", slots, seeds, kwargs, actions)``   reset with the seed and re-apply the actions (resume)
+``("call", slots, name, args)``                 ``getattr(env, name)(*args)`` for each env
+``("close",)``                                  close the envs, acknowledge and exit
+==============================================  ==================================================
+
+and gets back ``(command, [result per slot])``. A step result is ``(OK, reward, done, info, obs)``,
+or when the episode ended ``(OK, reward, True, info, final_obs, reset_outcome, reset_obs)`` with
+``reset_outcome`` None (not reset), ``""`` (reset done) or the reset's error text; ``(CRASH,
+error_text)`` for an exception in the env (the parent closes the episode as abnormal and retries),
+``(USER, pickled_exception)`` for a ``StrideError`` (re-raised in the parent, never retried).
+Observations go into the shared-memory slot when there is one (then ``obs`` is None), except the
+final observation of an episode, which travels in the message because the slot already holds the
+next episode's first observation.
+
+The child ignores SIGINT (the parent owns Ctrl-C), asks the kernel for SIGKILL when its parent
+dies (the forkserver, which exits when the main process does), and exits on pipe EOF.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import signal
+import sys
+import traceback
+from typing import Any, List, Optional
+
+import cloudpickle
+
+from ...utils.errors import StrideError
+from .shm import ObsBlock
+
+OK, CRASH, USER = 0, 1, 2
+NO_RESET = -1
+_PROTO = pickle.HIGHEST_PROTOCOL
+
+
+def _die_with_parent() -> None:
+    """Linux: SIGKILL this process when its parent exits (prctl PR_SET_PDEATHSIG)."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        parent = os.getppid()
+        libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG = 1
+        if os.getppid() != parent:  # the parent died before prctl took effect
+            os._exit(1)
+    except Exception:  # no prctl: pipe EOF still ends the loop
+        pass
+
+
+def _user_error(e: BaseException) -> tuple:
+    try:
+        blob = pickle.dumps(e, _PROTO)
+        pickle.loads(blob)
+    except Exception:
+        blob = pickle.dumps(StrideError(f"{type(e).__name__}: {e}"), _PROTO)
+    return (USER, blob)
+
+
+def _crash(e: BaseException) -> tuple:
+    return (CRASH, f"{type(e).__name__}: {e}\n{''.join(traceback.format_exception(e)[-3:])}")
+
+
+def _put_obs(block: Optional[ObsBlock], slot: int, obs: Any) -> Any:
+    """Write ``obs`` into the slot (returning None) or return it to be sent in the message."""
+    if block is None:
+        return obs
+    try:
+        block.write(slot, obs)
+    except ValueError as e:
+        raise StrideError(f"{e}; observations that do not match observation_space need shared_memory=False") from None
+    return None
+
+
+def worker_main(conn: Any, env_fns_blob: bytes, env_seeds: List[Optional[int]], dynamic_seed: bool,
+                shm_layout: Optional[list]) -> None:
+    """Run the envs built from ``env_fns_blob`` (cloudpickled factories) until ``close`` or EOF."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _die_with_parent()
+    envs: list = []
+    block: Optional[ObsBlock] = None
+    try:
+        if shm_layout is not None:
+            from multiprocessing.reduction import recv_handle
+
+            block = ObsBlock(shm_layout, len(env_seeds), fd=recv_handle(conn))
+        for fn, seed in zip(cloudpickle.loads(env_fns_blob), env_seeds):
+            env = fn()
+            if seed is not None:
+                env.seed(seed, dynamic_seed=dynamic_seed)
+            envs.append(env)
+        conn.send_bytes(pickle.dumps(("ready", os.getpid()), _PROTO))
+    except BaseException as e:  # report and exit: the parent raises a clear error
+        try:
+            conn.send_bytes(pickle.dumps(("error", _crash(e)[1]), _PROTO))
+        except Exception:
+            pass
+        return
+
+    def reset_one(slot: int, seed: Optional[int], kwargs: dict) -> tuple:
+        try:
+            obs = envs[slot].reset(seed=seed, **kwargs)
+            return (OK, _put_obs(block, slot, obs))
+        except StrideError as e:
+            return _user_error(e)
+        except Exception as e:
+            return _crash(e)
+
+    reset_kwargs: dict = {}
+    try:
+        while True:
+            try:
+                msg = pickle.loads(conn.recv_bytes())
+            except (EOFError, OSError):
+                break  # the parent is gone
+            cmd = msg[0]
+            if cmd == "step":
+                _, slots, actions, reset_seeds = msg
+                results = []
+                for slot, action, rseed in zip(slots, actions, reset_seeds):
+                    try:
+                        obs, reward, done, info = envs[slot].step(action)
+                        if not done:
+                            results.append((OK, reward, False, info, _put_obs(block, slot, obs)))
+                            continue
+                    except StrideError as e:
+                        results.append(_user_error(e))
+                        continue
+                    except Exception as e:
+                        results.append(_crash(e))
+                        continue
+                    if rseed == NO_RESET:
+                        results.append((OK, reward, True, info, obs, None, None))
+                        continue
+                    res = reset_one(slot, rseed, reset_kwargs.get(slot, {}))
+                    if res[0] == OK:
+                        results.append((OK, reward, True, info, obs, "", res[1]))
+                    else:  # the parent retries the reset (a user error in reset is reported as text)
+                        err = res[1] if res[0] == CRASH else repr(pickle.loads(res[1]))
+                        results.append((OK, reward, True, info, obs, err or "reset failed", None))
+                reply: tuple = ("step", results)
+            elif cmd == "reset":
+                _, slots, seeds, kwargs = msg
+                for slot, kw in zip(slots, kwargs):
+                    reset_kwargs[slot] = kw
+                reply = ("reset", [reset_one(s, seed, kw) for s, seed, kw in zip(slots, seeds, kwargs)])
+            elif cmd == "seed":
+                _, slots, seeds, dyn = msg
+                for slot, seed in zip(slots, seeds):
+                    envs[slot].seed(seed, dynamic_seed=dyn)
+                reply = ("seed", [None] * len(slots))
+            elif cmd == "replay":
+                _, slots, seeds, kwargs, action_lists = msg
+                results = []
+                for slot, seed, kw, acts in zip(slots, seeds, kwargs, action_lists):
+                    reset_kwargs[slot] = kw
+                    try:
+                        obs = envs[slot].reset(seed=seed, **kw)
+                        for a in acts:
+                            obs, _, done, _ = envs[slot].step(a)
+                            if done:
+                                raise StrideError(f"an env ended its episode while replaying it: the env is not deterministic")
+                        results.append((OK, _put_obs(block, slot, obs)))
+                    except StrideError as e:
+                        results.append(_user_error(e))
+                    except Exception as e:
+                        results.append(_crash(e))
+                reply = ("replay", results)
+            elif cmd == "call":
+                _, slots, name, args = msg
+                results = []
+                for slot in slots:
+                    try:
+                        results.append((OK, getattr(envs[slot], name)(*args)))
+                    except Exception as e:
+                        results.append(_crash(e))
+                reply = ("call", results)
+            elif cmd == "close":
+                break
+            else:
+                reply = ("error", f"unknown command {cmd!r}")
+            try:
+                blob = pickle.dumps(reply, _PROTO)
+            except Exception as e:  # e.g. an info dict holding a lock
+                blob = pickle.dumps((reply[0], [_user_error(StrideError(f"cannot send an env's result to the parent: {e!r}"))] * len(reply[1])), _PROTO)
+            try:
+                conn.send_bytes(blob)
+            except OSError:
+                break
+    finally:
+        for env in envs:
+            try:
+                env.close()
+            except Exception:
+                pass
+        if block is not None:
+            block.close()
+        try:
+            conn.send_bytes(pickle.dumps(("closed", None), _PROTO))
+        except Exception:
+            pass
+        conn.close()

@@ -1,0 +1,266 @@
+"""Deterministic, cheap fake environments for testing env managers (and benchmarking them).
+
+``FakeEnv`` is a Stride ``BaseEnv`` whose observations are a pure function of (episode seed, t,
+actions), so two runs with the same seeds give identical streams. It can misbehave on demand:
+raise in ``step``/``reset`` every k-th call or once, sleep forever in ``step``, ``os._exit``, or
+SIGKILL itself. Every step's ``info['key'] = (instance, episode, t)`` is unique across processes,
+so a test can prove that no transition is delivered twice.
+
+``ImageGymEnv`` (4x84x84 uint8 obs, trivial dynamics) and ``BurnGymEnv`` (1 ms of CPU per step)
+are plain ``gymnasium.Env`` classes so the benchmark can hand the same env to every peer.
+
+"Once" failures are recorded in a marker file (``once_file``) so that they stay "once" even when the
+manager renews the env in a new process.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+import uuid
+from typing import Any, Dict, Optional
+
+import gymnasium as gym
+import numpy as np
+
+from ..envs.base_env import BaseEnv, BaseEnvTimestep
+from ..envs.gymnasium_env import GymnasiumEnv
+from ..utils.errors import InvalidActionError
+
+__all__ = ["FakeEnv", "FakeEnvError", "ImageGymEnv", "BurnGymEnv", "make_fake_env", "make_gym_env", "fake_dict_space"]
+
+
+class FakeEnvError(RuntimeError):
+    """The crash a ``FakeEnv`` simulates (an env bug, not a user error: managers retry it)."""
+
+
+def fake_dict_space() -> gym.spaces.Dict:
+    """A Dict-of-Box space covering several dtypes (uint8, int32, float32, float64, bool)."""
+    return gym.spaces.Dict(
+        {
+            "image": gym.spaces.Box(0, 255, shape=(3, 5, 5), dtype=np.uint8),
+            "count": gym.spaces.Box(-(2**30), 2**30, shape=(2,), dtype=np.int32),
+            "vec": gym.spaces.Box(-np.inf, np.inf, shape=(4,), dtype=np.float32),
+            "exact": gym.spaces.Box(-np.inf, np.inf, shape=(1,), dtype=np.float64),
+            "flag": gym.spaces.Box(0, 1, shape=(2,), dtype=bool),
+        }
+    )
+
+
+def _once(path: Optional[str]) -> bool:
+    """True the first time it is called for ``path`` (across processes); always True without one."""
+    if path is None:
+        return True
+    try:
+        fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+    except FileExistsError:
+        return False
+    os.close(fd)
+    return True
+
+
+class FakeEnv(BaseEnv):
+    """A deterministic toy env with switchable faults.
+
+    Args (all keyword): ``obs`` 'box' or 'dict'; ``dtype``/``shape`` of the Box obs; ``min_len``/
+    ``max_len``: episode length drawn from the episode seed; ``step_error_every``/
+    ``reset_error_every``: raise ``FakeEnvError`` on every k-th call (counted per instance);
+    ``step_error_at``/``reset_error_at``: raise on that call number only (1-based), once per
+    ``once_file`` if given; ``hang_at``: sleep forever on that step call; ``exit_at``: ``os._exit(3)``
+    on that step call; ``kill_at``: SIGKILL itself on that step call; ``cpu_ms``: burn this much CPU
+    per step. The action space is Discrete(3); action 0 keeps the state, 1 adds one, 2 subtracts one.
+    """
+
+    def __init__(
+        self,
+        obs: str = "box",
+        dtype: Any = np.float32,
+        shape: tuple = (3,),
+        min_len: int = 5,
+        max_len: int = 15,
+        step_error_every: int = 0,
+        reset_error_every: int = 0,
+        step_error_at: int = 0,
+        reset_error_at: int = 0,
+        hang_at: int = 0,
+        exit_at: int = 0,
+        kill_at: int = 0,
+        once_file: Optional[str] = None,
+        cpu_ms: float = 0.0,
+    ) -> None:
+        super().__init__({})
+        self._kind = obs
+        self._dtype = np.dtype(dtype)
+        self._shape = tuple(shape)
+        self._min_len, self._max_len = int(min_len), int(max_len)
+        self._faults = dict(
+            step_every=step_error_every, reset_every=reset_error_every, step_at=step_error_at,
+            reset_at=reset_error_at, hang_at=hang_at, exit_at=exit_at, kill_at=kill_at,
+        )
+        self._once_file = once_file
+        self._cpu_s = cpu_ms / 1000.0
+        self.instance = uuid.uuid4().hex[:12]
+        self.pid = os.getpid()
+        self._step_calls = 0
+        self._reset_calls = 0
+        self._episode = -1
+        self._t = 0
+        self._len = 0
+        self._state = 0
+        self._base = 0
+        self._return = 0.0
+        if obs == "dict":
+            self._obs_space = fake_dict_space()
+        elif obs == "box":
+            if self._dtype == np.bool_:
+                self._obs_space = gym.spaces.Box(0, 1, shape=self._shape, dtype=bool)
+            elif np.issubdtype(self._dtype, np.integer):
+                info = np.iinfo(self._dtype)
+                self._obs_space = gym.spaces.Box(info.min, info.max, shape=self._shape, dtype=self._dtype)
+            else:
+                self._obs_space = gym.spaces.Box(-np.inf, np.inf, shape=self._shape, dtype=self._dtype)
+        else:
+            raise ValueError(f"unknown obs kind '{obs}'; valid choices: box, dict")
+        self._act_space = gym.spaces.Discrete(3)
+
+    @property
+    def observation_space(self) -> gym.spaces.Space:
+        return self._obs_space
+
+    @property
+    def action_space(self) -> gym.spaces.Space:
+        return self._act_space
+
+    def _fault(self, name: str, calls: int) -> bool:
+        every, at = self._faults[f"{name}_every"], self._faults[f"{name}_at"]
+        if every and calls % every == 0:
+            return True
+        return bool(at) and calls == at and _once(self._once_file)
+
+    def _make_obs(self) -> Any:
+        v = self._base + self._state + self._t
+        if self._kind == "dict":
+            return {
+                "image": np.full((3, 5, 5), v % 256, dtype=np.uint8),
+                "count": np.array([v, -v], dtype=np.int32),
+                "vec": np.array([v, v / 2, self._t, self._base], dtype=np.float32),
+                "exact": np.array([v / 3.0], dtype=np.float64),
+                "flag": np.array([v % 2 == 0, v % 3 == 0], dtype=bool),
+            }
+        if self._dtype == np.bool_:
+            return np.full(self._shape, v % 2 == 0, dtype=bool)
+        if np.issubdtype(self._dtype, np.integer):
+            return (np.arange(int(np.prod(self._shape))).reshape(self._shape) + v).astype(self._dtype)
+        return (np.arange(int(np.prod(self._shape))).reshape(self._shape) * 0.5 + v).astype(self._dtype)
+
+    def reset(self, seed: Optional[int] = None, **kwargs: Any) -> Any:
+        self._reset_calls += 1
+        if self._fault("reset", self._reset_calls):
+            raise FakeEnvError(f"reset failure (call {self._reset_calls})")
+        if seed is None:
+            seed = self.next_episode_seed()
+        rng = np.random.default_rng(seed)
+        self._episode += 1
+        self._t = 0
+        self._state = 0
+        self._return = 0.0
+        self._base = int(rng.integers(0, 1000)) + int(kwargs.get("offset", 0))
+        self._len = int(rng.integers(self._min_len, self._max_len + 1))
+        return self._make_obs()
+
+    def step(self, action: Any) -> BaseEnvTimestep:
+        self._step_calls += 1
+        n = self._step_calls
+        f = self._faults
+        if f["hang_at"] and n == f["hang_at"] and _once(self._once_file):
+            while True:
+                time.sleep(3600)
+        if f["exit_at"] and n == f["exit_at"] and _once(self._once_file):
+            os._exit(3)
+        if f["kill_at"] and n == f["kill_at"] and _once(self._once_file):
+            os.kill(os.getpid(), signal.SIGKILL)
+        if self._fault("step", n):
+            raise FakeEnvError(f"step failure (call {n})")
+        try:
+            a = int(action)
+        except (TypeError, ValueError):
+            a = -1
+        if a not in (0, 1, 2):
+            raise InvalidActionError(f"action {action!r} is outside the action space Discrete(3); valid actions: 0..2")
+        if self._cpu_s:
+            end = time.thread_time() + self._cpu_s
+            while time.thread_time() < end:
+                pass
+        self._state += (0, 1, -1)[a]
+        self._t += 1
+        reward = float(self._state)
+        self._return += reward
+        info: Dict[str, Any] = {"key": (self.instance, self._episode, self._t), "pid": self.pid}
+        done = self._t >= self._len
+        if done:
+            info.update(terminated=False, truncated=True, eval_episode_return=self._return)
+        return BaseEnvTimestep(self._make_obs(), reward, done, info)
+
+    def random_action(self) -> Any:
+        return int(self._act_space.sample())
+
+    def __repr__(self) -> str:
+        return f"FakeEnv({self._kind}, {self._dtype}, {self._shape})"
+
+
+def make_fake_env(**kwargs: Any) -> FakeEnv:
+    """Module-level factory (picklable by reference); use ``functools.partial(make_fake_env, ...)``."""
+    return FakeEnv(**kwargs)
+
+
+class ImageGymEnv(gym.Env):
+    """4x84x84 uint8 observations, trivial dynamics, episodes of ``max_len`` steps (truncated)."""
+
+    def __init__(self, max_len: int = 200) -> None:
+        self.observation_space = gym.spaces.Box(0, 255, shape=(4, 84, 84), dtype=np.uint8)
+        self.action_space = gym.spaces.Discrete(4)
+        self._max_len = max_len
+        self._t = 0
+
+    def reset(self, *, seed: Optional[int] = None, options: Optional[dict] = None) -> tuple:
+        super().reset(seed=seed)
+        self._t = 0
+        return np.zeros((4, 84, 84), dtype=np.uint8), {}
+
+    def step(self, action: Any) -> tuple:
+        self._t += 1
+        obs = np.full((4, 84, 84), self._t % 256, dtype=np.uint8)
+        return obs, 1.0, False, self._t >= self._max_len, {}
+
+
+class BurnGymEnv(gym.Env):
+    """Burns ``cpu_ms`` of CPU (thread time) per step; 4 float32 obs; episodes of ``max_len`` steps."""
+
+    def __init__(self, cpu_ms: float = 1.0, max_len: int = 200) -> None:
+        self.observation_space = gym.spaces.Box(-np.inf, np.inf, shape=(4,), dtype=np.float32)
+        self.action_space = gym.spaces.Discrete(2)
+        self._cpu_s = cpu_ms / 1000.0
+        self._max_len = max_len
+        self._t = 0
+
+    def reset(self, *, seed: Optional[int] = None, options: Optional[dict] = None) -> tuple:
+        super().reset(seed=seed)
+        self._t = 0
+        return np.zeros(4, dtype=np.float32), {}
+
+    def step(self, action: Any) -> tuple:
+        end = time.thread_time() + self._cpu_s
+        while time.thread_time() < end:
+            pass
+        self._t += 1
+        return np.full(4, self._t, dtype=np.float32), 1.0, False, self._t >= self._max_len, {}
+
+
+def make_gym_env(name: str, **kwargs: Any) -> GymnasiumEnv:
+    """A Stride env around ``'image'`` (ImageGymEnv), ``'burn'`` (BurnGymEnv) or any Gymnasium id."""
+    if name == "image":
+        return GymnasiumEnv(ImageGymEnv(**kwargs))
+    if name == "burn":
+        return GymnasiumEnv(BurnGymEnv(**kwargs))
+    return GymnasiumEnv(name, kwargs or None)
