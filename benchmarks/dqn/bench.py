@@ -1,0 +1,313 @@
+"""Driver of the DQN CartPole speed benchmark (issue 2). Run through ``run.sh``.
+
+Per seed, each contestant runs in its own fresh process (clean CPU accounting and RNG):
+  stride  -- ``serial_pipeline`` on ``stride.zoo.cartpole.config.cartpole_dqn_config``
+  floor   -- bare PyTorch + NumPy loop doing Stride's counts for that seed (env steps, gradient
+             steps, batch size, sizes, target sync) -> Stride's framework overhead
+  sb3     -- stable-baselines3 DQN with rl-zoo3's CartPole-v1 hyper-parameters, same stop rule
+then the collector throughput bench (Stride ``SampleCollector`` vs a bare loop), alternated
+``--collector-reps`` times. Prints the report and writes it to
+``benchmarks/results/dqn_<date>.txt`` (raw JSON and per-process logs next to it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import math
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+RESULTS = os.path.join(REPO, "benchmarks", "results")
+
+
+def uptime() -> str:
+    try:
+        return subprocess.run(["uptime"], capture_output=True, text=True, timeout=10).stdout.strip()
+    except Exception:  # noqa: BLE001
+        return "load average: %.2f, %.2f, %.2f" % os.getloadavg()
+
+
+def get(d: dict, dotted: str, default=None):
+    for k in dotted.split("."):
+        if not isinstance(d, dict) or k not in d:
+            return default
+        d = d[k]
+    return d
+
+
+class Runner:
+    def __init__(self, logdir: str, timeout: float) -> None:
+        self.logdir, self.timeout = logdir, timeout
+        self.env = dict(os.environ, PYTHONPATH=REPO + os.pathsep + os.environ.get("PYTHONPATH", ""),
+                        OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", PYTHONHASHSEED="0")
+
+    def __call__(self, name: str, script: str, *args: str) -> dict | None:
+        out = os.path.join(self.logdir, name + ".json")
+        log = os.path.join(self.logdir, name + ".log")
+        cmd = [sys.executable, os.path.join(HERE, script), *map(str, args), "--out", out]
+        la0 = os.getloadavg()[0]
+        t0 = time.time()
+        print(f"  [{time.strftime('%H:%M:%S')}] {name} ...", end="", flush=True)
+        with open(log, "w") as f:
+            try:
+                rc = subprocess.run(cmd, stdout=f, stderr=subprocess.STDOUT, env=self.env, cwd=self.logdir,
+                                    timeout=self.timeout).returncode
+            except subprocess.TimeoutExpired:
+                rc = "timeout"
+        wall = time.time() - t0
+        if rc != 0 or not os.path.exists(out):
+            print(f" FAILED (rc={rc}, {wall:.0f}s wall); see {log}", flush=True)
+            with open(log) as f:
+                tail = f.read()[-1500:]
+            print("    | " + tail.replace("\n", "\n    | "), flush=True)
+            return None
+        with open(out) as f:
+            r = json.load(f)
+        r["_wall_s"], r["_load1_before"], r["_load1_after"] = wall, la0, os.getloadavg()[0]
+        print(f" done ({wall:.0f}s wall, load1 {la0:.2f}->{r['_load1_after']:.2f})", flush=True)
+        return r
+
+
+def stride_defaults() -> dict:
+    """Stride's evaluation settings from its zoo config (plain dicts; no pipeline run)."""
+    sys.path.insert(0, REPO)
+    from stride.zoo.cartpole.config.cartpole_dqn_config import main_config
+
+    p, e = main_config["policy"], main_config["env"]
+    eval_freq = get(p, "eval.evaluator.eval_freq")
+    n_sample, upc = get(p, "collect.n_sample"), get(p, "learn.update_per_collect")
+    env_steps_per_eval = eval_freq * n_sample / upc if eval_freq and n_sample and upc else None
+    return {"stop_value": e.get("stop_value"), "n_evaluator_episode": e.get("n_evaluator_episode"),
+            "evaluator_env_num": e.get("evaluator_env_num"), "eval_freq_train_iter": eval_freq,
+            "env_steps_per_eval": env_steps_per_eval}
+
+
+def floor_spec(stride_run: dict) -> dict:
+    res, tc = stride_run["result"], stride_run["total_config"]
+    eps = get(tc, "policy.other.eps", {}) or {}
+    spec = {
+        "env_id": get(tc, "env.env_id", "CartPole-v1"),
+        "env_step": res["env_step"], "train_iter": res["train_iter"],
+        "collector_env_num": get(tc, "env.collector_env_num"),
+        "encoder_hidden_size_list": get(tc, "policy.model.encoder_hidden_size_list"),
+        "dueling": get(tc, "policy.model.dueling"),
+        "head_layer_num": get(tc, "policy.model.head_layer_num", 1),
+        "batch_size": get(tc, "policy.learn.batch_size"),
+        "update_per_collect": get(tc, "policy.learn.update_per_collect"),
+        "n_sample": get(tc, "policy.collect.n_sample"),
+        "target_update_freq": get(tc, "policy.learn.target_update_freq"),
+        "nstep": get(tc, "policy.nstep"), "discount_factor": get(tc, "policy.discount_factor"),
+        "learning_rate": get(tc, "policy.learn.learning_rate"),
+        "replay_buffer_size": get(tc, "policy.other.replay_buffer.replay_buffer_size"),
+        "eps_start": eps.get("start"), "eps_end": eps.get("end"), "eps_decay": eps.get("decay"), "eps_type": eps.get("type"),
+    }
+    tut = get(tc, "policy.learn.target_update_type", "assign")
+    if tut != "assign":
+        spec["_warning"] = f"Stride used target_update_type={tut!r}; the floor syncs by copy"
+    return spec
+
+
+def median_or_inf(xs):
+    xs = [math.inf if x is None else x for x in xs]
+    return statistics.median(xs) if xs else None
+
+
+def fmt(x, spec="{:.1f}"):
+    if x is None:
+        return "n/a"
+    if isinstance(x, float) and math.isinf(x):
+        return "not reached"
+    return spec.format(x)
+
+
+def verdict(value, target, op):
+    if value is None or (isinstance(value, float) and (math.isinf(value) or math.isnan(value))):
+        return "n/a"
+    ok = value <= target if op == "<=" else value >= target
+    return "MET" if ok else "NOT MET"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4])
+    ap.add_argument("--max-env-steps", type=int, default=100_000, help="cap per run (both contestants)")
+    ap.add_argument("--eval-every", type=int, default=None,
+                    help="SB3 evaluation period in env steps (default: Stride's eval_freq x n_sample / update_per_collect)")
+    ap.add_argument("--only", nargs="+", choices=["stride", "floor", "sb3", "collector"],
+                    default=["stride", "floor", "sb3", "collector"])
+    ap.add_argument("--collector-steps", type=int, default=20_000)
+    ap.add_argument("--collector-reps", type=int, default=3)
+    ap.add_argument("--timeout", type=float, default=3600, help="wall seconds per contestant process")
+    args = ap.parse_args()
+
+    os.makedirs(RESULTS, exist_ok=True)
+    now = dt.datetime.now(dt.timezone.utc)
+    stamp = now.strftime("%Y-%m-%dT%H%M%SZ")
+    logdir = os.path.join(RESULTS, f"dqn_{stamp}")
+    os.makedirs(logdir)
+    run = Runner(logdir, args.timeout)
+    up_start = uptime()
+
+    try:
+        sd = stride_defaults()
+    except Exception as e:  # noqa: BLE001
+        sd = {"stop_value": 195, "n_evaluator_episode": 100, "evaluator_env_num": 8, "env_steps_per_eval": None}
+        print(f"(could not read Stride's zoo config: {e!r}; using defaults {sd})")
+    eval_every = args.eval_every or int(round(sd["env_steps_per_eval"] or 1000))
+    print(f"DQN CartPole benchmark, seeds {args.seeds}, logs in {logdir}\n{up_start}")
+
+    stride_runs, floor_runs, sb3_runs = {}, {}, {}
+    for s in args.seeds:
+        if "stride" in args.only:
+            stride_runs[s] = run(f"stride_seed{s}", "stride_dqn.py", "--seed", s, "--max-env-steps", args.max_env_steps,
+                                 "--exp-dir", os.path.join(logdir, f"stride_exp_seed{s}"))
+        if "floor" in args.only and stride_runs.get(s):
+            spec = floor_spec(stride_runs[s])
+            spec_path = os.path.join(logdir, f"floor_spec_seed{s}.json")
+            with open(spec_path, "w") as f:
+                json.dump(spec, f, indent=1)
+            floor_runs[s] = run(f"floor_seed{s}", "floor_dqn.py", "--seed", s, "--spec", spec_path)
+        if "sb3" in args.only:
+            sb3_runs[s] = run(f"sb3_seed{s}", "sb3_dqn.py", "--seed", s, "--max-env-steps", args.max_env_steps,
+                              "--eval-every", eval_every, "--eval-episodes", sd["n_evaluator_episode"],
+                              "--eval-envs", sd["evaluator_env_num"], "--stop-value", sd["stop_value"])
+    coll = {"stride": [], "bare": []}
+    if "collector" in args.only:
+        for rep in range(args.collector_reps):
+            for which in (("bare", "stride") if rep % 2 == 0 else ("stride", "bare")):
+                r = run(f"collector_{which}_rep{rep}", "collector_bench.py", "--which", which,
+                        "--steps", args.collector_steps, "--seed", rep)
+                if r:
+                    coll[which].append(r)
+    up_end = uptime()
+
+    # ---------------------------------------------------------------- report
+    L = []
+    p = L.append
+    p(f"Stride DQN CartPole-v1 speed benchmark (issue 2) -- {now.strftime('%Y-%m-%d %H:%M UTC')}")
+    p(f"machine: {platform.node()} {os.cpu_count()} cores, {platform.processor() or platform.machine()}, python {platform.python_version()}")
+    p(f"uptime at start: {up_start}")
+    p(f"uptime at end:   {up_end}")
+    anyr = next((r for d in (stride_runs, sb3_runs, floor_runs) for r in d.values() if r), None)
+    if anyr:
+        p(f"torch {anyr.get('torch')}; torch.set_num_threads(1) in every contestant process "
+          f"(threads seen: {sorted({r.get('torch_threads') for d in (stride_runs, sb3_runs, floor_runs) for r in d.values() if r})})")
+    p("timing: process CPU seconds (time.process_time), never wall time; each contestant in a fresh subprocess")
+    p(f"stop rule (both): mean return of a {sd['n_evaluator_episode']}-episode deterministic evaluation on "
+      f"{sd['evaluator_env_num']} separate envs >= {sd['stop_value']}; cap {args.max_env_steps} env steps per run")
+    p(f"evaluation period: Stride every {sd.get('eval_freq_train_iter')} train iters "
+      f"(~{fmt(sd.get('env_steps_per_eval'), '{:.0f}')} env steps); SB3 every {eval_every} env steps")
+    p("train CPU s = process CPU time of the run minus CPU time inside evaluations "
+      "(Stride: its result.json train_cpu_seconds; SB3: measured around each evaluation)")
+    sb3_any = next((r for r in sb3_runs.values() if r), None)
+    if sb3_any:
+        p(f"SB3 {sb3_any['sb3_version']} DQN, rl-zoo3 hyper-parameters read from {sb3_any['hyperparams_file']}:")
+        p("  CartPole-v1: " + json.dumps(sb3_any["hyperparams_raw"], sort_keys=True))
+        p(f"  n_envs={sb3_any['n_envs']} (rl-zoo3 default when absent); exploration_fraction rescaled to "
+          f"{sb3_any['exploration_fraction_used']:.4g} of the {args.max_env_steps}-step cap = rl-zoo3's absolute schedule; "
+          f"q-net params {sb3_any['q_net_params']}")
+    st_any = next((r for r in stride_runs.values() if r), None)
+    if st_any:
+        tc = st_any["total_config"]
+        keys = ["env.collector_env_num", "policy.model.encoder_hidden_size_list", "policy.model.dueling",
+                "policy.learn.batch_size", "policy.learn.update_per_collect", "policy.collect.n_sample",
+                "policy.learn.target_update_freq", "policy.nstep", "policy.discount_factor",
+                "policy.learn.learning_rate", "policy.other.eps", "policy.other.replay_buffer.replay_buffer_size"]
+        p("Stride config used (total_config.json): " + ", ".join(f"{k.split('.')[-1]}={get(tc, k)}" for k in keys))
+        p(f"  model params {st_any.get('n_params')}")
+    p("")
+    p("Per seed: env steps to stop value / train CPU s (eval CPU s)")
+    p(f"{'seed':>4} | {'Stride steps':>12} {'train s':>8} {'(eval s)':>9} {'iters':>6} | "
+      f"{'floor s':>8} {'overhd':>6} | {'SB3 steps':>10} {'train s':>8} {'(eval s)':>9} {'iters':>6}")
+    st_cpu, sb_cpu, st_steps, sb_steps, overheads = [], [], [], [], []
+    for s in args.seeds:
+        st, fl, sb = stride_runs.get(s), floor_runs.get(s), sb3_runs.get(s)
+        row = f"{s:>4} | "
+        if st:
+            r = st["result"]
+            reached = bool(r.get("stop"))
+            st_cpu.append(r["train_cpu_seconds"] if reached else None)
+            st_steps.append(r["env_step"] if reached else None)
+            row += (f"{(r['env_step'] if reached else 'not reached'):>12} {r['train_cpu_seconds']:>8.1f} "
+                    f"{'(' + format(r.get('eval_cpu_seconds', float('nan')), '.1f') + ')':>9} {r['train_iter']:>6} | ")
+        else:
+            row += f"{('failed' if 'stride' in args.only else 'skipped'):>12} {'':>8} {'':>9} {'':>6} | "
+        if fl and st:
+            ov = st["result"]["train_cpu_seconds"] / fl["cpu_seconds"]
+            overheads.append(ov)
+            row += f"{fl['cpu_seconds']:>8.1f} {ov:>6.2f} | "
+        else:
+            row += f"{'n/a':>8} {'':>6} | "
+        if sb:
+            reached = bool(sb["stop"])
+            sb_cpu.append(sb["train_cpu_seconds"] if reached else None)
+            sb_steps.append(sb["env_step"] if reached else None)
+            row += (f"{(sb['env_step'] if reached else 'not reached'):>10} {sb['train_cpu_seconds']:>8.1f} "
+                    f"{'(' + format(sb['eval_cpu_seconds'], '.1f') + ')':>9} {sb['train_iter']:>6}")
+        else:
+            row += f"{('failed' if 'sb3' in args.only else 'skipped'):>10}"
+        p(row)
+    med_st, med_sb = median_or_inf(st_cpu), median_or_inf(sb_cpu)
+    p(f"{'med':>4} | {fmt(median_or_inf(st_steps), '{:.0f}'):>12} {fmt(med_st):>8} {'':>9} {'':>6} | "
+      f"{'':>8} {fmt(statistics.median(overheads) if overheads else None, '{:.2f}'):>6} | "
+      f"{fmt(median_or_inf(sb_steps), '{:.0f}'):>10} {fmt(med_sb):>8}")
+    p("(overhd = Stride train CPU s / floor CPU s for the same seed's env steps and gradient steps; "
+      "a run that did not reach the stop value counts as +inf in the medians)")
+    for s, fl in floor_runs.items():
+        if fl and st_any and st_any.get("n_params") and fl["n_params"] != st_any["n_params"]:
+            p(f"WARNING seed {s}: floor model has {fl['n_params']} params, Stride's {st_any['n_params']}")
+        if fl and "_warning" in fl.get("spec", {}):
+            p(f"WARNING seed {s}: {fl['spec']['_warning']}")
+    for s, st in stride_runs.items():
+        if st:
+            r = st["result"]
+            p(f"  stride seed {s}: eval_return {fmt(r.get('eval_return'))}, outer CPU around serial_pipeline "
+              f"{st['outer_cpu_seconds']:.1f}s (train {r['train_cpu_seconds']:.1f} + eval {r.get('eval_cpu_seconds', 0):.1f} "
+              f"= {r['train_cpu_seconds'] + r.get('eval_cpu_seconds', 0):.1f}), wall {st['_wall_s']:.0f}s")
+    p("")
+    cs = [r["steps_per_cpu_s"] for r in coll["stride"]]
+    cb = [r["steps_per_cpu_s"] for r in coll["bare"]]
+    if cs and cb:
+        p(f"Collector throughput, 8 x CartPole-v1, eps 0.1, {args.collector_steps} env steps per rep, "
+          f"{len(cs)}+{len(cb)} reps (median):")
+        p(f"  Stride SampleCollector + BaseEnvManager: {statistics.median(cs):8.0f} env steps / CPU s   "
+          f"(reps: {', '.join(f'{x:.0f}' for x in cs)})")
+        p(f"  bare loop (same model, list of envs):    {statistics.median(cb):8.0f} env steps / CPU s   "
+          f"(reps: {', '.join(f'{x:.0f}' for x in cb)})")
+    p("")
+    p("Targets (issue 2):")
+    r1 = (med_st / med_sb) if (med_st is not None and med_sb) else None
+    if r1 is not None and (math.isinf(med_st) or math.isinf(med_sb)):
+        r1 = float("nan") if math.isinf(med_st) and math.isinf(med_sb) else (math.inf if math.isinf(med_st) else 0.0)
+    p(f"  1. Stride median train CPU s / SB3 median train CPU s = {fmt(r1, '{:.2f}'):>7}   target <= 1     "
+      f"[{verdict(r1, 1.0, '<=')}]   ({fmt(med_st)} / {fmt(med_sb)})")
+    r2 = statistics.median(overheads) if overheads else None
+    p(f"  2. Stride framework overhead (train CPU s / floor CPU s), median over seeds = {fmt(r2, '{:.2f}'):>5}   "
+      f"target <= 1.1   [{verdict(r2, 1.1, '<=')}]   (per seed: {', '.join(f'{x:.2f}' for x in overheads)})")
+    r3 = statistics.median(cs) / statistics.median(cb) if cs and cb else None
+    p(f"  3. collector throughput Stride / bare = {fmt(r3, '{:.2f}'):>5}   target >= 0.8   [{verdict(r3, 0.8, '>=')}]")
+
+    text = "\n".join(L)
+    print("\n" + text)
+    path = os.path.join(RESULTS, f"dqn_{now.strftime('%Y-%m-%d')}.txt")
+    with open(path, "w") as f:
+        f.write(text + "\n")
+    with open(os.path.join(logdir, "raw.json"), "w") as f:
+        json.dump({"stride": stride_runs, "floor": floor_runs, "sb3": sb3_runs, "collector": coll,
+                   "uptime_start": up_start, "uptime_end": up_end, "args": vars(args)}, f, indent=1, default=str)
+    shutil.copy(path, os.path.join(logdir, "report.txt"))
+    print(f"\nreport written to {path}")
+
+
+if __name__ == "__main__":
+    main()
