@@ -67,7 +67,7 @@ class FakeEnv(BaseEnv):
     ``max_len``: episode length drawn from the episode seed; ``step_error_every``/
     ``reset_error_every``: raise ``FakeEnvError`` on every k-th call (counted per instance);
     ``step_error_at``/``reset_error_at``: raise on that call number only (1-based), once per
-    ``once_file`` if given; ``hang_at``: sleep forever on that step call; ``exit_at``: ``os._exit(3)``
+    ``once_file`` if given; ``hang_at``/``reset_hang_at``: sleep forever on that step/reset call; ``exit_at``: ``os._exit(3)``
     on that step call; ``kill_at``: SIGKILL itself on that step call; ``cpu_ms``: burn this much CPU
     per step. The action space is Discrete(3); action 0 keeps the state, 1 adds one, 2 subtracts one.
     """
@@ -84,6 +84,7 @@ class FakeEnv(BaseEnv):
         step_error_at: int = 0,
         reset_error_at: int = 0,
         hang_at: int = 0,
+        reset_hang_at: int = 0,
         exit_at: int = 0,
         kill_at: int = 0,
         once_file: Optional[str] = None,
@@ -96,7 +97,7 @@ class FakeEnv(BaseEnv):
         self._min_len, self._max_len = int(min_len), int(max_len)
         self._faults = dict(
             step_every=step_error_every, reset_every=reset_error_every, step_at=step_error_at,
-            reset_at=reset_error_at, hang_at=hang_at, exit_at=exit_at, kill_at=kill_at,
+            reset_at=reset_error_at, hang_at=hang_at, reset_hang_at=reset_hang_at, exit_at=exit_at, kill_at=kill_at,
         )
         self._once_file = once_file
         self._cpu_s = cpu_ms / 1000.0
@@ -156,6 +157,9 @@ class FakeEnv(BaseEnv):
 
     def reset(self, seed: Optional[int] = None, **kwargs: Any) -> Any:
         self._reset_calls += 1
+        if self._faults["reset_hang_at"] == self._reset_calls and _once(self._once_file):
+            while True:
+                time.sleep(3600)
         if self._fault("reset", self._reset_calls):
             raise FakeEnvError(f"reset failure (call {self._reset_calls})")
         if seed is None:

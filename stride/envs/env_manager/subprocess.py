@@ -137,6 +137,7 @@ class SyncSubprocessEnvManager(BaseEnvManager):
         self._inflight: set = set()  # envs with a step in flight
         self._resetting: Dict[int, list] = {}  # env_id -> [seed, failed attempts]
         self._results: Dict[int, BaseEnvTimestep] = {}  # step results not handed out yet
+        self._sent_obs: Dict[int, Any] = {}  # the obs each env had when its action was sent
         self._calls: Dict[int, Any] = {}  # replies to seed/call/replay commands
         self._user_error: Optional[BaseException] = None
         self._in_order = True  # sync: wait for workers one after the other (async overrides)
@@ -450,7 +451,9 @@ class SyncSubprocessEnvManager(BaseEnvManager):
                     crashed = True
                     if self._close_episode(env_id, _abnormal(res[1])):
                         to_reset.append(env_id)
-                else:
+                else:  # the env refused the action: it is still where it was, waiting for a valid one
+                    self._episode_actions[env_id].pop()
+                    ready[env_id] = self._sent_obs.get(env_id)
                     self._user_error = self._user_error or pickle.loads(res[1])
         elif cmd.kind in ("reset", "replay"):
             for env_id, res in zip(cmd.env_ids, results):
@@ -513,6 +516,7 @@ class SyncSubprocessEnvManager(BaseEnvManager):
 
     def _send_steps(self, actions: Dict[int, Any]) -> None:
         ready, where, spec_cache, recorded = self._ready_obs, self._where, self._reset_spec, self._episode_actions
+        sent_obs = self._sent_obs
         batches: Dict[int, tuple] = {}
         broken: List[int] = []
         for env_id, action in actions.items():
@@ -535,7 +539,7 @@ class SyncSubprocessEnvManager(BaseEnvManager):
             b[2].append(_plain_action(action))
             b[3].append(spec)
             self._inflight.add(env_id)
-            del ready[env_id]
+            sent_obs[env_id] = ready.pop(env_id)
         timeout = self._cfg["step_timeout"]
         if timeout is not None and self._cfg["reset_timeout"] is not None:
             timeout = timeout + self._cfg["reset_timeout"]  # a step may include the in-place reset
