@@ -10,8 +10,8 @@ steps of ``batch_size`` (``update_per_collect`` after each collect once the buff
 any remainder after the last collect). It need not learn; it does the same arithmetic.
 
 Input: ``--spec FILE`` (JSON written by bench.py from Stride's result.json + total_config.json) or
-the individual flags. Output: process CPU seconds of the loop (env/model creation included,
-imports excluded).
+the individual flags. Output: process CPU seconds of the loop (from after env/model/buffer creation, as Stride's
+``train_cpu_seconds`` starts after its components are built).
 """
 
 from __future__ import annotations
@@ -78,7 +78,6 @@ def run(s: dict, seed: int) -> dict:
     import numpy as np
     import torch
 
-    t0 = cpu()
     rng = np.random.default_rng(seed)
     n_envs = int(s["collector_env_num"])
     envs = [gym.make(s["env_id"]) for _ in range(n_envs)]
@@ -124,6 +123,8 @@ def run(s: dict, seed: int) -> dict:
     tuf = int(s["target_update_freq"])
     steps_per_collect = max(1, math.ceil(n_sample / n_envs))
     env_step = grad_step = 0
+
+    t0 = cpu()  # components built; the clock starts where Stride's does (its training loop)
 
     def train_step():
         nonlocal grad_step

@@ -6,8 +6,8 @@ The hyper-parameters are read at run time from the installed rl_zoo3 package's
 
 Stop criterion (identical to Stride's): every ``--eval-every`` env steps, a ``--eval-episodes``
 episode evaluation with deterministic actions on separate envs; stop when the mean return is
->= ``--stop-value``. Train CPU seconds = process CPU time since just before the model/env
-construction, minus the CPU time spent inside the evaluations (measured around each evaluation).
+>= ``--stop-value``. Train CPU seconds = process CPU time from the start of ``learn()`` (model and envs
+built, as Stride's clock starts after its components are built) to the passing evaluation, minus the CPU time spent inside the evaluations (measured around each evaluation).
 
 Exploration: SB3 anneals eps over ``exploration_fraction * total_timesteps``. rl-zoo3 trains
 for ``n_timesteps``; we pass the step cap as ``total_timesteps``, so ``exploration_fraction`` is
@@ -113,9 +113,10 @@ def main() -> None:
                 return False
             return True
 
-    t0 = cpu()
     env = make_vec_env("CartPole-v1", n_envs=n_envs, seed=args.seed)
     model = DQN(policy, env, seed=args.seed, verbose=0, device="cpu", **hp)
+    # The clock starts where Stride's does: components built, training loop about to start.
+    t0 = cpu()
     model.learn(total_timesteps=total, callback=StopOnEval())
     t_end = state.get("stop_cpu", cpu())
     train_cpu = t_end - t0 - state["eval_cpu"]

@@ -35,6 +35,17 @@ class GymnasiumEnv(BaseEnv):
     ``make_kwargs`` (passed to ``gymnasium.make``).
     """
 
+    @classmethod
+    def default_config(cls) -> dict:
+        return dict(
+            # (str) Gymnasium env id, e.g. 'CartPole-v1'.
+            env_id=None,
+            # (int|None) override the env's time limit.
+            max_episode_steps=None,
+            # extra keyword arguments for gymnasium.make.
+            make_kwargs=dict(),
+        )
+
     def __init__(self, env_or_id: Union[gym.Env, str, None] = None, cfg: Optional[dict] = None) -> None:
         super().__init__(cfg)
         cfg = self._cfg

@@ -1,0 +1,164 @@
+"""``compile_config``: defaults of every component merged with the user's config, validated, saved.
+
+Bottom-up: each component's ``default_config()`` (env, env manager, policy, model signature,
+collector, evaluator, learner, replay buffer) forms the default tree; the user's ``main_config``
+is merged over it (the user wins); unknown keys fail with the full dotted key and the closest
+valid one; required keys (``env.stop_value``, ``env.n_evaluator_episode``, ``policy.on_policy``,
+exactly one of ``policy.collect.n_sample`` / ``n_episode``) are checked; the result is saved as
+``total_config.py``, ``formatted_total_config.py`` and a data-only ``total_config.json``.
+"""
+
+from __future__ import annotations
+
+import copy
+import importlib
+import inspect
+import os
+from typing import Any, Mapping, Optional
+
+from ..utils.errors import ConfigError
+from ..utils.registry import (
+    BUFFER_REGISTRY, COLLECTOR_REGISTRY, ENV_MANAGER_REGISTRY, ENV_REGISTRY, MODEL_REGISTRY, POLICY_REGISTRY,
+)
+from .config import REQUIRED, Config, deep_update, merge_config, missing_required, save_config
+
+_COMPONENT_PACKAGES = ("stride.envs", "stride.model", "stride.policy", "stride.data", "stride.worker")
+
+
+def import_components() -> None:
+    """Import the subpackages whose classes fill the registries."""
+    for name in _COMPONENT_PACKAGES:
+        importlib.import_module(name)
+
+
+def _model_defaults(model_cls: type) -> dict:
+    """Keyword arguments of a model class: defaults as given, arguments without one REQUIRED."""
+    out: dict = {}
+    for name, p in inspect.signature(model_cls.__init__).parameters.items():
+        if name == "self" or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+            continue
+        default = p.default if p.default is not inspect.Parameter.empty else REQUIRED
+        out[name] = list(default) if isinstance(default, tuple) else default
+    return out
+
+
+def _env_defaults(env_cls: type) -> dict:
+    base = dict(
+        type="gymnasium",
+        # (float) stop training when the evaluator's mean return reaches this.
+        stop_value=REQUIRED,
+        # (int) episodes per evaluation.
+        n_evaluator_episode=REQUIRED,
+        collector_env_num=8,
+        evaluator_env_num=5,
+    )
+    if hasattr(env_cls, "default_config"):
+        base = deep_update(base, env_cls.default_config())
+    return base
+
+
+def default_main_config(create_cfg: Mapping) -> Config:
+    """The default config tree for the components named in ``create_cfg``."""
+    import_components()
+    from ..worker.evaluator import BaseSerialEvaluator
+    from ..worker.learner import BaseLearner
+
+    env_type = create_cfg.get("env", {}).get("type", "gymnasium")
+    manager_type = create_cfg.get("env_manager", {}).get("type", "base")
+    policy_type = create_cfg.get("policy", {}).get("type")
+    if policy_type is None:
+        raise ConfigError("create_config.policy.type is required (the registered policy name, e.g. 'dqn')")
+    env_cls = ENV_REGISTRY.get(env_type)
+    manager_cls = ENV_MANAGER_REGISTRY.get(manager_type)
+    policy_cls = POLICY_REGISTRY.get(policy_type)
+
+    env = _env_defaults(env_cls)
+    env["type"] = env_type
+    env["manager"] = dict(manager_cls.default_config(), type=manager_type)
+
+    policy = dict(policy_cls.default_config())
+    policy["type"] = policy_type
+    model_type = create_cfg.get("model", {}).get("type") or policy_cls.default_model()[0]
+    policy["model"] = deep_update(_model_defaults(MODEL_REGISTRY.get(model_type)), policy.get("model", {}))
+    learn = dict(policy.get("learn", {}))
+    learn["learner"] = BaseLearner.default_config()
+    policy["learn"] = learn
+    collect = dict(policy.get("collect", {}))
+    collector_type = create_cfg.get("collector", {}).get("type") or ("episode" if collect.get("n_episode") else "sample")
+    collect["collector"] = dict(COLLECTOR_REGISTRY.get(collector_type).default_config(), type=collector_type)
+    policy["collect"] = collect
+    ev = dict(policy.get("eval", {}))
+    ev["evaluator"] = BaseSerialEvaluator.default_config()
+    policy["eval"] = ev
+    other = dict(policy.get("other", {}))
+    if not policy.get("on_policy"):
+        buffer_type = create_cfg.get("replay_buffer", {}).get("type") or other.get("replay_buffer", {}).get("type", "naive")
+        other["replay_buffer"] = deep_update(
+            dict(BUFFER_REGISTRY.get(buffer_type).default_config()), {**other.get("replay_buffer", {}), "type": buffer_type}
+        )
+    policy["other"] = other
+    return Config(dict(exp_name="default_experiment", seed=0, num_threads=1, env=env, policy=policy))
+
+
+def compile_config(
+    main_config: Mapping,
+    create_cfg: Optional[Mapping] = None,
+    save_cfg: bool = True,
+    seed: int = 0,
+    exp_name: Optional[str] = None,
+    renew_dir: bool = True,
+) -> Config:
+    """Merge defaults with ``main_config`` (user wins), validate, and save into the experiment folder.
+
+    Args:
+        main_config: the user's config (``exp_name``, ``env``, ``policy``).
+        create_cfg: component types: ``env.type``, ``env_manager.type``, ``policy.type``, optional
+            ``replay_buffer.type``, ``collector.type``, ``model.type``.
+        save_cfg: write the three config files into the experiment folder (created here).
+        seed: stored as ``cfg.seed``.
+        exp_name: overrides ``main_config['exp_name']``.
+        renew_dir: when the folder exists, use ``<name>_1``, ``<name>_2``... instead (never overwrite).
+    """
+    create_cfg = copy.deepcopy(dict(create_cfg or {}))
+    user = copy.deepcopy(dict(main_config))
+    if exp_name is not None:
+        user["exp_name"] = exp_name
+    defaults = default_main_config(create_cfg)
+    # types named in create_config win over defaults; they are part of the compiled config
+    cfg = merge_config(defaults, user)
+    cfg.seed = int(seed)
+    _check_required(cfg)
+    ev = cfg.policy.eval.evaluator
+    ev.stop_value = cfg.env.stop_value
+    ev.n_episode = cfg.env.n_evaluator_episode
+    if save_cfg:
+        cfg.exp_name = make_exp_dir(cfg.exp_name, renew=renew_dir)
+        save_config(cfg, cfg.exp_name)
+    return cfg
+
+
+def _check_required(cfg: Config) -> None:
+    missing = missing_required(cfg)
+    if missing:
+        raise ConfigError(f"missing required config key(s): {', '.join(missing)}")
+    collect = cfg.policy.collect
+    given = [k for k in ("n_sample", "n_episode") if collect.get(k) is not None]
+    if len(given) != 1:
+        raise ConfigError(
+            "exactly one of policy.collect.n_sample / policy.collect.n_episode must be given"
+            + (f" (both are: {collect.n_sample}, {collect.n_episode})" if len(given) == 2 else " (neither is)")
+        )
+    if cfg.policy.priority_IS_weight and not cfg.policy.priority:
+        raise ConfigError("policy.priority_IS_weight=True needs policy.priority=True")
+    if cfg.env.n_evaluator_episode < 1:
+        raise ConfigError(f"env.n_evaluator_episode must be >= 1, got {cfg.env.n_evaluator_episode}")
+
+
+def make_exp_dir(name: str, renew: bool = True) -> str:
+    """Create the experiment folder; an existing one is never reused when ``renew`` (suffix _1, _2...)."""
+    path, k = name, 0
+    while renew and os.path.exists(path):
+        k += 1
+        path = f"{name}_{k}"
+    os.makedirs(path, exist_ok=True)
+    return path

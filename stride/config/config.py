@@ -1,0 +1,231 @@
+"""Nested-dict configs with attribute access, strict merging, and saving.
+
+``Config`` is a plain ``dict`` subclass with attribute access (as the seeds' EasyDict), but a
+mistyped attribute raises an error naming the closest key instead of silently creating one.
+``merge_config`` merges a user's dict over defaults and refuses unknown keys with the full dotted
+key and the closest valid one -- DI-engine accepts any key, so a typo silently disables a setting.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+import os
+import pprint
+from typing import Any, Dict, Iterable, Mapping, Optional
+
+from ..utils.errors import ConfigError, closest
+
+#: A default value meaning "the user must give this key".
+REQUIRED = "<required>"
+
+
+class Config(dict):
+    """A dict whose keys read and write as attributes; nested dicts become Configs."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        for k, v in self.items():
+            if isinstance(v, Mapping) and not isinstance(v, Config):
+                dict.__setitem__(self, k, Config(v))
+
+    def __getattr__(self, key: str) -> Any:
+        try:
+            return self[key]
+        except KeyError:
+            if key.startswith("__"):
+                raise AttributeError(key) from None
+            hint = closest(key, self.keys())
+            raise AttributeError(
+                f"config has no key '{key}'" + (f" (did you mean '{hint}'?)" if hint else "")
+            ) from None
+
+    def __setattr__(self, key: str, value: Any) -> None:
+        self[key] = value
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        if isinstance(value, Mapping) and not isinstance(value, Config):
+            value = Config(value)
+        super().__setitem__(key, value)
+
+    def __deepcopy__(self, memo: dict) -> "Config":
+        return Config(copy.deepcopy(dict(self), memo))
+
+    def to_dict(self) -> dict:
+        """A plain nested dict (for JSON, checkpoints and printing)."""
+        return {k: v.to_dict() if isinstance(v, Config) else v for k, v in self.items()}
+
+
+def is_free_form(default: Any) -> bool:
+    """An empty dict default means 'any keys': its contents are not validated."""
+    return isinstance(default, Mapping) and len(default) == 0
+
+
+def merge_config(default: Mapping, user: Mapping, prefix: str = "") -> Config:
+    """``default`` updated by ``user`` (user wins); unknown keys and wrong types are refused."""
+    out = Config(copy.deepcopy(dict(default)))
+    for key, value in user.items():
+        dotted = f"{prefix}{key}"
+        if key not in out:
+            hint = closest(key, out.keys())
+            raise ConfigError(
+                f"unknown config key '{dotted}'"
+                + (f" (did you mean '{prefix}{hint}'?)" if hint else "")
+                + f"; valid keys here: {', '.join(sorted(map(str, out.keys()))) or '(none)'}"
+            )
+        base = out[key]
+        if isinstance(base, Mapping) and not is_free_form(base):
+            if not isinstance(value, Mapping):
+                raise ConfigError(f"config key '{dotted}' must be a dict of settings, got {value!r}")
+            out[key] = merge_config(base, value, dotted + ".")
+        else:
+            _check_type(dotted, base, value)
+            out[key] = copy.deepcopy(value)
+    return out
+
+
+def _check_type(dotted: str, default: Any, value: Any) -> None:
+    if default is None or default == REQUIRED or value is None:
+        return
+    if isinstance(default, bool):
+        ok = isinstance(value, bool)
+    elif isinstance(default, (int, float)):
+        ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+        if ok and isinstance(default, int) and isinstance(value, float) and not (math.isinf(value) or value.is_integer()):
+            ok = False
+    elif isinstance(default, str):
+        ok = isinstance(value, str)
+    elif isinstance(default, (list, tuple)):
+        ok = isinstance(value, (list, tuple, int))
+    else:
+        ok = True
+    if not ok:
+        raise ConfigError(
+            f"config key '{dotted}' expects a value like {default!r} ({type(default).__name__}), got {value!r}"
+        )
+
+
+def missing_required(cfg: Mapping, prefix: str = "") -> list:
+    """Dotted keys still holding ``REQUIRED``."""
+    found = []
+    for k, v in cfg.items():
+        if isinstance(v, Mapping):
+            found += missing_required(v, f"{prefix}{k}.")
+        elif isinstance(v, str) and v == REQUIRED:
+            found.append(f"{prefix}{k}")
+    return found
+
+
+def get_dotted(cfg: Mapping, dotted: str, default: Any = None) -> Any:
+    node: Any = cfg
+    for part in dotted.split("."):
+        if not isinstance(node, Mapping) or part not in node:
+            return default
+        node = node[part]
+    return node
+
+
+# ---- saving -------------------------------------------------------------------------------------
+def _py_literal(obj: Any, indent: int = 0) -> str:
+    """Python source for a nested dict of plain values (``inf`` written as ``float('inf')``)."""
+    pad = "    " * (indent + 1)
+    if isinstance(obj, Mapping):
+        if not obj:
+            return "dict()"
+        items = []
+        for k, v in obj.items():
+            key = k if isinstance(k, str) and k.isidentifier() else None
+            val = _py_literal(v, indent + 1)
+            items.append(f"{pad}{key}={val}," if key else f"{pad}**{{{k!r}: {val}}},")
+        return "dict(\n" + "\n".join(items) + "\n" + "    " * indent + ")"
+    if isinstance(obj, float) and math.isinf(obj):
+        return "float('inf')" if obj > 0 else "float('-inf')"
+    if isinstance(obj, (list, tuple)):
+        inner = ", ".join(_py_literal(v, indent + 1) for v in obj)
+        return f"[{inner}]" if isinstance(obj, list) else f"({inner}{',' if len(obj) == 1 else ''})"
+    return repr(obj)
+
+
+def _json_safe(obj: Any) -> Any:
+    if isinstance(obj, Mapping):
+        return {str(k): _json_safe(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_json_safe(v) for v in obj]
+    if isinstance(obj, float) and math.isinf(obj):
+        return "inf" if obj > 0 else "-inf"
+    return obj
+
+
+def _json_restore(obj: Any) -> Any:
+    if isinstance(obj, dict):
+        return {k: _json_restore(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_json_restore(v) for v in obj]
+    if obj == "inf":
+        return float("inf")
+    if obj == "-inf":
+        return float("-inf")
+    return obj
+
+
+def _atomic_write(path: str, text: str) -> None:
+    tmp = f"{path}.tmp{os.getpid()}"
+    with open(tmp, "w") as f:
+        f.write(text)
+    os.replace(tmp, path)
+
+
+def split_create_config(cfg: Mapping) -> tuple:
+    """Split a compiled config into ``(main_config, create_config)`` (types go to create_config)."""
+    main = copy.deepcopy(Config(cfg).to_dict())
+    create: Dict[str, Any] = {}
+    env = main.get("env", {})
+    create["env"] = {"type": env.pop("type", "gymnasium")}
+    create["env_manager"] = {"type": env.get("manager", {}).pop("type", "base")}
+    pol = main.get("policy", {})
+    create["policy"] = {"type": pol.pop("type", None)}
+    rb = pol.get("other", {}).get("replay_buffer")
+    if isinstance(rb, dict) and "type" in rb:
+        create["replay_buffer"] = {"type": rb.pop("type")}
+    col = pol.get("collect", {}).get("collector")
+    if isinstance(col, dict) and "type" in col:
+        create["collector"] = {"type": col.pop("type")}
+    return main, create
+
+
+def save_config(cfg: Mapping, exp_dir: str) -> None:
+    """Write ``total_config.py``, ``formatted_total_config.py`` and ``total_config.json``."""
+    plain = Config(cfg).to_dict()
+    _atomic_write(
+        os.path.join(exp_dir, "total_config.py"),
+        "# The whole compiled config of this experiment (defaults merged with the user's).\n"
+        f"exp_config = {_py_literal(plain)}\n",
+    )
+    main, create = split_create_config(plain)
+    _atomic_write(
+        os.path.join(exp_dir, "formatted_total_config.py"),
+        "# Runnable: `stride -m serial -c formatted_total_config.py -s SEED` reproduces this experiment.\n"
+        f"main_config = {_py_literal(main)}\n\ncreate_config = {_py_literal(create)}\n",
+    )
+    _atomic_write(os.path.join(exp_dir, "total_config.json"), json.dumps(_json_safe(plain), indent=2) + "\n")
+
+
+def load_json_config(path: str) -> Config:
+    """Read a ``total_config.json`` back (data only: nothing is executed)."""
+    with open(path) as f:
+        return Config(_json_restore(json.load(f)))
+
+
+def format_config(cfg: Mapping) -> str:
+    return pprint.pformat(Config(cfg).to_dict(), sort_dicts=False)
+
+
+def deep_update(dst: dict, src: Mapping, keys: Optional[Iterable[str]] = None) -> dict:
+    """Plain recursive update without validation (for building defaults)."""
+    for k, v in src.items():
+        if isinstance(v, Mapping) and isinstance(dst.get(k), Mapping) and not is_free_form(dst[k]):
+            dst[k] = deep_update(dict(dst[k]), v)
+        else:
+            dst[k] = copy.deepcopy(v)
+    return dst

@@ -1,0 +1,171 @@
+"""``NaiveReplayBuffer``: a FIFO ring of transitions sampled uniformly.
+
+Stored in preallocated columns (``ColumnStorage``). Two ways out: the seeds' ``sample`` (a list of
+dicts) and ``sample_batch`` (one array per field, no Python object per item), which the learner
+uses. A push longer than the capacity keeps the newest items (DI-engine over-counts there).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Dict, List, Optional, Union
+
+import numpy as np
+import torch
+
+from ...utils.errors import ConfigError
+from ...utils.registry import BUFFER_REGISTRY
+from ..storage import ColumnStorage
+
+META_KEYS = ("replay_unique_id", "replay_buffer_idx")
+
+
+@BUFFER_REGISTRY.register("naive")
+class NaiveReplayBuffer:
+    """FIFO replay buffer with uniform sampling."""
+
+    @classmethod
+    def default_config(cls) -> dict:
+        return dict(
+            type="naive",
+            # (int) capacity in items; the oldest are overwritten.
+            replay_buffer_size=10000,
+            # (int) sampling never starts before the buffer holds this many items (and a batch).
+            min_sample_size=0,
+        )
+
+    def __init__(self, cfg: Optional[dict] = None, seed: Optional[int] = None, **_: Any) -> None:
+        merged = self.default_config()
+        for k, v in (cfg or {}).items():
+            if k not in merged:
+                raise ConfigError(f"unknown replay buffer config key '{k}'; valid keys: {', '.join(sorted(merged))}")
+            merged[k] = v
+        self._cfg = merged
+        self._storage = ColumnStorage(int(merged["replay_buffer_size"]))
+        self._rng = np.random.default_rng(seed)
+        self._next_id = 0
+        self._ids = np.full(self._storage.capacity, -1, dtype=np.int64)
+        self._push_count = 0
+        self._sample_count = 0
+
+    # ---- write -------------------------------------------------------------------------------
+    def push(self, data: Union[Dict[str, Any], List[Dict[str, Any]]], cur_collector_envstep: int = -1) -> None:
+        """Add one item or a list of items (dicts with the same fields)."""
+        items = [data] if isinstance(data, dict) else list(data)
+        if not items:
+            return
+        items = [{k: v for k, v in it.items() if k not in META_KEYS} for it in items] \
+            if any(k in items[0] for k in META_KEYS) else items
+        slots = self._storage.append(items)
+        self._on_write(slots, len(items))
+
+    def _on_write(self, slots: np.ndarray, n: int) -> None:
+        first = self._next_id + n - len(slots)
+        self._ids[slots] = np.arange(first, first + len(slots))
+        self._next_id += n
+        self._push_count += n
+
+    # ---- read --------------------------------------------------------------------------------
+    def _sample_slots(self, size: int) -> Optional[np.ndarray]:
+        if self._storage.size < max(size, self._cfg["min_sample_size"]):
+            return None
+        self._sample_count += size
+        idx = self._rng.integers(0, self._storage.size, size=size)
+        if self._storage.size < self._storage.capacity:
+            return idx
+        return idx  # slots 0..capacity-1 are all valid once full
+
+    def sample(self, size: int, cur_learner_iter: int = -1) -> Optional[List[Dict[str, Any]]]:
+        """``size`` items drawn uniformly with replacement, each a dict carrying ``replay_unique_id``
+        and ``replay_buffer_idx``; None while the buffer holds fewer than ``size`` items."""
+        slots = self._sample_slots(size)
+        if slots is None:
+            return None
+        items = self._storage.get_items(slots)
+        for item, slot in zip(items, slots):
+            item["replay_unique_id"] = int(self._ids[slot])
+            item["replay_buffer_idx"] = int(slot)
+        return items
+
+    def sample_batch(self, size: int, cur_learner_iter: int = -1) -> Optional[Dict[str, np.ndarray]]:
+        """Like :meth:`sample` but as columns: ``{field: array[size, ...]}`` plus the id arrays."""
+        slots = self._sample_slots(size)
+        if slots is None:
+            return None
+        batch = self._storage.get_columns(slots)
+        batch["replay_unique_id"] = self._ids[slots]
+        batch["replay_buffer_idx"] = slots
+        return batch
+
+    def update(self, info: Dict[str, Any]) -> None:
+        """Priorities are meaningless for uniform sampling: ignored."""
+
+    def count(self) -> int:
+        return self._storage.size
+
+    def __len__(self) -> int:
+        return self._storage.size
+
+    def clear(self) -> None:
+        self._storage.clear()
+        self._ids[:] = -1
+
+    def close(self) -> None:
+        self.clear()
+
+    @property
+    def push_count(self) -> int:
+        return self._push_count
+
+    # ---- persistence -------------------------------------------------------------------------
+    def save_data(self, path: str) -> None:
+        """Write the items (oldest first) and their ids to an ``.npz`` file, without pickle."""
+        state = self._storage.numeric_state() if self._storage.size else {}
+        order = self._storage.valid_slots()
+        arrays = {f"col/{k}": v for k, v in state.items()}
+        arrays["meta/replay_unique_id"] = self._ids[order]
+        arrays["meta/next_id"] = np.asarray(self._next_id)
+        tmp = f"{path}.tmp{os.getpid()}.npz"
+        np.savez(tmp, **arrays)
+        os.replace(tmp, path)
+
+    def load_data(self, path: str) -> None:
+        """Replace the contents with what :meth:`save_data` wrote."""
+        with np.load(path, allow_pickle=False) as f:
+            cols = {k[4:]: f[k] for k in f.files if k.startswith("col/")}
+            ids = f["meta/replay_unique_id"]
+            next_id = int(f["meta/next_id"])
+        self.clear()
+        self._storage.columns = {}
+        if cols:
+            slots = self._storage.append_columns(cols)
+            self._ids[slots] = ids[-len(slots):]
+        self._next_id = next_id
+
+    def state_dict(self) -> Dict[str, Any]:
+        """Contents and sampling RNG as tensors / plain values (for checkpoints)."""
+        state = self._storage.numeric_state() if self._storage.size else {}
+        order = self._storage.valid_slots()
+        return {
+            "columns": {k: torch.from_numpy(np.ascontiguousarray(v)) for k, v in state.items()},
+            "ids": torch.from_numpy(self._ids[order].copy()),
+            "next_id": self._next_id,
+            "rng": self._rng.bit_generator.state,
+            "push_count": self._push_count,
+        }
+
+    def load_state_dict(self, state: Dict[str, Any]) -> None:
+        self.clear()
+        self._storage.columns = {}
+        cols = {k: v.numpy() for k, v in state["columns"].items()}
+        if cols:
+            slots = self._storage.append_columns(cols)
+            self._ids[slots] = state["ids"].numpy()
+        self._next_id = state["next_id"]
+        self._rng.bit_generator.state = state["rng"]
+        self._push_count = state.get("push_count", 0)
+
+
+def create_buffer(cfg: dict, seed: Optional[int] = None, **kwargs: Any) -> Any:
+    """Build the buffer named by ``cfg['type']`` (default ``'naive'``)."""
+    return BUFFER_REGISTRY.get(cfg.get("type", "naive"))(cfg, seed=seed, **kwargs)

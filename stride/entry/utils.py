@@ -1,0 +1,144 @@
+"""What the entries share: reading config files, building env managers, the interrupt flag."""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import os
+import pkgutil
+import signal
+import sys
+from functools import partial
+from typing import Any, Callable, List, Optional, Tuple
+
+import gymnasium as gym
+
+from ..config import Config
+from ..envs import create_env_manager
+from ..utils.errors import ConfigError, unknown_name_message
+from ..utils.registry import ENV_REGISTRY
+
+ENV_KEYS_NOT_FOR_ENV = ("manager", "stop_value", "n_evaluator_episode", "collector_env_num", "evaluator_env_num", "type")
+
+
+def read_config(path: str) -> Tuple[dict, dict]:
+    """Execute a config ``.py`` file and return its ``main_config`` and ``create_config``.
+
+    The file is Python and runs: only use config files you trust (resume reads JSON instead).
+    """
+    if not os.path.isfile(path):
+        raise ConfigError(f"config file '{path}' does not exist")
+    spec = importlib.util.spec_from_file_location("_stride_user_config", path)
+    module = importlib.util.module_from_spec(spec)
+    try:
+        spec.loader.exec_module(module)
+    except Exception as e:
+        raise ConfigError(f"config file '{path}' failed to run: {type(e).__name__}: {e}") from None
+    missing = [n for n in ("main_config", "create_config") if not hasattr(module, n)]
+    if missing:
+        raise ConfigError(f"config file '{path}' must define main_config and create_config (missing: {', '.join(missing)})")
+    return module.main_config, module.create_config
+
+
+def zoo_envs() -> List[str]:
+    import stride.zoo as zoo
+
+    return sorted(m.name for m in pkgutil.iter_modules(zoo.__path__) if m.ispkg)
+
+
+def zoo_policies(env: str) -> List[str]:
+    mod = importlib.import_module(f"stride.zoo.{env}.config")
+    prefix = f"{env}_"
+    return sorted(m.name[len(prefix):-len("_config")] for m in pkgutil.iter_modules(mod.__path__)
+                  if m.name.startswith(prefix) and m.name.endswith("_config"))
+
+
+def zoo_config(env: str, policy: str) -> Tuple[dict, dict]:
+    """``stride.zoo.<env>.config.<env>_<policy>_config`` -> (main_config, create_config)."""
+    envs = zoo_envs()
+    if env not in envs:
+        raise ConfigError(unknown_name_message("env", env, envs))
+    policies = zoo_policies(env)
+    if policy not in policies:
+        msg = unknown_name_message("policy", policy, policies).replace(f"'{policy}'", f"'{policy}' for env '{env}'", 1)
+        raise ConfigError(msg)
+    mod = importlib.import_module(f"stride.zoo.{env}.config.{env}_{policy}_config")
+    return mod.main_config, mod.create_config
+
+
+def env_factories(cfg: Config, num: int) -> List[Callable[[], Any]]:
+    """``num`` picklable zero-argument factories of the configured env."""
+    env_cls = ENV_REGISTRY.get(cfg.env.type)
+    env_cfg = {k: v for k, v in cfg.env.to_dict().items() if k not in ENV_KEYS_NOT_FOR_ENV}
+    return [partial(env_cls, cfg=env_cfg) for _ in range(num)]
+
+
+def build_env_managers(cfg: Config, seed: int) -> tuple:
+    """The collector's (dynamic seeds) and the evaluator's (fixed seeds) env managers, not launched."""
+    collector_env = create_env_manager(cfg.env.manager, env_factories(cfg, cfg.env.collector_env_num))
+    evaluator_env = create_env_manager(cfg.env.manager, env_factories(cfg, cfg.env.evaluator_env_num))
+    collector_env.seed(seed, dynamic_seed=True)
+    evaluator_env.seed(seed, dynamic_seed=False)
+    return collector_env, evaluator_env
+
+
+def check_spaces(cfg: Config, env: Any) -> None:
+    """Fail early, with the fix, when the model's shapes don't match the env's spaces."""
+    model = cfg.policy.model
+    act, obs = env.action_space, env.observation_space
+    if isinstance(act, gym.spaces.Discrete) and "action_shape" in model and model.action_shape != int(act.n):
+        raise ConfigError(f"policy.model.action_shape={model.action_shape!r} does not match the env's action "
+                          f"space {act}: set it to {int(act.n)}")
+    if isinstance(obs, gym.spaces.Box) and "obs_shape" in model:
+        want = obs.shape[0] if len(obs.shape) == 1 else list(obs.shape)
+        got = model.obs_shape
+        if (list(got) if isinstance(got, (list, tuple)) else got) != want:
+            raise ConfigError(f"policy.model.obs_shape={got!r} does not match the env's observation space "
+                              f"{obs}: set it to {want!r}")
+
+
+class Interrupt:
+    """First Ctrl-C: ask the pipeline to save a checkpoint and stop at the next safe point.
+    Second Ctrl-C: stop now (``KeyboardInterrupt``)."""
+
+    def __init__(self) -> None:
+        self.requested = False
+        self._previous: Any = None
+
+    def __enter__(self) -> "Interrupt":
+        import threading
+
+        if threading.current_thread() is threading.main_thread():
+            self._previous = signal.signal(signal.SIGINT, self._handle)
+        return self
+
+    def _handle(self, signum: int, frame: Any) -> None:
+        if self.requested:
+            raise KeyboardInterrupt
+        self.requested = True
+        print("\nstride: interrupt received: saving a checkpoint and stopping (Ctrl-C again to abort)",
+              file=sys.stderr, flush=True)
+
+    def __exit__(self, *exc: Any) -> None:
+        if self._previous is not None:
+            signal.signal(signal.SIGINT, self._previous)
+
+
+def resolve_resume(path: str) -> Tuple[str, str]:
+    """An experiment folder or checkpoint file -> (experiment folder, checkpoint file)."""
+    if os.path.isdir(path):
+        exp_dir = path
+        latest = os.path.join(exp_dir, "ckpt", "ckpt_latest.txt")
+        if not os.path.isfile(latest):
+            raise ConfigError(f"'{path}' holds no checkpoint to resume from (no ckpt/ckpt_latest.txt)")
+        with open(latest) as f:
+            ckpt = os.path.join(exp_dir, "ckpt", f.read().strip())
+    elif os.path.isfile(path):
+        ckpt = path
+        exp_dir = os.path.dirname(os.path.dirname(os.path.abspath(path)))
+    else:
+        raise ConfigError(f"resume path '{path}' does not exist (give an experiment folder or a checkpoint file)")
+    if not os.path.isfile(os.path.join(exp_dir, "total_config.json")):
+        raise ConfigError(f"'{exp_dir}' has no total_config.json to resume from")
+    return exp_dir, ckpt
+

@@ -1,0 +1,35 @@
+"""Q-learning models."""
+
+from __future__ import annotations
+
+from typing import Dict, Sequence
+
+import torch
+from torch import nn
+
+from ...utils.registry import MODEL_REGISTRY
+from ..common import DiscreteHead, DuelingHead, FCEncoder
+
+
+@MODEL_REGISTRY.register("dqn")
+class DQN(nn.Module):
+    """MLP encoder + (dueling) Q head; ``forward(obs) -> {'logit': Q values}``."""
+
+    def __init__(
+        self,
+        obs_shape: int | Sequence[int],
+        action_shape: int,
+        encoder_hidden_size_list: Sequence[int] = (128, 128, 64),
+        dueling: bool = True,
+        head_layer_num: int = 1,
+        activation: str = "relu",
+    ) -> None:
+        super().__init__()
+        if not isinstance(action_shape, int) or action_shape < 1:
+            raise ValueError(f"DQN needs a positive int action_shape, got {action_shape!r}")
+        self.encoder = FCEncoder(obs_shape, list(encoder_hidden_size_list), activation)
+        head = DuelingHead if dueling else DiscreteHead
+        self.head = head(self.encoder.output_size, action_shape, head_layer_num, activation)
+
+    def forward(self, obs: torch.Tensor) -> Dict[str, torch.Tensor]:
+        return {"logit": self.head(self.encoder(obs))}

@@ -1,0 +1,234 @@
+"""``Policy``: one algorithm, three modes (learn / collect / eval) over one shared model.
+
+Each mode is a namedtuple of bound methods (the seeds' design), so a worker can only call what
+its mode exposes. A policy knows nothing about processes, files or loops. Exploration schedules
+are composition (``collect_kwargs``), not DI-engine's ``<name>_command`` subclasses.
+"""
+
+from __future__ import annotations
+
+import copy
+from abc import ABC, abstractmethod
+from collections import namedtuple
+from typing import Any, Dict, List, Optional, Sequence
+
+import numpy as np
+import torch
+from torch import nn
+
+from ..config.config import REQUIRED, Config, deep_update
+from ..torch_utils import to_tensor
+from ..utils.data import default_collate
+from ..utils.registry import MODEL_REGISTRY
+
+LearnMode = namedtuple(
+    "LearnMode", ["forward", "reset", "monitor_vars", "state_dict", "load_state_dict", "get_attribute", "set_attribute"]
+)
+CollectMode = namedtuple(
+    "CollectMode",
+    ["forward", "process_transition", "get_train_sample", "reset", "state_dict", "load_state_dict",
+     "get_attribute", "set_attribute", "collect_kwargs"],
+)
+EvalMode = namedtuple("EvalMode", ["forward", "reset", "state_dict", "load_state_dict", "get_attribute", "set_attribute"])
+
+
+class Policy(ABC):
+    """Base class. Subclasses set ``config`` (merged over their parents') and implement the modes."""
+
+    config: dict = dict(
+        # (str) registered policy name.
+        type=REQUIRED,
+        # (bool) train on CUDA when available (falls back to CPU).
+        cuda=False,
+        # (bool) on-policy algorithms train on fresh data only and use no replay buffer.
+        on_policy=REQUIRED,
+        # (bool) prioritized replay: the learner returns 'priority' per sample.
+        priority=False,
+        # (bool) weight the loss by importance-sampling weights (needs priority=True).
+        priority_IS_weight=False,
+        # model keyword arguments (validated against the model class's signature).
+        model=dict(),
+        learn=dict(),
+        collect=dict(),
+        eval=dict(),
+        other=dict(),
+    )
+
+    @classmethod
+    def default_config(cls) -> Config:
+        """This class's ``config`` merged over every parent's."""
+        merged: dict = {}
+        for klass in reversed(cls.__mro__):
+            if "config" in klass.__dict__:
+                merged = deep_update(merged, klass.__dict__["config"])
+        return Config(copy.deepcopy(merged))
+
+    @classmethod
+    def default_model(cls) -> tuple:
+        """``(registered model name, kwargs)`` used when no model is passed."""
+        raise NotImplementedError(f"{cls.__name__} has no default model; pass one")
+
+    def __init__(self, cfg: dict, model: Optional[nn.Module] = None, enable_field: Optional[Sequence[str]] = None) -> None:
+        self._cfg = cfg if isinstance(cfg, Config) else Config(cfg)
+        fields = list(enable_field) if enable_field is not None else ["learn", "collect", "eval"]
+        unknown = set(fields) - {"learn", "collect", "eval"}
+        if unknown:
+            raise ValueError(f"unknown policy field(s) {sorted(unknown)}; valid choices: collect, eval, learn")
+        self._enable_field = fields
+        self._device = torch.device("cuda" if self._cfg.get("cuda") and torch.cuda.is_available() else "cpu")
+        self._model = (model if model is not None else self._create_model()).to(self._device)
+        for field in fields:
+            getattr(self, f"_init_{field}")()
+
+    def _create_model(self) -> nn.Module:
+        name, extra = self.default_model()
+        kwargs = {**extra, **dict(self._cfg.get("model", {}))}
+        kwargs.pop("type", None)
+        return MODEL_REGISTRY.get(self._cfg.get("model", {}).get("type", name))(**kwargs)
+
+    # ---- the three modes ---------------------------------------------------------------------
+    @property
+    def learn_mode(self) -> LearnMode:
+        return LearnMode(self._forward_learn, self._reset_learn, self._monitor_vars_learn, self._state_dict_learn,
+                         self._load_state_dict_learn, self._get_attribute, self._set_attribute)
+
+    @property
+    def collect_mode(self) -> CollectMode:
+        return CollectMode(self._forward_collect, self._process_transition, self._get_train_sample, self._reset_collect,
+                           self._state_dict_collect, self._load_state_dict_collect, self._get_attribute,
+                           self._set_attribute, self._collect_kwargs)
+
+    @property
+    def eval_mode(self) -> EvalMode:
+        return EvalMode(self._forward_eval, self._reset_eval, self._state_dict_eval, self._load_state_dict_eval,
+                        self._get_attribute, self._set_attribute)
+
+    @property
+    def cfg(self) -> Config:
+        return self._cfg
+
+    @property
+    def model(self) -> nn.Module:
+        return self._model
+
+    # ---- learn -------------------------------------------------------------------------------
+    @abstractmethod
+    def _init_learn(self) -> None: ...
+
+    @abstractmethod
+    def _forward_learn(self, data: Any) -> Dict[str, Any]: ...
+
+    def _reset_learn(self, data_id: Optional[List[int]] = None) -> None:
+        pass
+
+    def _monitor_vars_learn(self) -> List[str]:
+        return ["cur_lr", "total_loss"]
+
+    def _state_dict_learn(self) -> Dict[str, Any]:
+        return {"model": self._model.state_dict(), "optimizer": self._optimizer.state_dict()}
+
+    def _load_state_dict_learn(self, state_dict: Dict[str, Any]) -> None:
+        self._model.load_state_dict(state_dict["model"])
+        self._optimizer.load_state_dict(state_dict["optimizer"])
+
+    # ---- collect -----------------------------------------------------------------------------
+    @abstractmethod
+    def _init_collect(self) -> None: ...
+
+    @abstractmethod
+    def _forward_collect(self, data: Dict[int, Any], **kwargs: Any) -> Dict[int, Any]: ...
+
+    @abstractmethod
+    def _process_transition(self, obs: Any, policy_output: Dict[str, Any], timestep: Any) -> Dict[str, Any]: ...
+
+    @abstractmethod
+    def _get_train_sample(self, transitions: List[Dict[str, Any]]) -> List[Dict[str, Any]]: ...
+
+    def _reset_collect(self, data_id: Optional[List[int]] = None) -> None:
+        pass
+
+    def _collect_kwargs(self, envstep: int = 0, train_iter: int = 0) -> Dict[str, Any]:
+        """Keyword arguments for ``collect_mode.forward`` at this point of training (e.g. ``eps``)."""
+        return {}
+
+    def _state_dict_collect(self) -> Dict[str, Any]:
+        return {"model": self._model.state_dict()}
+
+    def _load_state_dict_collect(self, state_dict: Dict[str, Any]) -> None:
+        self._model.load_state_dict(state_dict["model"])
+
+    # ---- eval --------------------------------------------------------------------------------
+    @abstractmethod
+    def _init_eval(self) -> None: ...
+
+    @abstractmethod
+    def _forward_eval(self, data: Dict[int, Any]) -> Dict[int, Any]: ...
+
+    def _reset_eval(self, data_id: Optional[List[int]] = None) -> None:
+        pass
+
+    def _state_dict_eval(self) -> Dict[str, Any]:
+        return {"model": self._model.state_dict()}
+
+    def _load_state_dict_eval(self, state_dict: Dict[str, Any]) -> None:
+        self._model.load_state_dict(state_dict["model"])
+
+    # ---- attributes the workers read ---------------------------------------------------------
+    def _get_attribute(self, name: str) -> Any:
+        getter = getattr(self, f"_get_{name}", None)
+        if getter is not None:
+            return getter()
+        if hasattr(self, f"_{name}"):
+            return getattr(self, f"_{name}")
+        raise AttributeError(f"policy {type(self).__name__} has no attribute '{name}'")
+
+    def _set_attribute(self, name: str, value: Any) -> None:
+        setattr(self, f"_{name}", value)
+
+    def _get_n_sample(self) -> Optional[int]:
+        return self._cfg.collect.get("n_sample")
+
+    def _get_n_episode(self) -> Optional[int]:
+        return self._cfg.collect.get("n_episode")
+
+    def _get_on_policy(self) -> bool:
+        return bool(self._cfg.on_policy)
+
+    def _get_priority(self) -> bool:
+        return bool(self._cfg.priority)
+
+    def _get_batch_size(self) -> int:
+        return self._cfg.learn.batch_size
+
+    def _get_lookahead(self) -> int:
+        """Transitions a mid-episode segment must keep for the next one (n-step windows)."""
+        return 0
+
+    # ---- helpers shared by algorithms -----------------------------------------------------------
+    def _batch(self, data: Any) -> Dict[str, torch.Tensor]:
+        """A learn batch as tensors on the policy's device: a list of sample dicts (the seeds' form)
+        is collated; a dict of columns (the replay buffer's batched path) is converted in place."""
+        if isinstance(data, list):
+            batch = default_collate(data)
+        else:
+            batch = {k: to_tensor(v) for k, v in data.items() if not isinstance(v, (list, str)) or k == "IS"}
+        if self._device.type != "cpu":
+            batch = {k: v.to(self._device, non_blocking=True) if isinstance(v, torch.Tensor) else v for k, v in batch.items()}
+        return batch
+
+    def _obs_batch(self, data: Dict[int, Any]) -> tuple:
+        """``{env_id: obs}`` -> (ids, stacked obs tensor on device)."""
+        ids = list(data.keys())
+        values = list(data.values())
+        if isinstance(values[0], dict):
+            obs = {k: torch.as_tensor(np.stack([v[k] for v in values])) for k in values[0]}
+            obs = {k: (v.float() if v.dtype == torch.float64 else v).to(self._device) for k, v in obs.items()}
+        else:
+            obs = torch.from_numpy(np.stack(values))
+            if obs.dtype == torch.float64:
+                obs = obs.float()
+            obs = obs.to(self._device)
+        return ids, obs
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(fields={self._enable_field}, device={self._device})"

@@ -1,0 +1,170 @@
+"""DQN (Mnih et al., 2015) with double Q-learning (van Hasselt et al., 2016), dueling heads,
+n-step returns and optional prioritized replay (Schaul et al., 2016).
+
+Math: ``stride.rl_utils.q_nstep_td_error`` (TD loss) and ``get_nstep_return_data`` (n-step
+targets, computed once per transition in the collector). Truncated episodes bootstrap from the
+true final observation; terminated ones never do. The target network is updated by ``assign``
+(copy every ``target_update_freq`` learner steps) or ``momentum`` (Polyak, ``target_theta``) --
+one of them, as ``target_update_type`` says (DI-engine silently always picks ``assign``).
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any, Dict, List
+
+import torch
+
+from ..model import model_wrap
+from ..rl_utils import get_epsilon_greedy_fn, get_nstep_return_data, q_nstep_td_error
+from ..utils.registry import POLICY_REGISTRY
+from .base_policy import Policy
+
+
+@POLICY_REGISTRY.register("dqn")
+class DQNPolicy(Policy):
+    """Double DQN with n-step returns; ``collect_mode.forward`` takes ``eps=``."""
+
+    config = dict(
+        type="dqn",
+        on_policy=False,
+        # (float) reward discount gamma.
+        discount_factor=0.97,
+        # (int) steps summed in the TD target.
+        nstep=1,
+        learn=dict(
+            # (int) gradient steps after each collect.
+            update_per_collect=3,
+            # (int) samples per gradient step.
+            batch_size=64,
+            learning_rate=1e-3,
+            # (str) 'assign': copy every target_update_freq steps; 'momentum': Polyak averaging with target_theta.
+            target_update_type="assign",
+            target_update_freq=100,
+            target_theta=0.005,
+            # (str) 'mse' or 'huber'.
+            loss_type="mse",
+            # (float|None) clip the gradient norm to this value.
+            grad_clip_norm=None,
+        ),
+        collect=dict(
+            # Give exactly one of n_sample (transitions per collect) / n_episode.
+            n_sample=None,
+            n_episode=None,
+            unroll_len=1,
+        ),
+        other=dict(
+            # Epsilon-greedy exploration as a function of collected env steps.
+            eps=dict(type="exp", start=0.95, end=0.1, decay=10000),
+            replay_buffer=dict(replay_buffer_size=10000),
+        ),
+    )
+
+    @classmethod
+    def default_model(cls) -> tuple:
+        return "dqn", {}
+
+    # ---- learn -------------------------------------------------------------------------------
+    def _init_learn(self) -> None:
+        cfg = self._cfg.learn
+        self._gamma = self._cfg.discount_factor
+        self._optimizer = torch.optim.Adam(self._model.parameters(), lr=cfg.learning_rate, foreach=True)
+        kind = cfg.target_update_type
+        kwargs = {"freq": cfg.target_update_freq} if kind == "assign" else {"theta": cfg.target_theta}
+        self._target_model = model_wrap(copy.deepcopy(self._model), "target", update_type=kind, update_kwargs=kwargs)
+        self._learn_model = model_wrap(self._model, "argmax_sample")
+        self._use_is = bool(self._cfg.priority and self._cfg.priority_IS_weight)
+
+    def _forward_learn(self, data: Any) -> Dict[str, Any]:
+        # data
+        batch = self._batch(data)
+        obs, next_obs = batch["obs"], batch["next_obs"]
+        n = obs.shape[0]
+        # forward: one pass of the online net over obs and next_obs (double DQN picks next actions)
+        self._model.train()
+        q_all = self._learn_model.forward(torch.cat([obs, next_obs]))["logit"]
+        q, next_q_online = q_all[:n], q_all[n:].detach()
+        with torch.no_grad():
+            next_q_target = self._target_model.forward(next_obs)["logit"]
+        # loss
+        value_gamma = batch.get("value_gamma", self._gamma)
+        weight = batch.get("IS") if self._use_is else None
+        loss, td_abs = q_nstep_td_error(
+            q, next_q_target, batch["action"], next_q_online.argmax(-1), batch["reward"].float(), batch["done"],
+            value_gamma, weight, self._cfg.learn.loss_type,
+        )
+        # optimise
+        self._optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        if self._cfg.learn.grad_clip_norm is not None:
+            torch.nn.utils.clip_grad_norm_(self._model.parameters(), self._cfg.learn.grad_clip_norm)
+        self._optimizer.step()
+        # target update
+        self._target_model.update(self._model)
+        # log
+        out = {
+            "cur_lr": self._optimizer.param_groups[0]["lr"],
+            "total_loss": loss.item(),
+            "q_value": q.detach().mean().item(),
+        }
+        if self._cfg.priority:
+            out["priority"] = td_abs.cpu().numpy()
+        return out
+
+    def _monitor_vars_learn(self) -> List[str]:
+        return ["cur_lr", "total_loss", "q_value"]
+
+    def _state_dict_learn(self) -> Dict[str, Any]:
+        return {
+            "model": self._model.state_dict(),
+            "target_model": self._target_model.unwrapped().state_dict(),
+            "target_update_count": self._target_model.update_count,
+            "optimizer": self._optimizer.state_dict(),
+        }
+
+    def _load_state_dict_learn(self, state_dict: Dict[str, Any]) -> None:
+        self._model.load_state_dict(state_dict["model"])
+        self._target_model.unwrapped().load_state_dict(state_dict["target_model"])
+        self._target_model.reset(target_update_count=state_dict.get("target_update_count", 0))
+        self._optimizer.load_state_dict(state_dict["optimizer"])
+
+    # ---- collect -----------------------------------------------------------------------------
+    def _init_collect(self) -> None:
+        eps = self._cfg.other.eps
+        self._eps_fn = get_epsilon_greedy_fn(eps.start, eps.end, eps.decay, eps.type)
+        self._collect_model = model_wrap(self._model, "eps_greedy_sample")
+        self._nstep = self._cfg.nstep
+        self._gamma = self._cfg.discount_factor
+
+    def _collect_kwargs(self, envstep: int = 0, train_iter: int = 0) -> Dict[str, Any]:
+        return {"eps": self._eps_fn(envstep)}
+
+    @torch.no_grad()
+    def _forward_collect(self, data: Dict[int, Any], eps: float = 0.0) -> Dict[int, Any]:
+        ids, obs = self._obs_batch(data)
+        self._model.eval()
+        action = self._collect_model.forward(obs, eps=eps)["action"].cpu().numpy()
+        return {env_id: {"action": action[i]} for i, env_id in enumerate(ids)}
+
+    def _process_transition(self, obs: Any, policy_output: Dict[str, Any], timestep: Any) -> Dict[str, Any]:
+        # done = terminated: a time-limit truncation still bootstraps from the true final obs.
+        terminated = timestep.done and timestep.info.get("terminated", True)
+        return {"obs": obs, "action": policy_output["action"], "reward": timestep.reward,
+                "next_obs": timestep.obs, "done": bool(terminated)}
+
+    def _get_train_sample(self, transitions: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
+        return get_nstep_return_data(transitions, self._nstep, self._gamma)
+
+    def _get_lookahead(self) -> int:
+        return self._cfg.nstep - 1
+
+    # ---- eval --------------------------------------------------------------------------------
+    def _init_eval(self) -> None:
+        self._eval_model = model_wrap(self._model, "argmax_sample")
+
+    @torch.no_grad()
+    def _forward_eval(self, data: Dict[int, Any]) -> Dict[int, Any]:
+        ids, obs = self._obs_batch(data)
+        self._model.eval()
+        action = self._eval_model.forward(obs)["action"].cpu().numpy()
+        return {env_id: {"action": action[i]} for i, env_id in enumerate(ids)}

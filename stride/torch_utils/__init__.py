@@ -1,0 +1,5 @@
+"""Torch helpers: nested structures to tensors / devices."""
+
+from .data_helper import to_tensor, to_device, to_ndarray
+
+__all__ = ["to_tensor", "to_device", "to_ndarray"]

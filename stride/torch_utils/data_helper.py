@@ -1,0 +1,64 @@
+"""Convert nested structures (dict / list / tuple / namedtuple) of arrays, numbers and tensors."""
+
+from __future__ import annotations
+
+from typing import Any, Optional, Sequence
+
+import numpy as np
+import torch
+
+
+def to_tensor(item: Any, dtype: Optional[torch.dtype] = None, ignore_keys: Sequence[str] = ()) -> Any:
+    """Recursively turn arrays and numbers into tensors.
+
+    Float64 arrays become float32 unless ``dtype`` says otherwise (networks run in float32);
+    strings, ``None`` and keys in ``ignore_keys`` are left as they are.
+    """
+    if isinstance(item, torch.Tensor):
+        return item if dtype is None else item.to(dtype)
+    if isinstance(item, np.ndarray):
+        if item.dtype == object:
+            raise TypeError(f"cannot convert an object array to a tensor: {item!r}")
+        t = torch.from_numpy(np.ascontiguousarray(item))
+        if dtype is not None:
+            return t.to(dtype)
+        return t.float() if t.dtype == torch.float64 else t
+    if isinstance(item, dict):
+        return {k: v if k in ignore_keys else to_tensor(v, dtype, ignore_keys) for k, v in item.items()}
+    if isinstance(item, tuple) and hasattr(item, "_fields"):
+        return type(item)(*[to_tensor(v, dtype, ignore_keys) for v in item])
+    if isinstance(item, (list, tuple)):
+        if item and all(isinstance(v, (int, float, np.number)) and not isinstance(v, bool) for v in item):
+            return to_tensor(np.asarray(item), dtype)
+        return type(item)(to_tensor(v, dtype, ignore_keys) for v in item)
+    if isinstance(item, bool) or item is None or isinstance(item, str):
+        return item
+    if isinstance(item, (int, np.integer)):
+        return torch.tensor(int(item), dtype=dtype or torch.int64)
+    if isinstance(item, (float, np.floating)):
+        return torch.tensor(float(item), dtype=dtype or torch.float32)
+    raise TypeError(f"to_tensor does not support {type(item).__name__}: {item!r}")
+
+
+def to_device(item: Any, device: str | torch.device, ignore_keys: Sequence[str] = ()) -> Any:
+    """Recursively move tensors (and modules) to ``device``; other values are left alone."""
+    if isinstance(item, (torch.Tensor, torch.nn.Module)):
+        return item.to(device)
+    if isinstance(item, dict):
+        return {k: v if k in ignore_keys else to_device(v, device, ignore_keys) for k, v in item.items()}
+    if isinstance(item, tuple) and hasattr(item, "_fields"):
+        return type(item)(*[to_device(v, device, ignore_keys) for v in item])
+    if isinstance(item, (list, tuple)):
+        return type(item)(to_device(v, device, ignore_keys) for v in item)
+    return item
+
+
+def to_ndarray(item: Any) -> Any:
+    """Recursively turn tensors into NumPy arrays."""
+    if isinstance(item, torch.Tensor):
+        return item.detach().cpu().numpy()
+    if isinstance(item, dict):
+        return {k: to_ndarray(v) for k, v in item.items()}
+    if isinstance(item, (list, tuple)) and not hasattr(item, "_fields"):
+        return type(item)(to_ndarray(v) for v in item)
+    return item

@@ -1,0 +1,70 @@
+"""Stack samples into a batch and split a batch back into samples.
+
+Unlike DI-engine's ``default_collate``, a shape-``(1,)`` element is stacked to ``(B, 1)`` like
+any other shape (no silent ``cat`` to ``(B,)``), and ``default_decollate`` is its exact inverse.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, List
+
+import numpy as np
+import torch
+
+
+def default_collate(batch: Sequence[Any]) -> Any:
+    """List of samples (nested dict / list / tuple of tensors, arrays, numbers) -> one batch.
+
+    Tensors and arrays are stacked on a new first dim (arrays become tensors); Python floats
+    become float32, ints int64 and bools bool tensors; strings and ``None`` stay lists.
+    """
+    if len(batch) == 0:
+        raise ValueError("default_collate needs at least one sample")
+    elem = batch[0]
+    if isinstance(elem, torch.Tensor):
+        return torch.stack(list(batch), 0)
+    if isinstance(elem, np.ndarray):
+        if elem.dtype == object:
+            raise TypeError("default_collate cannot stack object arrays")
+        return torch.from_numpy(np.stack(batch, 0))
+    if isinstance(elem, np.generic):
+        return torch.from_numpy(np.asarray(batch))
+    if isinstance(elem, bool):
+        return torch.tensor(batch, dtype=torch.bool)
+    if isinstance(elem, int):
+        return torch.tensor(batch, dtype=torch.int64)
+    if isinstance(elem, float):
+        return torch.tensor(batch, dtype=torch.float32)
+    if isinstance(elem, (str, bytes)) or elem is None:
+        return list(batch)
+    if isinstance(elem, Mapping):
+        return {k: default_collate([d[k] for d in batch]) for k in elem}
+    if isinstance(elem, tuple) and hasattr(elem, "_fields"):
+        return type(elem)(*(default_collate(list(s)) for s in zip(*batch)))
+    if isinstance(elem, Sequence):
+        if any(len(e) != len(elem) for e in batch):
+            raise ValueError("default_collate: sequences in a batch must have equal lengths")
+        return [default_collate(list(s)) for s in zip(*batch)]
+    raise TypeError(f"default_collate does not support {type(elem).__name__}")
+
+
+def default_decollate(batch: Any) -> List[Any]:
+    """One batch -> list of samples: the inverse of :func:`default_collate` (tensors are unbound on dim 0)."""
+    if isinstance(batch, torch.Tensor):
+        return list(torch.unbind(batch, 0))
+    if isinstance(batch, np.ndarray):
+        return list(batch)
+    if isinstance(batch, Mapping):
+        cols = {k: default_decollate(v) for k, v in batch.items()}
+        n = len(next(iter(cols.values()))) if cols else 0
+        if any(len(v) != n for v in cols.values()):
+            raise ValueError("default_decollate: fields have different batch sizes")
+        return [{k: v[i] for k, v in cols.items()} for i in range(n)]
+    if isinstance(batch, tuple) and hasattr(batch, "_fields"):
+        return [type(batch)(*s) for s in zip(*(default_decollate(v) for v in batch))]
+    if isinstance(batch, (list, tuple)):
+        if batch and isinstance(batch[0], (torch.Tensor, np.ndarray, Mapping, list, tuple)):
+            return [list(s) for s in zip(*(default_decollate(v) for v in batch))]
+        return list(batch)
+    raise TypeError(f"default_decollate does not support {type(batch).__name__}")

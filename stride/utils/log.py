@@ -1,0 +1,60 @@
+"""Experiment logs: a text log per component, TensorBoard events, and ``progress.csv``."""
+
+from __future__ import annotations
+
+import csv
+import logging
+import os
+from typing import Any, Dict, Optional
+
+
+def build_logger(exp_dir: Optional[str], name: str, level: int = logging.INFO) -> logging.Logger:
+    """A logger writing ``<exp_dir>/log/<name>.txt`` (and nowhere else: the terminal has the bar)."""
+    logger = logging.getLogger(f"stride.{name}.{id(exp_dir)}" if exp_dir else f"stride.{name}")
+    logger.setLevel(level)
+    logger.propagate = False
+    if exp_dir and not logger.handlers:
+        os.makedirs(os.path.join(exp_dir, "log"), exist_ok=True)
+        handler = logging.FileHandler(os.path.join(exp_dir, "log", f"{name}.txt"))
+        handler.setFormatter(logging.Formatter("[%(asctime)s] %(message)s", "%Y-%m-%d %H:%M:%S"))
+        logger.addHandler(handler)
+    if not logger.handlers:
+        logger.addHandler(logging.NullHandler())
+    return logger
+
+
+def close_logger(logger: logging.Logger) -> None:
+    for h in list(logger.handlers):
+        h.close()
+        logger.removeHandler(h)
+
+
+def build_tb_writer(exp_dir: Optional[str]) -> Any:
+    """A tensorboardX ``SummaryWriter`` on ``<exp_dir>/log/serial`` (None without an exp dir)."""
+    if not exp_dir:
+        return None
+    from tensorboardX import SummaryWriter
+
+    return SummaryWriter(os.path.join(exp_dir, "log", "serial"))
+
+
+class ProgressCSV:
+    """Append rows to ``progress.csv``; the header is fixed by the first row, later keys are ignored."""
+
+    def __init__(self, path: str) -> None:
+        self._path = path
+        self._fields: Optional[list] = None
+        if os.path.exists(path):
+            with open(path) as f:
+                header = f.readline().strip()
+            self._fields = header.split(",") if header else None
+
+    def write(self, row: Dict[str, Any]) -> None:
+        new = self._fields is None
+        if new:
+            self._fields = list(row)
+        with open(self._path, "a", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=self._fields, extrasaction="ignore")
+            if new:
+                w.writeheader()
+            w.writerow(row)

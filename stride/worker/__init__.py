@@ -1,0 +1,11 @@
+"""Workers: collectors, evaluator, learner, and (re-exported from ``stride.data``) replay buffers."""
+
+from .collector import SampleCollector, EpisodeCollector, create_collector
+from .evaluator import BaseSerialEvaluator, VectorEvalMonitor
+from .learner import BaseLearner, LearnerHook
+from ..data.buffer import NaiveReplayBuffer, create_buffer
+
+__all__ = [
+    "SampleCollector", "EpisodeCollector", "create_collector", "BaseSerialEvaluator", "VectorEvalMonitor",
+    "BaseLearner", "LearnerHook", "NaiveReplayBuffer", "create_buffer",
+]

@@ -1,0 +1,172 @@
+"""What both serial collectors share: policy/env plumbing, counters, episode statistics, logs."""
+
+from __future__ import annotations
+
+from typing import Any, Dict, List, Optional
+
+import numpy as np
+import torch
+
+from ...utils.errors import ConfigError
+from ...utils.log import build_logger
+from ...utils.registry import COLLECTOR_REGISTRY
+
+
+def to_plain(obj: Any) -> Any:
+    """Arrays -> tensors, NumPy scalars -> Python numbers (checkpoint-safe), recursively."""
+    if isinstance(obj, np.ndarray):
+        return torch.from_numpy(np.ascontiguousarray(obj))
+    if isinstance(obj, np.generic):
+        return obj.item()
+    if isinstance(obj, dict):
+        return {k: to_plain(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [to_plain(v) for v in obj]
+    return obj
+
+
+def from_plain(obj: Any) -> Any:
+    if isinstance(obj, torch.Tensor):
+        return obj.numpy()
+    if isinstance(obj, dict):
+        return {k: from_plain(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [from_plain(v) for v in obj]
+    return obj
+
+
+class SerialCollectorBase:
+    """Owns an env manager and a policy's collect mode; counts env steps and episodes."""
+
+    @classmethod
+    def default_config(cls) -> dict:
+        return dict(
+            type="sample",
+            # (int) log episode statistics every this many train iterations.
+            collect_print_freq=100,
+        )
+
+    def __init__(self, cfg: Optional[dict] = None, env: Any = None, policy: Any = None, tb_logger: Any = None,
+                 exp_name: Optional[str] = None, instance_name: str = "collector") -> None:
+        merged = self.default_config()
+        for k, v in (cfg or {}).items():
+            if k not in merged:
+                raise ConfigError(f"unknown collector config key '{k}'; valid keys: {', '.join(sorted(merged))}")
+            merged[k] = v
+        self._cfg = merged
+        self._tb = tb_logger
+        self._logger = build_logger(exp_name, instance_name)
+        self._instance_name = instance_name
+        self._env = None
+        self._policy = None
+        self._envstep = 0
+        self._episode_count = 0
+        self._total_episode_count = 0
+        self._returns: List[float] = []
+        self._lengths: List[int] = []
+        self._last_log_iter = -1
+        self.reset(policy, env)
+
+    # ---- resets (the seeds' interface) -------------------------------------------------------
+    def reset_env(self, env: Any = None) -> None:
+        """A new env manager is launched; ``None`` resets the current one."""
+        if env is not None:
+            self._env = env
+            if env.closed:
+                env.launch()
+            else:
+                env.reset()
+        elif self._env is not None:
+            self._env.reset()
+        self._clear_caches()
+
+    def reset_policy(self, policy: Any = None) -> None:
+        if policy is not None:
+            self._policy = policy
+        if self._policy is not None:
+            self._policy.reset()
+            self._on_policy = bool(self._policy.get_attribute("on_policy"))
+
+    def reset(self, policy: Any = None, env: Any = None) -> None:
+        if env is not None or self._env is not None:
+            self.reset_env(env)
+        self.reset_policy(policy)
+        self._clear_caches()
+
+    def _clear_caches(self) -> None:
+        n = self._env.env_num if self._env is not None else 0
+        self._traj: Dict[int, list] = {i: [] for i in range(n)}
+        self._ep_len: Dict[int, int] = {i: 0 for i in range(n)}
+
+    # ---- counters ----------------------------------------------------------------------------
+    @property
+    def envstep(self) -> int:
+        return self._envstep
+
+    @envstep.setter
+    def envstep(self, value: int) -> None:
+        self._envstep = int(value)
+
+    @property
+    def episode_count(self) -> int:
+        return self._total_episode_count
+
+    def _record_episode(self, env_id: int, info: Dict[str, Any]) -> None:
+        self._returns.append(float(info.get("eval_episode_return", np.nan)))
+        self._lengths.append(self._ep_len[env_id])
+        self._ep_len[env_id] = 0
+        self._total_episode_count += 1
+
+    def episode_stats(self) -> Dict[str, float]:
+        """Return/length statistics of the episodes finished since the last log."""
+        if not self._returns:
+            return {}
+        r = np.asarray(self._returns)
+        return {"episode_count": len(r), "reward_mean": float(r.mean()), "reward_std": float(r.std()),
+                "reward_max": float(r.max()), "reward_min": float(r.min()),
+                "episode_length_mean": float(np.mean(self._lengths))}
+
+    def _maybe_log(self, train_iter: int) -> None:
+        if train_iter - self._last_log_iter < self._cfg["collect_print_freq"] and self._last_log_iter >= 0:
+            return
+        stats = self.episode_stats()
+        if not stats:
+            return
+        self._last_log_iter = train_iter
+        self._logger.info(
+            f"[{self._instance_name}] train_iter={train_iter} envstep={self._envstep} "
+            + " ".join(f"{k}={v:.4g}" for k, v in stats.items())
+        )
+        if self._tb is not None:
+            for k, v in stats.items():
+                self._tb.add_scalar(f"{self._instance_name}_iter/{k}", v, train_iter)
+                self._tb.add_scalar(f"{self._instance_name}_step/{k}", v, self._envstep)
+        self._returns, self._lengths = [], []
+
+    # ---- checkpointing -----------------------------------------------------------------------
+    def state_dict(self) -> Dict[str, Any]:
+        """Counters, partial trajectories and the env manager's in-flight episodes (plain values)."""
+        return {
+            "envstep": self._envstep,
+            "total_episode_count": self._total_episode_count,
+            "traj": {str(k): to_plain(v) for k, v in self._traj.items()},
+            "ep_len": {str(k): v for k, v in self._ep_len.items()},
+            "env": self._env.state_dict() if hasattr(self._env, "state_dict") else None,
+        }
+
+    def load_state_dict(self, state: Dict[str, Any]) -> None:
+        self._envstep = state["envstep"]
+        self._total_episode_count = state["total_episode_count"]
+        self._traj = {int(k): from_plain(v) for k, v in state["traj"].items()}
+        self._ep_len = {int(k): v for k, v in state["ep_len"].items()}
+        if state.get("env") is not None:
+            self._env.load_state_dict(state["env"])
+
+    def close(self) -> None:
+        if self._env is not None:
+            self._env.close()
+
+
+def create_collector(cfg: dict, env: Any, policy: Any, **kwargs: Any) -> SerialCollectorBase:
+    """Build the collector named by ``cfg['type']``."""
+    return COLLECTOR_REGISTRY.get(cfg.get("type", "sample"))(cfg, env, policy, **kwargs)

@@ -1,0 +1,67 @@
+"""``EpisodeCollector``: collect ``n_episode`` whole episodes (for HER, episodic buffers, demos)."""
+
+from __future__ import annotations
+
+from typing import Any, Dict, List, Optional
+
+from ...utils.errors import ConfigError
+from ...utils.registry import COLLECTOR_REGISTRY
+from .base import SerialCollectorBase
+
+
+@COLLECTOR_REGISTRY.register("episode")
+class EpisodeCollector(SerialCollectorBase):
+    """Collect by episodes; each returned element is one episode (a list of transitions), or its
+    training samples when ``get_train_sample=True``."""
+
+    @classmethod
+    def default_config(cls) -> dict:
+        cfg = super().default_config()
+        cfg.update(type="episode", get_train_sample=False)
+        return cfg
+
+    def reset_policy(self, policy: Any = None) -> None:
+        super().reset_policy(policy)
+        if self._policy is not None:
+            self._default_n_episode = self._policy.get_attribute("n_episode")
+
+    def collect(self, n_episode: Optional[int] = None, train_iter: int = 0,
+                policy_kwargs: Optional[Dict[str, Any]] = None) -> List[Any]:
+        """Run until ``n_episode`` episodes finished; partial episodes carry over to the next call."""
+        n_episode = n_episode if n_episode is not None else self._default_n_episode
+        if n_episode is None:
+            raise ConfigError("collect needs n_episode (argument or policy.collect.n_episode)")
+        env, policy = self._env, self._policy
+        kwargs = policy_kwargs or {}
+        episodes: List[Any] = self._extra[:n_episode]
+        self._extra = self._extra[n_episode:]
+        steps = 0
+        while len(episodes) < n_episode:
+            obs = dict(env.ready_obs)
+            output = policy.forward(obs, **kwargs)
+            timesteps = env.step({i: o["action"] for i, o in output.items()})
+            for env_id, ts in timesteps.items():
+                steps += 1
+                if ts.info.get("abnormal"):
+                    self._traj[env_id] = []
+                    self._ep_len[env_id] = 0
+                    policy.reset([env_id])
+                    continue
+                self._traj[env_id].append(policy.process_transition(obs[env_id], output[env_id], ts))
+                self._ep_len[env_id] += 1
+                if ts.done:
+                    episode = self._traj[env_id]
+                    self._traj[env_id] = []
+                    if self._cfg["get_train_sample"]:
+                        episode = policy.get_train_sample(episode)
+                    # an episode finishing in the same step as the last needed one waits for the next call
+                    (episodes if len(episodes) < n_episode else self._extra).append(episode)
+                    self._record_episode(env_id, ts.info)
+                    policy.reset([env_id])
+        self._envstep += steps
+        self._maybe_log(train_iter)
+        return episodes
+
+    def _clear_caches(self) -> None:
+        super()._clear_caches()
+        self._extra: List[Any] = []

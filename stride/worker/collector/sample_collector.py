@@ -1,0 +1,93 @@
+"""``SampleCollector``: collect exactly ``n_sample`` training samples.
+
+One batched policy forward per step over all ready envs. A segment of an env's trajectory is
+turned into samples when its episode ends or it reaches ``traj_len``; with n-step policies the
+last ``lookahead`` transitions stay for the next segment, so no n-step window is cut at a
+segment boundary (DI-engine cuts them). Surplus samples are kept for the next call (DI drops
+them), and an abnormal episode (crashed env) is discarded, never stitched to the next one.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Dict, List, Optional
+
+from ...utils.errors import ConfigError
+from ...utils.registry import COLLECTOR_REGISTRY
+from .base import SerialCollectorBase
+
+
+@COLLECTOR_REGISTRY.register("sample")
+class SampleCollector(SerialCollectorBase):
+    """Collect by samples (transitions)."""
+
+    def reset_policy(self, policy: Any = None) -> None:
+        super().reset_policy(policy)
+        if self._policy is not None:
+            self._default_n_sample = self._policy.get_attribute("n_sample")
+            self._lookahead = int(self._policy.get_attribute("lookahead"))
+            self._unroll_len = 1
+
+    def _clear_caches(self) -> None:
+        super()._clear_caches()
+        self._surplus: List[Dict[str, Any]] = []
+
+    def collect(self, n_sample: Optional[int] = None, train_iter: int = 0,
+                policy_kwargs: Optional[Dict[str, Any]] = None) -> List[Dict[str, Any]]:
+        """Step the envs until ``n_sample`` training samples are ready and return exactly that many."""
+        n_sample = n_sample if n_sample is not None else self._default_n_sample
+        if n_sample is None:
+            raise ConfigError("collect needs n_sample (argument or policy.collect.n_sample)")
+        env, policy = self._env, self._policy
+        kwargs = policy_kwargs or {}
+        traj_len = max(1, math.ceil(n_sample / env.env_num))
+        cut = traj_len + self._lookahead
+        lookahead = self._lookahead
+        samples = self._surplus
+        trajs, ep_len = self._traj, self._ep_len
+        forward, process, get_samples = policy.forward, policy.process_transition, policy.get_train_sample
+        steps = 0
+        while len(samples) < n_sample:
+            obs = dict(env.ready_obs)
+            output = forward(obs, **kwargs)
+            timesteps = env.step({i: o["action"] for i, o in output.items()})
+            for env_id, ts in timesteps.items():
+                steps += 1
+                if ts.info.get("abnormal"):  # the env crashed mid-episode: drop the episode
+                    trajs[env_id] = []
+                    ep_len[env_id] = 0
+                    policy.reset([env_id])
+                    continue
+                traj = trajs[env_id]
+                traj.append(process(obs[env_id], output[env_id], ts))
+                ep_len[env_id] += 1
+                if ts.done:
+                    samples.extend(get_samples(traj))
+                    trajs[env_id] = []
+                    self._record_episode(env_id, ts.info)
+                    policy.reset([env_id])
+                elif len(traj) >= cut:
+                    new = get_samples(traj)
+                    if lookahead:
+                        samples.extend(new[: len(new) - lookahead])
+                        trajs[env_id] = traj[-lookahead:]
+                    else:
+                        samples.extend(new)
+                        trajs[env_id] = []
+        self._envstep += steps
+        self._surplus = samples[n_sample:]
+        self._maybe_log(train_iter)
+        return samples[:n_sample]
+
+    def state_dict(self) -> Dict[str, Any]:
+        from .base import to_plain
+
+        state = super().state_dict()
+        state["surplus"] = to_plain(self._surplus)
+        return state
+
+    def load_state_dict(self, state: Dict[str, Any]) -> None:
+        from .base import from_plain
+
+        super().load_state_dict(state)
+        self._surplus = from_plain(state.get("surplus", []))

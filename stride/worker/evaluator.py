@@ -1,0 +1,161 @@
+"""``BaseSerialEvaluator``: run the eval-mode policy for exactly ``n_episode`` episodes.
+
+``VectorEvalMonitor`` gives each env a fixed quota (``n_episode // env_num``, +1 for the first
+``n_episode % env_num`` envs), so short episodes can't crowd out long ones and bias the mean. An
+env whose quota is full is no longer stepped (DI-engine keeps stepping it and keeps the *latest*
+episodes, which is why its logs repeat). The manager is reset at every evaluation; with a fixed
+(non-dynamic) seed that replays the same sequence of distinct episodes each time.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Callable, Dict, List, Optional, Tuple
+
+import numpy as np
+
+from ..utils.errors import ConfigError
+from ..utils.log import build_logger
+
+
+class VectorEvalMonitor:
+    """Per-env episode quotas summing to ``n_episode``."""
+
+    def __init__(self, env_num: int, n_episode: int) -> None:
+        if n_episode < 1:
+            raise ConfigError(f"n_episode must be >= 1, got {n_episode}")
+        self._quota = [n_episode // env_num + (1 if i < n_episode % env_num else 0) for i in range(env_num)]
+        self._returns: Dict[int, List[float]] = {i: [] for i in range(env_num)}
+        self._infos: Dict[int, List[dict]] = {i: [] for i in range(env_num)}
+
+    def needs_more(self, env_id: int) -> bool:
+        return len(self._returns[env_id]) < self._quota[env_id]
+
+    def update_info(self, env_id: int, info: Dict[str, Any]) -> None:
+        self._infos[env_id].append(info)
+
+    def update_reward(self, env_id: int, episode_return: float) -> None:
+        if self.needs_more(env_id):
+            self._returns[env_id].append(float(episode_return))
+
+    def is_finished(self) -> bool:
+        return all(not self.needs_more(i) for i in self._returns)
+
+    def get_episode_return(self) -> List[float]:
+        """All returns, env by env."""
+        return [r for i in sorted(self._returns) for r in self._returns[i]]
+
+    def get_current_episode(self) -> int:
+        return sum(len(v) for v in self._returns.values())
+
+
+class BaseSerialEvaluator:
+    """Evaluate a policy's eval mode on its own env manager."""
+
+    @classmethod
+    def default_config(cls) -> dict:
+        return dict(
+            # (int) evaluate every this many train iterations.
+            eval_freq=1000,
+            # (float) filled from env.stop_value by compile_config.
+            stop_value=float("inf"),
+            # (int) filled from env.n_evaluator_episode by compile_config.
+            n_episode=10,
+        )
+
+    def __init__(self, cfg: Optional[dict] = None, env: Any = None, policy: Any = None, tb_logger: Any = None,
+                 exp_name: Optional[str] = None, instance_name: str = "evaluator") -> None:
+        merged = self.default_config()
+        for k, v in (cfg or {}).items():
+            if k not in merged:
+                raise ConfigError(f"unknown evaluator config key '{k}'; valid keys: {', '.join(sorted(merged))}")
+            merged[k] = v
+        self._cfg = merged
+        self._env = env
+        self._policy = policy
+        self._tb = tb_logger
+        self._logger = build_logger(exp_name, instance_name)
+        self._instance_name = instance_name
+        self._last_eval_iter: Optional[int] = None
+        self._max_eval_return = -float("inf")
+        self.last_eval_return: Optional[float] = None
+        self.last_eval_cpu_seconds = 0.0
+
+    def reset_env(self, env: Any = None) -> None:
+        if env is not None:
+            self._env = env
+
+    def reset_policy(self, policy: Any = None) -> None:
+        if policy is not None:
+            self._policy = policy
+
+    def reset(self, policy: Any = None, env: Any = None) -> None:
+        self.reset_env(env)
+        self.reset_policy(policy)
+
+    def should_eval(self, train_iter: int) -> bool:
+        """True at the first call and every ``eval_freq`` train iterations after the last evaluation."""
+        if self._last_eval_iter is not None and (
+            train_iter == self._last_eval_iter or train_iter - self._last_eval_iter < self._cfg["eval_freq"]
+        ):
+            return False
+        self._last_eval_iter = train_iter
+        return True
+
+    def eval(self, save_ckpt_fn: Optional[Callable[[str], None]] = None, train_iter: int = -1, envstep: int = -1,
+             n_episode: Optional[int] = None) -> Tuple[bool, List[float]]:
+        """Run ``n_episode`` episodes; return ``(stop, episode_returns)`` with ``stop`` when the mean
+        return reaches ``stop_value``. Saves ``ckpt_best.pth.tar`` through ``save_ckpt_fn`` on a new best."""
+        n_episode = n_episode if n_episode is not None else self._cfg["n_episode"]
+        env, policy = self._env, self._policy
+        cpu0, wall0 = time.process_time(), time.perf_counter()
+        if env.closed:
+            env.launch()
+        else:
+            env.reset()
+        policy.reset()
+        monitor = VectorEvalMonitor(env.env_num, n_episode)
+        steps = 0
+        while not monitor.is_finished():
+            obs = {i: o for i, o in env.ready_obs.items() if monitor.needs_more(i)}
+            if not obs:
+                raise RuntimeError("evaluator: no env is ready although episodes are missing")
+            output = policy.forward(obs)
+            timesteps = env.step({i: o["action"] for i, o in output.items()})
+            steps += len(timesteps)
+            for env_id, ts in timesteps.items():
+                if ts.done:
+                    policy.reset([env_id])
+                    if not ts.info.get("abnormal"):
+                        monitor.update_reward(env_id, ts.info["eval_episode_return"])
+        returns = monitor.get_episode_return()
+        mean = float(np.mean(returns))
+        self.last_eval_cpu_seconds = time.process_time() - cpu0
+        self.last_eval_return = mean
+        wall = time.perf_counter() - wall0
+        stats = {"reward_mean": mean, "reward_std": float(np.std(returns)), "reward_max": float(np.max(returns)),
+                 "reward_min": float(np.min(returns)), "episode_count": len(returns), "envstep_count": steps,
+                 "avg_envstep_per_sec": steps / max(wall, 1e-9)}
+        self._logger.info(f"[{self._instance_name}] train_iter={train_iter} envstep={envstep} "
+                          + " ".join(f"{k}={v:.4g}" for k, v in stats.items()))
+        if self._tb is not None:
+            for k, v in stats.items():
+                self._tb.add_scalar(f"{self._instance_name}_iter/{k}", v, train_iter)
+                self._tb.add_scalar(f"{self._instance_name}_step/{k}", v, envstep)
+        if mean > self._max_eval_return:
+            self._max_eval_return = mean
+            if save_ckpt_fn is not None:
+                save_ckpt_fn("ckpt_best.pth.tar")
+        stop = mean >= self._cfg["stop_value"] and train_iter > 0
+        return stop, returns
+
+    def state_dict(self) -> Dict[str, Any]:
+        return {"last_eval_iter": self._last_eval_iter, "max_eval_return": self._max_eval_return}
+
+    def load_state_dict(self, state: Dict[str, Any]) -> None:
+        self._last_eval_iter = state["last_eval_iter"]
+        self._max_eval_return = state["max_eval_return"]
+
+    def close(self) -> None:
+        if self._env is not None:
+            self._env.close()

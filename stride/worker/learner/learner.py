@@ -1,0 +1,195 @@
+"""``BaseLearner``: one call to ``train(batch)`` is one optimisation step of the policy.
+
+Checkpoints hold only tensors and plain Python values -- the policy's learn state, counters,
+the global RNG states and any registered component's state (collector envs, replay buffer) --
+are written atomically (temp file + rename) and loaded with ``weights_only=True``, so a run
+resumes exactly where it stopped and loading a checkpoint never runs code.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Callable, Dict, List, Optional
+
+import torch
+
+from ...utils.errors import ConfigError, StrideError
+from ...utils.log import build_logger
+from ...utils.seed import get_rng_state, set_rng_state
+from .hooks import POSITIONS, LearnerHook, LoadCkptHook, LogShowHook, SaveCkptHook, ckpt_dir
+
+CKPT_FORMAT = 1
+
+
+class BaseLearner:
+    """Train a policy's learn mode, with hooks, logs and checkpoints."""
+
+    @classmethod
+    def default_config(cls) -> dict:
+        return dict(
+            # (int) iterations of ``start()`` (parallel mode).
+            train_iterations=int(1e10),
+            hook=dict(
+                # (str) checkpoint to load before the run ('' = none).
+                load_ckpt_before_run="",
+                # (int) log averaged learner variables every this many iterations.
+                log_show_after_iter=100,
+                # (int) save a checkpoint every this many iterations.
+                save_ckpt_after_iter=10000,
+                # (bool) save a checkpoint when the run ends.
+                save_ckpt_after_run=True,
+            ),
+        )
+
+    def __init__(self, cfg: Optional[dict] = None, policy: Any = None, tb_logger: Any = None,
+                 exp_name: Optional[str] = None, instance_name: str = "learner") -> None:
+        merged = self.default_config()
+        for k, v in (cfg or {}).items():
+            if k not in merged:
+                raise ConfigError(f"unknown learner config key '{k}'; valid keys: {', '.join(sorted(merged))}")
+            if k == "hook":
+                for hk, hv in v.items():
+                    if hk not in merged["hook"]:
+                        raise ConfigError(f"unknown learner hook key '{hk}'; valid keys: {', '.join(sorted(merged['hook']))}")
+                    merged["hook"][hk] = hv
+            else:
+                merged[k] = v
+        self._cfg = merged
+        self._policy = policy
+        self._exp_name = exp_name
+        self.tb_logger = tb_logger
+        self.logger = build_logger(exp_name, instance_name)
+        self._train_iter = 0
+        self._envstep = 0
+        self.log_buffer: Dict[str, Any] = {}
+        self.last_log: Dict[str, float] = {}
+        self._priority_info: Optional[Dict[str, Any]] = None
+        self._hooks: Dict[str, List[LearnerHook]] = {p: [] for p in POSITIONS}
+        self._states: Dict[str, Any] = {}
+        hook = merged["hook"]
+        self.register_hook(LoadCkptHook(hook["load_ckpt_before_run"]))
+        self.register_hook(LogShowHook(hook["log_show_after_iter"]))
+        if exp_name:
+            self.register_hook(SaveCkptHook("save_ckpt_iter", "after_iter", priority=40, freq=hook["save_ckpt_after_iter"]))
+            if hook["save_ckpt_after_run"]:
+                self.register_hook(SaveCkptHook("save_ckpt_run", "after_run", priority=40))
+
+    # ---- hooks -------------------------------------------------------------------------------
+    def register_hook(self, hook: LearnerHook) -> None:
+        """Add a hook at its position (sorted by priority, stable)."""
+        hooks = self._hooks[hook.position]
+        hooks.append(hook)
+        hooks.sort(key=lambda h: h.priority)
+
+    def call_hook(self, position: str) -> None:
+        if position not in self._hooks:
+            raise ValueError(f"unknown hook position '{position}'; valid choices: {', '.join(POSITIONS)}")
+        for hook in self._hooks[position]:
+            hook(self)
+
+    # ---- training ----------------------------------------------------------------------------
+    def train(self, data: Any, envstep: Optional[int] = None) -> Dict[str, Any]:
+        """One optimisation step on ``data`` (a list of samples or a dict of columns)."""
+        if envstep is not None:
+            self._envstep = envstep
+        hooks = self._hooks
+        for hook in hooks["before_iter"]:
+            hook(self)
+        log = self._policy.forward(data)
+        if "priority" in log:
+            self._priority_info = {"priority": log.pop("priority"), **self._ids_of(data)}
+        self.log_buffer = log
+        self._train_iter += 1
+        for hook in hooks["after_iter"]:
+            hook(self)
+        return log
+
+    @staticmethod
+    def _ids_of(data: Any) -> Dict[str, Any]:
+        if isinstance(data, dict):
+            return {k: data[k] for k in ("replay_unique_id", "replay_buffer_idx") if k in data}
+        return {k: [d[k] for d in data] for k in ("replay_unique_id", "replay_buffer_idx") if k in data[0]}
+
+    def start(self, get_data: Callable[[], Any], envstep_fn: Optional[Callable[[], int]] = None) -> None:
+        """Parallel mode: ``before_run``, ``train_iterations`` steps on ``get_data()``, ``after_run``."""
+        self.call_hook("before_run")
+        for _ in range(int(self._cfg["train_iterations"])):
+            self.train(get_data(), envstep_fn() if envstep_fn else None)
+        self.call_hook("after_run")
+
+    # ---- state -------------------------------------------------------------------------------
+    @property
+    def train_iter(self) -> int:
+        return self._train_iter
+
+    @property
+    def last_iter(self) -> int:
+        return self._train_iter
+
+    @property
+    def envstep(self) -> int:
+        return self._envstep
+
+    @property
+    def collector_envstep(self) -> int:
+        return self._envstep
+
+    @collector_envstep.setter
+    def collector_envstep(self, value: int) -> None:
+        self._envstep = int(value)
+
+    @property
+    def priority_info(self) -> Optional[Dict[str, Any]]:
+        return self._priority_info
+
+    @property
+    def policy(self) -> Any:
+        return self._policy
+
+    def register_state(self, name: str, component: Any) -> None:
+        """Include ``component.state_dict()`` in checkpoints (restored by ``load_state_dict``)."""
+        self._states[name] = component
+
+    # ---- checkpoints -------------------------------------------------------------------------
+    def save_checkpoint(self, ckpt_name: Optional[str] = None) -> Optional[str]:
+        """Write ``<exp>/ckpt/<ckpt_name or iteration_<n>.pth.tar>`` atomically; returns its path."""
+        if not self._exp_name:
+            return None
+        folder = ckpt_dir(self._exp_name)
+        os.makedirs(folder, exist_ok=True)
+        path = os.path.join(folder, ckpt_name or f"iteration_{self._train_iter}.pth.tar")
+        state = {
+            "format": CKPT_FORMAT,
+            "policy": self._policy.state_dict(),
+            "train_iter": self._train_iter,
+            "envstep": self._envstep,
+            "rng": get_rng_state(),
+            "components": {name: comp.state_dict() for name, comp in self._states.items()},
+        }
+        tmp = f"{path}.tmp{os.getpid()}"
+        torch.save(state, tmp)
+        os.replace(tmp, path)
+        latest = os.path.join(folder, "ckpt_latest.txt")
+        if ckpt_name is None or ckpt_name != "ckpt_best.pth.tar":
+            with open(latest + ".tmp", "w") as f:
+                f.write(os.path.basename(path) + "\n")
+            os.replace(latest + ".tmp", latest)
+        return path
+
+    def load_checkpoint(self, path: str) -> None:
+        """Restore the policy, counters, RNG states and registered components from ``path``."""
+        if not os.path.isfile(path):
+            raise StrideError(f"checkpoint '{path}' does not exist")
+        try:
+            state = torch.load(path, map_location="cpu", weights_only=True)
+        except Exception as e:
+            raise StrideError(f"checkpoint '{path}' cannot be loaded safely (weights_only): {e}") from None
+        self._policy.load_state_dict(state["policy"])
+        self._train_iter = int(state["train_iter"])
+        self._envstep = int(state["envstep"])
+        for name, comp in self._states.items():
+            if name in state.get("components", {}):
+                comp.load_state_dict(state["components"][name])
+        if "rng" in state:
+            set_rng_state(state["rng"])
+        self.logger.info(f"[learner] loaded checkpoint {path} at train_iter={self._train_iter} envstep={self._envstep}")

@@ -1,0 +1,1 @@
+"""CartPole-v1 (Gymnasium classic control)."""
