@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import functools
 import os
+import sys
 
-import psutil
 import pytest
 
 from stride.envs import AsyncSubprocessEnvManager, BaseEnvManager, SyncSubprocessEnvManager
 from stride.testing import make_fake_env
+
+sys.path.insert(0, os.path.dirname(__file__))  # tests_envs_helpers
 
 MANAGERS = {"base": BaseEnvManager, "subprocess": SyncSubprocessEnvManager, "async_subprocess": AsyncSubprocessEnvManager}
 
@@ -31,25 +33,3 @@ def make_manager():
     yield _make
     for m in made:
         m.close()
-
-
-def worker_children() -> set:
-    """Pids of this process's children, the long-lived forkserver excepted."""
-    out = set()
-    for p in psutil.Process().children(recursive=True):
-        try:
-            cmd = " ".join(p.cmdline())
-            if "forkserver" in cmd or "resource_tracker" in cmd:
-                continue
-        except psutil.Error:
-            continue
-        out.add(p.pid)
-    return out
-
-
-def open_fds() -> int:
-    return len(os.listdir("/proc/self/fd"))
-
-
-def shm_entries() -> set:
-    return set(os.listdir("/dev/shm")) if os.path.isdir("/dev/shm") else set()

@@ -141,6 +141,9 @@ class SyncSubprocessEnvManager(BaseEnvManager):
         self._calls: Dict[int, Any] = {}  # replies to seed/call/replay commands
         self._user_error: Optional[BaseException] = None
         self._in_order = True  # sync: wait for workers one after the other (async overrides)
+        # Episode ends are reset inside the step command unless only reset_timeout is set: then a
+        # hung reset must be told apart from a step that may legitimately take any time.
+        self._reset_in_place = not (c["step_timeout"] is None and c["reset_timeout"] is not None)
 
     # ---- worker processes -------------------------------------------------------------------
     def _context(self) -> Any:
@@ -530,7 +533,7 @@ class SyncSubprocessEnvManager(BaseEnvManager):
             w, slot = where[env_id]
             spec = spec_cache.get(env_id, _MISSING)
             if spec is _MISSING:
-                spec = spec_cache[env_id] = self._peek_reset_spec(env_id)
+                spec = spec_cache[env_id] = self._peek_reset_spec(env_id) if self._reset_in_place else NO_RESET
             b = batches.get(w.index)
             if b is None:
                 b = batches[w.index] = ([], [], [], [])
