@@ -145,6 +145,7 @@ def main() -> None:
                     help="SB3 evaluation period in env steps (default: Stride's eval_freq x n_sample / update_per_collect)")
     ap.add_argument("--only", nargs="+", choices=["stride", "floor", "sb3", "collector"],
                     default=["stride", "floor", "sb3", "collector"])
+    ap.add_argument("--floor-reps", type=int, default=3, help="floor runs per seed (median reported)")
     ap.add_argument("--collector-steps", type=int, default=20_000)
     ap.add_argument("--collector-reps", type=int, default=3)
     ap.add_argument("--timeout", type=float, default=3600, help="wall seconds per contestant process")
@@ -176,7 +177,13 @@ def main() -> None:
             spec_path = os.path.join(logdir, f"floor_spec_seed{s}.json")
             with open(spec_path, "w") as f:
                 json.dump(spec, f, indent=1)
-            floor_runs[s] = run(f"floor_seed{s}", "floor_dqn.py", "--seed", s, "--spec", spec_path)
+            reps = [run(f"floor_seed{s}_rep{k}", "floor_dqn.py", "--seed", s, "--spec", spec_path)
+                    for k in range(args.floor_reps)]
+            reps = [r for r in reps if r]
+            if reps:  # median of the repetitions (the floor is cheap to repeat; Stride's run is not)
+                floor_runs[s] = dict(sorted(reps, key=lambda r: r["cpu_seconds"])[(len(reps) - 1) // 2])
+                floor_runs[s]["cpu_seconds_reps"] = [r["cpu_seconds"] for r in reps]
+                floor_runs[s]["cpu_seconds"] = statistics.median(floor_runs[s]["cpu_seconds_reps"])
         if "sb3" in args.only:
             sb3_runs[s] = run(f"sb3_seed{s}", "sb3_dqn.py", "--seed", s, "--max-env-steps", args.max_env_steps,
                               "--eval-every", eval_every, "--eval-episodes", sd["n_evaluator_episode"],
@@ -261,6 +268,10 @@ def main() -> None:
     p(f"{'med':>4} | {fmt(median_or_inf(st_steps), '{:.0f}'):>12} {fmt(med_st):>8} {'':>9} {'':>6} | "
       f"{'':>8} {fmt(statistics.median(overheads) if overheads else None, '{:.2f}'):>6} | "
       f"{fmt(median_or_inf(sb_steps), '{:.0f}'):>10} {fmt(med_sb):>8}")
+    for s_, fl in floor_runs.items():
+        if fl:
+            p(f"  floor seed {s_}: CPU s per repetition {', '.join(f'{x:.1f}' for x in fl['cpu_seconds_reps'])} "
+              f"(median used), env steps {fl['env_step_done']}, gradient steps {fl['train_iter_done']}")
     p("(overhd = Stride train CPU s / floor CPU s for the same seed's env steps and gradient steps; "
       "a run that did not reach the stop value counts as +inf in the medians)")
     for s, fl in floor_runs.items():
