@@ -158,6 +158,13 @@ def main() -> None:
     os.makedirs(logdir)
     run = Runner(logdir, args.timeout)
     up_start = uptime()
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--", "stride"], cwd=REPO, capture_output=True,
+                               text=True).stdout.strip().splitlines()
+        git_state = f"{head}" + (f" + {len(dirty)} uncommitted paths under stride/" if dirty else " (stride/ clean)")
+    except Exception as e:  # noqa: BLE001
+        git_state = f"unknown ({e!r})"
 
     try:
         sd = stride_defaults()
@@ -203,6 +210,7 @@ def main() -> None:
     p = L.append
     p(f"Stride DQN CartPole-v1 speed benchmark (issue 2) -- {now.strftime('%Y-%m-%d %H:%M UTC')}")
     p(f"machine: {platform.node()} {os.cpu_count()} cores, {platform.processor() or platform.machine()}, python {platform.python_version()}")
+    p(f"stride checkout: {git_state}")
     p(f"uptime at start: {up_start}")
     p(f"uptime at end:   {up_end}")
     anyr = next((r for d in (stride_runs, sb3_runs, floor_runs) for r in d.values() if r), None)
