@@ -1,0 +1,407 @@
+"""Adders: turn the stream an environment produces into the items replay stores.
+
+The interface is RL-Flow's README form, extended with the action::
+
+    adder = NStepTransitionAdder(buffer.append, n_step=3, discount=0.99)
+    obs = env.reset()
+    adder.add(obs)                                   # first call of an episode: just the observation
+    while True:
+        action = policy(obs)
+        obs, reward, done, info = env.step(action)   # a BaseEnvTimestep
+        adder.add(obs, reward, done, info, action=action)
+        if done:
+            break                                    # the next add() starts a new episode
+
+``add(obs, rew, done, info, action)`` reports what ``env.step(action)`` returned; the first call
+after construction, after an episode end or after :meth:`reset` starts an episode and only stores
+``obs`` (its other arguments are ignored). :meth:`add_first` says the same explicitly.
+
+How an episode ended comes from ``info`` (see ``stride.envs.base_env``): ``info['terminated']``
+(the MDP ended: no bootstrap), ``info['truncated']`` (time limit: ``obs`` is the true final
+observation and TD targets bootstrap from it), ``info['abnormal']`` (the env crashed: the step
+carries no valid data; the episode is closed at the last good observation as if truncated there,
+and nothing is bootstrapped across the crash). ``done`` without either key counts as termination
+(DI-engine's legacy envs); gymnasium's ``TimeLimit.truncated`` is understood too.
+
+Items are plain dicts of arrays/numbers, ready for a column buffer:
+
+* transition adders emit ``{obs, action, reward, next_obs, done, truncated}`` (+ ``discount`` for
+  n-step), where ``done`` means *terminated* and ``truncated`` marks a transition whose
+  ``next_obs`` is the last observation of an episode cut short (time limit, or a crash for the
+  transitions still open when it happened); the TD target is
+  ``reward + discount * (1 - done) * V(next_obs)``;
+* sequence and episode adders emit stacked rows ``{obs, action, reward, done, start, last, mask}``
+  (row ``t`` holds ``s_t``, ``a_t``, ``r_t`` and whether ``a_t`` terminated the episode; the final
+  observation gets its own row with ``last=True`` and zero action/reward, as in ACME; padding rows
+  have ``mask=False``).
+
+How this differs from the peers, on purpose:
+
+* Truncation is not termination. RL-Flow's ``TransitionAdder`` zeroes ``next_obs`` at every
+  ``done`` and DI-engine loses gymnasium's truncation flag; here a truncated step keeps its true
+  final observation and ``done=False``.
+* The n-step bootstrap discount is ``gamma ** k`` with ``k`` the number of real steps in the
+  window, also for the shorter transitions at the end of an episode (DI-engine's ``value_gamma``
+  is off by one on truncated tails).
+* Two episodes are never chained: every window, sequence and n-step sum stops at the episode end
+  (ACME's ``EndBehavior.CONTINUE`` is refused), and a crashed env's step is dropped instead of
+  being stitched to the next episode.
+* No Reverb client: ``on_generate`` is any callable (a buffer's ``append``, a list, a queue).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import Any, Callable, Deque, Dict, List, Mapping, Optional
+
+import numpy as np
+
+__all__ = [
+    "Adder",
+    "TransitionAdder",
+    "NStepTransitionAdder",
+    "SequenceAdder",
+    "EpisodeAdder",
+    "END_OF_EPISODE_BEHAVIORS",
+    "episode_end",
+]
+
+# How a step ended its episode.
+_RUNNING, _TERMINATED, _TRUNCATED, _ABNORMAL = "running", "terminated", "truncated", "abnormal"
+
+
+def episode_end(done: bool, info: Optional[Mapping[str, Any]]) -> str:
+    """``'running'``, ``'terminated'``, ``'truncated'`` or ``'abnormal'`` for one step's ``(done, info)``.
+
+    Termination wins when an env reports both (gymnasium allows it): there is nothing to bootstrap.
+    """
+    info = info or {}
+    if not done:
+        return _RUNNING
+    if info.get("abnormal", False):
+        return _ABNORMAL
+    if info.get("terminated", False):
+        return _TERMINATED
+    if info.get("truncated", False) or info.get("TimeLimit.truncated", False):
+        return _TRUNCATED
+    return _TERMINATED
+
+
+class Adder:
+    """Episode bookkeeping shared by all adders; subclasses get :meth:`_step` and :meth:`_end` calls."""
+
+    def __init__(self, on_generate: Callable[[Dict[str, Any]], Any]) -> None:
+        if not callable(on_generate):
+            raise TypeError(f"on_generate must be callable, got {on_generate!r}")
+        self.on_generate = on_generate
+        self._last_obs: Any = None
+        self._in_episode = False
+
+    def add_first(self, obs: Any) -> None:
+        """Start an episode at ``obs``; an episode still open must be ended or :meth:`reset` first."""
+        if self._in_episode:
+            raise ValueError(
+                f"{type(self).__name__}.add_first while an episode is open: end it with done=True or call reset()"
+            )
+        self._last_obs = obs
+        self._in_episode = True
+
+    def add(
+        self,
+        obs: Any,
+        rew: Any = 0.0,
+        done: bool = False,
+        info: Optional[Mapping[str, Any]] = None,
+        action: Any = None,
+    ) -> None:
+        """Report one ``env.step(action)`` result, or start an episode (see the module docstring)."""
+        if not self._in_episode:
+            if done:
+                raise ValueError(
+                    f"{type(self).__name__}.add: the first call of an episode must carry the reset observation, "
+                    "not a final step (done=True)"
+                )
+            self.add_first(obs)
+            return
+        end = episode_end(done, info)
+        if end == _ABNORMAL:
+            # The crashed step's obs/reward are not data: close the episode at the last good obs.
+            self._end(_ABNORMAL, self._last_obs)
+        else:
+            self._step(self._last_obs, action, rew, obs, end)
+            if end != _RUNNING:
+                self._end(end, obs)
+        if end == _RUNNING:
+            self._last_obs = obs
+        else:
+            self._last_obs = None
+            self._in_episode = False
+
+    def reset(self) -> None:
+        """Drop the open episode without emitting anything more (e.g. the env was reset by hand)."""
+        self._last_obs = None
+        self._in_episode = False
+        self._clear()
+
+    # ---- for subclasses -------------------------------------------------------------------------
+    def _step(self, obs: Any, action: Any, reward: Any, next_obs: Any, end: str) -> None:
+        """One real step ``obs --action--> next_obs`` with its reward; ``end`` says if it was the last."""
+        raise NotImplementedError
+
+    def _end(self, end: str, final_obs: Any) -> None:
+        """The episode ended (after the last :meth:`_step`, or at a crash with no step)."""
+
+    def _clear(self) -> None:
+        """Forget partial data."""
+
+
+class TransitionAdder(Adder):
+    """One-step transitions ``{obs, action, reward, next_obs, done, truncated}`` (RL-Flow's adder, fixed).
+
+    ``next_obs`` is always the real next observation (also at termination, where a learner
+    ignores it because ``done`` is True); ``done`` is True only for termination.
+    """
+
+    def _step(self, obs: Any, action: Any, reward: Any, next_obs: Any, end: str) -> None:
+        self.on_generate(
+            {
+                "obs": obs,
+                "action": action,
+                "reward": reward,
+                "next_obs": next_obs,
+                "done": end == _TERMINATED,
+                "truncated": end == _TRUNCATED,
+            }
+        )
+
+
+def _as_reward(reward: Any) -> Any:
+    r = np.asarray(reward, dtype=np.float64)
+    return float(r) if r.ndim == 0 else r
+
+
+class NStepTransitionAdder(Adder):
+    """n-step transitions with ACME's semantics and an exact bootstrap discount.
+
+    For each step ``t`` it emits once ``{obs: s_t, action: a_t, reward: sum_{i<k} gamma^i r_{t+i},
+    next_obs: s_{t+k}, done, truncated, discount: gamma^k}`` with ``k = n_step``, or fewer steps
+    when the episode ends inside the window (then ``next_obs`` is the final observation and
+    ``done`` says whether the episode terminated there). Rewards may be arrays (vector rewards).
+    """
+
+    def __init__(self, on_generate: Callable[[Dict[str, Any]], Any], n_step: int, discount: float) -> None:
+        super().__init__(on_generate)
+        if isinstance(n_step, bool) or int(n_step) != n_step or n_step < 1:
+            raise ValueError(f"n_step must be a positive integer, got {n_step!r}")
+        discount = float(discount)
+        if not 0.0 <= discount <= 1.0:
+            raise ValueError(f"discount must be in [0, 1], got {discount}")
+        self.n_step = int(n_step)
+        self.discount = discount
+        self._window: Deque[tuple] = deque()  # (obs, action, reward) of the steps not yet emitted
+
+    def _emit_oldest(self, next_obs: Any, done: bool, truncated: bool) -> None:
+        obs, action, _ = self._window[0]
+        ret, scale = 0.0, 1.0
+        for _, _, r in self._window:
+            ret = ret + scale * r
+            scale *= self.discount
+        self.on_generate(
+            {
+                "obs": obs,
+                "action": action,
+                "reward": ret,
+                "next_obs": next_obs,
+                "done": done,
+                "truncated": truncated,
+                "discount": self.discount ** len(self._window),
+            }
+        )
+        self._window.popleft()
+
+    def _step(self, obs: Any, action: Any, reward: Any, next_obs: Any, end: str) -> None:
+        self._window.append((obs, action, _as_reward(reward)))
+        if end == _RUNNING and len(self._window) == self.n_step:
+            self._emit_oldest(next_obs, done=False, truncated=False)
+
+    def _end(self, end: str, final_obs: Any) -> None:
+        # Shorter transitions for the steps whose window the episode end cut.
+        while self._window:
+            self._emit_oldest(final_obs, done=end == _TERMINATED, truncated=end != _TERMINATED)
+
+    def _clear(self) -> None:
+        self._window.clear()
+
+
+END_OF_EPISODE_BEHAVIORS = ("zero_pad", "truncate", "write")
+
+
+class _RowAdder(Adder):
+    """Keeps the rows of the current episode: ``{obs, action, reward, done, start, last, mask}``."""
+
+    def __init__(self, on_generate: Callable[[Dict[str, Any]], Any]) -> None:
+        super().__init__(on_generate)
+        self._rows: List[Dict[str, Any]] = []
+        self._episode_rows = 0  # rows appended in this episode (padding excluded)
+        self._action_template: Any = None
+
+    def _row(self, obs: Any, action: Any, reward: Any, done: bool, last: bool) -> Dict[str, Any]:
+        row = {
+            "obs": obs,
+            "action": action,
+            "reward": reward,
+            "done": done,
+            "start": self._episode_rows == 0,
+            "last": last,
+            "mask": True,
+        }
+        self._episode_rows += 1
+        return row
+
+    def _step(self, obs: Any, action: Any, reward: Any, next_obs: Any, end: str) -> None:
+        if action is None:
+            raise ValueError(f"{type(self).__name__} needs the action: add(obs, rew, done, info, action=a)")
+        if self._action_template is None:
+            self._action_template = np.zeros_like(np.asarray(action))
+        self._append(self._row(obs, action, _as_reward(reward), end == _TERMINATED, last=False))
+
+    def _end(self, end: str, final_obs: Any) -> None:
+        if self._action_template is None:  # a crash before the first action: nothing to store
+            self._clear()
+            return
+        zero_reward = np.zeros_like(np.asarray(self._rows[-1]["reward"])) if self._rows else 0.0
+        self._append(self._row(final_obs, self._action_template, _as_reward(zero_reward), False, last=True))
+        self._finish(end)
+        self._clear()
+
+    def _padding_row(self) -> Dict[str, Any]:
+        ref = self._rows[-1]
+        return {
+            "obs": np.zeros_like(np.asarray(ref["obs"])),
+            "action": self._action_template,
+            "reward": _as_reward(np.zeros_like(np.asarray(ref["reward"]))),
+            "done": False,
+            "start": False,
+            "last": False,
+            "mask": False,
+        }
+
+    def _emit(self, rows: List[Dict[str, Any]]) -> None:
+        self.on_generate({key: np.stack([np.asarray(r[key]) for r in rows]) for key in rows[0]})
+
+    def _clear(self) -> None:
+        self._rows = []
+        self._episode_rows = 0
+        self._action_template = None
+
+    def _append(self, row: Dict[str, Any]) -> None:
+        raise NotImplementedError
+
+    def _finish(self, end: str) -> None:
+        raise NotImplementedError
+
+
+class SequenceAdder(_RowAdder):
+    """Fixed-length windows of ``sequence_length`` rows every ``period`` rows (ACME's SequenceAdder).
+
+    The first window is written once ``sequence_length`` rows exist, then every ``period`` rows
+    (windows overlap when ``period < sequence_length``). At the episode end
+    (``end_of_episode_behavior``):
+
+    * ``'zero_pad'`` (default, ACME's default): pad with ``mask=False`` rows up to the next write
+      point and write that window, so every item has the same length and (with
+      ``period <= sequence_length``) every step lands in some window;
+    * ``'truncate'``: write the rows since that window's start without padding (a shorter item);
+    * ``'write'``: write the last full window, ending at the final observation (an episode
+      shorter than the window yields nothing).
+
+    With ``period > sequence_length`` an episode that ends in the gap between two windows adds
+    no padded or truncated window (it would hold no row of that gap).
+
+    A window never spans two episodes (ACME's ``'continue'`` is refused).
+    """
+
+    def __init__(
+        self,
+        on_generate: Callable[[Dict[str, Any]], Any],
+        sequence_length: int,
+        period: int,
+        end_of_episode_behavior: str = "zero_pad",
+    ) -> None:
+        super().__init__(on_generate)
+        for name, value in (("sequence_length", sequence_length), ("period", period)):
+            if isinstance(value, bool) or int(value) != value or value < 1:
+                raise ValueError(f"{name} must be a positive integer, got {value!r}")
+        if end_of_episode_behavior not in END_OF_EPISODE_BEHAVIORS:
+            extra = " (windows never span two episodes in Stride)" if end_of_episode_behavior == "continue" else ""
+            raise ValueError(
+                f"unknown end_of_episode_behavior {end_of_episode_behavior!r}{extra}; "
+                f"valid choices: {', '.join(END_OF_EPISODE_BEHAVIORS)}"
+            )
+        self.sequence_length = int(sequence_length)
+        self.period = int(period)
+        self.end_of_episode_behavior = end_of_episode_behavior
+
+    def _append(self, row: Dict[str, Any]) -> None:
+        self._rows.append(row)
+        if len(self._rows) > self.sequence_length:  # keep only what a window can still use
+            del self._rows[0]
+        if not row["last"] and self._is_write_point(self._episode_rows):
+            self._emit(self._rows)
+
+    def _is_write_point(self, count: int) -> bool:
+        return count >= self.sequence_length and (count - self.sequence_length) % self.period == 0
+
+    def _finish(self, end: str) -> None:
+        count = self._episode_rows
+        if count <= self.sequence_length:
+            delta = self.sequence_length - count
+        else:
+            delta = (self.period - (count - self.sequence_length)) % self.period
+        behavior = self.end_of_episode_behavior
+        if behavior == "write":  # the last full window, always ending at the final observation
+            if count >= self.sequence_length:
+                self._emit(self._rows[-self.sequence_length :])
+            return
+        real = self.sequence_length - delta  # real rows in the window that ends at the next write point
+        if real <= 0:  # period > sequence_length and the episode ended in a gap between windows
+            return
+        if behavior == "zero_pad":
+            self._emit(self._rows[-real:] + [self._padding_row() for _ in range(delta)])
+        else:  # 'truncate'
+            self._emit(self._rows[-real:])
+
+
+class EpisodeAdder(_RowAdder):
+    """The whole episode as one item when it ends (ACME's EpisodeAdder).
+
+    An episode longer than ``max_sequence_length`` rows (final observation row included) raises
+    ``ValueError`` at the step that exceeds it, and the episode is dropped. With
+    ``pad_to_max=True`` items are padded with ``mask=False`` rows to ``max_sequence_length``.
+    """
+
+    def __init__(
+        self, on_generate: Callable[[Dict[str, Any]], Any], max_sequence_length: int, pad_to_max: bool = False
+    ) -> None:
+        super().__init__(on_generate)
+        if isinstance(max_sequence_length, bool) or int(max_sequence_length) != max_sequence_length or max_sequence_length < 2:
+            raise ValueError(f"max_sequence_length must be an integer >= 2, got {max_sequence_length!r}")
+        self.max_sequence_length = int(max_sequence_length)
+        self.pad_to_max = bool(pad_to_max)
+
+    def _append(self, row: Dict[str, Any]) -> None:
+        # Room must stay for the final observation row unless this is it.
+        limit = self.max_sequence_length if row["last"] else self.max_sequence_length - 1
+        if len(self._rows) + 1 > limit:
+            self.reset()
+            raise ValueError(
+                f"episode longer than max_sequence_length={self.max_sequence_length} rows "
+                "(the final observation takes a row); the episode was dropped"
+            )
+        self._rows.append(row)
+
+    def _finish(self, end: str) -> None:
+        rows = list(self._rows)
+        if self.pad_to_max:
+            rows += [self._padding_row() for _ in range(self.max_sequence_length - len(rows))]
+        self._emit(rows)
