@@ -1,0 +1,239 @@
+"""Env-manager throughput: Stride's three managers against a bare loop and the peers' vector envs.
+
+    python benchmarks/env_managers/bench.py [--cases cartpole image burn] [--seconds 1.5] [--repeats 3]
+
+Every contestant steps 8 envs with random actions drawn beforehand (the same table for everyone,
+as Python ints for per-env APIs and as arrays for vector APIs) and resets finished episodes
+(auto-reset); the score is env steps per second, best of ``--repeats`` timed runs of about
+``--seconds`` each (launch and reset are not timed). Peers that are not installed are skipped.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import os
+import platform
+import sys
+import time
+from typing import Callable, Dict, List, Optional
+
+import gymnasium as gym
+import numpy as np
+
+from stride.envs import AsyncSubprocessEnvManager, BaseEnvManager, SyncSubprocessEnvManager
+from stride.testing.fake_envs import BurnGymEnv, ImageGymEnv, make_gym_env
+
+N_ENVS = 8
+N_WORKERS = 2  # this box has 2 cores
+T_ACTIONS = 4096  # rows of pre-drawn actions, cycled
+
+
+def gym_factory(case: str) -> Callable[[], gym.Env]:
+    if case == "cartpole":
+        return functools.partial(gym.make, "CartPole-v1", disable_env_checker=True)
+    if case == "image":
+        return ImageGymEnv
+    return BurnGymEnv
+
+
+def stride_factory(case: str) -> Callable:
+    name = {"cartpole": "CartPole-v1", "image": "image", "burn": "burn"}[case]
+    return functools.partial(make_gym_env, name)
+
+
+def n_actions(case: str) -> int:
+    return {"cartpole": 2, "image": 4, "burn": 2}[case]
+
+
+class Timer:
+    """Run ``step()`` (which returns the env steps it did) for about ``seconds``; steps/s."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+
+    def __call__(self, step: Callable[[int], int]) -> float:
+        for t in range(20):  # warm up
+            step(t)
+        done, t, start = 0, 0, time.perf_counter()
+        while True:
+            for _ in range(50):
+                done += step(t)
+                t += 1
+            elapsed = time.perf_counter() - start
+            if elapsed >= self.seconds:
+                return done / elapsed
+
+
+# ---- contestants: each returns (step_fn, close_fn) --------------------------------------------
+def bare_loop(case: str, acts: List[List[int]], arr: np.ndarray):
+    envs = [gym_factory(case)() for _ in range(N_ENVS)]
+    for i, e in enumerate(envs):
+        e.reset(seed=i)
+
+    def step(t: int) -> int:
+        row = acts[t % T_ACTIONS]
+        for i, env in enumerate(envs):
+            _, _, term, trunc, _ = env.step(row[i])
+            if term or trunc:
+                env.reset()
+        return N_ENVS
+
+    return step, lambda: [e.close() for e in envs]
+
+
+def stride_manager(cls, cfg: dict):
+    def make(case: str, acts: List[List[int]], arr: np.ndarray):
+        m = cls([stride_factory(case) for _ in range(N_ENVS)], cfg)
+        m.seed(0)
+        m.launch()
+
+        def step(t: int) -> int:
+            row = acts[t % T_ACTIONS]
+            return len(m.step({i: row[i] for i in m.ready_obs}))
+
+        return step, m.close
+
+    return make
+
+
+def gym_vector(kind: str):
+    def make(case: str, acts: List[List[int]], arr: np.ndarray):
+        fns = [gym_factory(case) for _ in range(N_ENVS)]
+        mode = gym.vector.AutoresetMode.SAME_STEP
+        if kind == "sync":
+            venv = gym.vector.SyncVectorEnv(fns, autoreset_mode=mode)
+        else:
+            venv = gym.vector.AsyncVectorEnv(fns, shared_memory=True, autoreset_mode=mode)
+        venv.reset(seed=0)
+
+        def step(t: int) -> int:
+            venv.step(arr[t % T_ACTIONS])
+            return N_ENVS
+
+        return step, venv.close
+
+    return make
+
+
+def sb3_vec(kind: str):
+    def make(case: str, acts: List[List[int]], arr: np.ndarray):
+        from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
+
+        fns = [gym_factory(case) for _ in range(N_ENVS)]
+        venv = DummyVecEnv(fns) if kind == "dummy" else SubprocVecEnv(fns)
+        venv.seed(0)
+        venv.reset()
+
+        def step(t: int) -> int:
+            venv.step(arr[t % T_ACTIONS])
+            return N_ENVS
+
+        return step, venv.close
+
+    return make
+
+
+def tianshou_shmem(case: str, acts: List[List[int]], arr: np.ndarray):
+    from tianshou.env import ShmemVectorEnv
+
+    venv = ShmemVectorEnv([gym_factory(case) for _ in range(N_ENVS)])
+    venv.reset(seed=0)
+
+    def step(t: int) -> int:
+        _, _, term, trunc, _ = venv.step(arr[t % T_ACTIONS])
+        done = np.flatnonzero(term | trunc)
+        if len(done):
+            venv.reset(done)
+        return N_ENVS
+
+    return step, venv.close
+
+
+def contestants(case: str) -> Dict[str, Callable]:
+    per = N_ENVS // N_WORKERS
+    out: Dict[str, Callable] = {
+        "bare loop": bare_loop,
+        "stride base": stride_manager(BaseEnvManager, {}),
+        f"stride subprocess ({N_WORKERS} workers)": stride_manager(SyncSubprocessEnvManager, {"envs_per_worker": per}),
+        f"stride async_subprocess ({N_WORKERS} workers)": stride_manager(AsyncSubprocessEnvManager, {"envs_per_worker": per, "wait_num": per}),
+        "stride subprocess (1 env/worker)": stride_manager(SyncSubprocessEnvManager, {}),
+        "gymnasium SyncVectorEnv": gym_vector("sync"),
+        "gymnasium AsyncVectorEnv (shm)": gym_vector("async"),
+        "sb3 DummyVecEnv": sb3_vec("dummy"),
+        "sb3 SubprocVecEnv": sb3_vec("subproc"),
+        "tianshou ShmemVectorEnv": tianshou_shmem,
+    }
+    return out
+
+
+SUBPROCESS_PEERS = ("gymnasium AsyncVectorEnv (shm)", "sb3 SubprocVecEnv", "tianshou ShmemVectorEnv")
+
+
+def run_case(case: str, seconds: float, repeats: int, only: Optional[List[str]]) -> Dict[str, float]:
+    rng = np.random.default_rng(0)
+    arr = rng.integers(0, n_actions(case), size=(T_ACTIONS, N_ENVS))
+    acts = arr.tolist()
+    results: Dict[str, float] = {}
+    timer = Timer(seconds)
+    for name, make in contestants(case).items():
+        if only and not any(o in name for o in only):
+            continue
+        best = 0.0
+        try:
+            for _ in range(repeats):
+                step, close = make(case, acts, arr)
+                try:
+                    best = max(best, timer(step))
+                finally:
+                    close()
+        except ImportError as e:
+            print(f"  {name:<44} skipped ({e.name} not installed)", flush=True)
+            continue
+        results[name] = best
+        print(f"  {name:<44} {best:>10,.0f} steps/s", flush=True)
+    return results
+
+
+def ratio(a: Optional[float], b: Optional[float]) -> str:
+    return "n/a" if not a or not b else f"{a / b:.2f}x"
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--cases", nargs="+", default=["cartpole", "image", "burn"], choices=["cartpole", "image", "burn"])
+    p.add_argument("--seconds", type=float, default=1.5)
+    p.add_argument("--repeats", type=int, default=2)
+    p.add_argument("--only", nargs="*", help="run only contestants whose name contains one of these")
+    args = p.parse_args()
+    try:
+        load = os.getloadavg()
+    except OSError:
+        load = (float("nan"),) * 3
+    print(f"# env managers, {N_ENVS} envs, random actions, auto-reset; python {platform.python_version()}, "
+          f"gymnasium {gym.__version__}, numpy {np.__version__}, {os.cpu_count()} cpus, load avg {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
+    summary = []
+    for case in args.cases:
+        label = {"cartpole": "CartPole-v1", "image": "4x84x84 uint8 obs, trivial dynamics", "burn": "1 ms CPU per step"}[case]
+        print(f"\n## {label}", flush=True)
+        r = run_case(case, args.seconds, args.repeats, args.only)
+        bare = r.get("bare loop")
+        peers = {k: v for k, v in r.items() if k in SUBPROCESS_PEERS}
+        best_peer = max(peers.items(), key=lambda kv: kv[1]) if peers else (None, None)
+        sync = r.get(f"stride subprocess ({N_WORKERS} workers)")
+        asyn = r.get(f"stride async_subprocess ({N_WORKERS} workers)")
+        best_stride_sub = max([v for v in (sync, asyn) if v] or [0.0]) or None
+        print(f"  ratios: stride base / bare loop = {ratio(r.get('stride base'), bare)} (target >= 0.9x)")
+        if case in ("cartpole", "image"):
+            target = "3x" if case == "cartpole" else "2x"
+            print(f"  ratios: stride subprocess / best subprocess peer ({best_peer[0]}) = sync {ratio(sync, best_peer[1])}, "
+                  f"async {ratio(asyn, best_peer[1])} (target >= {target})")
+        else:
+            print(f"  ratios: stride with {N_WORKERS} worker processes / single-process loop = sync {ratio(sync, bare)}, "
+                  f"async {ratio(asyn, bare)} (target >= 1.7x); best subprocess peer ({best_peer[0]}) {ratio(best_peer[1], bare)}")
+        summary.append((case, r))
+    print(f"\nload avg at the end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+
+
+if __name__ == "__main__":
+    main()
