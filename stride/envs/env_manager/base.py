@@ -247,10 +247,13 @@ class BaseEnvManager:
             recorded[env_id].append(action)
             out[env_id] = timestep
             if timestep.done:
-                del ready[env_id]
                 self._episode_count[env_id] += 1
                 if self._auto_reset and self._episode_count[env_id] < self._episode_num:
+                    # overwrite in place: ready_obs stays in env-id order whatever the history, so a
+                    # resumed run batches envs exactly as an uninterrupted one
                     self._reset_env(env_id)
+                else:
+                    del ready[env_id]
             else:
                 ready[env_id] = timestep.obs
         return out

@@ -1,0 +1,70 @@
+"""Ctrl-C saves a checkpoint; resuming from it continues exactly as an uninterrupted run."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import psutil
+import pytest
+import torch
+
+pytestmark = pytest.mark.timeout(240)
+
+CMD = [sys.executable, "-m", "stride", "-m", "serial", "-e", "cartpole", "-p", "dqn", "-s", "1", "--no-progress"]
+
+
+def _final_params(exp_dir: str, train_iter: int) -> dict:
+    state = torch.load(os.path.join(exp_dir, "ckpt", f"iteration_{train_iter}.pth.tar"), weights_only=True)
+    return state["policy"]["model"]
+
+
+def test_ctrl_c_saves_and_resume_matches_uninterrupted(tmp_path):
+    total = 800
+    # reference: uninterrupted
+    ref = subprocess.run(CMD + ["--train-iter", str(total), "--exp-name", "ref"], cwd=tmp_path,
+                         capture_output=True, text=True, timeout=200)
+    assert ref.returncode == 0, ref.stderr
+
+    # interrupted: SIGINT once training is under way
+    proc = subprocess.Popen(CMD + ["--train-iter", str(total), "--exp-name", "run"], cwd=tmp_path,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    log = tmp_path / "run" / "log" / "learner.txt"
+    deadline = time.time() + 120
+    while time.time() < deadline and proc.poll() is None:
+        if (tmp_path / "run" / "progress.csv").exists() and len((tmp_path / "run" / "progress.csv").read_text().splitlines()) >= 3:
+            break
+        time.sleep(0.05)
+    assert proc.poll() is None, "run ended before it could be interrupted"
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err
+    assert "interrupt received" in err
+    assert "resume with: stride -m serial --resume" in out
+    result = json.loads((tmp_path / "run" / "result.json").read_text())
+    assert result["interrupted"] is True and 0 < result["train_iter"] < total
+    assert not [c for c in psutil.Process().children(recursive=True) if c.pid == proc.pid]
+    assert not list((tmp_path / "run" / "ckpt").glob("*.tmp*"))
+    del log
+
+    # resume to the same total
+    res = subprocess.run([sys.executable, "-m", "stride", "--resume", "run", "--train-iter", str(total), "--no-progress"],
+                         cwd=tmp_path, capture_output=True, text=True, timeout=200)
+    assert res.returncode == 0, res.stderr
+    resumed = json.loads((tmp_path / "run" / "result.json").read_text())
+    assert resumed["train_iter"] == total and resumed["env_step"] == json.loads((tmp_path / "ref" / "result.json").read_text())["env_step"]
+    a, b = _final_params(str(tmp_path / "ref"), total), _final_params(str(tmp_path / "run"), total)
+    assert a.keys() == b.keys()
+    assert all(torch.equal(a[k], b[k]) for k in a), "resumed run diverged from the uninterrupted one"
+
+
+def test_resume_errors_are_one_line(tmp_path):
+    res = subprocess.run([sys.executable, "-m", "stride", "--resume", "nowhere"], cwd=tmp_path,
+                         capture_output=True, text=True, timeout=60)
+    assert res.returncode == 2
+    assert res.stderr.strip().count("\n") == 0 and "nowhere" in res.stderr and "Traceback" not in res.stderr
