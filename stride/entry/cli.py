@@ -15,7 +15,7 @@ import os
 import sys
 from typing import List, Optional
 
-MODES = ("serial",)
+MODES = ("serial", "serial_onpolicy")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -53,10 +53,17 @@ def _run(args: argparse.Namespace) -> int:
     from .serial_entry import serial_pipeline
     from .utils import read_config, zoo_config
 
+    def pipeline(input_cfg, **kw):  # noqa: ANN001, ANN202 - -m serial picks the on-policy loop from policy.on_policy
+        if args.mode == "serial_onpolicy" or _is_on_policy(input_cfg, kw.get("resume")):
+            from .serial_entry_onpolicy import serial_pipeline_onpolicy
+
+            return serial_pipeline_onpolicy(input_cfg, **kw)
+        return serial_pipeline(input_cfg, **kw)
+
     train_iter = None if args.train_iter is None else int(args.train_iter)
     env_step = None if args.env_step is None else int(args.env_step)
     if args.resume:
-        policy = serial_pipeline(None, max_train_iter=train_iter, max_env_step=env_step, resume=args.resume,
+        policy = pipeline(None, max_train_iter=train_iter, max_env_step=env_step, resume=args.resume,
                                  progress=not args.no_progress)
         _report(policy.result)
         return 0
@@ -73,12 +80,33 @@ def _run(args: argparse.Namespace) -> int:
         exp_name = args.exp_name or f"{main.get('exp_name', default_name)}_seed{seed}"
         if args.exp_name and len(seeds) > 1:
             exp_name = f"{args.exp_name}_seed{seed}"
-        policy = serial_pipeline([main, create], seed=seed, max_train_iter=train_iter, max_env_step=env_step,
+        policy = pipeline([main, create], seed=seed, max_train_iter=train_iter, max_env_step=env_step,
                                  exp_name=exp_name, progress=not args.no_progress)
         _report(policy.result)
         if policy.result.get("interrupted"):
             return 130
     return 0
+
+
+def _is_on_policy(input_cfg: object, resume: object) -> bool:
+    """Whether a config's policy is on-policy (given, or the policy class's default)."""
+    if resume:
+        import os as _os
+
+        from ..config import load_json_config
+        from .utils import resolve_resume
+
+        exp_dir, _ = resolve_resume(str(resume))
+        return bool(load_json_config(_os.path.join(exp_dir, "total_config.json")).policy.on_policy)
+    main, create = input_cfg
+    given = main.get("policy", {}).get("on_policy")
+    if given is not None:
+        return bool(given)
+    from ..config.compile import import_components
+    from ..utils.registry import POLICY_REGISTRY
+
+    import_components()
+    return bool(POLICY_REGISTRY.get(create.get("policy", {}).get("type")).default_config().get("on_policy"))
 
 
 def _report(result: dict) -> None:

@@ -21,6 +21,7 @@ from ..config.compile import make_exp_dir
 from ..config.compile import import_components
 from ..data import create_buffer
 from ..utils.log import ProgressCSV, build_tb_writer
+from ..policy.random_policy import random_collect_mode
 from ..utils.registry import POLICY_REGISTRY
 from ..utils.seed import set_pkg_seed
 from ..worker import BaseLearner, BaseSerialEvaluator, create_collector
@@ -102,6 +103,13 @@ def serial_pipeline(
     return policy
 
 
+def random_collect(cfg: Config, policy: Any, collector: Any, buffer: Any) -> None:
+    """Fill the buffer with ``policy.random_collect_size`` transitions of uniformly random actions."""
+    collector.reset_policy(random_collect_mode(collector.action_space, policy.collect_mode, seed=cfg.seed))
+    buffer.push(collector.collect(n_sample=cfg.policy.random_collect_size), cur_collector_envstep=collector.envstep)
+    collector.reset_policy(policy.collect_mode)
+
+
 def _run(cfg: Config, policy: Any, learner: BaseLearner, collector: Any, evaluator: BaseSerialEvaluator, buffer: Any,
          exp: str, max_train_iter: Optional[int], max_env_step: Optional[int], progress: bool) -> dict:
     max_train_iter = float("inf") if max_train_iter is None else max_train_iter
@@ -112,6 +120,8 @@ def _run(cfg: Config, policy: Any, learner: BaseLearner, collector: Any, evaluat
     bar = ProgressBar(enabled=progress, total=max_env_step, initial=collector.envstep)
     cpu0, wall0, eval_cpu = time.process_time(), time.perf_counter(), 0.0
     stop, interrupted, last_return = False, False, None
+    if cfg.policy.random_collect_size > 0 and buffer.count() == 0 and learner.train_iter == 0:
+        random_collect(cfg, policy, collector, buffer)
     with Interrupt() as interrupt:
         while True:
             if interrupt.requested:

@@ -46,6 +46,8 @@ class Policy(ABC):
         priority=False,
         # (bool) weight the loss by importance-sampling weights (needs priority=True).
         priority_IS_weight=False,
+        # (int) transitions collected with uniformly random actions before training starts.
+        random_collect_size=0,
         # model keyword arguments (validated against the model class's signature).
         model=dict(),
         learn=dict(),

@@ -108,6 +108,10 @@ class SerialCollectorBase:
         self._envstep = int(value)
 
     @property
+    def action_space(self) -> Any:
+        return self._env.action_space
+
+    @property
     def episode_count(self) -> int:
         return self._total_episode_count
 

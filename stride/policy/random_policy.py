@@ -1,0 +1,35 @@
+"""A collect mode that acts uniformly at random but stores transitions as the real policy does.
+
+Used for warm-up collection (``policy.random_collect_size``): unlike DI-engine, whose SAC warm-up
+is collected by the untrained policy itself, these really are uniform random actions.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Dict
+
+import gymnasium as gym
+import numpy as np
+
+from .base_policy import CollectMode
+
+
+def random_collect_mode(action_space: gym.spaces.Space, inner: CollectMode, seed: int = 0) -> CollectMode:
+    """A ``CollectMode`` with ``inner``'s transition processing and uniformly random actions."""
+    space = action_space
+    rng = np.random.default_rng(seed)
+
+    def sample() -> Any:
+        if isinstance(space, gym.spaces.Discrete):
+            return np.int64(space.start + rng.integers(space.n))
+        if isinstance(space, gym.spaces.Box):
+            low = np.where(np.isfinite(space.low), space.low, -1.0)
+            high = np.where(np.isfinite(space.high), space.high, 1.0)
+            return rng.uniform(low, high).astype(space.dtype)
+        return space.sample()
+
+    def forward(data: Dict[int, Any], **kwargs: Any) -> Dict[int, Any]:
+        return {env_id: {"action": sample()} for env_id in data}
+
+    return CollectMode(forward, inner.process_transition, inner.get_train_sample, inner.reset, inner.state_dict,
+                       inner.load_state_dict, inner.get_attribute, inner.set_attribute, lambda *a, **k: {})
