@@ -148,7 +148,8 @@ class DQNPolicy(Policy):
 
     def _process_transition(self, obs: Any, policy_output: Dict[str, Any], timestep: Any) -> Dict[str, Any]:
         # done = terminated: a time-limit truncation still bootstraps from the true final obs.
-        terminated = timestep.done and timestep.info.get("terminated", True)
+        info = timestep.info
+        terminated = timestep.done and info.get("terminated", not info.get("truncated", False))
         return {"obs": obs, "action": policy_output["action"], "reward": timestep.reward,
                 "next_obs": timestep.obs, "done": bool(terminated)}
 

@@ -59,6 +59,8 @@ def to_ndarray(item: Any) -> Any:
         return item.detach().cpu().numpy()
     if isinstance(item, dict):
         return {k: to_ndarray(v) for k, v in item.items()}
-    if isinstance(item, (list, tuple)) and not hasattr(item, "_fields"):
+    if isinstance(item, tuple) and hasattr(item, "_fields"):
+        return type(item)(*[to_ndarray(v) for v in item])
+    if isinstance(item, (list, tuple)):
         return type(item)(to_ndarray(v) for v in item)
     return item

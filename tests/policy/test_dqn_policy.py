@@ -293,9 +293,6 @@ class TestCollect:
         assert tr["done"] is expected
         assert tr["obs"] is obs and tr["next_obs"] is nobs and tr["reward"] == 1.5 and int(tr["action"]) == 2
 
-    @pytest.mark.xfail(strict=True, reason="bug: stride/policy/dqn.py _process_transition uses "
-                                            "info.get('terminated', True): a final step whose info only says "
-                                            "truncated=True is treated as terminated (no bootstrap)")
     def test_process_transition_truncated_flag_alone(self):
         policy = make_policy()
         ts = BaseEnvTimestep(np.ones(OBS, np.float32), 0.0, True, {"truncated": True})

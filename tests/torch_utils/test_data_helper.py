@@ -81,9 +81,6 @@ def test_to_ndarray_nested():
     assert isinstance(out["c"], tuple) and isinstance(out["c"][0], np.ndarray)
 
 
-@pytest.mark.xfail(strict=True, reason="bug: to_ndarray leaves namedtuples untouched (stride/torch_utils/data_helper.py "
-                                        "to_ndarray: `not hasattr(item, '_fields')` skips them) although to_tensor and "
-                                        "to_device recurse into them")
 def test_to_ndarray_namedtuple():
     out = to_ndarray(Pair(torch.ones(2), torch.zeros(1)))
     assert isinstance(out, Pair) and isinstance(out.a, np.ndarray)

@@ -90,8 +90,6 @@ def test_round_trip_is_exact_for_tensor_structures():
     assert again["p"].y.shape == (5, 1)
 
 
-@pytest.mark.xfail(strict=True, reason="bug: default_collate turns a tuple field into a list and default_decollate "
-                                        "returns lists, so a tuple inside a sample does not round-trip as a tuple")
 def test_tuple_field_round_trips_as_tuple():
     samples = [{"t": (torch.tensor([1.0]), torch.tensor([2.0]))} for _ in range(2)]
     back = default_decollate(default_collate(samples))

@@ -45,7 +45,8 @@ def default_collate(batch: Sequence[Any]) -> Any:
     if isinstance(elem, Sequence):
         if any(len(e) != len(elem) for e in batch):
             raise ValueError("default_collate: sequences in a batch must have equal lengths")
-        return [default_collate(list(s)) for s in zip(*batch)]
+        collated = [default_collate(list(s)) for s in zip(*batch)]
+        return tuple(collated) if isinstance(elem, tuple) else collated
     raise TypeError(f"default_collate does not support {type(elem).__name__}")
 
 
@@ -65,6 +66,7 @@ def default_decollate(batch: Any) -> List[Any]:
         return [type(batch)(*s) for s in zip(*(default_decollate(v) for v in batch))]
     if isinstance(batch, (list, tuple)):
         if batch and isinstance(batch[0], (torch.Tensor, np.ndarray, Mapping, list, tuple)):
-            return [list(s) for s in zip(*(default_decollate(v) for v in batch))]
+            kind = tuple if isinstance(batch, tuple) else list
+            return [kind(s) for s in zip(*(default_decollate(v) for v in batch))]
         return list(batch)
     raise TypeError(f"default_decollate does not support {type(batch).__name__}")
