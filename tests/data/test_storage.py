@@ -1,0 +1,110 @@
+"""stride.data.storage.ColumnStorage: ring order, newest-kept overflow, column layout, persistence guard."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from stride.data.storage import ColumnStorage
+
+
+def items(lo: int, hi: int) -> list:
+    return [{"x": np.array([i, -i], dtype=np.float64), "i": i, "flag": i % 2 == 0} for i in range(lo, hi)]
+
+
+def contents(s: ColumnStorage) -> list:
+    return s.get_columns(s.valid_slots())["i"].tolist()
+
+
+def test_capacity_must_be_positive():
+    with pytest.raises(ValueError, match="capacity"):
+        ColumnStorage(0)
+
+
+def test_layout_from_first_item():
+    s = ColumnStorage(5)
+    s.append(items(0, 1))
+    assert s.columns["x"].shape == (5, 2) and s.columns["x"].dtype == np.float32  # float64 stored as float32
+    assert s.columns["i"].dtype == np.int64 and s.columns["flag"].dtype == np.bool_
+    s2 = ColumnStorage(3)
+    s2.append([{"t": torch.ones(2, 2, dtype=torch.float64), "name": "a", "meta": {"k": 1}}])
+    assert s2.columns["t"].shape == (3, 2, 2) and s2.columns["t"].dtype == np.float32
+    assert s2.columns["name"].dtype == object and s2.columns["meta"].dtype == object
+    assert s2.get_items(np.array([0]))[0]["meta"] == {"k": 1}
+
+
+def test_fifo_ring_overwrites_oldest():
+    s = ColumnStorage(4)
+    assert s.append(items(0, 3)).tolist() == [0, 1, 2]
+    assert s.size == 3 and contents(s) == [0, 1, 2]
+    assert s.append(items(3, 6)).tolist() == [3, 0, 1]
+    assert s.size == 4 and s.tail == 2
+    assert s.valid_slots().tolist() == [2, 3, 0, 1]
+    assert contents(s) == [2, 3, 4, 5]
+    s.append(items(6, 7))
+    assert contents(s) == [3, 4, 5, 6]
+
+
+def test_push_longer_than_capacity_keeps_newest():
+    s = ColumnStorage(4)
+    s.append(items(0, 1))
+    slots = s.append(items(1, 11))
+    assert len(slots) == 4 and s.size == 4
+    assert contents(s) == [7, 8, 9, 10]
+    assert s.get_columns(s.valid_slots())["x"][:, 1].tolist() == [-7, -8, -9, -10]
+
+
+def test_get_items_and_columns_agree_and_are_copies():
+    s = ColumnStorage(6)
+    s.append(items(0, 6))
+    slots = np.array([4, 1, 1])
+    cols = s.get_columns(slots)
+    its = s.get_items(slots)
+    assert [it["i"] for it in its] == cols["i"].tolist() == [4, 1, 1]
+    assert all(np.array_equal(it["x"], cols["x"][k]) for k, it in enumerate(its))
+    cols["i"][0] = 99
+    its[1]["x"][0] = 99
+    assert s.get_columns(np.array([4, 1]))["i"].tolist() == [4, 1]
+    assert s.get_columns(np.array([1]))["x"][0, 0] == 1
+    assert set(s.get_columns(slots, keys=["i"])) == {"i"}
+
+
+def test_field_mismatch_and_shape_mismatch():
+    s = ColumnStorage(4)
+    s.append(items(0, 1))
+    with pytest.raises(ValueError, match=r"missing \['flag'\]"):
+        s.append([{"x": np.zeros(2), "i": 1}])
+    with pytest.raises(ValueError, match="unexpected"):
+        s.append([{"x": np.zeros(2), "i": 1, "flag": True, "extra": 0}])
+    with pytest.raises(ValueError, match="shape"):
+        s.append([{"x": np.zeros(3), "i": 1, "flag": True}] * 2)
+    assert s.append([]).tolist() == []
+
+
+def test_append_columns():
+    s = ColumnStorage(3)
+    s.append(items(0, 2))
+    cols = {"x": np.ones((4, 2), np.float32), "i": np.arange(10, 14), "flag": np.zeros(4, bool)}
+    s.append_columns(cols)
+    assert contents(s) == [11, 12, 13]
+
+
+def test_numeric_state_oldest_first_and_refuses_objects():
+    s = ColumnStorage(3)
+    s.append(items(0, 5))
+    st = s.numeric_state()
+    assert st["i"].tolist() == [2, 3, 4]
+    o = ColumnStorage(2)
+    o.append([{"a": "text", "b": 1}])
+    with pytest.raises(ValueError, match=r"\['a'\]"):
+        o.numeric_state()
+
+
+def test_clear():
+    s = ColumnStorage(3)
+    s.append([{"a": "x", "b": 1}])
+    s.clear()
+    assert s.size == 0 and s.tail == 0 and s.columns["a"][0] is None and s.valid_slots().tolist() == []
+    s.append([{"a": "y", "b": 2}])
+    assert s.get_items(s.valid_slots()) == [{"a": "y", "b": 2}]
