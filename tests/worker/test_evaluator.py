@@ -1,0 +1,162 @@
+"""VectorEvalMonitor quotas and BaseSerialEvaluator (exact episode count, stop flag, best checkpoint)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from stride.utils.errors import ConfigError
+from stride.worker import BaseSerialEvaluator, VectorEvalMonitor
+from stride_worker_fakes import make_manager, make_policy
+
+
+@pytest.fixture
+def managers():
+    made = []
+
+    def _make(n, **kw):
+        m = make_manager(n, **kw)
+        made.append(m)
+        return m
+
+    yield _make
+    for m in made:
+        m.close()
+
+
+# ---- VectorEvalMonitor ------------------------------------------------------------------------
+def _fill(monitor: VectorEvalMonitor, env_num: int) -> list:
+    accepted = []
+    for i in range(env_num):
+        k = 0
+        while monitor.needs_more(i):
+            monitor.update_reward(i, 10 * i + k)
+            k += 1
+        monitor.update_reward(i, -1.0)  # beyond the quota: ignored
+        accepted.append(k)
+    return accepted
+
+
+@pytest.mark.parametrize("env_num,n,quota", [(5, 12, [3, 3, 2, 2, 2]), (4, 4, [1, 1, 1, 1]), (3, 10, [4, 3, 3]),
+                                             (2, 7, [4, 3])])
+def test_monitor_quotas(env_num, n, quota):
+    m = VectorEvalMonitor(env_num, n)
+    assert not m.is_finished() and m.get_current_episode() == 0
+    assert _fill(m, env_num) == quota
+    assert m.is_finished() and m.get_current_episode() == n
+    returns = m.get_episode_return()
+    assert len(returns) == n and -1.0 not in returns
+    assert returns == [10 * i + k for i in range(env_num) for k in range(quota[i])]  # env by env
+
+
+def test_monitor_bad_n_episode():
+    with pytest.raises(ConfigError, match="n_episode"):
+        VectorEvalMonitor(3, 0)
+
+
+def test_monitor_update_info():
+    m = VectorEvalMonitor(2, 2)
+    m.update_info(1, {"x": 1})
+    assert m._infos[1] == [{"x": 1}]
+
+
+# ---- BaseSerialEvaluator ----------------------------------------------------------------------
+def _final_reward(i, ep, t):
+    # return of episode `ep` of env i is 100*i + ep (one reward at the last step; episodes are i+1 long)
+    return float(100 * i + ep) if t == i else 0.0
+
+
+def make_evaluator(managers, reward_fn=_final_reward, **cfg):
+    env = managers(5, length=lambda i, ep: i + 1, reward_fn=reward_fn)
+    policy = make_policy()
+    return BaseSerialEvaluator({"n_episode": 12, **cfg}, env, policy.eval_mode), env
+
+
+def test_eval_exact_n_episode_balanced_over_envs(managers):
+    ev, env = make_evaluator(managers)
+    stop, returns = ev.eval(train_iter=0)
+    # env 0 finishes an episode every step, env 4 every 5 steps; quotas 3,3,2,2,2 keep it balanced
+    assert returns == [0, 1, 2, 100, 101, 102, 200, 201, 300, 301, 400, 401]
+    assert stop is False
+    assert ev.last_eval_return == pytest.approx(np.mean(returns))
+    # envs with a full quota are not stepped further (env 0 ran exactly its 3 one-step episodes)
+    assert env._envs[0].step_calls == 3 and env._envs[4].step_calls == 10
+
+
+def test_eval_n_episode_argument(managers):
+    ev, _ = make_evaluator(managers)
+    _, returns = ev.eval(n_episode=7)
+    assert len(returns) == 7 and [r // 100 for r in returns] == [0, 0, 1, 1, 2, 3, 4]
+
+
+@pytest.mark.parametrize("stop_value,train_iter,expected", [(100.0, 5, True), (100.0, 0, False),
+                                                            (175.75, 1, True), (176.0, 5, False)])
+def test_stop_flag(managers, stop_value, train_iter, expected):
+    ev, _ = make_evaluator(managers, stop_value=stop_value)  # mean return of the first evaluation is 175.75
+    stop, returns = ev.eval(train_iter=train_iter)
+    assert np.mean(returns) == pytest.approx(175.75)
+    assert stop is expected
+
+
+def test_best_checkpoint_callback_only_on_new_best(managers):
+    ev, _ = make_evaluator(managers, reward_fn=lambda i, ep, t: 1.0)  # every evaluation has the same mean
+    calls = []
+    ev.eval(calls.append, train_iter=0)
+    assert calls == ["ckpt_best.pth.tar"]
+    ev.eval(calls.append, train_iter=10)
+    assert calls == ["ckpt_best.pth.tar"]  # not better: not saved again
+
+
+def test_best_checkpoint_callback_on_improvement(managers):
+    ev, _ = make_evaluator(managers)  # returns grow with the episode index: each evaluation is better
+    calls = []
+    ev.eval(calls.append, train_iter=0)
+    ev.eval(calls.append, train_iter=1)
+    assert calls == ["ckpt_best.pth.tar", "ckpt_best.pth.tar"]
+    ev.eval(None, train_iter=2)  # no callback given: fine
+
+
+def test_should_eval(managers):
+    ev, _ = make_evaluator(managers, eval_freq=10)
+    assert [ev.should_eval(i) for i in (0, 0, 5, 9, 10, 10, 15, 19, 20, 35)] == [
+        True, False, False, False, True, False, False, False, True, True]
+    ev2, _ = make_evaluator(managers, eval_freq=10)
+    assert ev2.should_eval(7)  # the first call always evaluates
+
+
+def test_evaluator_state_dict(managers):
+    const = lambda i, ep, t: 1.0  # noqa: E731  every evaluation has the same mean
+    ev, _ = make_evaluator(managers, reward_fn=const, eval_freq=10)
+    ev.should_eval(30)
+    ev.eval(train_iter=30)
+    ev2, _ = make_evaluator(managers, reward_fn=const, eval_freq=10)
+    ev2.load_state_dict(ev.state_dict())
+    assert not ev2.should_eval(35) and ev2.should_eval(40)
+    calls = []
+    ev2.eval(calls.append, train_iter=40)  # same mean as the restored best: no new best
+    assert calls == []
+    ev3, _ = make_evaluator(managers, reward_fn=const, eval_freq=10)
+    ev3.eval(calls.append, train_iter=40)  # without the restored state it is a new best
+    assert calls == ["ckpt_best.pth.tar"]
+
+
+def test_evaluator_logs_to_tensorboard(managers):
+    class TB:
+        def __init__(self):
+            self.tags = {}
+
+        def add_scalar(self, tag, value, step):
+            self.tags[tag] = (value, step)
+
+    tb = TB()
+    env = managers(2, length=3)
+    ev = BaseSerialEvaluator({"n_episode": 4}, env, make_policy().eval_mode, tb_logger=tb)
+    ev.eval(train_iter=7, envstep=70)
+    assert tb.tags["evaluator_iter/reward_mean"] == (pytest.approx(6.0), 7)
+    assert tb.tags["evaluator_step/reward_mean"] == (pytest.approx(6.0), 70)
+    assert tb.tags["evaluator_iter/episode_count"][0] == 4
+
+
+def test_evaluator_unknown_config_key(managers):
+    with pytest.raises(ConfigError, match="eval_frq"):
+        BaseSerialEvaluator({"eval_frq": 3}, managers(1), make_policy().eval_mode)
