@@ -141,6 +141,9 @@ class Selector(ABC):
         missing = [k for k in keys if k not in self]
         if missing:
             raise SelectorKeyError(f"id {missing[0]} is not in the {type(self).__name__}")
+        if len(set(keys)) != len(keys):  # explicit "last one wins" (NumPy's fancy assignment does not promise it)
+            last = dict(zip(keys, prio.tolist()))
+            keys, prio = list(last), np.array(list(last.values()))
         if keys:
             self._update(keys, prio)
 

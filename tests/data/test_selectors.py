@@ -249,3 +249,13 @@ def test_state_dict_round_trip_reproduces_samples(cls):
     other.remove(3)
     sel.remove(3)
     assert other.sample() == sel.sample()
+
+
+@pytest.mark.parametrize("cls", [PrioritizedSelector, MaxHeapSelector])
+def test_repeated_id_in_one_priority_update_keeps_the_last_value(cls):
+    sel = cls()
+    sel.add_batch([1, 2], [1.0, 1.0])
+    sel.update_priorities_batch([1, 2, 1, 1], [5.0, 2.0, 0.0, 3.0])
+    state = sel.state_dict()
+    got = dict(zip(state["ids"].tolist(), state["priorities"].tolist()))
+    assert got == {1: 3.0, 2: 2.0}
