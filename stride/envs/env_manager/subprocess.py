@@ -171,7 +171,10 @@ class SyncSubprocessEnvManager(BaseEnvManager):
             if w.block is not None:
                 from multiprocessing.reduction import send_handle
 
-                send_handle(parent, w.block.fd, w.proc.pid)
+                try:
+                    send_handle(parent, w.block.fd, w.proc.pid)
+                except OSError:  # the child is already gone: reported just below
+                    pass
                 w.block.release_fd()
         deadline = time.monotonic() + float(self._cfg["connect_timeout"])
         for w in workers:
@@ -520,11 +523,12 @@ class SyncSubprocessEnvManager(BaseEnvManager):
     def _send_steps(self, actions: Dict[int, Any]) -> None:
         ready, where, spec_cache, recorded = self._ready_obs, self._where, self._reset_spec, self._episode_actions
         sent_obs = self._sent_obs
+        for env_id in actions:
+            if env_id not in ready:
+                raise StrideError(f"env {env_id} is not ready (ready envs: {sorted(ready)})")
         batches: Dict[int, tuple] = {}
         broken: List[int] = []
         for env_id, action in actions.items():
-            if env_id not in ready:
-                raise StrideError(f"env {env_id} is not ready (ready envs: {sorted(ready)})")
             recorded[env_id].append(action)
             if env_id in self._broken:  # its worker was replaced: the episode cannot go on
                 if self._close_episode(env_id, _abnormal(self._broken.pop(env_id))):
@@ -618,6 +622,11 @@ class SyncSubprocessEnvManager(BaseEnvManager):
         for i, ep in enumerate(state["episodes"]):
             self._episode_seed[i] = ep["seed"]
             self._episode_actions[i] = list(ep["actions"])
+
+    @property
+    def done(self) -> bool:
+        """True once every env has run ``episode_num`` episodes and every result was handed out."""
+        return BaseEnvManager.done.fget(self) and not self._results and not self._inflight
 
     @property
     def worker_pids(self) -> List[Optional[int]]:
