@@ -16,8 +16,8 @@ class ProgressBar:
         if enabled and sys.stderr.isatty():
             from tqdm import tqdm
 
-            self._bar = tqdm(total=None if math.isinf(total) else int(total), initial=initial, unit="step",
-                             desc="env steps", dynamic_ncols=True, leave=True)
+            self._bar = tqdm(total=None if math.isinf(total) else int(total), initial=initial, unit=" env steps",
+                             desc="stride", dynamic_ncols=True, leave=True)
         self._last = initial
         self._t = time.perf_counter()
 

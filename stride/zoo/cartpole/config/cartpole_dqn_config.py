@@ -21,7 +21,7 @@ main_config = dict(
             learner=dict(hook=dict(save_ckpt_after_iter=1000)),
         ),
         collect=dict(n_sample=8),
-        eval=dict(evaluator=dict(eval_freq=200)),
+        eval=dict(evaluator=dict(eval_freq=50)),
         other=dict(
             eps=dict(type="exp", start=0.95, end=0.1, decay=10000),
             replay_buffer=dict(replay_buffer_size=20000),
