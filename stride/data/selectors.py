@@ -78,6 +78,8 @@ def _as_id(key: Any) -> int:
 
 
 def _as_ids(keys: Union[Iterable[int], np.ndarray]) -> List[int]:
+    if isinstance(keys, np.ndarray) and np.issubdtype(keys.dtype, np.integer):
+        return keys.reshape(-1).tolist()  # already exact Python ints
     return [_as_id(k) for k in (keys.tolist() if isinstance(keys, np.ndarray) else keys)]
 
 
@@ -120,17 +122,26 @@ class Selector(ABC):
         """Insert several ids at once (all or nothing)."""
         keys = _as_ids(ids)
         prio = self._check_priorities(_as_priorities(priorities, len(keys)))
-        seen = set()
-        for k in keys:
-            if k in seen or k in self:
-                raise SelectorKeyError(f"id {k} is already in the {type(self).__name__}")
-            seen.add(k)
+        unique = set(keys)
+        if len(unique) != len(keys) or not self._keys().isdisjoint(unique):
+            seen = set()
+            for k in keys:  # slow path, only to name the offending id
+                if k in seen or k in self:
+                    raise SelectorKeyError(f"id {k} is already in the {type(self).__name__}")
+                seen.add(k)
         if keys:
             self._add(keys, prio)
 
     def remove_batch(self, ids: Union[Iterable[int], np.ndarray]) -> None:
         """Delete several ids at once (all or nothing; repeating an id in the batch is an error)."""
-        keys = self._check_present(_as_ids(ids))
+        keys = _as_ids(ids)
+        unique = set(keys)
+        if len(unique) != len(keys) or not unique <= self._keys():
+            seen = set()
+            for k in keys:
+                if k in seen or k not in self:
+                    raise SelectorKeyError(f"id {k} is not in the {type(self).__name__}")
+                seen.add(k)
         if keys:
             self._remove(keys)
 
@@ -138,10 +149,11 @@ class Selector(ABC):
         """Set the priorities of several ids (all or nothing; a repeated id keeps its last priority)."""
         keys = _as_ids(ids)
         prio = self._check_priorities(_as_priorities(priorities, len(keys)))
-        missing = [k for k in keys if k not in self]
-        if missing:
-            raise SelectorKeyError(f"id {missing[0]} is not in the {type(self).__name__}")
-        if len(set(keys)) != len(keys):  # explicit "last one wins" (NumPy's fancy assignment does not promise it)
+        unique = set(keys)
+        if not unique <= self._keys():
+            missing = next(k for k in keys if k not in self)
+            raise SelectorKeyError(f"id {missing} is not in the {type(self).__name__}")
+        if len(unique) != len(keys):  # explicit "last one wins" (NumPy's fancy assignment does not promise it)
             last = dict(zip(keys, prio.tolist()))
             keys, prio = list(last), np.array(list(last.values()))
         if keys:
@@ -157,14 +169,6 @@ class Selector(ABC):
         return self._sample(n)
 
     # ---- helpers ----------------------------------------------------------------------------
-    def _check_present(self, keys: List[int]) -> List[int]:
-        seen = set()
-        for k in keys:
-            if k in seen or k not in self:
-                raise SelectorKeyError(f"id {k} is not in the {type(self).__name__}")
-            seen.add(k)
-        return keys
-
     def _check_priorities(self, prio: np.ndarray) -> np.ndarray:
         if prio.size and not np.all(np.isfinite(prio)):
             raise ValueError(f"priorities must be finite, got {prio[~np.isfinite(prio)][:5].tolist()}")
@@ -183,6 +187,10 @@ class Selector(ABC):
 
     @abstractmethod
     def __contains__(self, id: object) -> bool: ...
+
+    @abstractmethod
+    def _keys(self) -> Any:
+        """The stored ids as a set-like view (membership tests for whole batches run in C)."""
 
     @abstractmethod
     def clear(self) -> None:
@@ -223,6 +231,9 @@ class _DenseSelector(Selector):
 
     def __contains__(self, id: object) -> bool:
         return id in self._pos
+
+    def _keys(self) -> Any:
+        return self._pos.keys()
 
     def ids(self) -> np.ndarray:
         """The stored ids (in dense-position order)."""
@@ -265,7 +276,7 @@ class _DenseSelector(Selector):
         self._refresh_weights(np.array(touched, dtype=np.int64))
 
     def _update(self, keys: List[int], prio: np.ndarray) -> None:
-        self._set_weights(np.array([self._pos[k] for k in keys], dtype=np.int64), prio)
+        self._set_weights(np.fromiter(map(self._pos.__getitem__, keys), dtype=np.int64, count=len(keys)), prio)
 
     def clear(self) -> None:
         self._pos.clear()
@@ -440,6 +451,9 @@ class _OrderSelector(Selector):
     def __contains__(self, id: object) -> bool:
         return id in self._seq
 
+    def _keys(self) -> Any:
+        return self._seq.keys()
+
     def _add(self, keys: List[int], prio: np.ndarray) -> None:
         for k in keys:
             self._seq[k] = self._next_seq
@@ -514,6 +528,9 @@ class _HeapSelector(Selector):
 
     def __contains__(self, id: object) -> bool:
         return id in self._entry
+
+    def _keys(self) -> Any:
+        return self._entry.keys()
 
     def _push(self, keys: List[int], prio: np.ndarray) -> None:
         for k, p in zip(keys, prio.tolist()):
