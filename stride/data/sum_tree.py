@@ -21,7 +21,7 @@ two). What makes it fast in NumPy, where each call costs about a microsecond wha
   and only recomputed (O(capacity)) after the leaf holding the minimum was overwritten, which in
   prioritized replay is rare; DI-engine and RL-Flow pay a full min-tree update on every write.
 
-DI-engine's and RL-Flow's segment trees update and sample one item at a time in Python.
+DI-engine's and RL-Flow's segment trees update and search one item at a time from Python loops.
 """
 
 from __future__ import annotations
