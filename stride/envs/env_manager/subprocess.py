@@ -66,10 +66,10 @@ class _WorkerDied(Exception):
 class _Cmd:
     """A command sent to a worker whose reply has not arrived yet."""
 
-    __slots__ = ("kind", "env_ids", "actions", "timeout", "started")
+    __slots__ = ("kind", "env_ids", "timeout", "started")
 
-    def __init__(self, kind: str, env_ids: List[int], actions: Optional[list], timeout: Optional[float]) -> None:
-        self.kind, self.env_ids, self.actions, self.timeout = kind, env_ids, actions, timeout
+    def __init__(self, kind: str, env_ids: List[int], timeout: Optional[float]) -> None:
+        self.kind, self.env_ids, self.timeout = kind, env_ids, timeout
         self.started: Optional[float] = None  # when the worker began on it (it runs commands in order)
 
 
@@ -346,9 +346,9 @@ class SyncSubprocessEnvManager(BaseEnvManager):
         return seed
 
     # ---- sending and receiving ----------------------------------------------------------------
-    def _send(self, w: _Worker, kind: str, env_ids: List[int], payload: tuple,
-              actions: Optional[list] = None, timeout: Optional[float] = None) -> None:
-        cmd = _Cmd(kind, env_ids, actions, timeout)
+    def _send(self, w: _Worker, kind: str, env_ids: List[int], payload: tuple, timeout: Optional[float] = None) -> None:
+        """Queue a command on ``w``; its reply is matched in order (a worker runs commands in order)."""
+        cmd = _Cmd(kind, env_ids, timeout)
         if not w.pending:
             cmd.started = time.monotonic()
         w.pending.append(cmd)
@@ -360,7 +360,7 @@ class SyncSubprocessEnvManager(BaseEnvManager):
     def _broadcast(self, kind: str, make: Callable[[_Worker], tuple]) -> None:
         """Send ``kind`` to every worker and wait for all replies."""
         for w in self._workers:
-            self._send(w, kind, w.env_ids, tuple([[*range(len(w.env_ids))]]) + make(w))
+            self._send(w, kind, w.env_ids, (list(range(len(w.env_ids))),) + make(w))
         self._pump(lambda: all(not w.pending for w in self._workers))
         self._calls.clear()
 
@@ -390,13 +390,11 @@ class SyncSubprocessEnvManager(BaseEnvManager):
                 self._receive(busy[0], block=True)  # all replies are needed: a blocking read is cheapest
                 self._raise_user_error()
                 continue
-            else:
-                objs = [w.conn for w in busy] + [w.proc.sentinel for w in busy]
-                ready = mp_wait(objs, timeout)
-                if not ready:
-                    if end is not None and time.monotonic() >= end:
-                        return False
-                    continue
+            ready = mp_wait([w.conn for w in busy] + [w.proc.sentinel for w in busy], timeout)
+            if not ready:
+                if end is not None and time.monotonic() >= end:
+                    return False
+                continue
             for w in busy:
                 if w.conn in ready or (w.proc is not None and w.proc.sentinel in ready):
                     self._receive(w)

@@ -236,3 +236,29 @@ def test_stepping_an_env_that_is_not_ready_is_refused_without_side_effects(make_
     assert sorted(m.ready_obs) == [0, 1]
     np.testing.assert_array_equal(m.ready_obs[0], before[0])
     assert m.state_dict()["episodes"][0]["actions"] == []
+
+
+@pytest.mark.parametrize("context", ["spawn", "fork"])
+def test_other_start_methods(make_manager, context):
+    ref = make_manager("base", n=2)
+    m = make_manager("subprocess", n=2, context=context)
+    for x in (ref, m):
+        x.seed(4)
+        x.launch()
+    _prefix_equal(_run(ref, 20), _run(m, 20))
+
+
+def test_copy_on_get_false_returns_views_into_shared_memory(make_manager):
+    m = make_manager("subprocess", n=1, copy_on_get=False)
+    m.seed(0)
+    m.launch()
+    view = m.ready_obs[0]
+    first = np.array(view)
+    m.step({0: 1})
+    np.testing.assert_array_equal(view, first + 2)  # the slot was overwritten in place
+    c = make_manager("subprocess", n=1)
+    c.seed(0)
+    c.launch()
+    kept = c.ready_obs[0]
+    c.step({0: 1})
+    np.testing.assert_array_equal(kept, first)  # the default hands out copies
