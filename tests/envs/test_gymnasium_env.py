@@ -1,0 +1,123 @@
+"""GymnasiumEnv: truncation kept apart from termination, true final obs, returns, seeding, bad actions."""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+from stride.envs import BaseEnvManager, BaseEnvTimestep, GymnasiumEnv
+from stride.utils.errors import ConfigError, InvalidActionError
+
+
+def _run_episode(env: GymnasiumEnv, action: int = 0) -> list:
+    out = []
+    while True:
+        ts = env.step(action)
+        out.append(ts)
+        if ts.done:
+            return out
+
+
+def test_truncation_is_not_termination_and_final_obs_is_true():
+    env = GymnasiumEnv("CartPole-v1", cfg={"max_episode_steps": 10})
+    env.seed(0)
+    env.reset()
+    # alternate actions keep the pole up for 10 steps -> time-limit truncation
+    steps = []
+    for t in range(10):
+        steps.append(env.step(t % 2))
+        if steps[-1].done:
+            break
+    last = steps[-1]
+    assert isinstance(last, BaseEnvTimestep) and last.done and len(steps) == 10
+    assert last.info["truncated"] is True and last.info["terminated"] is False
+    assert last.info["eval_episode_return"] == pytest.approx(10.0)
+    assert all(not s.done and "terminated" not in s.info for s in steps[:-1])
+    first_next = env.reset()
+    assert not np.array_equal(first_next, last.obs), "final obs must be the true final obs, not a reset obs"
+
+
+def test_termination_flags_and_return():
+    env = GymnasiumEnv("CartPole-v1")
+    env.seed(3)
+    env.reset()
+    steps = _run_episode(env, action=0)  # always push left: falls quickly
+    last = steps[-1]
+    assert last.info["terminated"] is True and last.info["truncated"] is False
+    assert last.info["eval_episode_return"] == pytest.approx(sum(s.reward for s in steps))
+
+
+def test_float64_observations_become_float32():
+    env = GymnasiumEnv("Pendulum-v1")
+    assert env.observation_space.dtype == np.float32
+    env.seed(0)
+    assert env.reset().dtype == np.float32
+    assert env.step(np.array([0.5], dtype=np.float32)).obs.dtype == np.float32
+
+
+@pytest.mark.parametrize("bad", [2, -1, 7])
+def test_discrete_action_outside_space_is_a_clear_error(bad):
+    env = GymnasiumEnv("CartPole-v1")
+    env.reset()
+    with pytest.raises(InvalidActionError) as e:
+        env.step(bad)
+    msg = str(e.value)
+    assert str(bad) in msg and "Discrete(2)" in msg and "0..1" in msg
+
+
+def test_box_action_outside_bounds_or_shape_is_a_clear_error():
+    env = GymnasiumEnv("Pendulum-v1")
+    env.reset()
+    with pytest.raises(InvalidActionError, match="outside the action space bounds"):
+        env.step(np.array([5.0]))
+    with pytest.raises(InvalidActionError, match="expected shape"):
+        env.step(np.array([0.1, 0.2]))
+    with pytest.raises(InvalidActionError, match="finite"):
+        env.step(np.array([np.nan]))
+
+
+def test_unknown_env_id_is_a_config_error():
+    with pytest.raises(ConfigError, match="NoSuchEnv-v0"):
+        GymnasiumEnv("NoSuchEnv-v0").reset()
+
+
+def test_wraps_an_env_instance_and_numpy_actions():
+    env = GymnasiumEnv(gym.make("CartPole-v1"))
+    env.seed(1)
+    env.reset()
+    for a in (np.int64(1), np.array(0), np.array([1])):
+        assert isinstance(env.step(a), BaseEnvTimestep)
+
+
+def test_seeding_dynamic_vs_fixed():
+    def firsts(dynamic: bool) -> list:
+        env = GymnasiumEnv("CartPole-v1")
+        env.seed(5, dynamic_seed=dynamic)
+        return [env.reset() for _ in range(3)]
+
+    dyn, fixed = firsts(True), firsts(False)
+    assert not np.array_equal(dyn[0], dyn[1])  # each episode its own seed
+    assert all(np.array_equal(fixed[0], f) for f in fixed)  # DI semantics: every episode the same
+    assert all(np.array_equal(a, b) for a, b in zip(dyn, firsts(True)))  # reproducible
+
+
+def test_evaluator_manager_replays_the_same_distinct_episodes_at_every_reset():
+    mgr = BaseEnvManager([lambda: GymnasiumEnv("CartPole-v1") for _ in range(2)])
+    mgr.seed(0, dynamic_seed=False)
+    mgr.launch()
+
+    def episode_starts() -> list:
+        starts = [mgr.ready_obs[0].copy()]
+        while len(starts) < 3:
+            ts = mgr.step({0: 0})[0]
+            if ts.done:
+                starts.append(mgr.ready_obs[0].copy())
+        return starts
+
+    first = episode_starts()
+    mgr.reset()
+    second = episode_starts()
+    mgr.close()
+    assert not np.array_equal(first[0], first[1]), "episodes within one evaluation must differ"
+    assert all(np.array_equal(a, b) for a, b in zip(first, second)), "every evaluation replays the same episodes"
