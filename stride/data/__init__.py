@@ -1,6 +1,18 @@
-"""Data: column storage and replay buffers (plus RL-Flow adders, selectors and rate limiters)."""
+"""Data: column storage, replay buffers, and RL-Flow's adders, selectors and rate limiters."""
 
 from .storage import ColumnStorage
 from .buffer import NaiveReplayBuffer, create_buffer
+from .sum_tree import SumTree
+from .selectors import (
+    UniformSelector, PrioritizedSelector, FIFOSelector, LIFOSelector, MaxHeapSelector, MinHeapSelector,
+    SelectorKeyError, EmptySelectorError,
+)
+from .rate_limiters import RateLimiter, MinSize, SampleToInsertRatio, Queue, Stack, RateLimitedError
+from .adders import TransitionAdder, NStepTransitionAdder, SequenceAdder, EpisodeAdder, episode_end
 
-__all__ = ["ColumnStorage", "NaiveReplayBuffer", "create_buffer"]
+__all__ = [
+    "ColumnStorage", "NaiveReplayBuffer", "create_buffer", "SumTree",
+    "UniformSelector", "PrioritizedSelector", "FIFOSelector", "LIFOSelector", "MaxHeapSelector", "MinHeapSelector",
+    "SelectorKeyError", "EmptySelectorError", "RateLimiter", "MinSize", "SampleToInsertRatio", "Queue", "Stack",
+    "RateLimitedError", "TransitionAdder", "NStepTransitionAdder", "SequenceAdder", "EpisodeAdder", "episode_end",
+]

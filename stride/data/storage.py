@@ -117,6 +117,25 @@ class ColumnStorage:
                 col[:] = None
 
     # ---- persistence (no pickle) -------------------------------------------------------------
+    def physical_state(self) -> Dict[str, Any]:
+        """Occupied rows in slot order plus the write position: restoring it reproduces sampling exactly."""
+        bad = [k for k, c in self.columns.items() if c.dtype == object]
+        if bad:
+            raise ValueError(f"fields {bad} hold Python objects and cannot be saved without pickle")
+        return {"columns": {k: c[: self.size].copy() for k, c in self.columns.items()}, "tail": self.tail}
+
+    def load_physical_state(self, columns: Mapping[str, np.ndarray], tail: int) -> None:
+        """Inverse of :meth:`physical_state`."""
+        self.columns = {}
+        self.clear()
+        if not columns:
+            return
+        n = len(next(iter(columns.values())))
+        self._allocate({k: v[0] for k, v in columns.items()})
+        for k, v in columns.items():
+            self.columns[k][:n] = v
+        self.size, self.tail = n, int(tail)
+
     def numeric_state(self) -> Dict[str, Any]:
         """Occupied rows of numeric columns, oldest first, plus layout (object columns refused)."""
         bad = [k for k, c in self.columns.items() if c.dtype == object]

@@ -183,9 +183,6 @@ def test_state_dict_round_trip_continues_sampling_before_wrap():
     assert a.sample_batch(7)["replay_unique_id"].tolist() == b.sample_batch(7)["replay_unique_id"].tolist()
 
 
-@pytest.mark.xfail(strict=True, reason="bug: NaiveReplayBuffer.state_dict saves items oldest-first and load_state_dict "
-                                        "writes them to slots 0..n-1, but sampling draws physical slots, so after a "
-                                        "wrap-around the restored buffer samples different items")
 def test_state_dict_round_trip_continues_sampling_after_wrap():
     a = buf(5, seed=7)
     for i in range(7):  # one at a time: the ring wraps (tail != 0)

@@ -70,10 +70,8 @@ class NaiveReplayBuffer:
         if self._storage.size < max(size, self._cfg["min_sample_size"]):
             return None
         self._sample_count += size
-        idx = self._rng.integers(0, self._storage.size, size=size)
-        if self._storage.size < self._storage.capacity:
-            return idx
-        return idx  # slots 0..capacity-1 are all valid once full
+        # occupied slots are always 0..size-1 (the ring starts at 0 and only wraps when full)
+        return self._rng.integers(0, self._storage.size, size=size)
 
     def sample(self, size: int, cur_learner_iter: int = -1) -> Optional[List[Dict[str, Any]]]:
         """``size`` items drawn uniformly with replacement, each a dict carrying ``replay_unique_id``
@@ -143,24 +141,21 @@ class NaiveReplayBuffer:
         self._next_id = next_id
 
     def state_dict(self) -> Dict[str, Any]:
-        """Contents and sampling RNG as tensors / plain values (for checkpoints)."""
-        state = self._storage.numeric_state() if self._storage.size else {}
-        order = self._storage.valid_slots()
+        """Contents (in slot order), ids and sampling RNG as tensors / plain values (for checkpoints)."""
+        phys = self._storage.physical_state() if self._storage.size else {"columns": {}, "tail": 0}
         return {
-            "columns": {k: torch.from_numpy(np.ascontiguousarray(v)) for k, v in state.items()},
-            "ids": torch.from_numpy(self._ids[order].copy()),
+            "columns": {k: torch.from_numpy(np.ascontiguousarray(v)) for k, v in phys["columns"].items()},
+            "tail": phys["tail"],
+            "ids": torch.from_numpy(self._ids[: self._storage.size].copy()),
             "next_id": self._next_id,
             "rng": self._rng.bit_generator.state,
             "push_count": self._push_count,
         }
 
     def load_state_dict(self, state: Dict[str, Any]) -> None:
-        self.clear()
-        self._storage.columns = {}
-        cols = {k: v.numpy() for k, v in state["columns"].items()}
-        if cols:
-            slots = self._storage.append_columns(cols)
-            self._ids[slots] = state["ids"].numpy()
+        self._storage.load_physical_state({k: v.numpy() for k, v in state["columns"].items()}, state["tail"])
+        self._ids[:] = -1
+        self._ids[: len(state["ids"])] = state["ids"].numpy()
         self._next_id = state["next_id"]
         self._rng.bit_generator.state = state["rng"]
         self._push_count = state.get("push_count", 0)
