@@ -32,7 +32,8 @@ class GymnasiumEnv(BaseEnv):
     """Wrap ``env_or_id`` (a ``gymnasium.Env`` or a registered id) lazily.
 
     Config keys (all optional): ``env_id`` (used when ``env_or_id`` is None), ``max_episode_steps``,
-    ``make_kwargs`` (passed to ``gymnasium.make``).
+    ``make_kwargs`` (passed to ``gymnasium.make``), ``act_scale`` (a bounded Box action space is
+    exposed as [-1, 1] and mapped affinely onto the real bounds, so a tanh policy fits any env).
     """
 
     @classmethod
@@ -44,6 +45,8 @@ class GymnasiumEnv(BaseEnv):
             max_episode_steps=None,
             # extra keyword arguments for gymnasium.make.
             make_kwargs=dict(),
+            # (bool) expose a bounded Box action space as [-1, 1]; actions map affinely to the real bounds.
+            act_scale=False,
         )
 
     def __init__(self, env_or_id: Union[gym.Env, str, None] = None, cfg: Optional[dict] = None) -> None:
@@ -61,6 +64,7 @@ class GymnasiumEnv(BaseEnv):
         self._discrete_n: Optional[int] = None
         self._cast_obs = False
         self._action_space_seed_pending = False
+        self._act_affine: Optional[tuple] = None  # (low, half range) when act_scale is on
 
     # ---- lazy creation -------------------------------------------------------------------
     def _make(self) -> gym.Env:
@@ -84,7 +88,20 @@ class GymnasiumEnv(BaseEnv):
             if isinstance(self._act_space, gym.spaces.Discrete):
                 self._discrete_n = int(self._act_space.n)
                 self._discrete_start = int(self._act_space.start)
+            if self._cfg.get("act_scale"):
+                self._scale_action_space()
         return self._env
+
+    def _scale_action_space(self) -> None:
+        space = self._act_space
+        if not isinstance(space, gym.spaces.Box) or not (np.all(np.isfinite(space.low)) and np.all(np.isfinite(space.high))):
+            from ..utils.errors import ConfigError
+
+            raise ConfigError(f"act_scale=True needs a bounded Box action space, got {space} "
+                              f"({self._env_id or type(self._env).__name__}); set act_scale=False")
+        low, high = space.low.astype(np.float64), space.high.astype(np.float64)
+        self._act_affine = (low, (high - low) / 2.0)
+        self._act_space = gym.spaces.Box(-1.0, 1.0, shape=space.shape, dtype=space.dtype)
 
     @property
     def observation_space(self) -> gym.spaces.Space:
@@ -157,7 +174,11 @@ class GymnasiumEnv(BaseEnv):
 
     def step(self, action: Any) -> BaseEnvTimestep:
         env = self._env if self._env is not None else self._make()
-        obs, reward, terminated, truncated, info = env.step(self._check_action(action))
+        action = self._check_action(action)
+        if self._act_affine is not None:  # [-1, 1] -> [low, high]
+            low, half = self._act_affine
+            action = np.clip(low + (action + 1.0) * half, low, low + 2.0 * half).astype(self._act_space.dtype)
+        obs, reward, terminated, truncated, info = env.step(action)
         self._episode_return += reward
         if self._cast_obs:
             obs = self._obs(obs)

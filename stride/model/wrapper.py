@@ -4,14 +4,18 @@
 attribute reads (``parameters()``, ``state_dict()``, ``train()``...) fall through to the model.
 Better than DI-engine on purpose: ``eps_greedy_sample`` flips one coin per sample (DI flips one
 per batch, so a whole batch explores or exploits together); the momentum ``target`` also averages
-buffers (DI copies only parameters, leaving e.g. BatchNorm statistics stale).
+buffers (DI copies only parameters, leaving e.g. BatchNorm statistics stale); the tanh-squashed
+``reparam_sample`` corrects its log-prob with a stable ``log(1 - tanh(u)**2)`` (no epsilon), and
+``action_noise`` adds noise out of place.
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any, Callable, Dict, Optional
 
 import torch
+import torch.nn.functional as F
 from torch import nn
 
 from ..utils.registry import WRAPPER_REGISTRY
@@ -181,6 +185,125 @@ class TargetNetworkWrapper(IModelWrapper):
     @property
     def update_count(self) -> int:
         return self._update_count
+
+
+# ---- continuous actions ----------------------------------------------------------------------
+_LOG2 = math.log(2.0)
+
+
+def tanh_log_det_jacobian(u: torch.Tensor) -> torch.Tensor:
+    """``log(1 - tanh(u)**2)`` computed stably as ``2 * (log 2 - u - softplus(-2u))`` (DI-engine adds
+    ``1e-6`` inside the log instead, which biases the log-prob where the action saturates)."""
+    return 2.0 * (_LOG2 - u - F.softplus(-2.0 * u))
+
+
+@WRAPPER_REGISTRY.register("reparam_sample")
+class ReparamSampleWrapper(IModelWrapper):
+    """Adds ``action`` = a reparameterised (differentiable) sample of ``Normal(mu, sigma)`` and its
+    ``log_prob`` (summed over action dims). With ``tanh=True`` (SAC) the sample is squashed into
+    (-1, 1) and the log-prob includes the change of variables ``- sum log(1 - tanh(u)**2)``."""
+
+    def __init__(self, model: Any, tanh: bool = False) -> None:
+        super().__init__(model)
+        self._tanh = bool(tanh)
+
+    def forward(self, *args: Any, **kwargs: Any) -> Dict[str, torch.Tensor]:
+        out = self._model.forward(*args, **kwargs)
+        mu, sigma = out["mu"], out["sigma"]
+        eps = torch.randn_like(mu)
+        u = mu + sigma * eps  # ((u - mu) / sigma)**2 == eps**2 exactly, with the same gradients
+        log_prob = (-0.5 * eps.pow(2) - sigma.log() - 0.5 * math.log(2 * math.pi)).sum(-1)
+        if self._tanh:
+            log_prob = log_prob - tanh_log_det_jacobian(u).sum(-1)
+            u = torch.tanh(u)
+        out["action"], out["log_prob"] = u, log_prob
+        return out
+
+
+@WRAPPER_REGISTRY.register("deterministic_sample")
+class DeterministicSampleWrapper(IModelWrapper):
+    """Adds ``action`` = ``mu`` (``tanh(mu)`` with ``tanh=True``): the mode of a Gaussian actor, for
+    evaluation. An output that already has ``action`` (a deterministic actor) is left unchanged."""
+
+    def __init__(self, model: Any, tanh: bool = False) -> None:
+        super().__init__(model)
+        self._tanh = bool(tanh)
+
+    def forward(self, *args: Any, **kwargs: Any) -> Dict[str, torch.Tensor]:
+        out = self._model.forward(*args, **kwargs)
+        if "action" not in out:
+            out["action"] = torch.tanh(out["mu"]) if self._tanh else out["mu"]
+        return out
+
+
+class GaussianNoise:
+    """i.i.d. ``Normal(mu, sigma)`` noise."""
+
+    def __init__(self, mu: float = 0.0, sigma: float = 0.1) -> None:
+        self.mu, self.sigma = float(mu), float(sigma)
+
+    def __call__(self, like: torch.Tensor) -> torch.Tensor:
+        return self.mu + self.sigma * torch.randn_like(like)
+
+    def reset(self) -> None:
+        pass
+
+
+class OUNoise:
+    """Ornstein-Uhlenbeck noise ``x += theta * (mu - x) * dt + sigma * sqrt(dt) * N(0, 1)``, one
+    process per row of the action batch (restarted at ``x0`` when the batch shape changes)."""
+
+    def __init__(self, mu: float = 0.0, sigma: float = 0.3, theta: float = 0.15, dt: float = 1e-2, x0: float = 0.0) -> None:
+        self.mu, self.sigma, self.theta, self.dt, self.x0 = float(mu), float(sigma), float(theta), float(dt), float(x0)
+        self._x: Optional[torch.Tensor] = None
+
+    def __call__(self, like: torch.Tensor) -> torch.Tensor:
+        if self._x is None or self._x.shape != like.shape:
+            self._x = torch.full_like(like, self.x0)
+        dx = self.theta * (self.mu - self._x) * self.dt + self.sigma * math.sqrt(self.dt) * torch.randn_like(like)
+        self._x = self._x + dx
+        return self._x
+
+    def reset(self) -> None:
+        self._x = None
+
+
+NOISE_TYPES = {"gauss": GaussianNoise, "ou": OUNoise}
+UNIT_RANGE = {"min": -1.0, "max": 1.0}  # read only
+
+
+@WRAPPER_REGISTRY.register("action_noise")
+class ActionNoiseWrapper(IModelWrapper):
+    """Adds exploration noise to ``action`` (when the output has one; other outputs pass through):
+    ``action = clamp(action + clamp(noise, *noise_range), *action_range)``; ``None`` ranges don't
+    clamp (``action_range`` defaults to [-1, 1]). ``forward(..., sigma=s)`` changes the noise scale
+    from then on. Out of place (DI-engine adds in place)."""
+
+    def __init__(self, model: Any, noise_type: str = "gauss", noise_kwargs: Optional[Dict[str, float]] = None,
+                 noise_range: Optional[Dict[str, float]] = None,
+                 action_range: Optional[Dict[str, float]] = UNIT_RANGE) -> None:
+        super().__init__(model)
+        if noise_type not in NOISE_TYPES:
+            raise ValueError(f"unknown noise_type '{noise_type}'; valid choices: {', '.join(sorted(NOISE_TYPES))}")
+        self._noise = NOISE_TYPES[noise_type](**(noise_kwargs or {}))
+        self._noise_range = None if noise_range is None else (float(noise_range["min"]), float(noise_range["max"]))
+        self._action_range = None if action_range is None else (float(action_range["min"]), float(action_range["max"]))
+
+    def forward(self, *args: Any, sigma: Optional[float] = None, **kwargs: Any) -> Dict[str, torch.Tensor]:
+        if sigma is not None:
+            self._noise.sigma = float(sigma)
+        out = self._model.forward(*args, **kwargs)
+        if "action" in out:
+            noise = self._noise(out["action"])
+            if self._noise_range is not None:
+                noise = noise.clamp(*self._noise_range)
+            action = out["action"] + noise
+            out["action"] = action.clamp(*self._action_range) if self._action_range is not None else action
+        return out
+
+    def reset(self, data_id: Optional[list] = None, **kwargs: Any) -> None:
+        self._noise.reset()
+        super().reset(data_id=data_id, **kwargs)
 
 
 def model_wrap(model: Any, wrapper_name: Optional[str] = None, **kwargs: Any) -> IModelWrapper:

@@ -2,5 +2,8 @@
 
 from .base_policy import Policy
 from .dqn import DQNPolicy
+from .ddpg import DDPGPolicy
+from .td3 import TD3Policy
+from .sac import SACPolicy
 
-__all__ = ["Policy", "DQNPolicy"]
+__all__ = ["Policy", "DQNPolicy", "DDPGPolicy", "TD3Policy", "SACPolicy"]

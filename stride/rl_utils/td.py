@@ -51,3 +51,63 @@ def q_nstep_td_error(
     if weight is not None:
         per_sample = per_sample * weight
     return per_sample.mean(), td.detach().abs()
+
+
+def v_nstep_td_error(
+    value: torch.Tensor,
+    next_value: torch.Tensor,
+    reward: torch.Tensor,
+    done: torch.Tensor,
+    value_gamma: torch.Tensor | float,
+    weight: Optional[torch.Tensor] = None,
+    loss_type: str = "mse",
+) -> Tuple[torch.Tensor, torch.Tensor]:
+    """n-step TD loss of a value that is already evaluated at the taken action: V(s), or Q(s, a) of
+    a continuous-action critic (DDPG / TD3 / SAC).
+
+    ``target = reward + value_gamma * (1 - done) * next_value`` (no gradient), ``done`` meaning
+    *terminated*: a time-limit truncation still bootstraps. ``value`` may carry leading critic dims
+    (twin critics: ``(2, B)``); every critic regresses on the same target and their losses are summed.
+
+    Args:
+        value: (B,) or (K, B) predictions.
+        next_value: (B,) bootstrap value at the n-th next observation (e.g. the min of the target
+            critics, minus ``alpha * log_prob`` for SAC -- see :func:`min_q_value`).
+        reward, done: (B,) discounted n-step reward sum and 0/1 termination flag.
+        value_gamma: scalar or (B,) bootstrap discount (gamma ** real steps).
+        weight: optional (B,) importance-sampling weights.
+        loss_type: 'mse' (0.5 * squared error) or 'huber'.
+
+    Returns:
+        (scalar loss: per-critic batch means, summed over critics; (B,) absolute TD error averaged
+        over critics, for priorities).
+    """
+    with torch.no_grad():
+        target = reward + value_gamma * (1.0 - done.float()) * next_value
+    td = value - target
+    if loss_type == "mse":
+        per_sample = 0.5 * td.pow(2)
+    elif loss_type == "huber":
+        per_sample = torch.nn.functional.smooth_l1_loss(value, target.expand_as(value), reduction="none")
+    else:
+        raise ValueError(f"unknown loss_type '{loss_type}'; valid choices: huber, mse")
+    if weight is not None:
+        per_sample = per_sample * weight
+    loss = per_sample.mean(-1).sum()
+    td_abs = td.detach().abs()
+    return loss, td_abs.mean(0) if td_abs.dim() > 1 else td_abs
+
+
+def min_q_value(
+    q: torch.Tensor, log_prob: Optional[torch.Tensor] = None, alpha: torch.Tensor | float = 0.0
+) -> torch.Tensor:
+    """The bootstrap value of continuous-action critics: ``min_k q[k] - alpha * log_prob``.
+
+    Clipped double-Q (Fujimoto et al., 2018) over the leading critic dim when ``q`` is (K, B) (a
+    (B,) ``q`` is used as is), minus the entropy term of soft Q-learning (Haarnoja et al., 2018)
+    when ``log_prob`` of the next action is given.
+    """
+    v = q.min(0).values if q.dim() > 1 else q
+    if log_prob is not None:
+        v = v - alpha * log_prob
+    return v

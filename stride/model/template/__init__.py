@@ -1,5 +1,6 @@
 """Model templates, one per family of algorithms."""
 
 from .q_learning import DQN
+from .qac import QAC
 
-__all__ = ["DQN"]
+__all__ = ["DQN", "QAC"]

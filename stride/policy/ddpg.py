@@ -1,0 +1,211 @@
+"""DDPG (Lillicrap et al., 2016, "Continuous control with deep reinforcement learning"): a
+deterministic tanh actor trained through a Q critic (the deterministic policy gradient, Silver et
+al., 2014), Gaussian (or Ornstein-Uhlenbeck) exploration noise, Polyak-averaged target networks.
+
+This file also holds TD3's three additions (Fujimoto et al., 2018) as config switches, which
+``TD3Policy`` turns on: twin critics with a clipped double-Q target (``model.twin_critic``), target
+policy smoothing (``learn.noise``: clipped Gaussian noise on the target action) and delayed actor
+and target updates (``learn.actor_update_freq``).
+
+Math: ``stride.rl_utils.v_nstep_td_error`` (critic loss) and ``min_q_value`` (bootstrap value);
+n-step targets come from ``get_nstep_return_data`` in the collector. ``done`` is *terminated*:
+Pendulum's 200-step time limit is a truncation and still bootstraps. Better than DI-engine on
+purpose: DI's Pendulum configs set ``ignore_done=True`` to paper over folding truncation into
+``done``; target smoothing noise is added out of place; each optimizer computes only the gradients
+of its own parameters (the actor step does not fill the critic's ``.grad``); the delayed-update
+counter is part of the learn state, so a resumed run keeps the same update schedule.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any, Dict, List, Optional
+
+import torch
+
+from ..model import model_wrap
+from ..rl_utils import get_nstep_return_data, min_q_value, v_nstep_td_error
+from ..utils.registry import POLICY_REGISTRY
+from .base_policy import Policy
+
+
+def optimise(optimizer: torch.optim.Optimizer, loss: torch.Tensor, grad_clip_norm: Optional[float] = None) -> None:
+    """One step of ``optimizer`` on ``loss``, differentiating only w.r.t. the optimizer's parameters."""
+    params = [p for group in optimizer.param_groups for p in group["params"]]
+    for p, g in zip(params, torch.autograd.grad(loss, params)):
+        p.grad = g
+    if grad_clip_norm is not None:
+        torch.nn.utils.clip_grad_norm_(params, grad_clip_norm)
+    optimizer.step()
+
+
+@POLICY_REGISTRY.register("ddpg")
+class DDPGPolicy(Policy):
+    """DDPG; with ``twin_critic``, ``learn.noise`` and ``learn.actor_update_freq=2`` it is TD3."""
+
+    config = dict(
+        type="ddpg",
+        on_policy=False,
+        # (float) reward discount gamma.
+        discount_factor=0.99,
+        # (int) steps summed in the TD target.
+        nstep=1,
+        # (int) uniformly random transitions collected before training (actions in the env's space).
+        random_collect_size=25000,
+        model=dict(
+            # (str) 'regression': a deterministic tanh actor.
+            action_space="regression",
+            # (bool) two critics and a clipped double-Q target (TD3).
+            twin_critic=False,
+        ),
+        learn=dict(
+            # (int) gradient steps after each collect.
+            update_per_collect=1,
+            # (int) samples per gradient step.
+            batch_size=256,
+            learning_rate_actor=1e-3,
+            learning_rate_critic=1e-3,
+            # (int) update the actor and the targets once every this many critic updates (TD3: 2).
+            actor_update_freq=1,
+            # (float) Polyak rate of the target networks.
+            target_theta=0.005,
+            # (bool) target policy smoothing: clipped Gaussian noise on the target action (TD3).
+            noise=False,
+            noise_sigma=0.2,
+            noise_range=dict(min=-0.5, max=0.5),
+            # (str) 'mse' or 'huber'.
+            loss_type="mse",
+            # (float|None) clip each network's gradient norm to this value.
+            grad_clip_norm=None,
+        ),
+        collect=dict(
+            # Give exactly one of n_sample (transitions per collect) / n_episode.
+            n_sample=None,
+            n_episode=None,
+            unroll_len=1,
+            # (str) exploration noise: 'gauss' or 'ou'; its scale (actions live in [-1, 1]).
+            noise_type="gauss",
+            noise_sigma=0.1,
+        ),
+        other=dict(replay_buffer=dict(replay_buffer_size=1_000_000)),
+    )
+
+    @classmethod
+    def default_model(cls) -> tuple:
+        return "qac", {}
+
+    # ---- learn -------------------------------------------------------------------------------
+    def _init_learn(self) -> None:
+        cfg = self._cfg.learn
+        self._gamma = self._cfg.discount_factor
+        self._actor_optimizer = torch.optim.Adam(self._model.actor.parameters(), lr=cfg.learning_rate_actor, fused=True)
+        self._critic_optimizer = torch.optim.Adam(self._model.critic.parameters(), lr=cfg.learning_rate_critic, fused=True)
+        self._target = model_wrap(copy.deepcopy(self._model), "target", update_type="momentum",
+                                  update_kwargs={"theta": cfg.target_theta})
+        self._target_model = self._target
+        if cfg.noise:  # target policy smoothing: the target actor's action gets clipped noise
+            self._target_model = model_wrap(self._target, "action_noise", noise_type="gauss",
+                                            noise_kwargs={"mu": 0.0, "sigma": cfg.noise_sigma},
+                                            noise_range=dict(cfg.noise_range), action_range={"min": -1.0, "max": 1.0})
+        self._use_is = bool(self._cfg.priority and self._cfg.priority_IS_weight)
+        self._learn_steps = 0
+        self._last_actor_loss = float("nan")
+
+    def _forward_learn(self, data: Any) -> Dict[str, Any]:
+        cfg = self._cfg.learn
+        # data
+        batch = self._batch(data)
+        obs, next_obs = batch["obs"], batch["next_obs"]
+        self._model.train()
+        # forward: the (smoothed) target action and the target critics at next_obs
+        with torch.no_grad():
+            next_action = self._target_model.forward(next_obs, mode="compute_actor")["action"]
+            next_q = self._target_model.forward({"obs": next_obs, "action": next_action}, mode="compute_critic")["q_value"]
+        q = self._model.forward({"obs": obs, "action": batch["action"]}, mode="compute_critic")["q_value"]
+        # loss: critic TD error, bootstrapping from the min of the target critics
+        weight = batch.get("IS") if self._use_is else None
+        critic_loss, td_abs = v_nstep_td_error(q, min_q_value(next_q), batch["reward"].float(), batch["done"],
+                                               batch.get("value_gamma", self._gamma), weight, cfg.loss_type)
+        # optimise
+        optimise(self._critic_optimizer, critic_loss, cfg.grad_clip_norm)
+        self._learn_steps += 1
+        if self._learn_steps % cfg.actor_update_freq == 0:
+            # loss: deterministic policy gradient through the first critic
+            action = self._model.forward(obs, mode="compute_actor")["action"]
+            q_pi = self._model.forward({"obs": obs, "action": action}, mode="compute_critic")["q_value"]
+            actor_loss = -(q_pi[0] if q_pi.dim() > 1 else q_pi).mean()
+            # optimise
+            optimise(self._actor_optimizer, actor_loss, cfg.grad_clip_norm)
+            # target update (delayed together with the actor)
+            self._target.update(self._model)
+            self._last_actor_loss = actor_loss.item()
+        # log
+        out = {
+            "cur_lr_actor": self._actor_optimizer.param_groups[0]["lr"],
+            "cur_lr_critic": self._critic_optimizer.param_groups[0]["lr"],
+            "critic_loss": critic_loss.item(),
+            "actor_loss": self._last_actor_loss,
+            "total_loss": critic_loss.item() + self._last_actor_loss,
+            "q_value": q.detach().mean().item(),
+        }
+        if self._cfg.priority:
+            out["priority"] = td_abs.cpu().numpy()
+        return out
+
+    def _monitor_vars_learn(self) -> List[str]:
+        return ["cur_lr_actor", "cur_lr_critic", "critic_loss", "actor_loss", "total_loss", "q_value"]
+
+    def _state_dict_learn(self) -> Dict[str, Any]:
+        return {
+            "model": self._model.state_dict(),
+            "target_model": self._target.unwrapped().state_dict(),
+            "actor_optimizer": self._actor_optimizer.state_dict(),
+            "critic_optimizer": self._critic_optimizer.state_dict(),
+            "learn_steps": self._learn_steps,
+        }
+
+    def _load_state_dict_learn(self, state_dict: Dict[str, Any]) -> None:
+        self._model.load_state_dict(state_dict["model"])
+        self._target.unwrapped().load_state_dict(state_dict["target_model"])
+        self._actor_optimizer.load_state_dict(state_dict["actor_optimizer"])
+        self._critic_optimizer.load_state_dict(state_dict["critic_optimizer"])
+        self._learn_steps = int(state_dict.get("learn_steps", 0))
+
+    # ---- collect -----------------------------------------------------------------------------
+    def _init_collect(self) -> None:
+        cfg = self._cfg.collect
+        self._collect_model = model_wrap(self._model, "action_noise", noise_type=cfg.noise_type,
+                                         noise_kwargs={"sigma": cfg.noise_sigma}, action_range={"min": -1.0, "max": 1.0})
+        self._nstep = self._cfg.nstep
+        self._gamma = self._cfg.discount_factor
+
+    @torch.no_grad()
+    def _forward_collect(self, data: Dict[int, Any], **kwargs: Any) -> Dict[int, Any]:
+        ids, obs = self._obs_batch(data)
+        self._model.eval()
+        action = self._collect_model.forward(obs, mode="compute_actor", **kwargs)["action"].cpu().numpy()
+        return {env_id: {"action": action[i]} for i, env_id in enumerate(ids)}
+
+    def _process_transition(self, obs: Any, policy_output: Dict[str, Any], timestep: Any) -> Dict[str, Any]:
+        # done = terminated: a time-limit truncation still bootstraps from the true final obs.
+        info = timestep.info
+        terminated = timestep.done and info.get("terminated", not info.get("truncated", False))
+        return {"obs": obs, "action": policy_output["action"], "reward": timestep.reward,
+                "next_obs": timestep.obs, "done": bool(terminated)}
+
+    def _get_train_sample(self, transitions: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
+        return get_nstep_return_data(transitions, self._nstep, self._gamma)
+
+    def _get_lookahead(self) -> int:
+        return self._cfg.nstep - 1
+
+    # ---- eval --------------------------------------------------------------------------------
+    def _init_eval(self) -> None:
+        self._eval_model = model_wrap(self._model, "base")
+
+    @torch.no_grad()
+    def _forward_eval(self, data: Dict[int, Any]) -> Dict[int, Any]:
+        ids, obs = self._obs_batch(data)
+        self._model.eval()
+        action = self._eval_model.forward(obs, mode="compute_actor")["action"].cpu().numpy()
+        return {env_id: {"action": action[i]} for i, env_id in enumerate(ids)}

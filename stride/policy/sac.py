@@ -1,0 +1,212 @@
+"""SAC (Haarnoja et al., 2018, "Soft Actor-Critic: Off-Policy Maximum Entropy Deep Reinforcement
+Learning with a Stochastic Actor"; and "Soft Actor-Critic Algorithms and Applications", 2018, for
+the automatic temperature): a tanh-squashed Gaussian actor trained by reparameterisation against
+twin soft Q critics, with Polyak-averaged target critics.
+
+Math: ``stride.rl_utils.v_nstep_td_error`` (critic loss) on the soft target
+``r + gamma^n (1 - terminated) (min_k Q'_k(s', a') - alpha log pi(a'|s'))``, ``a' ~ pi(.|s')``
+(``min_q_value``); the actor minimises ``alpha log pi(a|s) - min_k Q_k(s, a)``; the temperature
+``log alpha`` is learnt so the policy's entropy tracks ``target_entropy`` (default ``-|A|``). Sampling
+and the log-prob correction ``- sum log(1 - tanh(u)^2)`` live in the ``reparam_sample`` wrapper.
+Warm-up is ``random_collect_size`` transitions of uniformly random actions (the pipeline's).
+
+Better than DI-engine on purpose: the warm-up really is uniform random (DI collects it with the
+untrained policy); a time-limit truncation bootstraps and a termination does not (DI's Pendulum
+config sets ``ignore_done=True`` instead); the tanh correction is exact and stable (DI adds 1e-6
+inside the log); only the critics get a target copy (DI averages a whole actor-critic copy); each
+optimizer differentiates only its own parameters.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+from typing import Any, Dict, List
+
+import numpy as np
+import torch
+
+from ..model import model_wrap
+from ..rl_utils import get_nstep_return_data, min_q_value, v_nstep_td_error
+from ..utils.registry import POLICY_REGISTRY
+from .base_policy import Policy
+from .ddpg import optimise
+
+
+@POLICY_REGISTRY.register("sac")
+class SACPolicy(Policy):
+    """SAC with twin critics and automatic entropy temperature; the model needs ``actor``/``critic``."""
+
+    config = dict(
+        type="sac",
+        on_policy=False,
+        # (float) reward discount gamma.
+        discount_factor=0.99,
+        # (int) steps summed in the TD target.
+        nstep=1,
+        # (int) uniformly random transitions collected before training (actions in the env's space).
+        random_collect_size=10000,
+        model=dict(
+            # (str) 'reparameterization': a Gaussian actor (mu, sigma), squashed by tanh when sampled.
+            action_space="reparameterization",
+            # (bool) two critics; targets and the actor use their minimum.
+            twin_critic=True,
+        ),
+        learn=dict(
+            # (int) gradient steps after each collect.
+            update_per_collect=1,
+            # (int) samples per gradient step.
+            batch_size=256,
+            learning_rate_q=3e-4,
+            learning_rate_policy=3e-4,
+            learning_rate_alpha=3e-4,
+            # (float) Polyak rate of the target critics.
+            target_theta=0.005,
+            # (float) entropy temperature (the initial one when auto_alpha).
+            alpha=0.2,
+            # (bool) learn log(alpha) so that the entropy tracks target_entropy.
+            auto_alpha=True,
+            # (float|None) None: -(number of action dims).
+            target_entropy=None,
+            # (str) 'mse' or 'huber'.
+            loss_type="mse",
+            # (float|None) clip each network's gradient norm to this value.
+            grad_clip_norm=None,
+        ),
+        collect=dict(
+            # Give exactly one of n_sample (transitions per collect) / n_episode.
+            n_sample=None,
+            n_episode=None,
+            unroll_len=1,
+        ),
+        other=dict(replay_buffer=dict(replay_buffer_size=1_000_000)),
+    )
+
+    @classmethod
+    def default_model(cls) -> tuple:
+        return "qac", {}
+
+    # ---- learn -------------------------------------------------------------------------------
+    def _init_learn(self) -> None:
+        cfg = self._cfg.learn
+        self._gamma = self._cfg.discount_factor
+        self._q_optimizer = torch.optim.Adam(self._model.critic.parameters(), lr=cfg.learning_rate_q, fused=True)
+        self._policy_optimizer = torch.optim.Adam(self._model.actor.parameters(), lr=cfg.learning_rate_policy, fused=True)
+        self._log_alpha = torch.tensor(math.log(cfg.alpha), device=self._device, requires_grad=bool(cfg.auto_alpha))
+        self._alpha_optimizer = (torch.optim.Adam([self._log_alpha], lr=cfg.learning_rate_alpha, fused=True)
+                                 if cfg.auto_alpha else None)
+        action_dims = int(np.prod(self._cfg.model.action_shape))
+        self._target_entropy = -float(action_dims) if cfg.target_entropy is None else float(cfg.target_entropy)
+        self._target_critic = model_wrap(copy.deepcopy(self._model.critic), "target", update_type="momentum",
+                                         update_kwargs={"theta": cfg.target_theta})
+        self._actor_sample = model_wrap(self._model, "reparam_sample", tanh=True)
+        self._use_is = bool(self._cfg.priority and self._cfg.priority_IS_weight)
+
+    def _forward_learn(self, data: Any) -> Dict[str, Any]:
+        cfg = self._cfg.learn
+        # data
+        batch = self._batch(data)
+        obs, next_obs = batch["obs"], batch["next_obs"]
+        alpha = self._log_alpha.detach().exp()
+        self._model.train()
+        # forward: a fresh next action from the current policy, valued by the target critics
+        with torch.no_grad():
+            nxt = self._actor_sample.forward(next_obs, mode="compute_actor")
+            next_v = min_q_value(self._target_critic.forward(next_obs, nxt["action"]), nxt["log_prob"], alpha)
+        q = self._model.forward({"obs": obs, "action": batch["action"]}, mode="compute_critic")["q_value"]
+        # loss: soft TD error of every critic
+        weight = batch.get("IS") if self._use_is else None
+        critic_loss, td_abs = v_nstep_td_error(q, next_v, batch["reward"].float(), batch["done"],
+                                               batch.get("value_gamma", self._gamma), weight, cfg.loss_type)
+        # optimise
+        optimise(self._q_optimizer, critic_loss, cfg.grad_clip_norm)
+        # loss: the reparameterised policy against the min of the updated critics; the temperature
+        new = self._actor_sample.forward(obs, mode="compute_actor")
+        q_pi = min_q_value(self._model.forward({"obs": obs, "action": new["action"]}, mode="compute_critic")["q_value"])
+        policy_loss = (alpha * new["log_prob"] - q_pi).mean()
+        log_prob = new["log_prob"].detach()
+        alpha_loss = -(self._log_alpha * (log_prob + self._target_entropy)).mean()
+        # optimise
+        optimise(self._policy_optimizer, policy_loss, cfg.grad_clip_norm)
+        if self._alpha_optimizer is not None:
+            optimise(self._alpha_optimizer, alpha_loss)
+        # target update
+        self._target_critic.update(self._model.critic)
+        # log
+        out = {
+            "cur_lr_q": self._q_optimizer.param_groups[0]["lr"],
+            "cur_lr_policy": self._policy_optimizer.param_groups[0]["lr"],
+            "critic_loss": critic_loss.item(),
+            "policy_loss": policy_loss.item(),
+            "alpha_loss": alpha_loss.item(),
+            "total_loss": critic_loss.item() + policy_loss.item(),
+            "alpha": alpha.item(),
+            "entropy": -log_prob.mean().item(),
+            "q_value": q.detach().mean().item(),
+        }
+        if self._cfg.priority:
+            out["priority"] = td_abs.cpu().numpy()
+        return out
+
+    def _monitor_vars_learn(self) -> List[str]:
+        return ["cur_lr_q", "cur_lr_policy", "critic_loss", "policy_loss", "alpha_loss", "total_loss", "alpha",
+                "entropy", "q_value"]
+
+    def _state_dict_learn(self) -> Dict[str, Any]:
+        sd = {
+            "model": self._model.state_dict(),
+            "target_critic": self._target_critic.unwrapped().state_dict(),
+            "q_optimizer": self._q_optimizer.state_dict(),
+            "policy_optimizer": self._policy_optimizer.state_dict(),
+            "log_alpha": self._log_alpha.detach().clone(),
+        }
+        if self._alpha_optimizer is not None:
+            sd["alpha_optimizer"] = self._alpha_optimizer.state_dict()
+        return sd
+
+    def _load_state_dict_learn(self, state_dict: Dict[str, Any]) -> None:
+        self._model.load_state_dict(state_dict["model"])
+        self._target_critic.unwrapped().load_state_dict(state_dict["target_critic"])
+        self._q_optimizer.load_state_dict(state_dict["q_optimizer"])
+        self._policy_optimizer.load_state_dict(state_dict["policy_optimizer"])
+        with torch.no_grad():
+            self._log_alpha.copy_(state_dict["log_alpha"])
+        if self._alpha_optimizer is not None:
+            self._alpha_optimizer.load_state_dict(state_dict["alpha_optimizer"])
+
+    # ---- collect -----------------------------------------------------------------------------
+    def _init_collect(self) -> None:
+        self._collect_model = model_wrap(self._model, "reparam_sample", tanh=True)
+        self._nstep = self._cfg.nstep
+        self._gamma = self._cfg.discount_factor
+
+    @torch.no_grad()
+    def _forward_collect(self, data: Dict[int, Any], **kwargs: Any) -> Dict[int, Any]:
+        ids, obs = self._obs_batch(data)
+        self._model.eval()
+        action = self._collect_model.forward(obs, mode="compute_actor")["action"].cpu().numpy()
+        return {env_id: {"action": action[i]} for i, env_id in enumerate(ids)}
+
+    def _process_transition(self, obs: Any, policy_output: Dict[str, Any], timestep: Any) -> Dict[str, Any]:
+        # done = terminated: a time-limit truncation still bootstraps from the true final obs.
+        info = timestep.info
+        terminated = timestep.done and info.get("terminated", not info.get("truncated", False))
+        return {"obs": obs, "action": policy_output["action"], "reward": timestep.reward,
+                "next_obs": timestep.obs, "done": bool(terminated)}
+
+    def _get_train_sample(self, transitions: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
+        return get_nstep_return_data(transitions, self._nstep, self._gamma)
+
+    def _get_lookahead(self) -> int:
+        return self._cfg.nstep - 1
+
+    # ---- eval --------------------------------------------------------------------------------
+    def _init_eval(self) -> None:
+        self._eval_model = model_wrap(self._model, "deterministic_sample", tanh=True)
+
+    @torch.no_grad()
+    def _forward_eval(self, data: Dict[int, Any]) -> Dict[int, Any]:
+        ids, obs = self._obs_batch(data)
+        self._model.eval()
+        action = self._eval_model.forward(obs, mode="compute_actor")["action"].cpu().numpy()
+        return {env_id: {"action": action[i]} for i, env_id in enumerate(ids)}

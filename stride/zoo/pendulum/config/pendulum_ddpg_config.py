@@ -1,0 +1,45 @@
+"""DDPG on Pendulum-v1: `stride -m serial -e pendulum -p ddpg -s 0` (or `-c` this file).
+
+Actions in [-1, 1] (``act_scale`` maps them onto the torque range [-2, 2]); 800 uniformly random
+warm-up transitions, then one critic step per env step, Gaussian exploration noise 0.1.
+"""
+
+main_config = dict(
+    exp_name="pendulum_ddpg",
+    env=dict(
+        env_id="Pendulum-v1",
+        act_scale=True,
+        collector_env_num=4,
+        evaluator_env_num=10,
+        n_evaluator_episode=20,
+        stop_value=-250,
+    ),
+    policy=dict(
+        random_collect_size=800,
+        model=dict(obs_shape=3, action_shape=1, actor_hidden_size_list=[128, 128], critic_hidden_size_list=[128, 128]),
+        discount_factor=0.99,
+        learn=dict(
+            update_per_collect=4,
+            batch_size=128,
+            learning_rate_actor=1e-3,
+            learning_rate_critic=1e-3,
+            target_theta=0.005,
+            learner=dict(hook=dict(save_ckpt_after_iter=10000)),
+        ),
+        collect=dict(n_sample=4, noise_sigma=0.1),
+        eval=dict(evaluator=dict(eval_freq=500)),
+        other=dict(replay_buffer=dict(replay_buffer_size=100000)),
+    ),
+)
+
+create_config = dict(
+    env=dict(type="gymnasium"),
+    env_manager=dict(type="base"),
+    policy=dict(type="ddpg"),
+    replay_buffer=dict(type="naive"),
+)
+
+if __name__ == "__main__":
+    from stride.entry import serial_pipeline
+
+    serial_pipeline([main_config, create_config], seed=0)
