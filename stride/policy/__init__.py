@@ -5,5 +5,7 @@ from .dqn import DQNPolicy
 from .ddpg import DDPGPolicy
 from .td3 import TD3Policy
 from .sac import SACPolicy
+from .ppo import PPOPolicy
+from .a2c import A2CPolicy
 
-__all__ = ["Policy", "DQNPolicy", "DDPGPolicy", "TD3Policy", "SACPolicy"]
+__all__ = ["Policy", "DQNPolicy", "DDPGPolicy", "TD3Policy", "SACPolicy", "PPOPolicy", "A2CPolicy"]

@@ -7,7 +7,10 @@ from .td import min_q_value, q_nstep_td_error, v_nstep_td_error
 from .nstep import get_nstep_return_data
 from .gae import get_gae
 from .exploration import get_epsilon_greedy_fn
+from .ppo import PPOInfo, PPOLoss, policy_distribution, ppo_error, ppo_error_continuous
+from .a2c import A2CLoss, a2c_error
 
 __all__ = [
     "q_nstep_td_error", "get_nstep_return_data", "get_gae", "get_epsilon_greedy_fn", "v_nstep_td_error", "min_q_value",
+    "ppo_error", "ppo_error_continuous", "PPOLoss", "PPOInfo", "policy_distribution", "a2c_error", "A2CLoss",
 ]

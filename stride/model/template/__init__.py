@@ -2,5 +2,6 @@
 
 from .q_learning import DQN
 from .qac import QAC
+from .vac import VAC
 
-__all__ = ["DQN", "QAC"]
+__all__ = ["DQN", "QAC", "VAC"]

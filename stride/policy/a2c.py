@@ -1,0 +1,113 @@
+"""A2C: the synchronous advantage actor-critic (Mnih et al., 2016, "Asynchronous Methods for Deep
+Reinforcement Learning"; synchronous form as in OpenAI Baselines / Wu et al., 2017).
+
+Math: ``stride.rl_utils.a2c_error`` (loss) and ``get_gae`` (advantages). One gradient step per
+collect on all of its samples. Advantages are GAE(lambda); ``gae_lambda=1`` gives the n-step
+returns of the original A2C (discounted rewards to the segment's end, bootstrapped from the
+critic there). Discrete and continuous action spaces, from ``model.action_space``.
+
+The collect and eval modes are PPO's (``stride.policy.ppo``): GAE once per segment in
+``_get_train_sample``, truncation bootstraps from the true final observation, termination never
+does, collect mode never reads learn-mode state. Only the config and the learn step differ:
+A2C's config does not inherit PPO's (no epochs, minibatches or clipping to silently ignore).
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any, Dict, List
+
+import torch
+
+from ..config.config import Config, deep_update
+from ..model import model_wrap
+from ..rl_utils import a2c_error
+from ..utils.registry import POLICY_REGISTRY
+from .base_policy import Policy
+from .ppo import PPOPolicy
+
+
+@POLICY_REGISTRY.register("a2c")
+class A2CPolicy(PPOPolicy):
+    """A2C; collect samples actions from the policy, eval takes the argmax / the Gaussian mean."""
+
+    config = dict(
+        type="a2c",
+        on_policy=True,
+        # (float) reward discount gamma.
+        discount_factor=0.99,
+        # (float) GAE lambda; 1.0 gives n-step returns bootstrapped at the segment's end.
+        gae_lambda=1.0,
+        # (list|None) continuous actions sent to the env are clipped to [low, high] (scalars or per-dim lists).
+        action_range=None,
+        learn=dict(
+            # (str) 'rmsprop' (the paper's, alpha=0.99, eps=1e-5) or 'adam'.
+            optimizer="rmsprop",
+            learning_rate=7e-4,
+            # (bool) normalise advantages over the collect.
+            adv_norm=False,
+            # (bool) the critic predicts returns normalised by their running mean/std.
+            value_norm=False,
+            value_weight=0.5,
+            entropy_weight=0.01,
+            # (float|None) clip the gradient norm to this value.
+            grad_clip_norm=0.5,
+        ),
+        collect=dict(
+            # (int) transitions per collect (= per gradient step).
+            n_sample=None,
+            n_episode=None,
+        ),
+    )
+
+    @classmethod
+    def default_config(cls) -> Config:
+        # Policy's defaults and A2C's only: PPO's learn keys (epochs, clipping...) mean nothing here.
+        return Config(copy.deepcopy(deep_update(dict(Policy.default_config()), cls.config)))
+
+    # ---- learn -------------------------------------------------------------------------------
+    def _init_learn(self) -> None:
+        self._init_shared()
+        cfg = self._cfg.learn
+        params = self._model.parameters()
+        if cfg.optimizer == "rmsprop":
+            self._optimizer = torch.optim.RMSprop(params, lr=cfg.learning_rate, alpha=0.99, eps=1e-5)
+        elif cfg.optimizer == "adam":
+            self._optimizer = torch.optim.Adam(params, lr=cfg.learning_rate, eps=1e-5)
+        else:
+            raise ValueError(f"unknown learn.optimizer '{cfg.optimizer}'; valid choices: adam, rmsprop")
+        self._scheduler = torch.optim.lr_scheduler.LambdaLR(self._optimizer, lambda i: 1.0)
+        self._learn_model = model_wrap(self._model, "base")
+
+    def _forward_learn(self, data: Any) -> Dict[str, Any]:
+        # data: one collect's samples with GAE advantages and returns from the collector
+        cfg = self._cfg.learn
+        batch = self._batch(data)
+        self._model.train()
+        self._return_norm.update(batch["return"])
+        adv = batch["adv"]
+        if cfg.adv_norm and adv.numel() > 1:
+            adv = (adv - adv.mean()) / (adv.std() + 1e-8)
+        # forward
+        out = self._learn_model.forward(batch["obs"], mode="compute_actor_critic")
+        # loss
+        loss = a2c_error(out["logit"], batch["action"], out["value"], adv, self._return_norm.normalize(batch["return"]))
+        total = loss.policy_loss + cfg.value_weight * loss.value_loss - cfg.entropy_weight * loss.entropy_loss
+        # optimise
+        self._optimizer.zero_grad(set_to_none=True)
+        total.backward()
+        grad_norm = None
+        if cfg.grad_clip_norm is not None:
+            grad_norm = torch.nn.utils.clip_grad_norm_(self._model.parameters(), cfg.grad_clip_norm).item()
+        self._optimizer.step()
+        # log
+        out_log = {"cur_lr": self._optimizer.param_groups[0]["lr"], "total_loss": total.item(),
+                   "policy_loss": loss.policy_loss.item(), "value_loss": loss.value_loss.item(),
+                   "entropy": loss.entropy_loss.item(), "adv_mean": batch["adv"].mean().item(),
+                   "value_mean": batch["value"].mean().item(), "return_mean": batch["return"].mean().item()}
+        if grad_norm is not None:
+            out_log["grad_norm"] = grad_norm
+        return out_log
+
+    def _monitor_vars_learn(self) -> List[str]:
+        return ["cur_lr", "total_loss", "policy_loss", "value_loss", "entropy"]

@@ -1,0 +1,269 @@
+"""PPO (Schulman et al., 2017) with GAE (Schulman et al., 2016) and the implementation details of
+Engstrom et al. (2020) / Andrychowicz et al. (2021): advantage normalisation per minibatch, value
+normalisation by running return statistics, clipped value loss, entropy bonus, gradient-norm clip.
+Discrete (categorical) and continuous (diagonal Gaussian) action spaces, from ``model.action_space``.
+
+Math: ``stride.rl_utils.ppo_error`` / ``ppo_error_continuous`` (loss) and ``get_gae`` (advantages).
+One ``learn_mode.forward`` call trains on one collect: ``epoch_per_collect`` epochs of shuffled
+minibatches, returning the averaged scalars (one learner ``train_iter`` per collect).
+
+Better than DI-engine on purpose:
+- GAE is computed once per collect, in ``_get_train_sample`` with the critic that is about to be
+  trained; ``recompute_adv`` refreshes it only *between* epochs (DI computes it in the collector and
+  again before the first epoch with the same weights).
+- Collect mode never reads learn-mode state: the return statistics used to de-normalise values
+  are part of the collect mode's own state dict (DI's collector reads the learner's
+  ``_running_mean_std``, which breaks as soon as they live in different processes).
+- Value normalisation uses mean and std (DI scales by the std only); truncated episodes bootstrap
+  from the true final observation, terminated ones never do.
+- Continuous actions: the Gaussian sample is what the log-prob is taken of; the action sent to the
+  env is that sample clipped to ``action_range``, so the policy never leaves the action space.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any, Dict, List
+
+import numpy as np
+import torch
+
+from ..model import model_wrap
+from ..rl_utils import get_gae, ppo_error, ppo_error_continuous
+from ..utils.registry import POLICY_REGISTRY
+from .base_policy import Policy
+
+
+class ReturnNormalizer:
+    """Running mean/std of returns (parallel Welford); the identity when disabled. Plain floats."""
+
+    def __init__(self, enabled: bool) -> None:
+        self.enabled, self.mean, self.var, self.count = bool(enabled), 0.0, 1.0, 1e-4
+
+    def update(self, x: torch.Tensor) -> None:
+        if not self.enabled:
+            return
+        n, mean, var = x.numel(), x.mean().item(), x.var(unbiased=False).item()
+        delta, total = mean - self.mean, self.count + n
+        self.var = (self.var * self.count + var * n + delta**2 * self.count * n / total) / total
+        self.mean, self.count = self.mean + delta * n / total, total
+
+    def normalize(self, x: torch.Tensor) -> torch.Tensor:
+        return (x - self.mean) / (self.var**0.5 + 1e-8) if self.enabled else x
+
+    def denormalize(self, x: torch.Tensor) -> torch.Tensor:
+        return x * (self.var**0.5 + 1e-8) + self.mean if self.enabled else x
+
+    def state_dict(self) -> Dict[str, float]:
+        return {"mean": self.mean, "var": self.var, "count": self.count}
+
+    def load_state_dict(self, sd: Dict[str, float]) -> None:
+        self.mean, self.var, self.count = float(sd["mean"]), float(sd["var"]), float(sd["count"])
+
+
+def _rows(logit: Any, idx: torch.Tensor) -> Any:
+    return {k: v[idx] for k, v in logit.items()} if isinstance(logit, dict) else logit[idx]
+
+
+@POLICY_REGISTRY.register("ppo")
+class PPOPolicy(Policy):
+    """PPO-clip; collect samples actions from the policy, eval takes the argmax / the Gaussian mean."""
+
+    config = dict(
+        type="ppo",
+        on_policy=True,
+        # (float) reward discount gamma.
+        discount_factor=0.99,
+        # (float) GAE lambda; 1.0 gives discounted returns bootstrapped at the segment's end.
+        gae_lambda=0.95,
+        # (list|None) continuous actions sent to the env are clipped to [low, high] (scalars or per-dim lists).
+        action_range=None,
+        learn=dict(
+            # (int) passes over each collect's samples.
+            epoch_per_collect=10,
+            # (int) samples per minibatch (the last minibatch of an epoch may be smaller).
+            batch_size=64,
+            learning_rate=3e-4,
+            # (int) anneal the learning rate linearly to 0 over this many collects (0: constant).
+            lr_anneal_collects=0,
+            # (bool) recompute values and advantages with the current critic before each epoch after the first.
+            recompute_adv=True,
+            # (bool) normalise advantages per minibatch.
+            adv_norm=True,
+            # (bool) the critic predicts returns normalised by their running mean/std.
+            value_norm=True,
+            # (float) PPO's epsilon: the policy ratio is clipped to [1-eps, 1+eps].
+            clip_ratio=0.2,
+            # (float|None) clip the value update around the old value (None: no clip).
+            value_clip_ratio=0.2,
+            # (float|None) dual-clip constant c > 1 (Ye et al., 2020); None: off.
+            dual_clip=None,
+            value_weight=0.5,
+            entropy_weight=0.0,
+            # (float|None) clip the gradient norm to this value.
+            grad_clip_norm=0.5,
+        ),
+        collect=dict(
+            # (int) transitions per collect (one learner train_iter trains on them).
+            n_sample=None,
+            n_episode=None,
+        ),
+    )
+
+    @classmethod
+    def default_model(cls) -> tuple:
+        return "vac", {}
+
+    def _action_space(self) -> str:
+        return getattr(self._model, "action_space", self._cfg.model.get("action_space", "discrete"))
+
+    def _init_shared(self) -> None:
+        """State every mode reads: the return statistics (each mode's state dict carries them)."""
+        if not hasattr(self, "_return_norm"):
+            self._return_norm = ReturnNormalizer(self._cfg.learn.get("value_norm", False))
+            self._continuous = self._action_space() == "continuous"
+            rng = self._cfg.get("action_range")
+            self._act_low = None if rng is None else torch.as_tensor(rng[0], dtype=torch.float32, device=self._device)
+            self._act_high = None if rng is None else torch.as_tensor(rng[1], dtype=torch.float32, device=self._device)
+
+    # ---- learn -------------------------------------------------------------------------------
+    def _init_learn(self) -> None:
+        self._init_shared()
+        cfg = self._cfg.learn
+        self._optimizer = torch.optim.Adam(self._model.parameters(), lr=cfg.learning_rate, eps=1e-5, foreach=True)
+        n = cfg.get("lr_anneal_collects", 0)
+        self._scheduler = torch.optim.lr_scheduler.LambdaLR(self._optimizer, lambda i: max(1.0 - i / n, 0.0) if n else 1.0)
+        self._learn_model = model_wrap(self._model, "base")
+        self._loss_fn = ppo_error_continuous if self._continuous else ppo_error
+
+    def _forward_learn(self, data: Any) -> Dict[str, Any]:
+        # data: one collect's samples, in trajectory order (segments end with traj_flag)
+        cfg = self._cfg.learn
+        batch = self._batch(data)
+        n = batch["obs"].shape[0]
+        self._model.train()
+        self._return_norm.update(batch["return"])
+        sums: Dict[str, float] = defaultdict(float)
+        steps = 0
+        for epoch in range(cfg.epoch_per_collect):
+            if epoch > 0 and cfg.recompute_adv:
+                self._recompute_adv(batch)
+            value_old, return_ = self._return_norm.normalize(batch["value"]), self._return_norm.normalize(batch["return"])
+            for idx in torch.randperm(n, device=self._device).split(cfg.batch_size):
+                # forward
+                out = self._learn_model.forward(batch["obs"][idx], mode="compute_actor_critic")
+                adv = batch["adv"][idx]
+                if cfg.adv_norm and len(idx) > 1:
+                    adv = (adv - adv.mean()) / (adv.std() + 1e-8)
+                # loss
+                loss, info = self._loss_fn(out["logit"], _rows(batch["logit"], idx), batch["action"][idx], out["value"],
+                                           value_old[idx], adv, return_[idx], cfg.clip_ratio, cfg.value_clip_ratio,
+                                           cfg.dual_clip)
+                total = loss.policy_loss + cfg.value_weight * loss.value_loss - cfg.entropy_weight * loss.entropy_loss
+                # optimise
+                self._optimizer.zero_grad(set_to_none=True)
+                total.backward()
+                if cfg.grad_clip_norm is not None:
+                    sums["grad_norm"] += torch.nn.utils.clip_grad_norm_(self._model.parameters(), cfg.grad_clip_norm).item()
+                self._optimizer.step()
+                # log
+                for k, v in (("total_loss", total), ("policy_loss", loss.policy_loss), ("value_loss", loss.value_loss),
+                             ("entropy", loss.entropy_loss), ("approx_kl", info.approx_kl), ("clipfrac", info.clipfrac)):
+                    sums[k] += v.item()
+                steps += 1
+        lr = self._optimizer.param_groups[0]["lr"]
+        self._scheduler.step()
+        return {"cur_lr": lr, **{k: v / steps for k, v in sums.items()}, "adv_mean": batch["adv"].mean().item(),
+                "value_mean": batch["value"].mean().item(), "return_mean": batch["return"].mean().item()}
+
+    @torch.no_grad()
+    def _recompute_adv(self, batch: Dict[str, torch.Tensor]) -> None:
+        """Values and GAE of the whole collect with the current critic (segments stay apart by traj_flag)."""
+        n = batch["obs"].shape[0]
+        both = self._learn_model.forward(torch.cat([batch["obs"], batch["next_obs"]]), mode="compute_critic")["value"]
+        value = self._return_norm.denormalize(both)
+        adv = get_gae(value[:n], value[n:], batch["reward"].float(), batch["done"], self._cfg.discount_factor,
+                      self._cfg.gae_lambda, batch["traj_flag"])
+        batch["value"], batch["adv"], batch["return"] = value[:n], adv, value[:n] + adv
+
+    def _monitor_vars_learn(self) -> List[str]:
+        return ["cur_lr", "total_loss", "policy_loss", "value_loss", "entropy", "approx_kl", "clipfrac"]
+
+    def _state_dict_learn(self) -> Dict[str, Any]:
+        return {"model": self._model.state_dict(), "optimizer": self._optimizer.state_dict(),
+                "scheduler": self._scheduler.state_dict(), "return_norm": self._return_norm.state_dict()}
+
+    def _load_state_dict_learn(self, state_dict: Dict[str, Any]) -> None:
+        self._model.load_state_dict(state_dict["model"])
+        self._optimizer.load_state_dict(state_dict["optimizer"])
+        self._scheduler.load_state_dict(state_dict["scheduler"])
+        self._return_norm.load_state_dict(state_dict["return_norm"])
+
+    # ---- collect -----------------------------------------------------------------------------
+    def _init_collect(self) -> None:
+        self._init_shared()
+        self._collect_model = model_wrap(self._model, "base" if self._continuous else "multinomial_sample")
+
+    @torch.no_grad()
+    def _forward_collect(self, data: Dict[int, Any]) -> Dict[int, Any]:
+        ids, obs = self._obs_batch(data)
+        self._model.eval()
+        out = self._collect_model.forward(obs, mode="compute_actor")
+        if not self._continuous:
+            action, logit = out["action"].cpu().numpy(), out["logit"].cpu().numpy()
+            return {env_id: {"action": action[i], "logit": logit[i]} for i, env_id in enumerate(ids)}
+        mu, sigma = out["logit"]["mu"], out["logit"]["sigma"]
+        raw = mu + sigma * torch.randn_like(mu)
+        action, raw, mu, sigma = (t.cpu().numpy() for t in (self._clip(raw), raw, mu, sigma))
+        return {env_id: {"action": action[i], "raw_action": raw[i], "logit": {"mu": mu[i], "sigma": sigma[i]}}
+                for i, env_id in enumerate(ids)}
+
+    def _clip(self, action: torch.Tensor) -> torch.Tensor:
+        return action if self._act_low is None else torch.clamp(action, self._act_low, self._act_high)
+
+    def _process_transition(self, obs: Any, policy_output: Dict[str, Any], timestep: Any) -> Dict[str, Any]:
+        # done = terminated: a time-limit truncation still bootstraps from the true final obs.
+        terminated = timestep.done and timestep.info.get("terminated", True)
+        return {"obs": obs, "action": policy_output.get("raw_action", policy_output["action"]),
+                "logit": policy_output["logit"], "reward": float(timestep.reward), "next_obs": timestep.obs,
+                "done": bool(terminated)}
+
+    @torch.no_grad()
+    def _get_train_sample(self, transitions: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
+        """GAE over one segment of one env's episode. It ends at a termination (no bootstrap), a
+        truncation (bootstrap from V(true final obs)) or mid-episode (bootstrap from V(last next_obs))."""
+        obs = np.stack([t["obs"] for t in transitions] + [transitions[-1]["next_obs"]])
+        self._model.eval()
+        value = self._model(torch.as_tensor(obs, device=self._device).float(), mode="compute_critic")["value"]
+        value = self._return_norm.denormalize(value)
+        reward = torch.tensor([t["reward"] for t in transitions], dtype=torch.float32, device=self._device)
+        done = torch.tensor([t["done"] for t in transitions], dtype=torch.float32, device=self._device)
+        traj_flag = torch.zeros_like(done)
+        traj_flag[-1] = 1.0
+        adv = get_gae(value[:-1], value[1:], reward, done, self._cfg.discount_factor, self._cfg.gae_lambda, traj_flag)
+        value, adv = value[:-1].tolist(), adv.tolist()
+        last = len(transitions) - 1
+        return [{**t, "value": value[i], "adv": adv[i], "return": value[i] + adv[i], "traj_flag": i == last}
+                for i, t in enumerate(transitions)]
+
+    def _state_dict_collect(self) -> Dict[str, Any]:
+        return {"model": self._model.state_dict(), "return_norm": self._return_norm.state_dict()}
+
+    def _load_state_dict_collect(self, state_dict: Dict[str, Any]) -> None:
+        self._model.load_state_dict(state_dict["model"])
+        if "return_norm" in state_dict:
+            self._return_norm.load_state_dict(state_dict["return_norm"])
+
+    # ---- eval --------------------------------------------------------------------------------
+    def _init_eval(self) -> None:
+        self._init_shared()
+        self._eval_model = model_wrap(self._model, "base" if self._continuous else "argmax_sample")
+
+    @torch.no_grad()
+    def _forward_eval(self, data: Dict[int, Any]) -> Dict[int, Any]:
+        ids, obs = self._obs_batch(data)
+        self._model.eval()
+        out = self._eval_model.forward(obs, mode="compute_actor")
+        action = (self._clip(out["logit"]["mu"]) if self._continuous else out["action"]).cpu().numpy()
+        return {env_id: {"action": action[i]} for i, env_id in enumerate(ids)}
+
