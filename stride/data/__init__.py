@@ -1,7 +1,7 @@
 """Data: column storage, replay buffers, and RL-Flow's adders, selectors and rate limiters."""
 
 from .storage import ColumnStorage
-from .buffer import NaiveReplayBuffer, create_buffer
+from .buffer import NaiveReplayBuffer, AdvancedReplayBuffer, EpisodeReplayBuffer, FileStorage, BufferMonitor, create_buffer
 from .sum_tree import SumTree
 from .selectors import (
     UniformSelector, PrioritizedSelector, FIFOSelector, LIFOSelector, MaxHeapSelector, MinHeapSelector,
@@ -11,7 +11,8 @@ from .rate_limiters import RateLimiter, MinSize, SampleToInsertRatio, Queue, Sta
 from .adders import TransitionAdder, NStepTransitionAdder, SequenceAdder, EpisodeAdder, episode_end
 
 __all__ = [
-    "ColumnStorage", "NaiveReplayBuffer", "create_buffer", "SumTree",
+    "ColumnStorage", "NaiveReplayBuffer", "AdvancedReplayBuffer", "EpisodeReplayBuffer", "FileStorage", "BufferMonitor",
+    "create_buffer", "SumTree",
     "UniformSelector", "PrioritizedSelector", "FIFOSelector", "LIFOSelector", "MaxHeapSelector", "MinHeapSelector",
     "SelectorKeyError", "EmptySelectorError", "RateLimiter", "MinSize", "SampleToInsertRatio", "Queue", "Stack",
     "RateLimitedError", "TransitionAdder", "NStepTransitionAdder", "SequenceAdder", "EpisodeAdder", "episode_end",

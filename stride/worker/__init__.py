@@ -3,9 +3,10 @@
 from .collector import SampleCollector, EpisodeCollector, create_collector
 from .evaluator import BaseSerialEvaluator, VectorEvalMonitor
 from .learner import BaseLearner, LearnerHook
-from ..data.buffer import NaiveReplayBuffer, create_buffer
+from ..data.buffer import NaiveReplayBuffer, AdvancedReplayBuffer, EpisodeReplayBuffer, create_buffer
 
 __all__ = [
     "SampleCollector", "EpisodeCollector", "create_collector", "BaseSerialEvaluator", "VectorEvalMonitor",
-    "BaseLearner", "LearnerHook", "NaiveReplayBuffer", "create_buffer",
+    "BaseLearner", "LearnerHook", "NaiveReplayBuffer", "AdvancedReplayBuffer",
+    "EpisodeReplayBuffer", "create_buffer",
 ]

@@ -1,5 +1,9 @@
 """Replay buffers (the seeds import them from ``stride.worker``, which re-exports them)."""
 
 from .naive import NaiveReplayBuffer, create_buffer
+from .advanced import AdvancedReplayBuffer, FileStorage
+from .episode import EpisodeReplayBuffer
+from .monitor import BufferMonitor
 
-__all__ = ["NaiveReplayBuffer", "create_buffer"]
+__all__ = ["NaiveReplayBuffer", "AdvancedReplayBuffer", "EpisodeReplayBuffer", "FileStorage", "BufferMonitor",
+           "create_buffer"]

@@ -1,0 +1,721 @@
+"""``AdvancedReplayBuffer``: prioritized replay, use/staleness limits, throughput monitor, rate control.
+
+A buffer here is four parts (Reverb's table model, DI-engine's features):
+
+* **storage** -- :class:`~stride.data.storage.ColumnStorage` (one preallocated array per field,
+  written as a ring), or, for big payloads, :class:`FileStorage` (one ``.npz`` file per item, only
+  metadata in memory);
+* a **sampler** over the storage's slots -- proportional prioritized (``P(i) = p_i^alpha / sum``,
+  through the batched :class:`~stride.data.sum_tree.SumTree`, the same maths as
+  :class:`~stride.data.selectors.PrioritizedSelector`) or uniform. Slots are already dense integer
+  ids, so the buffer drives the tree by slot directly instead of going through a selector's
+  id -> position map;
+* a **FIFO remover**: the ring overwrites the oldest slot; items evicted early (``max_use``,
+  ``max_staleness``) leave a hole that the ring refills when it comes round;
+* an optional **rate limiter** (:mod:`stride.data.rate_limiters`, Reverb's counters), used
+  non-blocking: a push it refuses is dropped (newest items kept, counted, warned in the log), a
+  sample it refuses returns ``None`` (counted). Nothing ever waits, so a single-process loop cannot
+  deadlock (Reverb's blocking limiter would).
+
+Prioritized replay follows PER / DI-engine: new items get the current maximum priority, the
+learner sends ``update({'replay_unique_id', 'replay_buffer_idx', 'priority'})`` back, and an update
+whose id no longer sits in that slot (overwritten or evicted since it was sampled) is ignored.
+Each sampled item carries ``IS = (N p)^-beta / max_j (N p_j)^-beta <= 1`` (the max over every
+stored item, i.e. the least likely one), with ``beta`` annealed linearly to 1 over
+``anneal_step`` sample calls.
+
+``sample`` returns the seeds' list of dicts; ``sample_batch`` returns columns (``{field:
+array[size, ...]}``) with no Python object per item -- that is what the serial pipeline uses.
+``save_data``/``load_data`` use ``.npz`` without pickle and keep ids, priorities, use counts and
+collect iterations; ``state_dict``/``load_state_dict`` (tensors + plain values) resume exactly.
+
+Differences from DI-engine, on purpose: a push longer than the capacity keeps the newest items
+(DI-engine's count overflows); ``update`` checks ids by value for every item (DI-engine's new
+``DequeBufferWrapper`` only applies updates on logging iterations); staleness is counted in learner
+iterations and an item is evicted when ``staleness > max_staleness``; the throughput control
+counts items (deterministic, resumable) instead of decaying counters over wall-clock seconds.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+import shutil
+import tempfile
+import weakref
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
+
+import numpy as np
+import torch
+
+from ...utils.errors import ConfigError
+from ...utils.registry import BUFFER_REGISTRY
+from ..rate_limiters import MinSize, RateLimiter, SampleToInsertRatio
+from ..storage import ColumnStorage, _as_array
+from ..sum_tree import SumTree
+from .monitor import BufferMonitor
+
+META_KEYS = ("replay_unique_id", "replay_buffer_idx", "IS", "priority", "collect_iter")
+
+__all__ = ["AdvancedReplayBuffer", "FileStorage"]
+
+
+def _merge(default: dict, user: Mapping, prefix: str = "") -> dict:
+    out = dict(default)
+    for k, v in (user or {}).items():
+        if k not in default:
+            raise ConfigError(f"unknown replay buffer config key '{prefix}{k}'; valid keys: {', '.join(sorted(default))}")
+        if isinstance(default[k], dict):
+            if not isinstance(v, Mapping):
+                raise ConfigError(f"replay buffer config key '{prefix}{k}' must be a dict, got {v!r}")
+            out[k] = _merge(default[k], v, f"{prefix}{k}.")
+        else:
+            out[k] = v
+    return out
+
+
+# ================================================================================ file storage
+class FileStorage:
+    """A ring of ``capacity`` slots whose payloads live in files (``<folder>/<name>.npz``, no pickle).
+
+    Only the file path of each slot stays in memory. Overwriting or freeing a slot deletes its
+    file; :meth:`clear` deletes every file and :meth:`close` also removes the folder, which is a
+    fresh ``stride_buffer_*`` directory created under ``root`` (the system temp dir by default) so
+    two buffers never share file names. The folder is also removed if the buffer is garbage
+    collected or the interpreter exits without ``close()``.
+    """
+
+    def __init__(self, capacity: int, root: Optional[str] = None) -> None:
+        if capacity < 1:
+            raise ValueError(f"replay buffer capacity must be >= 1, got {capacity}")
+        self.capacity = int(capacity)
+        if root:
+            os.makedirs(root, exist_ok=True)
+        self.folder = tempfile.mkdtemp(prefix="stride_buffer_", dir=root or None)
+        self._finalizer = weakref.finalize(self, shutil.rmtree, self.folder, True)
+        self.paths = np.empty(self.capacity, dtype=object)  # None = no file
+        self.tail = 0
+        self.size = 0
+        self.fields: Optional[List[str]] = None
+
+    def _write(self, slot: int, name: str, item: Mapping[str, Any]) -> None:
+        arrays = {}
+        for k, v in item.items():
+            arr = _as_array(v) if v is not None else np.asarray(v, dtype=object)
+            if arr.dtype == object:
+                raise ValueError(f"field '{k}' holds a Python object; file storage needs numeric arrays (no pickle)")
+            arrays[k] = arr
+        path = os.path.join(self.folder, f"{name}.npz")
+        with open(path, "wb") as f:
+            np.savez(f, **arrays)
+        self.paths[slot] = path
+
+    def append(self, items: List[Mapping[str, Any]], names: Sequence[Any]) -> np.ndarray:
+        """Write items (the newest ``capacity`` of them) to the next ring slots; returns the slots."""
+        if not items:
+            return np.empty(0, dtype=np.int64)
+        if self.fields is None:
+            self.fields = list(items[0].keys())
+        if len(items) > self.capacity:
+            items, names = items[-self.capacity:], list(names)[-self.capacity:]
+        n = len(items)
+        slots = (self.tail + np.arange(n)) % self.capacity
+        self.free(slots)
+        for slot, name, item in zip(slots.tolist(), names, items):
+            if set(item.keys()) != set(self.fields):
+                raise ValueError(f"item fields {sorted(item)} differ from the buffer's {sorted(self.fields)}")
+            self._write(slot, str(name), item)
+        self.tail = int((self.tail + n) % self.capacity)
+        self.size = min(self.size + n, self.capacity)
+        return slots
+
+    def append_columns(self, columns: Mapping[str, np.ndarray], names: Sequence[Any]) -> np.ndarray:
+        n = len(next(iter(columns.values())))
+        items = [{k: v[i] for k, v in columns.items()} for i in range(n)]
+        return self.append(items, names)
+
+    def write_at(self, slots: np.ndarray, columns: Mapping[str, np.ndarray], names: Sequence[Any]) -> None:
+        """Write column rows to given slots (used to restore a saved layout)."""
+        if self.fields is None and columns:
+            self.fields = list(columns.keys())
+        for i, (slot, name) in enumerate(zip(np.asarray(slots).tolist(), names)):
+            self._write(slot, str(name), {k: v[i] for k, v in columns.items()})
+
+    def free(self, slots: np.ndarray) -> None:
+        """Delete the files of ``slots`` (those that have one)."""
+        for slot in np.asarray(slots).tolist():
+            path = self.paths[slot]
+            if path is not None:
+                try:
+                    os.remove(path)
+                except FileNotFoundError:
+                    pass
+                self.paths[slot] = None
+
+    def get_items(self, slots: np.ndarray) -> List[Dict[str, Any]]:
+        out = []
+        for slot in np.asarray(slots).tolist():
+            with np.load(self.paths[slot], allow_pickle=False) as f:
+                out.append({k: (f[k][()] if f[k].ndim == 0 else f[k]) for k in f.files})
+        return out
+
+    def get_columns(self, slots: np.ndarray, keys: Optional[Sequence[str]] = None) -> Dict[str, np.ndarray]:
+        items = self.get_items(slots)
+        keys = self.fields if keys is None else keys
+        if not items:
+            return {k: np.empty(0) for k in (keys or [])}
+        return {k: np.stack([np.asarray(it[k]) for it in items]) for k in keys}
+
+    def clear(self) -> None:
+        self.free(np.arange(self.capacity))
+        self.tail = 0
+        self.size = 0
+
+    def reset_layout(self) -> None:
+        self.clear()
+        self.fields = None
+
+    def close(self) -> None:
+        self.clear()
+        self._finalizer()  # removes the folder (once)
+
+    def files(self) -> List[str]:
+        """Files currently in the folder (for checks)."""
+        return sorted(os.listdir(self.folder)) if os.path.isdir(self.folder) else []
+
+
+# ================================================================================ the buffer
+@BUFFER_REGISTRY.register("advanced")
+class AdvancedReplayBuffer:
+    """Prioritized (or uniform) replay with use/staleness eviction, monitor and non-blocking rate control."""
+
+    @classmethod
+    def default_config(cls) -> dict:
+        return dict(
+            type="advanced",
+            # (int) capacity in items; when full the oldest slot is overwritten (FIFO remover).
+            replay_buffer_size=10000,
+            # (int) sample/sample_batch return None while the buffer holds fewer items than this (or than the batch).
+            min_sample_size=0,
+            # (bool) proportional prioritized sampling (PER); False: uniform sampling, priorities ignored.
+            priority=True,
+            # (float) priority exponent: P(i) = priority_i ** alpha / sum_j priority_j ** alpha.
+            alpha=0.6,
+            # (float) initial importance-sampling exponent, annealed linearly to 1.
+            beta=0.4,
+            # (int) number of sample calls over which beta reaches 1 (0: beta stays constant).
+            anneal_step=100000,
+            # (bool) attach the importance-sampling weight 'IS' to sampled items (prioritized only).
+            priority_IS_weight=True,
+            # (float) priorities sent to update() are raised to at least this (0 would never be sampled again).
+            min_priority=1e-6,
+            # (float) evict an item once it has been sampled this many times (inf: never).
+            max_use=float("inf"),
+            # (float) evict an item when cur_learner_iter - its collect_iter exceeds this at sample time (inf: never).
+            max_staleness=float("inf"),
+            rate_limiter=dict(
+                # (str) push/sample ratio control: 'none', 'min_size' or 'sample_to_insert_ratio' (Reverb's
+                # limiters, non-blocking: a refused push is dropped and counted, a refused sample returns None).
+                type="none",
+                # (float) target sampled items per pushed item ('sample_to_insert_ratio').
+                samples_per_insert=1.0,
+                # (int) samples are refused until the buffer holds this many items.
+                min_size_to_sample=1,
+                # (float) allowed deviation of inserts * samples_per_insert - samples around its warm-up offset.
+                error_buffer=100.0,
+            ),
+            storage=dict(
+                # (str) 'memory': preallocated columns; 'file': one .npz file per item, only metadata in memory.
+                type="memory",
+                # (str) 'file' only: parent folder of the buffer's own temporary folder ('' = system temp dir).
+                path="",
+            ),
+            monitor=dict(
+                # (int) log push/sample/remove counts and rates (text + TensorBoard buffer_*) every this many sample calls (0: never).
+                log_freq=100,
+            ),
+        )
+
+    def __init__(self, cfg: Optional[dict] = None, seed: Optional[int] = None, tb_logger: Any = None,
+                 exp_name: Optional[str] = None, instance_name: str = "buffer", **_: Any) -> None:
+        self._cfg = cfg = _merge(self.default_config(), cfg or {})
+        cap = int(cfg["replay_buffer_size"])
+        if cap < 1:
+            raise ConfigError(f"replay_buffer_size must be >= 1, got {cap}")
+        self._alpha = float(cfg["alpha"])
+        self._beta0 = float(cfg["beta"])
+        if not (self._alpha >= 0 and math.isfinite(self._alpha)):
+            raise ConfigError(f"alpha must be finite and >= 0, got {cfg['alpha']}")
+        if not 0 <= self._beta0 <= 1:
+            raise ConfigError(f"beta must be in [0, 1], got {cfg['beta']}")
+        self._anneal_step = int(cfg["anneal_step"])
+        self._max_use = float(cfg["max_use"])
+        self._max_staleness = float(cfg["max_staleness"])
+        if self._max_use < 1:
+            raise ConfigError(f"max_use must be >= 1 (or inf), got {cfg['max_use']}")
+        self._priority = bool(cfg["priority"])
+        self._use_is = self._priority and bool(cfg["priority_IS_weight"])
+        self._min_priority = float(cfg["min_priority"])
+        stype = cfg["storage"]["type"]
+        if stype == "memory":
+            self._storage: Union[ColumnStorage, FileStorage] = ColumnStorage(cap)
+        elif stype == "file":
+            self._storage = FileStorage(cap, cfg["storage"]["path"] or None)
+        else:
+            raise ConfigError(f"unknown storage.type '{stype}'; valid choices: memory, file")
+        self._file = stype == "file"
+        self._limiter = self._build_limiter(cfg["rate_limiter"])
+        self._rng = np.random.default_rng(seed)
+        self._tree = SumTree(cap) if self._priority else None
+        # per-slot metadata
+        self._ids = np.full(cap, -1, dtype=np.int64)
+        self._live = np.zeros(cap, dtype=bool)
+        self._prio = np.zeros(cap)
+        self._use = np.zeros(cap, dtype=np.int64)
+        self._collect_iter = np.zeros(cap, dtype=np.int64)
+        self._n_live = 0
+        self._next_id = 0
+        self._max_priority = 1.0
+        self._learner_iter = 0  # latest cur_learner_iter seen (stamps items pushed without a collect_iter)
+        self._min_collect_iter = np.iinfo(np.int64).max  # lower bound over live items (skips staleness scans)
+        self._live_cache: Optional[np.ndarray] = None  # live slots for uniform sampling with holes
+        self.monitor = BufferMonitor(tb_logger, exp_name, instance_name, cfg["monitor"]["log_freq"])
+        self.logger: logging.Logger = self.monitor.logger
+
+    @staticmethod
+    def _build_limiter(rl: Mapping) -> Optional[RateLimiter]:
+        kind = rl["type"]
+        if kind in ("none", None, ""):
+            return None
+        if kind == "min_size":
+            return MinSize(int(rl["min_size_to_sample"]))
+        if kind == "sample_to_insert_ratio":
+            return SampleToInsertRatio(float(rl["samples_per_insert"]), int(rl["min_size_to_sample"]),
+                                       float(rl["error_buffer"]))
+        raise ConfigError(f"unknown rate_limiter.type '{kind}'; valid choices: none, min_size, sample_to_insert_ratio")
+
+    # ---- properties --------------------------------------------------------------------------
+    @property
+    def beta(self) -> float:
+        """The IS exponent the next sample call uses."""
+        if self._anneal_step <= 0:
+            return self._beta0
+        return min(1.0, self._beta0 + (1.0 - self._beta0) * self.monitor.sample_calls / self._anneal_step)
+
+    @property
+    def max_priority(self) -> float:
+        return self._max_priority
+
+    @property
+    def push_count(self) -> int:
+        return self.monitor.push
+
+    @property
+    def rate_limiter(self) -> Optional[RateLimiter]:
+        return self._limiter
+
+    def count(self) -> int:
+        return self._n_live
+
+    def __len__(self) -> int:
+        return self._n_live
+
+    # ---- write -------------------------------------------------------------------------------
+    def push(self, data: Union[Dict[str, Any], List[Dict[str, Any]]], cur_collector_envstep: int = -1,
+             collect_iter: Optional[int] = None) -> int:
+        """Add one item or a list of items; returns how many were accepted.
+
+        An item may carry ``priority`` (initial priority; default: the current maximum) and
+        ``collect_iter`` (learner iteration of its collection, for staleness; default: the
+        ``collect_iter`` argument, else the latest ``cur_learner_iter`` given to ``sample``).
+        Those and ``replay_unique_id`` / ``replay_buffer_idx`` / ``IS`` are not stored as fields.
+        """
+        items = [data] if isinstance(data, Mapping) else list(data)
+        if not items:
+            return 0
+        n = len(items)
+        if self._limiter is not None and not self._limiter.can_insert(n):
+            allowed = int(min(self._limiter.max_inserts(), n))
+            dropped = n - allowed
+            self.monitor.push_refused += dropped
+            self.logger.warning(f"[{self.monitor.instance_name}] rate limiter refused {dropped} of {n} pushed item(s) "
+                                f"(dropped; {self.monitor.push_refused} so far); sample more or push less")
+            if allowed == 0:
+                return 0
+            items, n = items[-allowed:], allowed
+        prio = cit = None
+        if any(k in items[0] for k in META_KEYS):
+            if "priority" in items[0]:
+                prio = np.array([it.get("priority", self._max_priority) for it in items], dtype=np.float64)
+            if "collect_iter" in items[0]:
+                cit = np.array([it.get("collect_iter", 0) for it in items], dtype=np.int64)
+            items = [{k: v for k, v in it.items() if k not in META_KEYS} for it in items]
+        if cit is None:
+            cit = np.full(n, self._learner_iter if collect_iter is None else int(collect_iter), dtype=np.int64)
+        ids = np.arange(self._next_id, self._next_id + n, dtype=np.int64)
+        self._write(items, ids, prio, cit)
+        return n
+
+    def _write(self, items: Any, ids: np.ndarray, prio: Optional[np.ndarray], cit: np.ndarray,
+               columns: bool = False) -> None:
+        n = len(ids)
+        cap = self._storage.capacity
+        keep = min(n, cap)
+        # slots the ring will write, and the live items there (FIFO eviction)
+        slots = (self._storage.tail + np.arange(keep)) % cap
+        overwritten = slots[self._live[slots]]
+        if self._file:
+            if columns:
+                slots = self._storage.append_columns(items, ids[-keep:].tolist())
+            else:
+                slots = self._storage.append(items, ids[-keep:].tolist())
+        else:
+            slots = self._storage.append_columns(items) if columns else self._storage.append(items)
+        if overwritten.size:  # FIFO eviction; the write replaced their tree leaves (below) and files
+            self._evict(overwritten, "overwrite", overwrite=True)
+        if self._limiter is not None:
+            self._limiter.insert(n)
+            if n > keep:
+                self._limiter.delete(n - keep)
+        self.monitor.push += n
+        self.monitor.removed["overwrite"] += n - keep  # a push longer than the capacity: oldest never stored
+        self._next_id = int(ids[-1]) + 1
+        self._ids[slots] = ids[-keep:]
+        self._live[slots] = True
+        self._use[slots] = 0
+        c = cit[-keep:]
+        self._collect_iter[slots] = c
+        self._min_collect_iter = min(self._min_collect_iter, int(c.min()))
+        self._n_live += keep
+        self._live_cache = None
+        p = np.full(keep, self._max_priority) if prio is None else self._check_priority(prio[-keep:])
+        self._prio[slots] = p
+        if self._tree is not None:
+            if prio is not None:
+                self._max_priority = max(self._max_priority, float(p.max()))
+            self._tree.update(slots, self._weight(self._prio[slots]))
+
+    def _check_priority(self, prio: np.ndarray) -> np.ndarray:
+        prio = np.asarray(prio, dtype=np.float64).reshape(-1)
+        if prio.size and not np.isfinite(prio).all():
+            raise ValueError(f"priorities must be finite, got {prio[~np.isfinite(prio)][:5].tolist()}")
+        return np.maximum(prio, self._min_priority)
+
+    def _weight(self, prio: np.ndarray) -> np.ndarray:
+        return np.power(prio, self._alpha)
+
+    def _evict(self, slots: np.ndarray, reason: str, overwrite: bool = False) -> None:
+        """Remove live items at ``slots`` (unique) from sampling; their files are deleted (``overwrite``:
+        the caller is about to write new items there, which replaces leaves and files)."""
+        if not slots.size:
+            return
+        self._live[slots] = False
+        self._ids[slots] = -1
+        self._prio[slots] = 0.0
+        if self._tree is not None and not overwrite:
+            self._tree.update(slots, np.zeros(slots.size))
+        if self._file and not overwrite:
+            self._storage.free(slots)
+        self._n_live -= int(slots.size)
+        self._live_cache = None
+        if self._limiter is not None:
+            self._limiter.delete(int(slots.size))
+        self.monitor.removed[reason] += int(slots.size)
+
+    # ---- read --------------------------------------------------------------------------------
+    def _evict_stale(self, cur_learner_iter: int) -> None:
+        if cur_learner_iter - self._min_collect_iter <= self._max_staleness:
+            return
+        stale = np.flatnonzero(self._live & (cur_learner_iter - self._collect_iter > self._max_staleness))
+        self._evict(stale, "staleness")
+        live_ci = self._collect_iter[self._live]
+        self._min_collect_iter = int(live_ci.min()) if live_ci.size else np.iinfo(np.int64).max
+
+    def _draw(self, size: int, cur_learner_iter: int) -> Optional[tuple]:
+        """Choose ``size`` slots (or None); returns ``(slots, IS or None)`` and applies use/staleness rules."""
+        cur = int(cur_learner_iter)
+        if cur >= 0:
+            self._learner_iter = cur
+        if self._max_staleness != math.inf and cur >= 0:
+            self._evict_stale(cur)
+        if self._n_live < max(size, self._cfg["min_sample_size"], 1):
+            self.monitor.sample_insufficient += 1
+            return None
+        if self._limiter is not None:
+            if not self._limiter.can_sample(size):
+                self.monitor.sample_refused += 1
+                self.logger.warning(f"[{self.monitor.instance_name}] rate limiter refused a sample of {size} "
+                                    f"({self.monitor.sample_refused} so far); push more data first")
+                return None
+            self._limiter.sample(size)
+        is_w = None
+        if self._tree is not None:
+            total = self._tree.total()
+            slots = self._tree.find(self._rng.random(size) * total)
+            if self._use_is:
+                leaf = self._tree.get(slots)
+                is_w = np.power(leaf / self._tree.min_positive(), -self.beta).astype(np.float32)
+        else:
+            slots = self._uniform(size)
+        np.add.at(self._use, slots, 1)  # a slot drawn twice in one batch counts twice
+        return slots, is_w
+
+    def _uniform(self, size: int) -> np.ndarray:
+        n_ring = self._storage.size
+        if self._n_live == n_ring:  # no holes: slots 0..size-1 are all live (the ring starts at 0)
+            return self._rng.integers(0, n_ring, size=size)
+        if self._live_cache is None:
+            self._live_cache = np.flatnonzero(self._live)
+        return self._live_cache[self._rng.integers(0, self._live_cache.size, size=size)]
+
+    def _after_sample(self, slots: np.ndarray, cur_learner_iter: int) -> None:
+        use = self._use[slots]
+        staleness = self._learner_iter - self._collect_iter[slots] if self._max_staleness != math.inf else None
+        if self.monitor.on_sample(slots.size, use, staleness, self._prio[slots] if self._tree is not None else None):
+            self.monitor.log(max(int(cur_learner_iter), 0), self._n_live)
+        if self._max_use != math.inf:
+            done = np.unique(slots[use >= self._max_use])
+            self._evict(done, "max_use")
+
+    def sample(self, size: int, cur_learner_iter: int = -1) -> Optional[List[Dict[str, Any]]]:
+        """``size`` items (with replacement), each a dict with ``replay_unique_id``,
+        ``replay_buffer_idx`` and (prioritized with ``priority_IS_weight``) ``IS``; None when refused."""
+        drawn = self._draw(size, cur_learner_iter)
+        if drawn is None:
+            return None
+        slots, is_w = drawn
+        if self._file:
+            items = self._storage.get_items(slots)
+        else:
+            cols = self._storage.get_columns(slots)
+            keys = list(cols)
+            items = [dict(zip(keys, row)) for row in zip(*(list(c) for c in cols.values()))]
+        ids = self._ids[slots].tolist()
+        idx = slots.tolist()
+        if is_w is None:
+            for item, i, s in zip(items, ids, idx):
+                item["replay_unique_id"] = i
+                item["replay_buffer_idx"] = s
+        else:
+            for item, i, s, w in zip(items, ids, idx, is_w.tolist()):
+                item["replay_unique_id"] = i
+                item["replay_buffer_idx"] = s
+                item["IS"] = w
+        self._after_sample(slots, cur_learner_iter)
+        return items
+
+    def sample_batch(self, size: int, cur_learner_iter: int = -1) -> Optional[Dict[str, np.ndarray]]:
+        """As :meth:`sample`, as columns: ``{field: array[size, ...]}`` plus ``replay_unique_id``,
+        ``replay_buffer_idx`` (int64) and ``IS`` (float32) arrays."""
+        drawn = self._draw(size, cur_learner_iter)
+        if drawn is None:
+            return None
+        slots, is_w = drawn
+        batch = self._storage.get_columns(slots)
+        batch["replay_unique_id"] = self._ids[slots]
+        batch["replay_buffer_idx"] = slots
+        if is_w is not None:
+            batch["IS"] = is_w
+        self._after_sample(slots, cur_learner_iter)
+        return batch
+
+    def update(self, info: Optional[Dict[str, Any]]) -> int:
+        """Set priorities: ``{'replay_unique_id', 'replay_buffer_idx', 'priority'}`` (lists or arrays).
+
+        Entries whose slot no longer holds that id (overwritten or evicted since sampling) are
+        ignored. A repeated slot keeps its last priority. Returns how many entries were applied.
+        """
+        if not info or self._tree is None:
+            return 0
+        slots = np.asarray(info["replay_buffer_idx"], dtype=np.int64).reshape(-1)
+        uids = np.asarray(info["replay_unique_id"], dtype=np.int64).reshape(-1)
+        prio = info["priority"]
+        if isinstance(prio, torch.Tensor):
+            prio = prio.detach().cpu().numpy()
+        prio = np.asarray(prio, dtype=np.float64).reshape(-1)
+        if not (slots.size == uids.size == prio.size):
+            raise ValueError(f"update got {uids.size} ids, {slots.size} indices and {prio.size} priorities")
+        if slots.size and (slots.min() < 0 or slots.max() >= self._storage.capacity):
+            raise IndexError(f"replay_buffer_idx out of range [0, {self._storage.capacity})")
+        ok = self._ids[slots] == uids
+        if not ok.all():
+            slots, prio = slots[ok], prio[ok]
+        if not slots.size:
+            return 0
+        prio = self._check_priority(prio)
+        self._prio[slots] = prio
+        self._tree.update(slots, self._weight(self._prio[slots]))
+        self._max_priority = max(self._max_priority, float(prio.max()))
+        return int(slots.size)
+
+    # ---- monitor -----------------------------------------------------------------------------
+    def monitor_info(self) -> Dict[str, float]:
+        """Push/sample/remove counts and rates, refusals, latest batch's use/staleness/priority."""
+        info = self.monitor.info()
+        info["count"] = self._n_live
+        info["beta"] = self.beta
+        info["max_priority"] = self._max_priority
+        return info
+
+    def log_monitor(self, step: int) -> Dict[str, float]:
+        """Write the monitor's numbers now (text log + TensorBoard ``buffer_*``)."""
+        return self.monitor.log(step, self._n_live)
+
+    # ---- housekeeping ------------------------------------------------------------------------
+    def live_slots(self) -> np.ndarray:
+        """Slots holding items, oldest first (push order)."""
+        slots = np.flatnonzero(self._live)
+        return slots[np.argsort(self._ids[slots], kind="stable")]
+
+    def clear(self) -> None:
+        """Remove everything (files too); counters other than removals are kept."""
+        self.monitor.removed["clear"] += self._n_live
+        self._storage.clear()
+        self._reset_meta()
+        if self._limiter is not None:
+            self._limiter.reset()
+
+    def _reset_meta(self) -> None:
+        self._ids[:] = -1
+        self._live[:] = False
+        self._prio[:] = 0.0
+        self._use[:] = 0
+        self._collect_iter[:] = 0
+        self._n_live = 0
+        self._max_priority = 1.0
+        self._min_collect_iter = np.iinfo(np.int64).max
+        self._live_cache = None
+        if self._tree is not None:
+            self._tree.clear()
+
+    def close(self) -> None:
+        """Clear, and for file storage remove its folder."""
+        self.clear()
+        if self._file:
+            self._storage.close()
+
+    @property
+    def file_folder(self) -> Optional[str]:
+        """The folder of the item files (file storage), else None."""
+        return self._storage.folder if self._file else None
+
+    # ---- persistence -------------------------------------------------------------------------
+    def _live_columns(self, slots: np.ndarray) -> Dict[str, np.ndarray]:
+        cols = self._storage.get_columns(slots)
+        bad = [k for k, c in cols.items() if c.dtype == object]
+        if bad:
+            raise ValueError(f"fields {bad} hold Python objects and cannot be saved without pickle")
+        return cols
+
+    def save_data(self, path: str) -> None:
+        """Write the live items (oldest first) with ids, priorities, use counts and collect iterations
+        to an ``.npz`` file, without pickle."""
+        order = self.live_slots()
+        arrays = {f"col/{k}": v for k, v in (self._live_columns(order) if order.size else {}).items()}
+        arrays["meta/replay_unique_id"] = self._ids[order]
+        arrays["meta/priority"] = self._prio[order]
+        arrays["meta/use_count"] = self._use[order]
+        arrays["meta/collect_iter"] = self._collect_iter[order]
+        arrays["meta/next_id"] = np.asarray(self._next_id)
+        arrays["meta/max_priority"] = np.asarray(self._max_priority)
+        tmp = f"{path}.tmp{os.getpid()}.npz"
+        np.savez(tmp, **arrays)
+        os.replace(tmp, path)
+
+    def load_data(self, path: str) -> None:
+        """Replace the contents with what :meth:`save_data` wrote (the newest ``capacity`` items if more)."""
+        with np.load(path, allow_pickle=False) as f:
+            cols = {k[4:]: f[k] for k in f.files if k.startswith("col/")}
+            ids = f["meta/replay_unique_id"]
+            prio = f["meta/priority"]
+            use = f["meta/use_count"]
+            cit = f["meta/collect_iter"]
+            next_id = int(f["meta/next_id"])
+            max_p = float(f["meta/max_priority"])
+        self._storage.clear()
+        self._reset_meta()
+        if self._file:
+            self._storage.reset_layout()
+        else:
+            self._storage.columns = {}
+        if cols and len(ids):
+            keep = min(len(ids), self._storage.capacity)
+            cols = {k: v[-keep:] for k, v in cols.items()}
+            ids, prio, use, cit = ids[-keep:], prio[-keep:], use[-keep:], cit[-keep:]
+            if self._file:
+                slots = self._storage.append_columns(cols, ids.tolist())
+            else:
+                slots = self._storage.append_columns(cols)
+            self._restore_meta(slots, ids, prio, use, cit)
+        self._next_id = max(next_id, self._next_id)
+        self._max_priority = max_p
+        if self._limiter is not None:
+            self._limiter.reset()
+            self._limiter.inserts = self._n_live  # the limiter sees the loaded items as inserted
+
+    def _restore_meta(self, slots, ids, prio, use, cit) -> None:
+        slots = np.asarray(slots, dtype=np.int64)
+        self._ids[slots] = ids
+        self._live[slots] = True
+        self._prio[slots] = prio
+        self._use[slots] = use
+        self._collect_iter[slots] = cit
+        self._n_live = int(self._live.sum())
+        self._min_collect_iter = int(np.min(cit)) if len(cit) else np.iinfo(np.int64).max
+        self._live_cache = None
+        if self._tree is not None:
+            leaves = np.zeros(self._storage.capacity)
+            leaves[slots] = self._weight(np.asarray(prio, dtype=np.float64))
+            self._tree.set_all(leaves)
+
+    def state_dict(self) -> Dict[str, Any]:
+        """Live items at their slots, ring position, metadata, RNG, beta schedule, counters (tensors + plain values)."""
+        slots = np.flatnonzero(self._live)
+        cols = self._live_columns(slots) if slots.size else {}
+        if self._tree is not None:
+            self._tree.set_all(self._tree.leaves())  # exact inner sums now, as the restored tree will have
+        t = lambda a: torch.from_numpy(np.ascontiguousarray(a))  # noqa: E731
+        return {
+            "columns": {k: t(v) for k, v in cols.items()},
+            "slots": t(slots),
+            "tail": int(self._storage.tail),
+            "ring_size": int(self._storage.size),
+            "ids": t(self._ids[slots]),
+            "priority": t(self._prio[slots]),
+            "use_count": t(self._use[slots]),
+            "collect_iter": t(self._collect_iter[slots]),
+            "next_id": self._next_id,
+            "max_priority": self._max_priority,
+            "learner_iter": self._learner_iter,
+            "rng": self._rng.bit_generator.state,
+            "monitor": self.monitor.state_dict(),
+            "limiter": self._limiter.state_dict() if self._limiter is not None else None,
+        }
+
+    def load_state_dict(self, state: Dict[str, Any]) -> None:
+        cols = {k: v.numpy() for k, v in state["columns"].items()}
+        slots = state["slots"].numpy().astype(np.int64)
+        self._storage.clear()
+        self._reset_meta()
+        if self._file:
+            self._storage.reset_layout()
+            ids = state["ids"].numpy()
+            self._storage.write_at(slots, cols, ids.tolist())
+        else:
+            self._storage.columns = {}
+            if cols:
+                self._storage._allocate({k: v[0] for k, v in cols.items()})
+                for k, v in cols.items():
+                    self._storage.columns[k][slots] = v
+        self._storage.tail = int(state["tail"])
+        self._storage.size = int(state["ring_size"])
+        self._restore_meta(slots, state["ids"].numpy(), state["priority"].numpy(), state["use_count"].numpy(),
+                           state["collect_iter"].numpy())
+        self._next_id = int(state["next_id"])
+        self._max_priority = float(state["max_priority"])
+        self._learner_iter = int(state["learner_iter"])
+        self._rng.bit_generator.state = state["rng"]
+        self.monitor.load_state_dict(state["monitor"])
+        if self._limiter is not None and state.get("limiter") is not None:
+            self._limiter.load_state_dict(state["limiter"])

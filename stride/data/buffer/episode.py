@@ -1,0 +1,249 @@
+"""``EpisodeReplayBuffer``: each element is a whole episode (a list of transitions).
+
+For algorithms that need whole episodes (board/card games rewarded at the end, HER, ...). A FIFO
+ring of ``replay_buffer_size`` episodes, sampled uniformly with replacement. Each episode is stored
+as columns (``{field: array[T, ...]}``, one array per field, stacked once at push), so ``sample``
+hands out copies (the seeds' form: a list of episodes, each a list of transition dicts carrying the
+episode's ``replay_unique_id`` and ``replay_buffer_idx``) and ``sample_batch`` the columns
+themselves. ``save_data``/``load_data`` write ``.npz`` without pickle (transitions concatenated
+plus the episode lengths); ``state_dict`` holds tensors and plain values.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
+
+import numpy as np
+import torch
+
+from ...utils.errors import ConfigError
+from ...utils.registry import BUFFER_REGISTRY
+from ..storage import _as_array
+
+META_KEYS = ("replay_unique_id", "replay_buffer_idx")
+Episode = Sequence[Mapping[str, Any]]
+
+
+def _stack(values: List[Any]) -> np.ndarray:
+    """One field of an episode as an array; values without a common numeric shape become an object array."""
+    if all(v is not None and not isinstance(v, (str, dict, list)) for v in values):
+        arrs = [_as_array(v) for v in values]
+        if arrs[0].dtype != object and all(a.shape == arrs[0].shape for a in arrs):
+            try:
+                return np.stack(arrs)
+            except (TypeError, ValueError):
+                pass
+    out = np.empty(len(values), dtype=object)
+    for i, v in enumerate(values):
+        out[i] = v
+    return out
+
+
+@BUFFER_REGISTRY.register("episode")
+class EpisodeReplayBuffer:
+    """FIFO ring of whole episodes, sampled uniformly."""
+
+    @classmethod
+    def default_config(cls) -> dict:
+        return dict(
+            type="episode",
+            # (int) capacity in episodes; the oldest episode is overwritten.
+            replay_buffer_size=1000,
+            # (int) sampling returns None while the buffer holds fewer episodes than this (or than the batch).
+            min_sample_size=0,
+        )
+
+    def __init__(self, cfg: Optional[dict] = None, seed: Optional[int] = None, **_: Any) -> None:
+        merged = self.default_config()
+        for k, v in (cfg or {}).items():
+            if k not in merged:
+                raise ConfigError(f"unknown replay buffer config key '{k}'; valid keys: {', '.join(sorted(merged))}")
+            merged[k] = v
+        self._cfg = merged
+        self._capacity = int(merged["replay_buffer_size"])
+        if self._capacity < 1:
+            raise ConfigError(f"replay_buffer_size must be >= 1, got {self._capacity}")
+        self._data = np.empty(self._capacity, dtype=object)  # each: {field: array[T, ...]}
+        self._ids = np.full(self._capacity, -1, dtype=np.int64)
+        self._tail = 0
+        self._size = 0
+        self._next_id = 0
+        self._push_count = 0
+        self._rng = np.random.default_rng(seed)
+
+    # ---- write -------------------------------------------------------------------------------
+    @staticmethod
+    def _episodes(data: Any) -> List[Episode]:
+        if isinstance(data, Mapping):
+            raise TypeError("EpisodeReplayBuffer.push takes an episode (a list of transition dicts) or a list of them")
+        data = list(data)
+        if not data:
+            return []
+        return [data] if isinstance(data[0], Mapping) else [list(ep) for ep in data]
+
+    def push(self, data: Union[Episode, List[Episode]], cur_collector_envstep: int = -1) -> None:
+        """Add one episode (list of transition dicts) or a list of episodes; empty episodes are skipped."""
+        episodes = [ep for ep in self._episodes(data) if len(ep)]
+        if not episodes:
+            return
+        n = len(episodes)
+        first_id = self._next_id
+        self._next_id += n
+        self._push_count += n
+        if n > self._capacity:  # only the newest `capacity` episodes can survive
+            episodes, first_id = episodes[-self._capacity:], first_id + n - self._capacity
+        for k, ep in enumerate(episodes):
+            keys = [key for key in ep[0] if key not in META_KEYS]
+            cols = {key: _stack([t[key] for t in ep]) for key in keys}
+            self._data[self._tail] = cols
+            self._ids[self._tail] = first_id + k
+            self._tail = (self._tail + 1) % self._capacity
+            self._size = min(self._size + 1, self._capacity)
+
+    # ---- read --------------------------------------------------------------------------------
+    def _sample_slots(self, size: int) -> Optional[np.ndarray]:
+        if self._size < max(size, self._cfg["min_sample_size"], 1):
+            return None
+        return self._rng.integers(0, self._size, size=size)
+
+    def sample(self, size: int, cur_learner_iter: int = -1) -> Optional[List[List[Dict[str, Any]]]]:
+        """``size`` episodes drawn uniformly with replacement, each a list of transition dicts (copies);
+        None while fewer than ``size`` episodes are stored."""
+        slots = self._sample_slots(size)
+        if slots is None:
+            return None
+        out = []
+        for slot in slots.tolist():
+            cols = self._data[slot]
+            uid = int(self._ids[slot])
+            keys = list(cols)
+            T = len(cols[keys[0]])
+            ep = [dict(zip(keys, row)) for row in zip(*(list(c.copy()) for c in cols.values()))] if keys else [{}] * T
+            for t in ep:
+                t["replay_unique_id"] = uid
+                t["replay_buffer_idx"] = slot
+            out.append(ep)
+        return out
+
+    def sample_batch(self, size: int, cur_learner_iter: int = -1) -> Optional[List[Dict[str, Any]]]:
+        """``size`` episodes as columns: each ``{field: array[T, ...], 'replay_unique_id', 'replay_buffer_idx'}``."""
+        slots = self._sample_slots(size)
+        if slots is None:
+            return None
+        out = []
+        for slot in slots.tolist():
+            ep = {k: v.copy() for k, v in self._data[slot].items()}
+            ep["replay_unique_id"] = int(self._ids[slot])
+            ep["replay_buffer_idx"] = slot
+            out.append(ep)
+        return out
+
+    def update(self, info: Any) -> None:
+        """Priorities are meaningless for uniform sampling: ignored."""
+
+    # ---- queries -----------------------------------------------------------------------------
+    def _order(self) -> np.ndarray:
+        if self._size < self._capacity:
+            return np.arange(self._size)
+        return (self._tail + np.arange(self._capacity)) % self._capacity
+
+    @property
+    def episode_len(self) -> List[int]:
+        """Length of every stored episode, oldest first."""
+        return [len(next(iter(self._data[s].values()))) if self._data[s] else 0 for s in self._order().tolist()]
+
+    def transition_count(self) -> int:
+        return int(sum(self.episode_len))
+
+    def count(self) -> int:
+        """Number of stored episodes."""
+        return self._size
+
+    def __len__(self) -> int:
+        return self._size
+
+    @property
+    def push_count(self) -> int:
+        return self._push_count
+
+    def clear(self) -> None:
+        self._data[:] = None
+        self._ids[:] = -1
+        self._tail = 0
+        self._size = 0
+
+    def close(self) -> None:
+        self.clear()
+
+    # ---- persistence -------------------------------------------------------------------------
+    def _flat(self, order: np.ndarray) -> Dict[str, np.ndarray]:
+        eps = [self._data[s] for s in order.tolist()]
+        if not eps:
+            return {}
+        keys = list(eps[0])
+        cols = {}
+        for k in keys:
+            parts = [ep[k] for ep in eps]
+            if any(p.dtype == object for p in parts):
+                raise ValueError(f"field '{k}' holds Python objects and cannot be saved without pickle")
+            cols[k] = np.concatenate(parts)
+        return cols
+
+    def _unflat(self, cols: Mapping[str, np.ndarray], lengths: np.ndarray) -> List[Dict[str, np.ndarray]]:
+        bounds = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+        return [{k: np.array(v[bounds[i]:bounds[i + 1]]) for k, v in cols.items()} for i in range(len(lengths))]
+
+    def save_data(self, path: str) -> None:
+        """Write the episodes (oldest first) and their ids to an ``.npz`` file, without pickle."""
+        order = self._order()
+        arrays = {f"col/{k}": v for k, v in self._flat(order).items()}
+        arrays["meta/episode_len"] = np.asarray(self.episode_len, dtype=np.int64)
+        arrays["meta/replay_unique_id"] = self._ids[order]
+        arrays["meta/next_id"] = np.asarray(self._next_id)
+        tmp = f"{path}.tmp{os.getpid()}.npz"
+        np.savez(tmp, **arrays)
+        os.replace(tmp, path)
+
+    def load_data(self, path: str) -> None:
+        """Replace the contents with what :meth:`save_data` wrote (the newest ``capacity`` episodes if more)."""
+        with np.load(path, allow_pickle=False) as f:
+            cols = {k[4:]: f[k] for k in f.files if k.startswith("col/")}
+            lengths = f["meta/episode_len"]
+            ids = f["meta/replay_unique_id"]
+            next_id = int(f["meta/next_id"])
+        self.clear()
+        eps = self._unflat(cols, lengths)[-self._capacity:]
+        ids = ids[-self._capacity:]
+        for i, ep in enumerate(eps):
+            self._data[i] = ep
+            self._ids[i] = ids[i]
+        self._size = len(eps)
+        self._tail = self._size % self._capacity
+        self._next_id = next_id
+
+    def state_dict(self) -> Dict[str, Any]:
+        """Episodes in slot order, ring position, ids, RNG (tensors + plain values)."""
+        order = np.arange(self._size)
+        return {
+            "columns": {k: torch.from_numpy(np.ascontiguousarray(v)) for k, v in self._flat(order).items()},
+            "episode_len": torch.tensor([len(next(iter(self._data[s].values()))) for s in order.tolist()],
+                                        dtype=torch.int64),
+            "ids": torch.from_numpy(self._ids[: self._size].copy()),
+            "tail": self._tail,
+            "next_id": self._next_id,
+            "push_count": self._push_count,
+            "rng": self._rng.bit_generator.state,
+        }
+
+    def load_state_dict(self, state: Dict[str, Any]) -> None:
+        self.clear()
+        eps = self._unflat({k: v.numpy() for k, v in state["columns"].items()}, state["episode_len"].numpy())
+        for i, ep in enumerate(eps):
+            self._data[i] = ep
+        self._size = len(eps)
+        self._ids[: self._size] = state["ids"].numpy()
+        self._tail = int(state["tail"])
+        self._next_id = int(state["next_id"])
+        self._push_count = int(state["push_count"])
+        self._rng.bit_generator.state = state["rng"]
