@@ -305,3 +305,20 @@ class TestCollect:
         assert [d["reward"] for d in out] == [1 + 0.5 * 2, 2 + 0.5 * 3, 3.0]
         assert [d["value_gamma"] for d in out] == [0.25, 0.25, 0.5]
         assert [d["next_obs"] for d in out] == [2, 3, 3]
+
+
+@pytest.mark.parametrize("info,bootstraps", [({"terminated": True, "truncated": False}, False),
+                                             ({"terminated": False, "truncated": True}, True),
+                                             ({"truncated": True}, True)])
+def test_final_step_bootstraps_only_when_truncated(info, bootstraps):
+    """process_transition -> n-step data -> learn: the TD target uses Q_target(s') only for truncation."""
+    policy = make_policy(seed=2, discount_factor=0.5, learn={"target_update_freq": 10 ** 6})
+    obs, nobs = np.full(OBS, 0.1, np.float32), np.full(OBS, -0.7, np.float32)
+    tr = policy.collect_mode.process_transition(obs, {"action": np.int64(1)}, BaseEnvTimestep(nobs, 2.0, True, info))
+    (sample,) = policy.collect_mode.get_train_sample([tr])
+    with torch.no_grad():
+        q = policy.model(torch.as_tensor(obs)[None])["logit"][0, 1].item()
+        a_next = policy.model(torch.as_tensor(nobs)[None])["logit"].argmax(-1).item()
+        q_next = policy._target_model.unwrapped()(torch.as_tensor(nobs)[None])["logit"][0, a_next].item()
+    target = 2.0 + (0.5 * q_next if bootstraps else 0.0)
+    assert policy.learn_mode.forward([sample])["total_loss"] == pytest.approx(0.5 * (q - target) ** 2, rel=1e-4)
