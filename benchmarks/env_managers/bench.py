@@ -1,11 +1,12 @@
 """Env-manager throughput: Stride's three managers against a bare loop and the peers' vector envs.
 
-    python benchmarks/env_managers/bench.py [--cases cartpole image burn] [--seconds 1.5] [--repeats 3]
+    python benchmarks/env_managers/bench.py [--cases cartpole image burn] [--seconds 1.0] [--repeats 3]
 
 Every contestant steps 8 envs with random actions drawn beforehand (the same table for everyone,
 as Python ints for per-env APIs and as arrays for vector APIs) and resets finished episodes
 (auto-reset); the score is env steps per second, best of ``--repeats`` timed runs of about
-``--seconds`` each (launch and reset are not timed). Peers that are not installed are skipped.
+``--seconds`` each, the rounds interleaved over contestants (launch and reset are not timed).
+Peers that are not installed are skipped.
 """
 
 from __future__ import annotations
@@ -195,27 +196,33 @@ def contestants(case: str) -> Dict[str, Callable]:
 
 
 def run_case(case: str, seconds: float, repeats: int, only: Optional[List[str]]) -> Dict[str, float]:
+    """Best of ``repeats`` rounds; each round runs every contestant once, so that a change in the
+    machine's load hits all contestants alike instead of whoever happened to run then."""
     rng = np.random.default_rng(0)
     arr = rng.integers(0, n_actions(case), size=(T_ACTIONS, N_ENVS))
     acts = arr.tolist()
     results: Dict[str, float] = {}
+    skipped: Dict[str, str] = {}
     timer = Timer(seconds)
-    for name, make in contestants(case).items():
-        if only and not any(o in name for o in only):
-            continue
-        best = 0.0
-        try:
-            for _ in range(repeats):
-                step, close = make(case, acts, arr)
-                try:
-                    best = max(best, timer(step))
-                finally:
-                    close()
-        except ImportError as e:
-            print(f"  {name:<44} skipped ({e.name} not installed)", flush=True)
-            continue
-        results[name] = best
-        print(f"  {name:<44} {best:>10,.0f} steps/s", flush=True)
+    names = [n for n in contestants(case) if not only or any(o in n for o in only)]
+    for _ in range(repeats):
+        for name in names:
+            if name in skipped:
+                continue
+            try:
+                step, close = contestants(case)[name](case, acts, arr)
+            except ImportError as e:
+                skipped[name] = f"{e.name} not installed"
+                continue
+            try:
+                results[name] = max(results.get(name, 0.0), timer(step))
+            finally:
+                close()
+    for name in names:
+        if name in skipped:
+            print(f"  {name:<46} skipped ({skipped[name]})", flush=True)
+        else:
+            print(f"  {name:<46} {results[name]:>10,.0f} steps/s", flush=True)
     return results
 
 
@@ -226,8 +233,8 @@ def ratio(a: Optional[float], b: Optional[float]) -> str:
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--cases", nargs="+", default=["cartpole", "image", "burn"], choices=["cartpole", "image", "burn"])
-    p.add_argument("--seconds", type=float, default=1.5)
-    p.add_argument("--repeats", type=int, default=2)
+    p.add_argument("--seconds", type=float, default=1.0)
+    p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--only", nargs="*", help="run only contestants whose name contains one of these")
     args = p.parse_args()
     try:

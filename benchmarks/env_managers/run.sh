@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Env-manager throughput benchmark: Stride's managers vs a bare loop, Gymnasium, SB3 and Tianshou.
-#   bash benchmarks/env_managers/run.sh [--cases cartpole image burn] [--seconds 1.5] [--repeats 2]
+#   bash benchmarks/env_managers/run.sh [--cases cartpole image burn] [--seconds 1.0] [--repeats 3]
 # Uses benchmarks/.venv-peers (gitignored; created here if missing): torch 2.13.0 (CPU) is
 # installed first and pinned by a constraints file so that no peer can pull a CUDA build; then the
 # peers. Stride is imported from this checkout through PYTHONPATH, not installed there.
