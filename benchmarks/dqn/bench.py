@@ -46,9 +46,10 @@ def get(d: dict, dotted: str, default=None):
 
 
 class Runner:
-    def __init__(self, logdir: str, timeout: float) -> None:
+    def __init__(self, logdir: str, timeout: float, stride_src: str) -> None:
         self.logdir, self.timeout = logdir, timeout
-        self.env = dict(os.environ, PYTHONPATH=REPO + os.pathsep + os.environ.get("PYTHONPATH", ""),
+        pp = [x for x in os.environ.get("PYTHONPATH", "").split(os.pathsep) if x and os.path.abspath(x) != REPO]
+        self.env = dict(os.environ, PYTHONPATH=os.pathsep.join([stride_src, *pp]),
                         OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", PYTHONHASHSEED="0")
 
     def __call__(self, name: str, script: str, *args: str) -> dict | None:
@@ -78,9 +79,9 @@ class Runner:
         return r
 
 
-def stride_defaults() -> dict:
+def stride_defaults(stride_src: str) -> dict:
     """Stride's evaluation settings from its zoo config (plain dicts; no pipeline run)."""
-    sys.path.insert(0, REPO)
+    sys.path.insert(0, stride_src)
     from stride.zoo.cartpole.config.cartpole_dqn_config import main_config
 
     p, e = main_config["policy"], main_config["env"]
@@ -145,6 +146,11 @@ def main() -> None:
                     help="SB3 evaluation period in env steps (default: Stride's eval_freq x n_sample / update_per_collect)")
     ap.add_argument("--only", nargs="+", choices=["stride", "floor", "sb3", "collector"],
                     default=["stride", "floor", "sb3", "collector"])
+    ap.add_argument("--stride-ref", default=None,
+                    help="benchmark Stride as committed at this git ref (exported to a temp dir with git archive) "
+                         "instead of the working tree, which other people may be editing")
+    ap.add_argument("--stride-reps", type=int, default=1,
+                    help="Stride runs per seed (deterministic per seed: same counts, median CPU reported)")
     ap.add_argument("--floor-reps", type=int, default=3, help="floor runs per seed (median reported)")
     ap.add_argument("--collector-steps", type=int, default=20_000)
     ap.add_argument("--collector-reps", type=int, default=3)
@@ -156,18 +162,28 @@ def main() -> None:
     stamp = now.strftime("%Y-%m-%dT%H%M%SZ")
     logdir = os.path.join(RESULTS, f"dqn_{stamp}")
     os.makedirs(logdir)
-    run = Runner(logdir, args.timeout)
     up_start = uptime()
-    try:
-        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--", "stride"], cwd=REPO, capture_output=True,
-                               text=True).stdout.strip().splitlines()
-        git_state = f"{head}" + (f" + {len(dirty)} uncommitted paths under stride/" if dirty else " (stride/ clean)")
-    except Exception as e:  # noqa: BLE001
-        git_state = f"unknown ({e!r})"
+    if args.stride_ref:
+        stride_src = os.path.join(logdir, "stride_src")
+        os.makedirs(stride_src)
+        sha = subprocess.run(["git", "rev-parse", "--short", args.stride_ref], cwd=REPO, capture_output=True,
+                             text=True, check=True).stdout.strip()
+        arch = subprocess.run(["git", "archive", "--format=tar", sha, "stride"], cwd=REPO, capture_output=True, check=True)
+        subprocess.run(["tar", "-x", "-C", stride_src], input=arch.stdout, check=True)
+        git_state = f"{sha} ({args.stride_ref}, exported with git archive to {stride_src})"
+    else:
+        stride_src = REPO
+        try:
+            head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True).stdout.strip()
+            dirty = subprocess.run(["git", "status", "--porcelain", "--", "stride"], cwd=REPO, capture_output=True,
+                                   text=True).stdout.strip().splitlines()
+            git_state = f"working tree at {head}" + (f" + {len(dirty)} uncommitted paths under stride/" if dirty else " (stride/ clean)")
+        except Exception as e:  # noqa: BLE001
+            git_state = f"unknown ({e!r})"
+    run = Runner(logdir, args.timeout, stride_src)
 
     try:
-        sd = stride_defaults()
+        sd = stride_defaults(stride_src)
     except Exception as e:  # noqa: BLE001
         sd = {"stop_value": 195, "n_evaluator_episode": 100, "evaluator_env_num": 8, "env_steps_per_eval": None}
         print(f"(could not read Stride's zoo config: {e!r}; using defaults {sd})")
@@ -177,8 +193,16 @@ def main() -> None:
     stride_runs, floor_runs, sb3_runs = {}, {}, {}
     for s in args.seeds:
         if "stride" in args.only:
-            stride_runs[s] = run(f"stride_seed{s}", "stride_dqn.py", "--seed", s, "--max-env-steps", args.max_env_steps,
-                                 "--exp-dir", os.path.join(logdir, f"stride_exp_seed{s}"))
+            reps = [run(f"stride_seed{s}_rep{k}", "stride_dqn.py", "--seed", s, "--max-env-steps", args.max_env_steps,
+                        "--exp-dir", os.path.join(logdir, f"stride_exp_seed{s}_rep{k}")) for k in range(args.stride_reps)]
+            reps = [r for r in reps if r]
+            if reps:
+                counts = {(r["result"]["env_step"], r["result"]["train_iter"], bool(r["result"]["stop"])) for r in reps}
+                cpus = [r["result"]["train_cpu_seconds"] for r in reps]
+                stride_runs[s] = dict(reps[0])
+                stride_runs[s]["result"] = dict(reps[0]["result"], train_cpu_seconds=statistics.median(cpus))
+                stride_runs[s]["train_cpu_seconds_reps"] = cpus
+                stride_runs[s]["nondeterministic"] = len(counts) > 1
         if "floor" in args.only and stride_runs.get(s):
             spec = floor_spec(stride_runs[s])
             spec_path = os.path.join(logdir, f"floor_spec_seed{s}.json")
@@ -293,6 +317,10 @@ def main() -> None:
     for s, st in stride_runs.items():
         if st:
             r = st["result"]
+            if len(st["train_cpu_seconds_reps"]) > 1:
+                p(f"  stride seed {s}: train CPU s per repetition {', '.join(f'{x:.1f}' for x in st['train_cpu_seconds_reps'])} "
+                  f"(median used)" + ("; WARNING: repetitions differ in env steps / train iters" if st["nondeterministic"] else
+                                      "; identical env steps and train iters"))
             p(f"  stride seed {s}: eval_return {fmt(r.get('eval_return'))}, outer CPU around serial_pipeline "
               f"{st['outer_cpu_seconds']:.1f}s (train {r['train_cpu_seconds']:.1f} + eval {r.get('eval_cpu_seconds', 0):.1f} "
               f"= {r['train_cpu_seconds'] + r.get('eval_cpu_seconds', 0):.1f}), wall {st['_wall_s']:.0f}s")
