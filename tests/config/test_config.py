@@ -132,18 +132,23 @@ class TestCompileConfig:
         p = cfg.policy
         assert p.type == "dqn" and p.on_policy is False and p.priority is False
         assert p.learn.target_update_type == "assign" and p.learn.loss_type == "mse"
-        assert p.learn.update_per_collect == 5  # user's value wins over DQN's default 3
-        assert p.other.eps.decay == 10000
+        zm = zoo.main_config["policy"]
+        assert p.learn.update_per_collect == zm["learn"]["update_per_collect"]  # the user's value wins
+        assert p.learn.grad_clip_norm is None  # DQN default kept where the user says nothing
+        assert p.other.eps.decay == zoo.main_config["policy"]["other"]["eps"]["decay"] and "end" in p.other.eps
         # model: DQN's signature defaults + user's
-        assert p.model.obs_shape == 4 and p.model.action_shape == 2
+        assert p.model.obs_shape == zm["model"]["obs_shape"] and p.model.action_shape == zm["model"]["action_shape"]
         assert p.model.head_layer_num == 1 and p.model.activation == "relu"
         # collector / evaluator / learner / buffer
         assert p.collect.collector.type == "sample" and "collect_print_freq" in p.collect.collector
-        assert p.eval.evaluator.eval_freq == 200
-        assert p.eval.evaluator.stop_value == 195 and p.eval.evaluator.n_episode == 100
-        assert p.learn.learner.hook.save_ckpt_after_iter == 1000
-        assert p.learn.learner.hook.log_show_after_iter == 100
-        assert p.other.replay_buffer.type == "naive" and p.other.replay_buffer.replay_buffer_size == 20000
+        assert p.eval.evaluator.eval_freq == zm["eval"]["evaluator"]["eval_freq"]
+        ze = zoo.main_config["env"]
+        assert p.eval.evaluator.stop_value == ze["stop_value"] == cfg.env.stop_value
+        assert p.eval.evaluator.n_episode == ze["n_evaluator_episode"] == cfg.env.n_evaluator_episode
+        assert p.learn.learner.hook.save_ckpt_after_iter == zm["learn"]["learner"]["hook"]["save_ckpt_after_iter"]
+        assert "log_show_after_iter" in p.learn.learner.hook and "load_ckpt_before_run" in p.learn.learner.hook
+        assert p.other.replay_buffer.type == "naive"
+        assert p.other.replay_buffer.replay_buffer_size == zm["other"]["replay_buffer"]["replay_buffer_size"]
         assert "min_sample_size" in p.other.replay_buffer
 
     def test_does_not_mutate_user_config(self):
