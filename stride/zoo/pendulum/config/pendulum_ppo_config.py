@@ -1,0 +1,46 @@
+"""PPO on Pendulum-v1 (continuous): `stride -m serial -e pendulum -p ppo -s 0` (or `-c` this file).
+
+Stops at -250 over 10 evaluation episodes (DI-engine's threshold). Gaussian policy with separate
+actor and critic networks; sampled actions are clipped to the action space [-2, 2] by the policy.
+Hyper-parameters after rl-baselines3-zoo's Pendulum PPO (gSDE off).
+"""
+
+main_config = dict(
+    exp_name="pendulum_ppo",
+    env=dict(
+        env_id="Pendulum-v1",
+        collector_env_num=4,
+        evaluator_env_num=5,
+        n_evaluator_episode=10,
+        stop_value=-250,
+    ),
+    policy=dict(
+        model=dict(obs_shape=3, action_shape=1, action_space="continuous", share_encoder=False,
+                   encoder_hidden_size_list=[64, 64], actor_head_hidden_size=64, critic_head_hidden_size=64,
+                   sigma_init=1.0),
+        discount_factor=0.9,
+        gae_lambda=0.95,
+        action_range=[-2.0, 2.0],
+        learn=dict(
+            epoch_per_collect=10,
+            batch_size=64,
+            learning_rate=1e-3,
+            entropy_weight=0.0,
+            value_clip_ratio=None,
+            learner=dict(hook=dict(save_ckpt_after_iter=100)),
+        ),
+        collect=dict(n_sample=4096),
+        eval=dict(evaluator=dict(eval_freq=5)),
+    ),
+)
+
+create_config = dict(
+    env=dict(type="gymnasium"),
+    env_manager=dict(type="base"),
+    policy=dict(type="ppo"),
+)
+
+if __name__ == "__main__":
+    from stride.entry import serial_pipeline_onpolicy
+
+    serial_pipeline_onpolicy([main_config, create_config], seed=0)
