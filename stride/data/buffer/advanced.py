@@ -538,12 +538,12 @@ class AdvancedReplayBuffer:
             raise ValueError(f"update got {uids.size} ids, {slots.size} indices and {prio.size} priorities")
         if slots.size and (slots.min() < 0 or slots.max() >= self._storage.capacity):
             raise IndexError(f"replay_buffer_idx out of range [0, {self._storage.capacity})")
+        prio = self._check_priority(prio)  # a NaN is a learner bug even for a stale entry: raise
         ok = self._ids[slots] == uids
         if not ok.all():
             slots, prio = slots[ok], prio[ok]
         if not slots.size:
             return 0
-        prio = self._check_priority(prio)
         self._prio[slots] = prio
         self._tree.update(slots, self._weight(self._prio[slots]))
         self._max_priority = max(self._max_priority, float(prio.max()))

@@ -1,0 +1,45 @@
+"""DQN with prioritized replay (PER) on CartPole-v1 through AdvancedReplayBuffer: `stride -m serial -c` this file."""
+
+main_config = dict(
+    exp_name="cartpole_dqn_per",
+    env=dict(
+        env_id="CartPole-v1",
+        collector_env_num=8,
+        evaluator_env_num=8,
+        n_evaluator_episode=100,
+        stop_value=195,
+    ),
+    policy=dict(
+        model=dict(obs_shape=4, action_shape=2, encoder_hidden_size_list=[128, 128, 64], dueling=True),
+        discount_factor=0.97,
+        nstep=1,
+        # prioritized replay: the learner returns |TD error| per sample, the buffer samples by it
+        priority=True,
+        priority_IS_weight=True,
+        learn=dict(
+            update_per_collect=5,
+            batch_size=64,
+            learning_rate=1e-3,
+            target_update_freq=100,
+            learner=dict(hook=dict(save_ckpt_after_iter=1000)),
+        ),
+        collect=dict(n_sample=8),
+        eval=dict(evaluator=dict(eval_freq=50)),
+        other=dict(
+            eps=dict(type="exp", start=0.95, end=0.1, decay=10000),
+            replay_buffer=dict(replay_buffer_size=20000),
+        ),
+    ),
+)
+
+create_config = dict(
+    env=dict(type="gymnasium"),
+    env_manager=dict(type="base"),
+    policy=dict(type="dqn"),
+    replay_buffer=dict(type="advanced"),
+)
+
+if __name__ == "__main__":
+    from stride.entry import serial_pipeline
+
+    serial_pipeline([main_config, create_config], seed=0)
