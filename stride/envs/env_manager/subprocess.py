@@ -461,6 +461,8 @@ class SyncSubprocessEnvManager(BaseEnvManager):
                     self._user_error = self._user_error or pickle.loads(res[1])
         elif cmd.kind in ("reset", "replay"):
             for env_id, res in zip(cmd.env_ids, results):
+                if cmd.kind == "reset" and env_id not in self._resetting:
+                    continue  # superseded (the manager was reset or reloaded meanwhile)
                 if res[0] == OK:
                     if cmd.kind == "reset":
                         self._episode_seed[env_id] = self._resetting.pop(env_id)[0]
