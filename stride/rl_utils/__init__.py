@@ -11,6 +11,5 @@ from .ppo import PPOInfo, PPOLoss, policy_distribution, ppo_error, ppo_error_con
 from .a2c import A2CLoss, a2c_error
 
 __all__ = [
-    "q_nstep_td_error", "get_nstep_return_data", "get_gae", "get_epsilon_greedy_fn", "v_nstep_td_error", "min_q_value",
-    "ppo_error", "ppo_error_continuous", "PPOLoss", "PPOInfo", "policy_distribution", "a2c_error", "A2CLoss",
+    "q_nstep_td_error", "get_nstep_return_data", "get_gae", "get_epsilon_greedy_fn", "v_nstep_td_error", "min_q_value", "ppo_error", "ppo_error_continuous", "PPOLoss", "PPOInfo", "policy_distribution", "a2c_error", "A2CLoss",
 ]

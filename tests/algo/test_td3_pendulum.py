@@ -1,0 +1,42 @@
+"""Learning test: TD3 reaches Pendulum-v1's stop value (-250) within 30k env steps, confirmed by
+a fresh 100-episode evaluation on differently seeded envs."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+
+from stride.config import load_json_config
+from stride.entry import serial_pipeline
+from stride.entry.utils import build_env_managers
+from stride.worker import BaseSerialEvaluator
+from stride.zoo.pendulum.config.pendulum_td3_config import create_config, main_config
+
+ENV_STEP_BUDGET = 30_000
+STOP_VALUE = -250
+
+
+def _train_and_confirm(seed: int, tmp_path) -> dict:
+    policy = serial_pipeline([main_config, create_config], seed=seed, max_env_step=ENV_STEP_BUDGET,
+                             exp_name=str(tmp_path / f"seed{seed}"), progress=False)
+    result = policy.result
+    assert result["stop"], f"seed {seed}: did not reach {STOP_VALUE} within {ENV_STEP_BUDGET} env steps: {result}"
+    # a fresh 100-episode evaluation of the final policy, on envs seeded differently from training
+    cfg = load_json_config(os.path.join(result["exp_dir"], "total_config.json"))
+    _, env = build_env_managers(cfg, seed=10_000 + seed)
+    evaluator = BaseSerialEvaluator(dict(cfg.policy.eval.evaluator), env, policy.eval_mode)
+    _, returns = evaluator.eval(n_episode=100)
+    env.close()
+    assert len(returns) == 100
+    assert np.mean(returns) >= STOP_VALUE, f"seed {seed}: fresh evaluation mean {np.mean(returns):.1f} < {STOP_VALUE}"
+    return result
+
+
+@pytest.mark.learning
+@pytest.mark.slow
+@pytest.mark.timeout(900)
+@pytest.mark.parametrize("seed", [0, 1, 2, 3, 4])
+def test_td3_pendulum(seed, tmp_path):
+    _train_and_confirm(seed, tmp_path)
