@@ -172,14 +172,29 @@ class TestCompileConfig:
         cfg = compile_config(main, _create(), save_cfg=False)
         assert cfg.policy.collect.n_episode == 8 and cfg.policy.collect.n_sample is None
 
-    @pytest.mark.xfail(strict=True, reason="bug: stride/config/compile.py default_main_config picks the collector "
-                                            "type from the policy's DEFAULT collect.n_episode (None), not the user's, "
-                                            "so a config giving only n_episode gets a 'sample' collector that then "
-                                            "fails with 'collect needs n_sample'")
     def test_n_episode_selects_episode_collector(self):
         main = _with(_main(), {"policy": {"collect": {"n_sample": None, "n_episode": 8}}})
         cfg = compile_config(main, _create(), save_cfg=False)
         assert cfg.policy.collect.collector.type == "episode"
+
+    @pytest.mark.xfail(strict=True, reason="bug: stride/config/compile.py _check_required accepts "
+                                            "policy.collect.n_sample=0 (only `is not None` is checked); the serial "
+                                            "pipeline then loops forever without env steps or train iterations")
+    def test_zero_n_sample_refused(self):
+        with pytest.raises(ConfigError, match="n_sample"):
+            compile_config(_with(_main(), {"policy": {"collect": {"n_sample": 0}}}), _create(), save_cfg=False)
+
+    @pytest.mark.xfail(strict=True, reason="bug: stride/config/config.py _check_type accepts an int for any list "
+                                            "default, so encoder_hidden_size_list=64 compiles and DQN() then fails "
+                                            "with a raw TypeError ('int' object is not iterable) instead of a "
+                                            "ConfigError naming the key")
+    def test_int_for_hidden_size_list_is_a_config_error(self):
+        from stride.policy import DQNPolicy
+        from stride.utils.errors import StrideError
+
+        main = _with(_main(), {"policy": {"model": {"encoder_hidden_size_list": 64}}})
+        with pytest.raises(StrideError, match="encoder_hidden_size_list"):
+            DQNPolicy(compile_config(main, _create(), save_cfg=False).policy)
 
     def test_top_level_typo_did_you_mean(self):
         main = _main()

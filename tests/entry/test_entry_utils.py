@@ -1,0 +1,85 @@
+"""stride.entry.utils in-process: config files, zoo lookup, space checks (the CLI's error sources)."""
+
+from __future__ import annotations
+
+import copy
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+from stride.config import compile_config
+from stride.entry.utils import check_spaces, read_config, resolve_resume, zoo_config, zoo_envs, zoo_policies
+from stride.utils.errors import ConfigError
+from stride.zoo.cartpole.config import cartpole_dqn_config as zoo
+
+
+def test_read_config(tmp_path):
+    p = tmp_path / "ok_config.py"
+    p.write_text("main_config = dict(a=1)\ncreate_config = dict(policy=dict(type='dqn'))\n")
+    assert read_config(str(p)) == ({"a": 1}, {"policy": {"type": "dqn"}})
+
+
+@pytest.mark.parametrize("text,match", [
+    ("main_config = dict()\n", r"must define main_config and create_config \(missing: create_config\)"),
+    ("x = 1\n", r"missing: main_config, create_config"),
+    ("main_config = dict(\n", r"failed to run: SyntaxError"),
+    ("raise RuntimeError('boom')\n", r"failed to run: RuntimeError: boom"),
+])
+def test_read_config_errors(tmp_path, text, match):
+    p = tmp_path / "bad_config.py"
+    p.write_text(text)
+    with pytest.raises(ConfigError, match=match) as e:
+        read_config(str(p))
+    assert "bad_config.py" in str(e.value) and "\n" not in str(e.value)
+    with pytest.raises(ConfigError, match="does not exist"):
+        read_config(str(tmp_path / "nope.py"))
+
+
+def test_zoo_lookup():
+    assert "cartpole" in zoo_envs() and "dqn" in zoo_policies("cartpole")
+    main, create = zoo_config("cartpole", "dqn")
+    assert main is zoo.main_config and create is zoo.create_config
+    with pytest.raises(ConfigError, match=r"unknown env 'cartpol' \(did you mean 'cartpole'\?\); valid choices: "):
+        zoo_config("cartpol", "dqn")
+    with pytest.raises(ConfigError, match=r"unknown policy 'dqm' for env 'cartpole' \(did you mean 'dqn'\?\)"):
+        zoo_config("cartpole", "dqm")
+
+
+class _Spaces:
+    def __init__(self, obs, act):
+        self.observation_space, self.action_space = obs, act
+
+
+def _cfg(**model):
+    main = copy.deepcopy(zoo.main_config)
+    main["policy"]["model"].update(model)
+    return compile_config(main, zoo.create_config, save_cfg=False)
+
+
+def test_check_spaces():
+    env = _Spaces(gym.spaces.Box(-1, 1, (4,), np.float32), gym.spaces.Discrete(2))
+    check_spaces(_cfg(), env)
+    with pytest.raises(ConfigError, match=r"action_shape=3 .*Discrete\(2\).*set it to 2"):
+        check_spaces(_cfg(action_shape=3), env)
+    with pytest.raises(ConfigError, match=r"obs_shape=5 .*set it to 4"):
+        check_spaces(_cfg(obs_shape=5), env)
+    image = _Spaces(gym.spaces.Box(0, 255, (3, 8, 8), np.uint8), gym.spaces.Discrete(2))
+    check_spaces(_cfg(obs_shape=[3, 8, 8]), image)
+    with pytest.raises(ConfigError, match=r"set it to \[3, 8, 8\]"):
+        check_spaces(_cfg(obs_shape=[8, 8, 3]), image)
+
+
+def test_resolve_resume_errors(tmp_path):
+    with pytest.raises(ConfigError, match="does not exist"):
+        resolve_resume(str(tmp_path / "nothing"))
+    (tmp_path / "exp").mkdir()
+    with pytest.raises(ConfigError, match="no checkpoint"):
+        resolve_resume(str(tmp_path / "exp"))
+    (tmp_path / "exp" / "ckpt").mkdir()
+    (tmp_path / "exp" / "ckpt" / "ckpt_latest.txt").write_text("iteration_3.pth.tar\n")
+    with pytest.raises(ConfigError, match="total_config.json"):
+        resolve_resume(str(tmp_path / "exp"))
+    (tmp_path / "exp" / "total_config.json").write_text("{}")
+    exp, ckpt = resolve_resume(str(tmp_path / "exp"))
+    assert exp == str(tmp_path / "exp") and ckpt.endswith("iteration_3.pth.tar")
