@@ -57,7 +57,7 @@ def _env_defaults(env_cls: type) -> dict:
     return base
 
 
-def default_main_config(create_cfg: Mapping) -> Config:
+def default_main_config(create_cfg: Mapping, user_cfg: Optional[Mapping] = None) -> Config:
     """The default config tree for the components named in ``create_cfg``."""
     import_components()
     from ..worker.evaluator import BaseSerialEvaluator
@@ -84,7 +84,9 @@ def default_main_config(create_cfg: Mapping) -> Config:
     learn["learner"] = BaseLearner.default_config()
     policy["learn"] = learn
     collect = dict(policy.get("collect", {}))
-    collector_type = create_cfg.get("collector", {}).get("type") or ("episode" if collect.get("n_episode") else "sample")
+    given = {**collect, **((user_cfg or {}).get("policy", {}).get("collect", {}) or {})}
+    by_episode = given.get("n_episode") is not None and given.get("n_sample") is None
+    collector_type = create_cfg.get("collector", {}).get("type") or ("episode" if by_episode else "sample")
     collect["collector"] = dict(COLLECTOR_REGISTRY.get(collector_type).default_config(), type=collector_type)
     policy["collect"] = collect
     ev = dict(policy.get("eval", {}))
@@ -123,7 +125,7 @@ def compile_config(
     user = copy.deepcopy(dict(main_config))
     if exp_name is not None:
         user["exp_name"] = exp_name
-    defaults = default_main_config(create_cfg)
+    defaults = default_main_config(create_cfg, user)
     # types named in create_config win over defaults; they are part of the compiled config
     cfg = merge_config(defaults, user)
     cfg.seed = int(seed)

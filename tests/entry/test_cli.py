@@ -149,9 +149,6 @@ def test_train_run_tensorboard_evaluator_scalars(train_run):
     assert "evaluator_iter/reward_mean" in tags
 
 
-@pytest.mark.xfail(strict=True, reason="bug: LogShowHook (stride/worker/learner/hooks.py) only writes every "
-                                        "log_show_after_iter=100 iterations and is not flushed at after_run, so a "
-                                        "50-iteration run has no learner scalars in TensorBoard nor in log/learner.txt")
 def test_train_run_tensorboard_learner_scalars(train_run):
     tags = _scalar_tags(train_run)
     assert any(t.startswith("learner_iter/") for t in tags), tags

@@ -9,7 +9,7 @@ import pytest
 
 from stride.utils.errors import ConfigError
 from stride.worker import EpisodeCollector, SampleCollector, create_collector
-from stride_worker_fakes import key, make_manager, make_policy
+from .stride_worker_fakes import key, make_manager, make_policy
 
 EPS = {"eps": 0.5}
 

@@ -7,7 +7,7 @@ import pytest
 
 from stride.utils.errors import ConfigError
 from stride.worker import BaseSerialEvaluator, VectorEvalMonitor
-from stride_worker_fakes import make_manager, make_policy
+from .stride_worker_fakes import make_manager, make_policy
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ import torch
 from stride.utils.errors import ConfigError, StrideError
 from stride.worker import BaseLearner, LearnerHook
 from stride.worker.learner import LoadCkptHook, SaveCkptHook
-from stride_worker_fakes import make_policy
+from .stride_worker_fakes import make_policy
 
 FakeLearnMode = namedtuple("FakeLearnMode", ["forward", "state_dict", "load_state_dict"])
 

@@ -61,7 +61,12 @@ class LogShowHook(LearnerHook):
             if isinstance(v, (int, float)):
                 self._sums[k] = self._sums.get(k, 0.0) + v
         self._count += 1
-        if learner.train_iter % self.freq != 0 or not self._count:
+        if learner.train_iter % self.freq == 0:
+            self.flush(learner)
+
+    def flush(self, learner: "BaseLearner") -> None:
+        """Write the averages accumulated so far (also called when the run ends)."""
+        if not self._count:
             return
         avg = {k: v / self._count for k, v in self._sums.items()}
         learner.last_log = avg
@@ -75,6 +80,17 @@ class LogShowHook(LearnerHook):
                 tb.add_scalar(f"learner_iter/{k}", v, learner.train_iter)
                 tb.add_scalar(f"learner_step/{k}", v, learner.envstep)
         self._sums, self._count = {}, 0
+
+
+class LogFlushHook(LearnerHook):
+    """At ``after_run``: write what the log hook accumulated since its last write."""
+
+    def __init__(self, log_hook: LogShowHook) -> None:
+        super().__init__("log_flush", "after_run", priority=10)
+        self._log_hook = log_hook
+
+    def __call__(self, learner: "BaseLearner") -> None:
+        self._log_hook.flush(learner)
 
 
 def ckpt_dir(exp_name: str) -> str:

@@ -16,7 +16,7 @@ import torch
 from ...utils.errors import ConfigError, StrideError
 from ...utils.log import build_logger
 from ...utils.seed import get_rng_state, set_rng_state
-from .hooks import POSITIONS, LearnerHook, LoadCkptHook, LogShowHook, SaveCkptHook, ckpt_dir
+from .hooks import POSITIONS, LearnerHook, LoadCkptHook, LogFlushHook, LogShowHook, SaveCkptHook, ckpt_dir
 
 CKPT_FORMAT = 1
 
@@ -68,7 +68,9 @@ class BaseLearner:
         self._states: Dict[str, Any] = {}
         hook = merged["hook"]
         self.register_hook(LoadCkptHook(hook["load_ckpt_before_run"]))
-        self.register_hook(LogShowHook(hook["log_show_after_iter"]))
+        log_hook = LogShowHook(hook["log_show_after_iter"])
+        self.register_hook(log_hook)
+        self.register_hook(LogFlushHook(log_hook))
         if exp_name:
             self.register_hook(SaveCkptHook("save_ckpt_iter", "after_iter", priority=40, freq=hook["save_ckpt_after_iter"]))
             if hook["save_ckpt_after_run"]:
