@@ -94,7 +94,8 @@ class GymnasiumEnv(BaseEnv):
 
     def _scale_action_space(self) -> None:
         space = self._act_space
-        if not isinstance(space, gym.spaces.Box) or not (np.all(np.isfinite(space.low)) and np.all(np.isfinite(space.high))):
+        bounded = isinstance(space, gym.spaces.Box) and np.all(np.isfinite(space.low)) and np.all(np.isfinite(space.high))
+        if not bounded:
             from ..utils.errors import ConfigError
 
             raise ConfigError(f"act_scale=True needs a bounded Box action space, got {space} "

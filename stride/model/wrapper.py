@@ -253,7 +253,8 @@ class OUNoise:
     """Ornstein-Uhlenbeck noise ``x += theta * (mu - x) * dt + sigma * sqrt(dt) * N(0, 1)``, one
     process per row of the action batch (restarted at ``x0`` when the batch shape changes)."""
 
-    def __init__(self, mu: float = 0.0, sigma: float = 0.3, theta: float = 0.15, dt: float = 1e-2, x0: float = 0.0) -> None:
+    def __init__(self, mu: float = 0.0, sigma: float = 0.3, theta: float = 0.15, dt: float = 1e-2,
+                 x0: float = 0.0) -> None:
         self.mu, self.sigma, self.theta, self.dt, self.x0 = float(mu), float(sigma), float(theta), float(dt), float(x0)
         self._x: Optional[torch.Tensor] = None
 

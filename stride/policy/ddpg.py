@@ -99,7 +99,8 @@ class DDPGPolicy(Policy):
         cfg = self._cfg.learn
         self._gamma = self._cfg.discount_factor
         self._actor_optimizer = torch.optim.Adam(self._model.actor.parameters(), lr=cfg.learning_rate_actor, fused=True)
-        self._critic_optimizer = torch.optim.Adam(self._model.critic.parameters(), lr=cfg.learning_rate_critic, fused=True)
+        self._critic_optimizer = torch.optim.Adam(self._model.critic.parameters(), lr=cfg.learning_rate_critic,
+                                                  fused=True)
         self._target = model_wrap(copy.deepcopy(self._model), "target", update_type="momentum",
                                   update_kwargs={"theta": cfg.target_theta})
         self._target_model = self._target
@@ -120,7 +121,8 @@ class DDPGPolicy(Policy):
         # forward: the (smoothed) target action and the target critics at next_obs
         with torch.no_grad():
             next_action = self._target_model.forward(next_obs, mode="compute_actor")["action"]
-            next_q = self._target_model.forward({"obs": next_obs, "action": next_action}, mode="compute_critic")["q_value"]
+            next_q = self._target_model.forward({"obs": next_obs, "action": next_action},
+                                                mode="compute_critic")["q_value"]
         q = self._model.forward({"obs": obs, "action": batch["action"]}, mode="compute_critic")["q_value"]
         # loss: critic TD error, bootstrapping from the min of the target critics
         weight = batch.get("IS") if self._use_is else None
@@ -175,7 +177,8 @@ class DDPGPolicy(Policy):
     def _init_collect(self) -> None:
         cfg = self._cfg.collect
         self._collect_model = model_wrap(self._model, "action_noise", noise_type=cfg.noise_type,
-                                         noise_kwargs={"sigma": cfg.noise_sigma}, action_range={"min": -1.0, "max": 1.0})
+                                         noise_kwargs={"sigma": cfg.noise_sigma},
+                                         action_range={"min": -1.0, "max": 1.0})
         self._nstep = self._cfg.nstep
         self._gamma = self._cfg.discount_factor
 

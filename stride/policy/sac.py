@@ -91,7 +91,8 @@ class SACPolicy(Policy):
         cfg = self._cfg.learn
         self._gamma = self._cfg.discount_factor
         self._q_optimizer = torch.optim.Adam(self._model.critic.parameters(), lr=cfg.learning_rate_q, fused=True)
-        self._policy_optimizer = torch.optim.Adam(self._model.actor.parameters(), lr=cfg.learning_rate_policy, fused=True)
+        self._policy_optimizer = torch.optim.Adam(self._model.actor.parameters(), lr=cfg.learning_rate_policy,
+                                                  fused=True)
         self._log_alpha = torch.tensor(math.log(cfg.alpha), device=self._device, requires_grad=bool(cfg.auto_alpha))
         self._alpha_optimizer = (torch.optim.Adam([self._log_alpha], lr=cfg.learning_rate_alpha, fused=True)
                                  if cfg.auto_alpha else None)

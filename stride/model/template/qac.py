@@ -54,7 +54,8 @@ class ContinuousCritic(nn.Module):
         super().__init__()
         self.twin = twin
         self.nets = nn.ModuleList(
-            nn.Sequential(MLP(obs_size + action_size, list(hidden_size_list), activation), nn.Linear(hidden_size_list[-1], 1))
+            nn.Sequential(MLP(obs_size + action_size, list(hidden_size_list), activation),
+                          nn.Linear(hidden_size_list[-1], 1))
             for _ in range(2 if twin else 1)
         )
 
@@ -83,13 +84,15 @@ class QAC(nn.Module):
     ) -> None:
         super().__init__()
         if action_space not in ("regression", "reparameterization"):
-            raise ValueError(f"unknown QAC action_space '{action_space}'; valid choices: regression, reparameterization")
+            raise ValueError(f"unknown QAC action_space '{action_space}'; "
+                             "valid choices: regression, reparameterization")
         obs_size, action_size = _size(obs_shape), _size(action_shape)
         if action_size < 1 or obs_size < 1:
             raise ValueError(f"QAC needs positive obs_shape/action_shape, got {obs_shape!r}/{action_shape!r}")
         self.action_space = action_space
         self.action_size = action_size
-        self.actor = ContinuousActor(obs_size, action_size, action_space, actor_hidden_size_list, activation, log_sigma_range)
+        self.actor = ContinuousActor(obs_size, action_size, action_space, actor_hidden_size_list, activation,
+                                     log_sigma_range)
         self.critic = ContinuousCritic(obs_size, action_size, critic_hidden_size_list, activation, twin_critic)
 
     def forward(self, inputs: Any, mode: str = "compute_actor") -> Dict[str, torch.Tensor]:
