@@ -64,7 +64,8 @@ TRAIN_ARGV = ["-m", "serial", "-e", "cartpole", "-p", "dqn", "--train-iter", "50
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
-    env = dict(os.environ, PYTHONWARNINGS="default", OMP_NUM_THREADS="1")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONWARNINGS"}  # the filters a user's shell has
+    env["OMP_NUM_THREADS"] = "1"
     procs = {}
     for name, (argv, _) in list(ERROR_CASES.items()) + [("train", (lambda d: TRAIN_ARGV, None))]:
         d = str(tmp_path_factory.mktemp(name))
@@ -159,6 +160,8 @@ def test_train_run_text_log_progress_and_result(train_run):
     assert logs and any(os.path.getsize(p) > 0 for p in logs)
     with open(os.path.join(train_run, "log", "evaluator.txt")) as f:
         assert "reward_mean" in f.read()
+    with open(os.path.join(train_run, "log", "learner.txt")) as f:
+        assert "train_iter=50" in f.read()  # the last (partial) log window is written when the run ends
     with open(os.path.join(train_run, "progress.csv")) as f:
         rows = list(csv.DictReader(f))
     assert rows and rows[0]["train_iter"] == "0" and float(rows[0]["eval_return_mean"]) > 0

@@ -296,3 +296,16 @@ def test_load_checkpoint_errors(tmp_path):
     with pytest.raises(StrideError, match="weights_only"):
         learner.load_checkpoint(str(bad))
     assert learner.train_iter == 0
+
+
+def test_log_is_flushed_at_after_run():
+    tb = TB()
+    learner = BaseLearner({"hook": {"log_show_after_iter": 100}}, Recorder().mode(), tb_logger=tb)
+    for _ in range(3):
+        learner.train([{}], envstep=30)
+    assert "learner_iter/total_loss" not in tb.scalars
+    learner.call_hook("after_run")
+    assert tb.scalars["learner_iter/total_loss"] == [(3, pytest.approx(2.0))]
+    assert tb.scalars["learner_step/total_loss"] == [(30, pytest.approx(2.0))]
+    learner.call_hook("after_run")  # nothing new accumulated: nothing written twice
+    assert len(tb.scalars["learner_iter/total_loss"]) == 1
