@@ -150,6 +150,10 @@ def _check_required(cfg: Config) -> None:
             "exactly one of policy.collect.n_sample / policy.collect.n_episode must be given"
             + (f" (both are: {collect.n_sample}, {collect.n_episode})" if len(given) == 2 else " (neither is)")
         )
+    for key in given:
+        value = collect[key]
+        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            raise ConfigError(f"policy.collect.{key} must be a positive integer, got {value!r}")
     if cfg.policy.priority_IS_weight and not cfg.policy.priority:
         raise ConfigError("policy.priority_IS_weight=True needs policy.priority=True")
     if cfg.env.n_evaluator_episode < 1:

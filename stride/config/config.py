@@ -97,7 +97,7 @@ def _check_type(dotted: str, default: Any, value: Any) -> None:
     elif isinstance(default, str):
         ok = isinstance(value, str)
     elif isinstance(default, (list, tuple)):
-        ok = isinstance(value, (list, tuple, int))
+        ok = isinstance(value, (list, tuple))
     else:
         ok = True
     if not ok:

@@ -53,26 +53,46 @@ class ColumnStorage:
         arr = np.stack([_as_array(v) for v in values]) if len(values) > 1 else _as_array(values[0])[None]
         if arr.shape[1:] != col.shape[1:]:
             raise ValueError(f"field '{key}' has shape {arr.shape[1:]} but the buffer stores {col.shape[1:]}")
+        return self._fit(key, arr)
+
+    def _fit(self, key: str, arr: np.ndarray) -> np.ndarray:
+        """Never change a value silently: floats arriving in an integer column promote the column;
+        integers that don't fit an integer column's range are refused."""
+        col = self.columns[key]
+        if arr.dtype == col.dtype or np.can_cast(arr.dtype, col.dtype, "safe"):
+            return arr
+        if col.dtype.kind in "iub" and arr.dtype.kind == "f":
+            self.columns[key] = col.astype(np.float32 if col.dtype.itemsize <= 2 else np.float64)
+            return arr
+        if col.dtype.kind in "iu" and arr.dtype.kind in "iub" and arr.size:
+            info = np.iinfo(col.dtype)
+            if arr.min() < info.min or arr.max() > info.max:
+                raise ValueError(f"field '{key}' holds values outside its stored dtype {col.dtype} "
+                                 f"[{info.min}, {info.max}]: min {arr.min()}, max {arr.max()}")
         return arr
 
     # ---- write -------------------------------------------------------------------------------
     def append(self, items: List[Mapping[str, Any]]) -> np.ndarray:
-        """Write items (oldest overwritten when full); returns the slots written, in order."""
+        """Write items (oldest overwritten when full); returns the slots written, in order.
+
+        Every field is converted and checked before anything is written, so a refused batch
+        leaves the storage unchanged."""
         if not items:
             return np.empty(0, dtype=np.int64)
         if not self.columns:
             self._allocate(items[0])
         if len(items) > self.capacity:  # only the newest `capacity` items can survive
             items = items[-self.capacity:]
-        keys = self.columns.keys()
+        keys = list(self.columns.keys())
         first = items[0]
         if set(first.keys()) != set(keys):
             missing, extra = set(keys) - set(first), set(first) - set(keys)
             raise ValueError(f"item fields differ from the buffer's: missing {sorted(missing)}, unexpected {sorted(extra)}")
+        values = {key: self._column_values(key, [it[key] for it in items]) for key in keys}
         n = len(items)
         slots = (self.tail + np.arange(n)) % self.capacity
         for key in keys:
-            self.columns[key][slots] = self._column_values(key, [it[key] for it in items])
+            self.columns[key][slots] = values[key]
         self.tail = int((self.tail + n) % self.capacity)
         self.size = min(self.size + n, self.capacity)
         return slots
@@ -85,9 +105,10 @@ class ColumnStorage:
         if n > self.capacity:
             columns = {k: v[-self.capacity:] for k, v in columns.items()}
             n = self.capacity
+        values = {k: self._fit(k, np.asarray(columns[k])) for k in self.columns}
         slots = (self.tail + np.arange(n)) % self.capacity
         for key, col in self.columns.items():
-            col[slots] = columns[key]
+            col[slots] = values[key]
         self.tail = int((self.tail + n) % self.capacity)
         self.size = min(self.size + n, self.capacity)
         return slots

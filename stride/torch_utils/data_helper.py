@@ -19,7 +19,7 @@ def to_tensor(item: Any, dtype: Optional[torch.dtype] = None, ignore_keys: Seque
     if isinstance(item, np.ndarray):
         if item.dtype == object:
             raise TypeError(f"cannot convert an object array to a tensor: {item!r}")
-        t = torch.from_numpy(np.ascontiguousarray(item))
+        t = torch.from_numpy(item if item.flags.c_contiguous else np.ascontiguousarray(item))
         if dtype is not None:
             return t.to(dtype)
         return t.float() if t.dtype == torch.float64 else t
@@ -28,9 +28,11 @@ def to_tensor(item: Any, dtype: Optional[torch.dtype] = None, ignore_keys: Seque
     if isinstance(item, tuple) and hasattr(item, "_fields"):
         return type(item)(*[to_tensor(v, dtype, ignore_keys) for v in item])
     if isinstance(item, (list, tuple)):
-        if item and all(isinstance(v, (int, float, np.number)) and not isinstance(v, bool) for v in item):
+        if item and all(isinstance(v, (int, float, np.number, np.bool_)) and not isinstance(v, bool) for v in item):
             return to_tensor(np.asarray(item), dtype)
         return type(item)(to_tensor(v, dtype, ignore_keys) for v in item)
+    if isinstance(item, np.bool_):
+        return torch.tensor(bool(item))
     if isinstance(item, bool) or item is None or isinstance(item, str):
         return item
     if isinstance(item, (int, np.integer)):

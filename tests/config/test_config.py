@@ -177,17 +177,10 @@ class TestCompileConfig:
         cfg = compile_config(main, _create(), save_cfg=False)
         assert cfg.policy.collect.collector.type == "episode"
 
-    @pytest.mark.xfail(strict=True, reason="bug: stride/config/compile.py _check_required accepts "
-                                            "policy.collect.n_sample=0 (only `is not None` is checked); the serial "
-                                            "pipeline then loops forever without env steps or train iterations")
     def test_zero_n_sample_refused(self):
         with pytest.raises(ConfigError, match="n_sample"):
             compile_config(_with(_main(), {"policy": {"collect": {"n_sample": 0}}}), _create(), save_cfg=False)
 
-    @pytest.mark.xfail(strict=True, reason="bug: stride/config/config.py _check_type accepts an int for any list "
-                                            "default, so encoder_hidden_size_list=64 compiles and DQN() then fails "
-                                            "with a raw TypeError ('int' object is not iterable) instead of a "
-                                            "ConfigError naming the key")
     def test_int_for_hidden_size_list_is_a_config_error(self):
         from stride.policy import DQNPolicy
         from stride.utils.errors import StrideError

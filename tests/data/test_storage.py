@@ -108,3 +108,27 @@ def test_clear():
     assert s.size == 0 and s.tail == 0 and s.columns["a"][0] is None and s.valid_slots().tolist() == []
     s.append([{"a": "y", "b": 2}])
     assert s.get_items(s.valid_slots()) == [{"a": "y", "b": 2}]
+
+
+def _stored_or_refused(s: ColumnStorage, items: list, key: str, expected: list) -> None:
+    """Either the values are stored exactly, or the append is refused naming the field -- never silently changed."""
+    before = s.size
+    try:
+        s.append(items)
+    except ValueError as e:
+        assert f"'{key}'" in str(e) and s.size == before
+    else:
+        got = s.get_columns(s.valid_slots()[-len(items):])[key]
+        assert np.asarray(got).tolist() == expected
+
+
+def test_later_float_into_int_column_not_silently_truncated():
+    s = ColumnStorage(4)
+    s.append([{"r": 1}])
+    _stored_or_refused(s, [{"r": 0.5}], "r", [0.5])
+
+
+def test_out_of_range_values_not_silently_wrapped():
+    s = ColumnStorage(4)
+    s.append([{"o": np.zeros(2, np.uint8)}])
+    _stored_or_refused(s, [{"o": np.array([300, -1])}], "o", [[300, -1]])

@@ -84,3 +84,14 @@ def test_to_ndarray_nested():
 def test_to_ndarray_namedtuple():
     out = to_ndarray(Pair(torch.ones(2), torch.zeros(1)))
     assert isinstance(out, Pair) and isinstance(out.a, np.ndarray)
+
+
+def test_to_tensor_keeps_zero_dim_arrays_scalar():
+    t = to_tensor({"r": np.array(3.0)})["r"]
+    assert t.shape == () and t.item() == 3.0
+
+
+def test_to_tensor_numpy_bool():
+    out = to_tensor({"done": np.bool_(True), "flags": [np.bool_(False)]})
+    assert bool(out["done"]) is True and torch.as_tensor(out["done"]).dtype == torch.bool
+    assert bool(out["flags"][0]) is False
