@@ -132,3 +132,30 @@ def test_out_of_range_values_not_silently_wrapped():
     s = ColumnStorage(4)
     s.append([{"o": np.zeros(2, np.uint8)}])
     _stored_or_refused(s, [{"o": np.array([300, -1])}], "o", [[300, -1]])
+
+
+def test_refused_batch_writes_nothing():
+    s = ColumnStorage(2)
+    s.append([{"a": 1, "b": np.zeros(2)}, {"a": 2, "b": np.ones(2)}])  # full ring
+    before = {k: v.copy() for k, v in s.columns.items()}
+    tail = s.tail
+    with pytest.raises(ValueError, match="'b'"):
+        s.append([{"a": 9, "b": np.zeros(3)}])  # 'a' is fine, 'b' has the wrong shape
+    with pytest.raises((ValueError, KeyError), match="b"):
+        s.append([{"a": 9, "b": np.zeros(2)}, {"a": 9}])  # the second item lacks 'b'
+    assert s.tail == tail and s.size == 2
+    for k, v in s.columns.items():
+        assert np.array_equal(v, before[k]), k
+
+
+def test_int_column_promoted_keeps_old_values():
+    s = ColumnStorage(4)
+    s.append([{"r": 1}, {"r": 2}])
+    try:
+        s.append([{"r": 0.5}])
+    except ValueError as e:  # refusing is acceptable: then nothing is written
+        assert "'r'" in str(e)
+        expected = [1, 2]
+    else:  # promoting is acceptable: old values unchanged, the new one exact
+        expected = [1.0, 2.0, 0.5]
+    assert s.get_columns(s.valid_slots())["r"].tolist() == expected
