@@ -250,6 +250,20 @@ class TestSaveConfig:
         assert math.isinf(loaded.env.manager.episode_num)
         assert not [f for f in os.listdir(exp) if "tmp" in f]
 
+    def test_formatted_config_round_trip_of_a_modified_config(self, tmp_path, monkeypatch):
+        monkeypatch.chdir(tmp_path)
+        main = _with(_main(), {"exp_name": "mod", "env": {"make_kwargs": {"max_episode_steps": 77}},
+                               "policy": {"nstep": 3, "collect": {"n_sample": None, "n_episode": 8},
+                                          "learn": {"target_update_type": "momentum", "target_theta": 0.01},
+                                          "model": {"encoder_hidden_size_list": [32, 16], "dueling": False}}})
+        cfg = compile_config(main, _create(), save_cfg=True, seed=11)
+        ns: dict = {}
+        exec((tmp_path / cfg.exp_name / "formatted_total_config.py").read_text(), ns)
+        again = compile_config(ns["main_config"], ns["create_config"], save_cfg=False, seed=11)
+        assert again.to_dict() == cfg.to_dict()
+        assert again.policy.collect.collector.type == cfg.policy.collect.collector.type
+        assert load_json_config(str(tmp_path / cfg.exp_name / "total_config.json")).to_dict() == cfg.to_dict()
+
     def test_existing_experiment_folder_never_overwritten(self, tmp_path, monkeypatch):
         monkeypatch.chdir(tmp_path)
         first = compile_config(_main(), _create(), save_cfg=True, seed=1)
