@@ -42,6 +42,10 @@ def _bad_action_shape(main):
     main["policy"]["model"]["action_shape"] = 3
 
 
+def _bad_choice(main):
+    main["policy"]["learn"]["target_update_type"] = "polyak"
+
+
 ERROR_CASES = {
     # name: (argv builder(dir) -> list, regexes the single stderr line must match)
     "unknown_env": (lambda d: ["-m", "serial", "-e", "cartpol", "-p", "dqn", "-s", "0"],
@@ -55,6 +59,9 @@ ERROR_CASES = {
     "bad_action_shape": (lambda d: ["-m", "serial", "-c",
                                     _config_file(os.path.join(d, "shape_config.py"), _bad_action_shape), "-s", "0"],
                          [r"action_shape=3", r"Discrete\(2\)", r"set it to 2"]),
+    "bad_choice": (lambda d: ["-m", "serial", "-c", _config_file(os.path.join(d, "choice_config.py"), _bad_choice),
+                              "-s", "0"],
+                   [r"'polyak'", r"valid choices: assign, momentum"]),
     "unknown_mode": (lambda d: ["-m", "seriall", "-e", "cartpole", "-p", "dqn", "-s", "0"],
                      [r"'seriall'", r"valid choices: .*serial"]),
 }
@@ -86,7 +93,15 @@ def runs(tmp_path_factory):
     return out
 
 
-@pytest.mark.parametrize("case", sorted(ERROR_CASES))
+BAD_CHOICE_BUG = pytest.mark.xfail(strict=True, reason=(
+    "bug: a config value outside its choices (learn.target_update_type / loss_type, other.eps.type, "
+    "model.activation) raises a plain ValueError (stride/model/wrapper.py TargetNetworkWrapper, rl_utils/td.py, "
+    "rl_utils/exploration.py, model/common/encoder.py), not a ConfigError, so `stride` prints a traceback; "
+    "compile_config does not check these values"))
+
+
+@pytest.mark.parametrize("case", [pytest.param(c, marks=BAD_CHOICE_BUG) if c == "bad_choice" else c
+                                  for c in sorted(ERROR_CASES)])
 def test_cli_user_error_is_one_line(runs, case):
     r = runs[case]
     assert r["rc"] != 0, r
