@@ -145,7 +145,7 @@ def test_update_sets_priority_and_ignores_stale_ids():
     # torch tensors and a repeated slot (last wins)
     assert b.update({"replay_unique_id": [3, 3], "replay_buffer_idx": [3, 3], "priority": torch.tensor([7.0, 0.0])}) == 2
     assert b._prio[3] == pytest.approx(1e-6)  # raised to min_priority: still sampleable
-    assert b._tree.get(3)[0] == pytest.approx(1e-6)
+    assert b._tree.weights(np.array([3]))[0] == pytest.approx(1e-6 ** 1.0)
     with pytest.raises(ValueError, match="finite"):
         b.update({"replay_unique_id": [2], "replay_buffer_idx": [2], "priority": [float("nan")]})
     with pytest.raises(ValueError, match="ids"):
@@ -413,7 +413,7 @@ def test_learner_priority_info_loop_through_buffer():
         learner.train(batch)
         assert b.update(learner.priority_info) == 8
     live = b.live_slots()
-    touched = b._use[live] > 0
+    touched = b._prio[live] != 1.0  # items whose priority came back from the learner
     expect = np.abs(b._storage.get_columns(live)["obs"][:, 0] - 3.0) + 0.5
     np.testing.assert_allclose(b._prio[live][touched], expect[touched])
     assert touched.sum() >= 8

@@ -46,16 +46,6 @@ class BufferMonitor:
         self._last_log_counts = (0, 0, 0)
 
     # ---- updates from the buffer ---------------------------------------------------------------
-    def on_sample(self, n: int, use: np.ndarray, staleness: Optional[np.ndarray], priority: Optional[np.ndarray]) -> bool:
-        """Register a sampled batch; returns True when it is time to :meth:`log`."""
-        self.sample += n
-        self.sample_calls += 1
-        if n:
-            self.last_use_mean = float(use.mean())
-            self.last_staleness_mean = float(staleness.mean()) if staleness is not None else 0.0
-            self.last_priority_mean = float(priority.mean()) if priority is not None else 0.0
-        return self.log_freq > 0 and self.sample_calls % self.log_freq == 0
-
     @property
     def removed_total(self) -> int:
         return sum(self.removed.values())
