@@ -575,22 +575,31 @@ class SyncSubprocessEnvManager(BaseEnvManager):
         super().seed(seed, dynamic_seed)
 
     def random_action(self) -> Dict[int, Any]:
-        """A random action for every ready env (drawn by the env in its worker)."""
-        ids = [i for i in self._ready_obs if i not in self._inflight]
-        self._calls.clear()
-        by_worker: Dict[int, List[int]] = {}
-        for i in ids:
-            by_worker.setdefault(self._where[i][0].index, []).append(i)
-        for k, env_ids in by_worker.items():
-            self._send(self._workers[k], "call", env_ids, ([self._where[i][1] for i in env_ids], "random_action", ()))
-        self._pump(lambda: all(i in self._calls for i in ids))
-        out = {}
-        for i in ids:
-            status, value = self._calls.pop(i)
-            if status != OK:
-                raise RuntimeError(f"env {i} failed to draw a random action: {value}")
-            out[i] = value
-        return out
+        """A random action for every ready env (drawn by the env in its worker; asked again once
+        if the worker died meanwhile and was replaced)."""
+        out: Dict[int, Any] = {}
+        todo = list(self._ready_obs)
+        for attempt in range(2):
+            self._calls.clear()
+            by_worker: Dict[int, List[int]] = {}
+            for i in todo:
+                by_worker.setdefault(self._where[i][0].index, []).append(i)
+            for k, env_ids in by_worker.items():
+                self._send(self._workers[k], "call", env_ids, ([self._where[i][1] for i in env_ids], "random_action", ()))
+            self._pump(lambda: all(i in self._calls for i in todo))
+            failed = []
+            for i in todo:
+                status, value = self._calls.pop(i)
+                if status == OK:
+                    out[i] = value
+                elif attempt == 0:
+                    failed.append(i)
+                else:
+                    raise RuntimeError(f"env {i} failed to draw a random action: {value}")
+            todo = failed
+            if not todo:
+                break
+        return {i: out[i] for i in self._ready_obs if i in out}
 
     def state_dict(self) -> dict:
         """As :meth:`BaseEnvManager.state_dict`, after the steps in flight have come back."""
