@@ -149,7 +149,7 @@ def main() -> None:
     ap.add_argument("--stride-ref", default=None,
                     help="benchmark Stride as committed at this git ref (exported to a temp dir with git archive) "
                          "instead of the working tree, which other people may be editing")
-    ap.add_argument("--stride-reps", type=int, default=1,
+    ap.add_argument("--stride-reps", type=int, default=3,
                     help="Stride runs per seed (deterministic per seed: same counts, median CPU reported)")
     ap.add_argument("--floor-reps", type=int, default=3, help="floor runs per seed (median reported)")
     ap.add_argument("--collector-steps", type=int, default=20_000)
@@ -192,29 +192,36 @@ def main() -> None:
 
     stride_runs, floor_runs, sb3_runs = {}, {}, {}
     for s in args.seeds:
-        if "stride" in args.only:
-            reps = [run(f"stride_seed{s}_rep{k}", "stride_dqn.py", "--seed", s, "--max-env-steps", args.max_env_steps,
-                        "--exp-dir", os.path.join(logdir, f"stride_exp_seed{s}_rep{k}")) for k in range(args.stride_reps)]
-            reps = [r for r in reps if r]
-            if reps:
-                counts = {(r["result"]["env_step"], r["result"]["train_iter"], bool(r["result"]["stop"])) for r in reps}
-                cpus = [r["result"]["train_cpu_seconds"] for r in reps]
-                stride_runs[s] = dict(reps[0])
-                stride_runs[s]["result"] = dict(reps[0]["result"], train_cpu_seconds=statistics.median(cpus))
-                stride_runs[s]["train_cpu_seconds_reps"] = cpus
-                stride_runs[s]["nondeterministic"] = len(counts) > 1
-        if "floor" in args.only and stride_runs.get(s):
-            spec = floor_spec(stride_runs[s])
-            spec_path = os.path.join(logdir, f"floor_spec_seed{s}.json")
-            with open(spec_path, "w") as f:
-                json.dump(spec, f, indent=1)
-            reps = [run(f"floor_seed{s}_rep{k}", "floor_dqn.py", "--seed", s, "--spec", spec_path)
-                    for k in range(args.floor_reps)]
-            reps = [r for r in reps if r]
-            if reps:  # median of the repetitions (the floor is cheap to repeat; Stride's run is not)
-                floor_runs[s] = dict(sorted(reps, key=lambda r: r["cpu_seconds"])[(len(reps) - 1) // 2])
-                floor_runs[s]["cpu_seconds_reps"] = [r["cpu_seconds"] for r in reps]
-                floor_runs[s]["cpu_seconds"] = statistics.median(floor_runs[s]["cpu_seconds_reps"])
+        # Stride and floor repetitions alternate (stride, floor, stride, floor, ...) so that load
+        # changes on the shared machine hit both alike; the floor's spec comes from Stride's first run.
+        st_reps, fl_reps, spec_path = [], [], None
+        n_st = args.stride_reps if "stride" in args.only else 0
+        n_fl = args.floor_reps if "floor" in args.only else 0
+        for k in range(max(n_st, n_fl)):
+            if k < n_st:
+                r = run(f"stride_seed{s}_rep{k}", "stride_dqn.py", "--seed", s, "--max-env-steps", args.max_env_steps,
+                        "--exp-dir", os.path.join(logdir, f"stride_exp_seed{s}_rep{k}"))
+                if r:
+                    st_reps.append(r)
+            if spec_path is None and st_reps and n_fl:
+                spec_path = os.path.join(logdir, f"floor_spec_seed{s}.json")
+                with open(spec_path, "w") as f:
+                    json.dump(floor_spec(st_reps[0]), f, indent=1)
+            if k < n_fl and spec_path:
+                r = run(f"floor_seed{s}_rep{k}", "floor_dqn.py", "--seed", s, "--spec", spec_path)
+                if r:
+                    fl_reps.append(r)
+        if st_reps:  # Stride is deterministic per seed: same counts, only the CPU time varies
+            counts = {(r["result"]["env_step"], r["result"]["train_iter"], bool(r["result"]["stop"])) for r in st_reps}
+            cpus = [r["result"]["train_cpu_seconds"] for r in st_reps]
+            stride_runs[s] = dict(st_reps[0])
+            stride_runs[s]["result"] = dict(st_reps[0]["result"], train_cpu_seconds=statistics.median(cpus))
+            stride_runs[s]["train_cpu_seconds_reps"] = cpus
+            stride_runs[s]["nondeterministic"] = len(counts) > 1
+        if fl_reps:
+            floor_runs[s] = dict(fl_reps[0])
+            floor_runs[s]["cpu_seconds_reps"] = [r["cpu_seconds"] for r in fl_reps]
+            floor_runs[s]["cpu_seconds"] = statistics.median(floor_runs[s]["cpu_seconds_reps"])
         if "sb3" in args.only:
             sb3_runs[s] = run(f"sb3_seed{s}", "sb3_dqn.py", "--seed", s, "--max-env-steps", args.max_env_steps,
                               "--eval-every", eval_every, "--eval-episodes", sd["n_evaluator_episode"],
@@ -339,16 +346,16 @@ def main() -> None:
     r1 = (med_st / med_sb) if (med_st is not None and med_sb) else None
     if r1 is not None and (math.isinf(med_st) or math.isinf(med_sb)):
         r1 = float("nan") if math.isinf(med_st) and math.isinf(med_sb) else (math.inf if math.isinf(med_st) else 0.0)
-    p(f"  1. Stride median train CPU s / SB3 median train CPU s = {fmt(r1, '{:.2f}'):>7}   target <= 1     "
+    p(f"  1. Stride median train CPU s / SB3 median train CPU s = {fmt(r1, '{:.3f}'):>7}   target <= 1     "
       f"[{verdict(r1, 1.0, '<=')}]   ({fmt(med_st)} / {fmt(med_sb)})")
     r2 = statistics.median(overheads) if overheads else None
-    p(f"  2. Stride framework overhead (train CPU s / floor CPU s), median over seeds = {fmt(r2, '{:.2f}'):>5}   "
+    p(f"  2. Stride framework overhead (train CPU s / floor CPU s), median over seeds = {fmt(r2, '{:.3f}'):>5}   "
       f"target <= 1.1   [{verdict(r2, 1.1, '<=')}]   (per seed: {', '.join(f'{x:.2f}' for x in overheads)})")
     r2p = pooled[0] / pooled[1] if pooled[1] else None
-    p(f"     pooled over seeds (sum Stride train CPU s / sum floor CPU s) = {fmt(r2p, '{:.2f}'):>5}   target <= 1.1   "
+    p(f"     pooled over seeds (sum Stride train CPU s / sum floor CPU s) = {fmt(r2p, '{:.3f}'):>5}   target <= 1.1   "
       f"[{verdict(r2p, 1.1, '<=')}]   ({pooled[0]:.1f} / {pooled[1]:.1f}; weighs the long runs, less start-up noise)")
     r3 = statistics.median(cs) / statistics.median(cb) if cs and cb else None
-    p(f"  3. collector throughput Stride / bare = {fmt(r3, '{:.2f}'):>5}   target >= 0.8   [{verdict(r3, 0.8, '>=')}]")
+    p(f"  3. collector throughput Stride / bare = {fmt(r3, '{:.3f}'):>5}   target >= 0.8   [{verdict(r3, 0.8, '>=')}]")
 
     text = "\n".join(L)
     print("\n" + text)
