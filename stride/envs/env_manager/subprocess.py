@@ -25,9 +25,9 @@ peers on purpose:
   sent with cloudpickle, children ignore SIGINT and die with their parent; ``close()`` is
   idempotent and leaves no process, descriptor or shared-memory segment.
 
-When a worker hosting several envs is replaced, its other envs lose their state too: those mid-
-episode get ``info['abnormal'] = True`` on their next step (with ``envs_per_worker=1``, the default,
-this never happens).
+An env whose worker is replaced while the env waits for an action (the other envs of a worker
+that hosts several, or a death noticed during ``random_action``/``seed``) has lost its state too:
+its next step returns ``info['abnormal'] = True`` without reaching a worker, and it starts afresh.
 """
 
 from __future__ import annotations
@@ -224,10 +224,8 @@ class SyncSubprocessEnvManager(BaseEnvManager):
         pending = list(w.pending)
         self._stop_worker(w, grace=0.0)
         self._start_workers([w])
-        touched: set = set()
         failed, to_reset = [], []
         for cmd in pending:
-            touched.update(cmd.env_ids)
             if cmd.kind == "step":
                 for env_id in cmd.env_ids:
                     self._inflight.discard(env_id)
@@ -238,8 +236,8 @@ class SyncSubprocessEnvManager(BaseEnvManager):
             else:
                 for env_id in cmd.env_ids:
                     self._calls[env_id] = (CRASH, reason)
-        for env_id in w.env_ids:  # co-hosted envs lost their state with the process
-            if env_id not in touched and env_id in self._ready_obs:
+        for env_id in w.env_ids:  # envs waiting for an action lost their state with the process
+            if env_id in self._ready_obs:
                 self._broken.setdefault(env_id, f"co-hosted worker {reason}")
         self._after_failures(w, failed, to_reset, renew=False)
 

@@ -260,3 +260,17 @@ def test_ctrl_c_exits_cleanly(tmp_path, cls):
     assert err.count("Traceback") <= 1, err
     assert "BrokenPipe" not in err and "EOFError" not in err
     assert gone(pids, within=5.0)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_random_action_survives_a_dead_worker(make_manager, kind):
+    m = make_manager(kind, n=3)
+    m.seed(0)
+    m.launch()
+    os.kill(m.worker_pids[1], signal.SIGKILL)
+    acts = m.random_action()
+    assert sorted(acts) == [0, 1, 2] and all(a in (0, 1, 2) for a in acts.values())
+    out = m.step(acts)  # the killed env's episode ends as abnormal; the others go on
+    while len(out) < 3:
+        out.update(m.step({}))
+    assert [bool(out[i].info.get("abnormal")) for i in range(3)] == [False, True, False]
