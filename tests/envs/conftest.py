@@ -3,15 +3,11 @@
 from __future__ import annotations
 
 import functools
-import os
-import sys
 
 import pytest
 
 from stride.envs import AsyncSubprocessEnvManager, BaseEnvManager, SyncSubprocessEnvManager
 from stride.testing import make_fake_env
-
-sys.path.insert(0, os.path.dirname(__file__))  # tests_envs_helpers
 
 MANAGERS = {"base": BaseEnvManager, "subprocess": SyncSubprocessEnvManager, "async_subprocess": AsyncSubprocessEnvManager}
 

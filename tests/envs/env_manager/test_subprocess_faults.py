@@ -16,7 +16,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from tests_envs_helpers import gone, open_fds, shm_entries, worker_children
+from tests.envs.tests_envs_helpers import gone, open_fds, shm_entries, worker_children
 
 KINDS = ["subprocess", "async_subprocess"]
 KIND_SHM = [(k, s) for k in KINDS for s in (True, False)]
