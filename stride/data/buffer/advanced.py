@@ -6,10 +6,11 @@ A buffer here is four parts (Reverb's table model, DI-engine's features):
   written as a ring), or, for big payloads, :class:`FileStorage` (one ``.npz`` file per item, only
   metadata in memory);
 * a **sampler** over the storage's slots -- proportional prioritized (``P(i) = p_i^alpha / sum``,
-  through the batched :class:`~stride.data.sum_tree.SumTree`, the same maths as
-  :class:`~stride.data.selectors.PrioritizedSelector`) or uniform. Slots are already dense integer
-  ids, so the buffer drives the tree by slot directly instead of going through a selector's
-  id -> position map;
+  the maths of :class:`~stride.data.selectors.PrioritizedSelector`) or uniform. Slots are already
+  dense integer ids, so the buffer needs no id -> position map; the prioritized sampler is
+  :class:`BlockSumSampler` (exact block sums + rejection sampling), measured ~3x faster per
+  sample+update than walking the binary :class:`~stride.data.sum_tree.SumTree` level by level at a
+  100k capacity (every NumPy call costs ~1 us whatever its size, and the tree walk needs ~40);
 * a **FIFO remover**: the ring overwrites the oldest slot; items evicted early (``max_use``,
   ``max_staleness``) leave a hole that the ring refills when it comes round;
 * an optional **rate limiter** (:mod:`stride.data.rate_limiters`, Reverb's counters), used
@@ -28,6 +29,11 @@ stored item, i.e. the least likely one), with ``beta`` annealed linearly to 1 ov
 array[size, ...]}``) with no Python object per item -- that is what the serial pipeline uses.
 ``save_data``/``load_data`` use ``.npz`` without pickle and keep ids, priorities, use counts and
 collect iterations; ``state_dict``/``load_state_dict`` (tensors + plain values) resume exactly.
+
+Items pushed without ``collect_iter`` are stamped with the latest ``cur_learner_iter`` given to
+``sample`` (the serial pipeline does not pass one). With ``max_use`` = inf use counts are not kept
+(they only exist to evict). Scalar fields of ``sample``'s dicts are Python scalars; array fields are
+rows of one gathered copy.
 
 Differences from DI-engine, on purpose: a push longer than the capacity keeps the newest items
 (DI-engine's count overflows); ``update`` checks ids by value for every item (DI-engine's new

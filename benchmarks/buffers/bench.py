@@ -1,0 +1,417 @@
+"""Replay buffer throughput: Stride (naive, advanced) vs Tianshou, TorchRL, SB3 and a bare NumPy ring.
+
+    bash benchmarks/buffers/run.sh [--quick] [--reps 5] [--rounds 3] [--only stride_naive bare ...] [--cases float4 atari]
+
+Capacity 100k; items {obs, action, reward, next_obs, done} with obs float32[4] ("float4") or
+uint8[4,84,84] ("atari"). Operations (ops/s = calls per process-CPU second, median of --reps blocks):
+
+    push1        push one item per call
+    push8        push a batch of 8 items per call (Tianshou: VectorReplayBuffer with 8 sub-buffers,
+                 SB3: a second buffer with n_envs=8 -- each library's own batched path)
+    sample64     uniform sample of 64 (Stride: list-of-dicts ``sample`` AND columns ``sample_batch``)
+    sample256    uniform sample of 256
+    per64        prioritized sample of 64 + priority update of those 64
+
+Each contestant runs in its own fresh process (clean CPU accounting), torch with 1 thread; the
+contestants take turns, ``--rounds`` times, and each number is the median over rounds (the machine
+is shared: interleaving spreads the neighbours' load over everyone).
+Before sampling, a buffer holds what push1 + push8 put there (float4: 40k items; atari: 4k items).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+from typing import Any, Callable, Dict, List
+
+import numpy as np
+
+CAP = 100_000
+CONTESTANTS = ["bare", "stride_naive", "stride_advanced", "tianshou", "torchrl", "sb3"]
+CASES = {"float4": ((4,), np.float32), "atari": ((4, 84, 84), np.uint8)}
+
+
+def make_items(case: str, n: int, seed: int = 0) -> Dict[str, np.ndarray]:
+    shape, dtype = CASES[case]
+    rng = np.random.default_rng(seed)
+    if dtype == np.uint8:
+        obs = rng.integers(0, 255, size=(n, *shape), dtype=np.uint8)
+        nxt = np.roll(obs, 1, axis=0)
+    else:
+        obs = rng.normal(size=(n, *shape)).astype(dtype)
+        nxt = rng.normal(size=(n, *shape)).astype(dtype)
+    return {"obs": obs, "action": rng.integers(0, 2, size=n).astype(np.int64),
+            "reward": rng.normal(size=n).astype(np.float32), "next_obs": nxt, "done": rng.random(n) < 0.05}
+
+
+def timed(fn: Callable[[], Any], calls: int, reps: int) -> float:
+    """ops/s: median over ``reps`` blocks of ``calls`` calls, process CPU time."""
+    fn()  # warm
+    rates = []
+    for _ in range(reps):
+        t0 = time.process_time()
+        for _ in range(calls):
+            fn()
+        dt = time.process_time() - t0
+        rates.append(calls / max(dt, 1e-9))
+    return statistics.median(rates)
+
+
+def timed_stream(fn: Callable[[int], Any], total: int, reps: int) -> float:
+    """ops/s for calls that consume a stream (pushes): ``total`` calls split into ``reps`` blocks."""
+    per = total // reps
+    rates, k = [], 0
+    for _ in range(reps):
+        t0 = time.process_time()
+        for _ in range(per):
+            fn(k)
+            k += 1
+        rates.append(per / max(time.process_time() - t0, 1e-9))
+    return statistics.median(rates)
+
+
+# ================================================================================ contestants
+class Bare:
+    """A bare NumPy ring: preallocated arrays, integer write pointer, uniform fancy-index sampling."""
+
+    name = "bare NumPy ring"
+
+    def __init__(self, case: str) -> None:
+        shape, dtype = CASES[case]
+        self.cols = {"obs": np.zeros((CAP, *shape), dtype), "action": np.zeros(CAP, np.int64),
+                     "reward": np.zeros(CAP, np.float32), "next_obs": np.zeros((CAP, *shape), dtype),
+                     "done": np.zeros(CAP, bool)}
+        self.ptr = 0
+        self.size = 0
+        self.rng = np.random.default_rng(0)
+
+    def push1(self, it: Dict[str, Any]) -> None:
+        p = self.ptr
+        for k, col in self.cols.items():
+            col[p] = it[k]
+        self.ptr = (p + 1) % CAP
+        self.size = min(self.size + 1, CAP)
+
+    def push8(self, cols: Dict[str, np.ndarray]) -> None:
+        idx = (self.ptr + np.arange(8)) % CAP
+        for k, col in self.cols.items():
+            col[idx] = cols[k]
+        self.ptr = int((self.ptr + 8) % CAP)
+        self.size = min(self.size + 8, CAP)
+
+    def sample(self, n: int) -> Dict[str, np.ndarray]:
+        idx = self.rng.integers(0, self.size, n)
+        return {k: col[idx] for k, col in self.cols.items()}
+
+
+class StrideNaive:
+    name = "Stride NaiveReplayBuffer"
+
+    def __init__(self, case: str) -> None:
+        from stride.data import NaiveReplayBuffer
+
+        self.b = NaiveReplayBuffer({"replay_buffer_size": CAP}, seed=0)
+
+    def push1(self, it):
+        self.b.push(it)
+
+    def push8(self, items):
+        self.b.push(items)
+
+    def sample(self, n):
+        return self.b.sample(n)
+
+    def sample_batch(self, n):
+        return self.b.sample_batch(n)
+
+
+class StrideAdvanced(StrideNaive):
+    name = "Stride AdvancedReplayBuffer"
+
+    def __init__(self, case: str) -> None:
+        from stride.data import AdvancedReplayBuffer
+
+        self.b = AdvancedReplayBuffer({"replay_buffer_size": CAP, "priority": False}, seed=0)  # uniform
+        self.per = AdvancedReplayBuffer({"replay_buffer_size": CAP, "priority": True}, seed=0)
+        self.rng = np.random.default_rng(1)
+
+    def fill_per(self, cols: Dict[str, np.ndarray], n: int) -> None:
+        for s in range(0, n, 1000):
+            self.per.push([{k: v[i] for k, v in cols.items()} for i in range(s, min(s + 1000, n))])
+
+    def per64(self):
+        s = self.per.sample_batch(64)
+        self.per.update({"replay_unique_id": s["replay_unique_id"], "replay_buffer_idx": s["replay_buffer_idx"],
+                         "priority": self.rng.random(64) + 0.01})
+
+    def per64_list(self):
+        s = self.per.sample(64)
+        self.per.update({"replay_unique_id": [d["replay_unique_id"] for d in s],
+                         "replay_buffer_idx": [d["replay_buffer_idx"] for d in s],
+                         "priority": self.rng.random(64) + 0.01})
+
+
+class Tianshou:
+    name = "Tianshou ReplayBuffer / PrioritizedReplayBuffer"
+
+    def __init__(self, case: str) -> None:
+        from tianshou.data import Batch, PrioritizedReplayBuffer, ReplayBuffer, VectorReplayBuffer
+
+        self.Batch = Batch
+        self.b = ReplayBuffer(CAP)
+        self.vb = VectorReplayBuffer(CAP, 8)
+        self.per = PrioritizedReplayBuffer(CAP, alpha=0.6, beta=0.4)
+        self.rng = np.random.default_rng(1)
+        np.random.seed(0)
+
+    def _batch(self, it):
+        return self.Batch(obs=it["obs"], act=it["action"], rew=it["reward"], terminated=it["done"],
+                          truncated=False, obs_next=it["next_obs"], info={})
+
+    def push1(self, it):
+        self.b.add(self._batch(it))
+
+    def push8(self, cols):
+        self.vb.add(self.Batch(obs=cols["obs"], act=cols["action"], rew=cols["reward"], terminated=cols["done"],
+                               truncated=np.zeros(8, bool), obs_next=cols["next_obs"], info={}),
+                    buffer_ids=np.arange(8))
+
+    def sample(self, n):
+        return self.b.sample(n)
+
+    def top_up(self, items):
+        for it in items:
+            self.push1(it)
+
+    def fill_per(self, cols, n):
+        for i in range(n):
+            self.per.add(self._batch({k: v[i] for k, v in cols.items()}))
+
+    def per64(self):
+        batch, idx = self.per.sample(64)
+        self.per.update_weight(idx, self.rng.random(64) + 0.01)
+
+
+class TorchRL:
+    name = "TorchRL ReplayBuffer(LazyTensorStorage)"
+
+    def __init__(self, case: str) -> None:
+        import torch
+        from tensordict import TensorDict
+        from torchrl.data import LazyTensorStorage, PrioritizedSampler, RandomSampler, ReplayBuffer
+
+        self.torch, self.TD = torch, TensorDict
+        self.b = ReplayBuffer(storage=LazyTensorStorage(CAP), sampler=RandomSampler())
+        self._per_args = (ReplayBuffer, LazyTensorStorage, PrioritizedSampler)
+        self.g = torch.Generator().manual_seed(1)
+
+    def _td(self, it):
+        t = self.torch
+        return self.TD({"obs": t.from_numpy(np.asarray(it["obs"])), "action": t.as_tensor(it["action"]),
+                        "reward": t.as_tensor(it["reward"]), "next_obs": t.from_numpy(np.asarray(it["next_obs"])),
+                        "done": t.as_tensor(it["done"])}, batch_size=[])
+
+    def push1(self, it):
+        self.b.add(self._td(it))
+
+    def push8(self, cols):
+        t = self.torch
+        self.b.extend(self.TD({k: t.from_numpy(v) for k, v in cols.items()}, batch_size=[8]))
+
+    def sample(self, n):
+        return self.b.sample(n)
+
+    def fill_per(self, cols, n):
+        t = self.torch
+        ReplayBuffer, LazyTensorStorage, PrioritizedSampler = self._per_args
+        self.per = ReplayBuffer(storage=LazyTensorStorage(CAP), sampler=PrioritizedSampler(CAP, alpha=0.6, beta=0.4))
+        for s in range(0, n, 1000):
+            e = min(s + 1000, n)
+            self.per.extend(self.TD({k: t.from_numpy(v[s:e]) for k, v in cols.items()}, batch_size=[e - s]))
+
+    def per64(self):
+        batch, info = self.per.sample(64, return_info=True)
+        self.per.update_priority(info["index"], self.torch.rand(64, generator=self.g) + 0.01)
+
+
+class SB3:
+    name = "SB3 ReplayBuffer"
+
+    def __init__(self, case: str) -> None:
+        import warnings
+
+        from gymnasium import spaces
+        from stable_baselines3.common.buffers import ReplayBuffer
+
+        shape, dtype = CASES[case]
+        lo, hi = (0, 255) if dtype == np.uint8 else (-np.inf, np.inf)
+        obs_space = spaces.Box(lo, hi, shape, dtype)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            self.b = ReplayBuffer(CAP, obs_space, spaces.Discrete(2), device="cpu", n_envs=1)
+            self.b8 = ReplayBuffer(CAP, obs_space, spaces.Discrete(2), device="cpu", n_envs=8)
+
+    def push1(self, it):
+        self.b.add(it["obs"][None], it["next_obs"][None], np.asarray([it["action"]]), np.asarray([it["reward"]]),
+                   np.asarray([it["done"]]), [{}])
+
+    def push8(self, cols):
+        self.b8.add(cols["obs"], cols["next_obs"], cols["action"], cols["reward"], cols["done"], [{}] * 8)
+
+    def sample(self, n):
+        return self.b.sample(n)
+
+    def top_up(self, items):
+        for it in items:
+            self.push1(it)
+
+
+CLASSES = {"bare": Bare, "stride_naive": StrideNaive, "stride_advanced": StrideAdvanced, "tianshou": Tianshou,
+           "torchrl": TorchRL, "sb3": SB3}
+
+
+def run_one(name: str, case: str, reps: int, quick: bool) -> Dict[str, Any]:
+    import torch
+
+    torch.set_num_threads(1)
+    n_push = (20_000 if case == "float4" else 2_000) // (4 if quick else 1)
+    cols = make_items(case, 2 * n_push)
+    items = [{k: v[i] for k, v in cols.items()} for i in range(2 * n_push)]
+    c = CLASSES[name](case)
+    out: Dict[str, Any] = {"name": c.name}
+    out["push1"] = timed_stream(lambda k: c.push1(items[k]), n_push, reps)
+    n8 = n_push // 8
+    if name in ("bare", "tianshou", "torchrl", "sb3"):
+        batches = [{k: v[n_push + 8 * j: n_push + 8 * j + 8] for k, v in cols.items()} for j in range(n8)]
+    else:  # Stride takes lists of dicts (the collector's output)
+        batches = [items[n_push + 8 * j: n_push + 8 * j + 8] for j in range(n8)]
+    out["push8"] = timed_stream(lambda k: c.push8(batches[k]), n8, reps)
+    if hasattr(c, "top_up"):  # push8 went to a separate vector buffer: give the sampled one the same items
+        c.top_up(items[n_push: n_push + 8 * n8])
+    calls = (300 if quick else 1500) if case == "float4" else (40 if quick else 200)
+    for n in (64, 256):
+        out[f"sample{n}"] = timed(lambda: c.sample(n), calls if n == 64 else calls // 3, reps)
+        if hasattr(c, "sample_batch"):
+            out[f"sample_batch{n}"] = timed(lambda: c.sample_batch(n), calls if n == 64 else calls // 3, reps)
+    if hasattr(c, "per64"):
+        try:
+            c.fill_per(cols, 2 * n_push)
+            out["per64"] = timed(c.per64, calls, reps)
+            if hasattr(c, "per64_list"):
+                out["per64_list"] = timed(c.per64_list, calls, reps)
+        except Exception as e:  # e.g. TorchRL's C++ segment tree missing for this torch build
+            out["per64_error"] = f"{type(e).__name__}: {str(e).splitlines()[0][:120]}"
+    return out
+
+
+# ================================================================================ driver
+def fmt(v: Any) -> str:
+    return f"{v / 1000:8.1f}k" if isinstance(v, (int, float)) else f"{'-':>9}"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--one", help=argparse.SUPPRESS)
+    ap.add_argument("--case", default="float4", help=argparse.SUPPRESS)
+    ap.add_argument("--only", nargs="+", default=CONTESTANTS, choices=CONTESTANTS)
+    ap.add_argument("--cases", nargs="+", default=list(CASES), choices=list(CASES))
+    ap.add_argument("--reps", type=int, default=5, help="timed blocks per operation and process (median)")
+    ap.add_argument("--rounds", type=int, default=3, help="processes per contestant, interleaved (median)")
+    ap.add_argument("--quick", action="store_true", help="fewer items and calls (smoke run)")
+    args = ap.parse_args()
+    if args.one:
+        print(json.dumps(run_one(args.one, args.case, args.reps, args.quick)))
+        return
+    lines: List[str] = []
+
+    def say(s: str = "") -> None:
+        print(s, flush=True)
+        lines.append(s)
+
+    up = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
+    say(f"# replay buffer benchmark  {time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())}  {platform.processor() or platform.machine()}")
+    say(f"# uptime at start: {up}")
+    say("# ops/s = calls per process-CPU second (median of blocks); push8/sample/per: batches per second")
+    say(f"# {args.rounds} rounds; each round runs every contestant once, in turn, in a fresh process; "
+        "reported: median over rounds")
+    results: Dict[str, Dict[str, Any]] = {}
+    raw: Dict[str, Dict[str, List[Dict[str, Any]]]] = {}
+    for case in args.cases:
+        results[case], raw[case] = {}, {n: [] for n in args.only}
+        for rnd in range(args.rounds):
+            for name in args.only:
+                if raw[case][name] and "error" in raw[case][name][0]:
+                    continue
+                proc = subprocess.run([sys.executable, __file__, "--one", name, "--case", case, "--reps",
+                                       str(args.reps)] + (["--quick"] if args.quick else []),
+                                      capture_output=True, text=True)
+                if proc.returncode != 0:
+                    err = (proc.stderr.strip().splitlines() or ["?"])[-1]
+                    raw[case][name].append({"error": err})
+                    say(f"# {case} {name}: SKIPPED ({err})")
+                    continue
+                raw[case][name].append(json.loads(proc.stdout.strip().splitlines()[-1]))
+        for name, runs in raw[case].items():
+            if not runs or "error" in runs[0]:
+                results[case][name] = runs[0] if runs else {"error": "not run"}
+                continue
+            merged: Dict[str, Any] = {"name": runs[0]["name"]}
+            for key in runs[0]:
+                vals = [r[key] for r in runs if isinstance(r.get(key), (int, float))]
+                merged[key] = statistics.median(vals) if vals else runs[0][key]
+            results[case][name] = merged
+        cols = ["push1", "push8", "sample64", "sample_batch64", "sample256", "sample_batch256", "per64", "per64_list"]
+        say()
+        say(f"## case {case}: obs {CASES[case][1].__name__}{list(CASES[case][0])}, capacity {CAP}")
+        say(f"{'contestant':<46}" + "".join(f"{c:>10}" for c in cols))
+        for name, r in results[case].items():
+            if "error" in r:
+                continue
+            say(f"{r['name'][:46]:<46}" + "".join(f"{fmt(r.get(c)):>10}" for c in cols))
+        say("  (Stride: sample = list of dicts, sample_batch = columns; per64_list = list-of-dicts sample + update)")
+        for name, res in results[case].items():
+            if "per64_error" in res:
+                say(f"  {name} per64 not measured: {res['per64_error']}")
+        r = results[case]
+        say("  ratios (target):")
+
+        def ratio(a: Any, b: Any) -> str:
+            return f"{a / b:6.2f}x" if isinstance(a, (int, float)) and isinstance(b, (int, float)) else "   n/a"
+
+        bare = r.get("bare", {}).get("sample64")
+        for s in ("stride_naive", "stride_advanced"):
+            if s in r and "error" not in r[s]:
+                say(f"    {s} sample_batch64 / bare ring sample64       {ratio(r[s].get('sample_batch64'), bare)}  (>= 0.8)")
+        ts_per = r.get("tianshou", {}).get("per64")
+        adv = r.get("stride_advanced", {})
+        say(f"    stride_advanced per64 / tianshou per64              {ratio(adv.get('per64'), ts_per)}  (>= 2)")
+        say(f"    stride_advanced per64_list / tianshou per64         {ratio(adv.get('per64_list'), ts_per)}  (info)")
+        if "torchrl" in r and "per64" in r["torchrl"]:
+            say(f"    stride_advanced per64 / torchrl per64               {ratio(adv.get('per64'), r['torchrl']['per64'])}  (info)")
+        peers = {p: r[p]["sample64"] for p in ("tianshou", "torchrl", "sb3") if p in r and "sample64" in r[p]}
+        if peers:
+            best = max(peers, key=peers.get)
+            for s in ("stride_naive", "stride_advanced"):
+                if s in r and "sample64" in r[s]:
+                    say(f"    {s} sample64 (list of dicts) / best peer sample64 ({best})  "
+                        f"{ratio(r[s]['sample64'], peers[best])}  (> 1)")
+    up = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
+    say()
+    say(f"# uptime at end: {up}")
+    say("# the machine is shared with other jobs: absolute numbers move with the load; compare ratios from one run")
+    os.makedirs("benchmarks/results", exist_ok=True)
+    stamp = time.strftime("%Y-%m-%dT%H%M%SZ", time.gmtime())
+    with open(f"benchmarks/results/buffers_{stamp}.txt", "w") as f:
+        f.write("\n".join(lines) + "\n")
+    with open(f"benchmarks/results/buffers_{stamp}.json", "w") as f:
+        json.dump({"median": results, "rounds": raw}, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
