@@ -148,8 +148,9 @@ class GymnasiumEnv(BaseEnv):
             except (TypeError, ValueError):
                 a = None
             if a is None or not (self._discrete_start <= a < self._discrete_start + self._discrete_n):
+                shown = np.asarray(action).tolist() if isinstance(action, (np.ndarray, np.generic)) else action
                 raise InvalidActionError(
-                    f"action {action!r} is outside the action space {self._act_space} of "
+                    f"action {shown!r} is outside the action space {self._act_space} of "
                     f"{self._env_id or type(self._env).__name__}; valid actions: "
                     f"{self._discrete_start}..{self._discrete_start + self._discrete_n - 1}"
                 )

@@ -19,6 +19,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from ..utils.registry import WRAPPER_REGISTRY
+from ..utils.errors import ConfigError
 
 
 class IModelWrapper:
@@ -136,13 +137,13 @@ class TargetNetworkWrapper(IModelWrapper):
         if update_type == "assign":
             self._freq = int(update_kwargs["freq"])
             if self._freq < 1:
-                raise ValueError(f"target update freq must be >= 1, got {self._freq}")
+                raise ConfigError(f"target update freq must be >= 1, got {self._freq}")
         elif update_type == "momentum":
             self._theta = float(update_kwargs["theta"])
             if not 0 < self._theta <= 1:
-                raise ValueError(f"target momentum theta must be in (0, 1], got {self._theta}")
+                raise ConfigError(f"target momentum theta must be in (0, 1], got {self._theta}")
         else:
-            raise ValueError(f"unknown target update_type '{update_type}'; valid choices: assign, momentum")
+            raise ConfigError(f"unknown target update_type '{update_type}'; valid choices: assign, momentum")
         self._update_type = update_type
         self._update_count = 0
         self._pairs: Optional[list] = None
@@ -285,7 +286,7 @@ class ActionNoiseWrapper(IModelWrapper):
                  action_range: Optional[Dict[str, float]] = UNIT_RANGE) -> None:
         super().__init__(model)
         if noise_type not in NOISE_TYPES:
-            raise ValueError(f"unknown noise_type '{noise_type}'; valid choices: {', '.join(sorted(NOISE_TYPES))}")
+            raise ConfigError(f"unknown noise_type '{noise_type}'; valid choices: {', '.join(sorted(NOISE_TYPES))}")
         self._noise = NOISE_TYPES[noise_type](**(noise_kwargs or {}))
         self._noise_range = None if noise_range is None else (float(noise_range["min"]), float(noise_range["max"]))
         self._action_range = None if action_range is None else (float(action_range["min"]), float(action_range["max"]))

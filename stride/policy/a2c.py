@@ -25,6 +25,7 @@ from ..rl_utils import a2c_error
 from ..utils.registry import POLICY_REGISTRY
 from .base_policy import Policy
 from .ppo import PPOPolicy
+from ..utils.errors import ConfigError
 
 
 @POLICY_REGISTRY.register("a2c")
@@ -75,7 +76,7 @@ class A2CPolicy(PPOPolicy):
         elif cfg.optimizer == "adam":
             self._optimizer = torch.optim.Adam(params, lr=cfg.learning_rate, eps=1e-5)
         else:
-            raise ValueError(f"unknown learn.optimizer '{cfg.optimizer}'; valid choices: adam, rmsprop")
+            raise ConfigError(f"unknown learn.optimizer '{cfg.optimizer}'; valid choices: adam, rmsprop")
         self._scheduler = torch.optim.lr_scheduler.LambdaLR(self._optimizer, lambda i: 1.0)
         self._learn_model = model_wrap(self._model, "base")
 

@@ -17,6 +17,7 @@ import torch
 
 from ..model import model_wrap
 from ..rl_utils import get_epsilon_greedy_fn, get_nstep_return_data, q_nstep_td_error
+from ..utils.errors import ConfigError
 from ..utils.registry import POLICY_REGISTRY
 from .base_policy import Policy
 
@@ -67,6 +68,8 @@ class DQNPolicy(Policy):
     # ---- learn -------------------------------------------------------------------------------
     def _init_learn(self) -> None:
         cfg = self._cfg.learn
+        if cfg.loss_type not in ("mse", "huber"):
+            raise ConfigError(f"unknown policy.learn.loss_type '{cfg.loss_type}'; valid choices: huber, mse")
         self._gamma = self._cfg.discount_factor
         self._optimizer = torch.optim.Adam(self._model.parameters(), lr=cfg.learning_rate, foreach=True)
         kind = cfg.target_update_type

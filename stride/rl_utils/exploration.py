@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from typing import Callable
+from ..utils.errors import ConfigError
 
 
 def get_epsilon_greedy_fn(start: float, end: float, decay: int, type_: str = "exp") -> Callable[[int], float]:
@@ -13,4 +14,4 @@ def get_epsilon_greedy_fn(start: float, end: float, decay: int, type_: str = "ex
         return lambda step: (start - end) * math.exp(-step / decay) + end
     if type_ == "linear":
         return lambda step: max(end, start - (start - end) * step / decay) if start >= end else min(end, start + (end - start) * step / decay)
-    raise ValueError(f"unknown epsilon schedule '{type_}'; valid choices: exp, linear")
+    raise ConfigError(f"unknown epsilon schedule '{type_}'; valid choices: exp, linear")

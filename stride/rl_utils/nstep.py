@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from typing import Dict, List
+from ..utils.errors import ConfigError
 
 
 def get_nstep_return_data(data: List[Dict], nstep: int, gamma: float) -> List[Dict]:
@@ -19,7 +20,7 @@ def get_nstep_return_data(data: List[Dict], nstep: int, gamma: float) -> List[Di
     ``nstep - 1`` outputs (their windows are incomplete) -- the collector does that.
     """
     if nstep < 1:
-        raise ValueError(f"nstep must be >= 1, got {nstep}")
+        raise ConfigError(f"nstep must be >= 1, got {nstep}")
     n = len(data)
     if nstep == 1:
         out = []

@@ -12,6 +12,7 @@ from typing import Dict, Optional, Tuple, Union
 
 import torch
 from torch.distributions import Categorical, Distribution, Independent, Normal
+from ..utils.errors import ConfigError
 
 Logit = Union[torch.Tensor, Dict[str, torch.Tensor]]
 
@@ -40,7 +41,7 @@ def _ppo_error(dist_new: Distribution, dist_old: Distribution, action: torch.Ten
                value_old: torch.Tensor, adv: torch.Tensor, return_: torch.Tensor, clip_ratio: float,
                value_clip_ratio: Optional[float], dual_clip: Optional[float]) -> Tuple[PPOLoss, PPOInfo]:
     if dual_clip is not None and dual_clip <= 1.0:
-        raise ValueError(f"dual_clip must be > 1, got {dual_clip}")
+        raise ConfigError(f"dual_clip must be > 1, got {dual_clip}")
     logp_new = dist_new.log_prob(action)
     log_ratio = logp_new - dist_old.log_prob(action).detach()
     ratio = log_ratio.exp()

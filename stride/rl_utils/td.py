@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Optional, Tuple
 
 import torch
+from ..utils.errors import ConfigError
 
 
 def q_nstep_td_error(
@@ -47,7 +48,7 @@ def q_nstep_td_error(
     elif loss_type == "huber":
         per_sample = torch.nn.functional.smooth_l1_loss(q_sa, target, reduction="none")
     else:
-        raise ValueError(f"unknown loss_type '{loss_type}'; valid choices: huber, mse")
+        raise ConfigError(f"unknown loss_type '{loss_type}'; valid choices: huber, mse")
     if weight is not None:
         per_sample = per_sample * weight
     return per_sample.mean(), td.detach().abs()
@@ -90,7 +91,7 @@ def v_nstep_td_error(
     elif loss_type == "huber":
         per_sample = torch.nn.functional.smooth_l1_loss(value, target.expand_as(value), reduction="none")
     else:
-        raise ValueError(f"unknown loss_type '{loss_type}'; valid choices: huber, mse")
+        raise ConfigError(f"unknown loss_type '{loss_type}'; valid choices: huber, mse")
     if weight is not None:
         per_sample = per_sample * weight
     loss = per_sample.mean(-1).sum()

@@ -93,15 +93,7 @@ def runs(tmp_path_factory):
     return out
 
 
-BAD_CHOICE_BUG = pytest.mark.xfail(strict=True, reason=(
-    "bug: a config value outside its choices (learn.target_update_type / loss_type, other.eps.type, "
-    "model.activation) raises a plain ValueError (stride/model/wrapper.py TargetNetworkWrapper, rl_utils/td.py, "
-    "rl_utils/exploration.py, model/common/encoder.py), not a ConfigError, so `stride` prints a traceback; "
-    "compile_config does not check these values"))
-
-
-@pytest.mark.parametrize("case", [pytest.param(c, marks=BAD_CHOICE_BUG) if c == "bad_choice" else c
-                                  for c in sorted(ERROR_CASES)])
+@pytest.mark.parametrize("case", sorted(ERROR_CASES))
 def test_cli_user_error_is_one_line(runs, case):
     r = runs[case]
     assert r["rc"] != 0, r

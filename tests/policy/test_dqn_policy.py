@@ -324,11 +324,6 @@ def test_final_step_bootstraps_only_when_truncated(info, bootstraps):
     assert policy.learn_mode.forward([sample])["total_loss"] == pytest.approx(0.5 * (q - target) ** 2, rel=1e-4)
 
 
-@pytest.mark.xfail(strict=True, reason="bug: values outside their choices are plain ValueErrors raised late "
-                                        "(target_update_type at policy init in model/wrapper.py, loss_type only at the "
-                                        "first learn step in rl_utils/td.py, eps.type in rl_utils/exploration.py, "
-                                        "activation in model/common/encoder.py); compile_config accepts them, and the "
-                                        "CLI shows a traceback instead of a one-line ConfigError")
 @pytest.mark.parametrize("patch,value", [
     ({"learn": {"target_update_type": "polyak"}}, "polyak"),
     ({"learn": {"loss_type": "l2"}}, "l2"),

@@ -6,6 +6,7 @@ from typing import Sequence, Type
 
 import torch
 from torch import nn
+from ...utils.errors import ConfigError
 
 ACTIVATIONS = {"relu": nn.ReLU, "tanh": nn.Tanh, "gelu": nn.GELU, "silu": nn.SiLU, "elu": nn.ELU}
 
@@ -14,7 +15,7 @@ def get_activation(name: str) -> Type[nn.Module]:
     try:
         return ACTIVATIONS[name]
     except KeyError:
-        raise ValueError(f"unknown activation '{name}'; valid choices: {', '.join(sorted(ACTIVATIONS))}") from None
+        raise ConfigError(f"unknown activation '{name}'; valid choices: {', '.join(sorted(ACTIVATIONS))}") from None
 
 
 def MLP(in_size: int, hidden_sizes: Sequence[int], activation: str = "relu", last_activation: bool = True) -> nn.Sequential:

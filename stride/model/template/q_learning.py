@@ -9,6 +9,7 @@ from torch import nn
 
 from ...utils.registry import MODEL_REGISTRY
 from ..common import DiscreteHead, DuelingHead, FCEncoder
+from ...utils.errors import ConfigError
 
 
 @MODEL_REGISTRY.register("dqn")
@@ -26,7 +27,7 @@ class DQN(nn.Module):
     ) -> None:
         super().__init__()
         if not isinstance(action_shape, int) or action_shape < 1:
-            raise ValueError(f"DQN needs a positive int action_shape, got {action_shape!r}")
+            raise ConfigError(f"DQN needs a positive int action_shape, got {action_shape!r}")
         self.encoder = FCEncoder(obs_shape, list(encoder_hidden_size_list), activation)
         head = DuelingHead if dueling else DiscreteHead
         self.head = head(self.encoder.output_size, action_shape, head_layer_num, activation)
