@@ -1,20 +1,6 @@
-"""Entries: pipelines and the ``stride`` command.
+"""Entries: pipelines and the ``stride`` command."""
 
-The pipelines are imported on first use, so ``stride`` answers a mistyped flag without loading torch.
-"""
-
-from typing import Any
+from .serial_entry import serial_pipeline
+from .serial_entry_onpolicy import serial_pipeline_onpolicy
 
 __all__ = ["serial_pipeline", "serial_pipeline_onpolicy"]
-
-
-def __getattr__(name: str) -> Any:
-    if name == "serial_pipeline":
-        from .serial_entry import serial_pipeline
-
-        return serial_pipeline
-    if name == "serial_pipeline_onpolicy":
-        from .serial_entry_onpolicy import serial_pipeline_onpolicy
-
-        return serial_pipeline_onpolicy
-    raise AttributeError(f"module 'stride.entry' has no attribute '{name}'")
