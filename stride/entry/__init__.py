@@ -1,6 +1,20 @@
-"""Entries: pipelines and the ``stride`` command."""
+"""Entries: pipelines and the ``stride`` command.
 
-from .serial_entry import serial_pipeline
-from .serial_entry_onpolicy import serial_pipeline_onpolicy
+The pipelines are imported on first use, so ``stride`` answers a mistyped flag without loading torch.
+"""
+
+from typing import Any
 
 __all__ = ["serial_pipeline", "serial_pipeline_onpolicy"]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "serial_pipeline":
+        from .serial_entry import serial_pipeline
+
+        return serial_pipeline
+    if name == "serial_pipeline_onpolicy":
+        from .serial_entry_onpolicy import serial_pipeline_onpolicy
+
+        return serial_pipeline_onpolicy
+    raise AttributeError(f"module 'stride.entry' has no attribute '{name}'")

@@ -50,7 +50,6 @@ def _run(args: argparse.Namespace) -> int:
 
     if args.mode not in MODES:
         raise ConfigError(f"unknown mode '{args.mode}'; valid choices: {', '.join(MODES)}")
-    from .serial_entry import serial_pipeline
     from .utils import read_config, zoo_config
 
     def pipeline(input_cfg, **kw):  # noqa: ANN001, ANN202 - -m serial picks the on-policy loop from policy.on_policy
@@ -58,6 +57,8 @@ def _run(args: argparse.Namespace) -> int:
             from .serial_entry_onpolicy import serial_pipeline_onpolicy
 
             return serial_pipeline_onpolicy(input_cfg, **kw)
+        from .serial_entry import serial_pipeline  # imports torch: only once the input is known to be valid
+
         return serial_pipeline(input_cfg, **kw)
 
     train_iter = None if args.train_iter is None else int(args.train_iter)

@@ -1,7 +1,8 @@
 """PPO on Pendulum-v1 (continuous): `stride -m serial -e pendulum -p ppo -s 0` (or `-c` this file).
 
-Stops at -250 over 10 evaluation episodes (DI-engine's threshold). Gaussian policy with separate
-actor and critic networks; sampled actions are clipped to the action space [-2, 2] by the policy.
+Stops at -250 (DI-engine's threshold) over 100 evaluation episodes (10-20 let the stop rule fire
+on lucky starts). Gaussian policy with separate actor and critic networks; sampled actions are
+clipped to the action space [-2, 2] by the policy.
 Hyper-parameters after rl-baselines3-zoo's Pendulum PPO (gSDE off).
 """
 
@@ -10,8 +11,8 @@ main_config = dict(
     env=dict(
         env_id="Pendulum-v1",
         collector_env_num=4,
-        evaluator_env_num=5,
-        n_evaluator_episode=10,
+        evaluator_env_num=10,
+        n_evaluator_episode=100,
         stop_value=-250,
     ),
     policy=dict(
