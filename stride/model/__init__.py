@@ -1,8 +1,6 @@
 """Models (templates per algorithm family) and model wrappers."""
 
-from .template import DQN, QAC
+from .template import DQN, QAC, VAC
 from .wrapper import model_wrap, IModelWrapper
-from .template import VAC, QAC
-from .template import VAC, QAC
 
-__all__ = ["DQN", "model_wrap", "IModelWrapper", "QAC", "VAC"]
+__all__ = ["DQN", "QAC", "VAC", "model_wrap", "IModelWrapper"]
