@@ -84,7 +84,7 @@ class A2CPolicy(PPOPolicy):
         # data: one collect's samples with GAE advantages and returns from the collector
         cfg = self._cfg.learn
         batch = self._batch(data)
-        self._model.train()
+        self._set_mode(True)
         self._return_norm.update(batch["return"])
         adv = batch["adv"]
         if cfg.adv_norm and adv.numel() > 1:

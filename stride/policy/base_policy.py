@@ -207,6 +207,12 @@ class Policy(ABC):
         return 0
 
     # ---- helpers shared by algorithms -----------------------------------------------------------
+    def _set_mode(self, training: bool) -> None:
+        """Train/eval mode, switched only when it changes: ``nn.Module.train()`` walks every
+        submodule, which costs more than a small network's forward pass."""
+        if self._model.training != training:
+            self._model.train(training)
+
     def _batch(self, data: Any) -> Dict[str, torch.Tensor]:
         """A learn batch as tensors on the policy's device: a list of sample dicts (the seeds' form)
         is collated; a dict of columns (the replay buffer's batched path) is converted in place."""

@@ -117,7 +117,7 @@ class DDPGPolicy(Policy):
         # data
         batch = self._batch(data)
         obs, next_obs = batch["obs"], batch["next_obs"]
-        self._model.train()
+        self._set_mode(True)
         # forward: the (smoothed) target action and the target critics at next_obs
         with torch.no_grad():
             next_action = self._target_model.forward(next_obs, mode="compute_actor")["action"]
@@ -185,7 +185,7 @@ class DDPGPolicy(Policy):
     @torch.no_grad()
     def _forward_collect(self, data: Dict[int, Any], **kwargs: Any) -> Dict[int, Any]:
         ids, obs = self._obs_batch(data)
-        self._model.eval()
+        self._set_mode(False)
         action = self._collect_model.forward(obs, mode="compute_actor", **kwargs)["action"].cpu().numpy()
         return {env_id: {"action": action[i]} for i, env_id in enumerate(ids)}
 
@@ -209,6 +209,6 @@ class DDPGPolicy(Policy):
     @torch.no_grad()
     def _forward_eval(self, data: Dict[int, Any]) -> Dict[int, Any]:
         ids, obs = self._obs_batch(data)
-        self._model.eval()
+        self._set_mode(False)
         action = self._eval_model.forward(obs, mode="compute_actor")["action"].cpu().numpy()
         return {env_id: {"action": action[i]} for i, env_id in enumerate(ids)}

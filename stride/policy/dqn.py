@@ -84,7 +84,7 @@ class DQNPolicy(Policy):
         obs, next_obs = batch["obs"], batch["next_obs"]
         n = obs.shape[0]
         # forward: one pass of the online net over obs and next_obs (double DQN picks next actions)
-        self._model.train()
+        self._set_mode(True)
         q_all = self._learn_model.forward(torch.cat([obs, next_obs]))["logit"]
         q, next_q_online = q_all[:n], q_all[n:].detach()
         with torch.no_grad():
@@ -145,7 +145,7 @@ class DQNPolicy(Policy):
     @torch.no_grad()
     def _forward_collect(self, data: Dict[int, Any], eps: float = 0.0) -> Dict[int, Any]:
         ids, obs = self._obs_batch(data)
-        self._model.eval()
+        self._set_mode(False)
         action = self._collect_model.forward(obs, eps=eps)["action"].cpu().numpy()
         return {env_id: {"action": action[i]} for i, env_id in enumerate(ids)}
 
@@ -169,6 +169,6 @@ class DQNPolicy(Policy):
     @torch.no_grad()
     def _forward_eval(self, data: Dict[int, Any]) -> Dict[int, Any]:
         ids, obs = self._obs_batch(data)
-        self._model.eval()
+        self._set_mode(False)
         action = self._eval_model.forward(obs)["action"].cpu().numpy()
         return {env_id: {"action": action[i]} for i, env_id in enumerate(ids)}

@@ -141,7 +141,7 @@ class PPOPolicy(Policy):
         cfg = self._cfg.learn
         batch = self._batch(data)
         n = batch["obs"].shape[0]
-        self._model.train()
+        self._set_mode(True)
         self._return_norm.update(batch["return"])
         sums: Dict[str, float] = defaultdict(float)
         steps = 0
@@ -207,7 +207,7 @@ class PPOPolicy(Policy):
     @torch.no_grad()
     def _forward_collect(self, data: Dict[int, Any]) -> Dict[int, Any]:
         ids, obs = self._obs_batch(data)
-        self._model.eval()
+        self._set_mode(False)
         out = self._collect_model.forward(obs, mode="compute_actor")
         if not self._continuous:
             action, logit = out["action"].cpu().numpy(), out["logit"].cpu().numpy()
@@ -233,7 +233,7 @@ class PPOPolicy(Policy):
         """GAE over one segment of one env's episode. It ends at a termination (no bootstrap), a
         truncation (bootstrap from V(true final obs)) or mid-episode (bootstrap from V(last next_obs))."""
         obs = np.stack([t["obs"] for t in transitions] + [transitions[-1]["next_obs"]])
-        self._model.eval()
+        self._set_mode(False)
         value = self._model(torch.as_tensor(obs, device=self._device).float(), mode="compute_critic")["value"]
         value = self._return_norm.denormalize(value)
         reward = torch.tensor([t["reward"] for t in transitions], dtype=torch.float32, device=self._device)
@@ -262,7 +262,7 @@ class PPOPolicy(Policy):
     @torch.no_grad()
     def _forward_eval(self, data: Dict[int, Any]) -> Dict[int, Any]:
         ids, obs = self._obs_batch(data)
-        self._model.eval()
+        self._set_mode(False)
         out = self._eval_model.forward(obs, mode="compute_actor")
         action = (self._clip(out["logit"]["mu"]) if self._continuous else out["action"]).cpu().numpy()
         return {env_id: {"action": action[i]} for i, env_id in enumerate(ids)}

@@ -109,7 +109,7 @@ class SACPolicy(Policy):
         batch = self._batch(data)
         obs, next_obs = batch["obs"], batch["next_obs"]
         alpha = self._log_alpha.detach().exp()
-        self._model.train()
+        self._set_mode(True)
         # forward: a fresh next action from the current policy, valued by the target critics
         with torch.no_grad():
             nxt = self._actor_sample.forward(next_obs, mode="compute_actor")
@@ -184,7 +184,7 @@ class SACPolicy(Policy):
     @torch.no_grad()
     def _forward_collect(self, data: Dict[int, Any], **kwargs: Any) -> Dict[int, Any]:
         ids, obs = self._obs_batch(data)
-        self._model.eval()
+        self._set_mode(False)
         action = self._collect_model.forward(obs, mode="compute_actor")["action"].cpu().numpy()
         return {env_id: {"action": action[i]} for i, env_id in enumerate(ids)}
 
@@ -208,6 +208,6 @@ class SACPolicy(Policy):
     @torch.no_grad()
     def _forward_eval(self, data: Dict[int, Any]) -> Dict[int, Any]:
         ids, obs = self._obs_batch(data)
-        self._model.eval()
+        self._set_mode(False)
         action = self._eval_model.forward(obs, mode="compute_actor")["action"].cpu().numpy()
         return {env_id: {"action": action[i]} for i, env_id in enumerate(ids)}
