@@ -274,6 +274,20 @@ class BlockSumSampler:
                 elif np.max(weights) > 0:  # a mix of zeros and positive weights: recompute lazily
                     self._min = None
 
+    def set_one(self, slot: int, weight: float) -> None:
+        """:meth:`set` for one slot, with Python scalars."""
+        old = float(self._w[slot])
+        self._w[slot] = weight
+        blk = slot // self.BLOCK
+        self._bsum[blk] = self._w2[blk].sum()
+        if weight > self._wmax:
+            self._wmax = weight
+        if self._min is not None:
+            if old == self._min:
+                self._min = None
+            elif 0.0 < weight < self._min:
+                self._min = weight
+
     def set_all(self, weights: np.ndarray) -> None:
         self._w[:] = 0.0
         self._w[: self.capacity] = weights
@@ -382,6 +396,7 @@ class AdvancedReplayBuffer:
             max_use=float("inf"),
             # (float) evict an item when cur_learner_iter - its collect_iter exceeds this at sample time (inf: never).
             max_staleness=float("inf"),
+            # (dict) push/sample ratio control (never blocks).
             rate_limiter=dict(
                 # (str) push/sample ratio control: 'none', 'min_size' or 'sample_to_insert_ratio' (Reverb's
                 # limiters, non-blocking: a refused push is dropped and counted, a refused sample returns None).
@@ -393,12 +408,14 @@ class AdvancedReplayBuffer:
                 # (float) allowed deviation of inserts * samples_per_insert - samples around its warm-up offset.
                 error_buffer=100.0,
             ),
+            # (dict) where item payloads live.
             storage=dict(
                 # (str) 'memory': preallocated columns; 'file': one .npz file per item, only metadata in memory.
                 type="memory",
                 # (str) 'file' only: parent folder of the buffer's own temporary folder ('' = system temp dir).
                 path="",
             ),
+            # (dict) throughput monitor.
             monitor=dict(
                 # (int) log push/sample/remove counts and rates (text + TensorBoard buffer_*) every this many sample calls (0: never).
                 log_freq=100,
@@ -522,11 +539,54 @@ class AdvancedReplayBuffer:
             if "collect_iter" in items[0]:
                 cit = np.array([it.get("collect_iter", 0) for it in items], dtype=np.int64)
             items = [{k: v for k, v in it.items() if k not in META_KEYS} for it in items]
+        if n == 1:  # the collector's one-at-a-time path: scalar bookkeeping, no per-call arrays
+            c = int(cit[0]) if cit is not None else (self._learner_iter if collect_iter is None else int(collect_iter))
+            self._write_one(items[0], None if prio is None else float(prio[0]), c)
+            return 1
         if cit is None:
             cit = np.full(n, self._learner_iter if collect_iter is None else int(collect_iter), dtype=np.int64)
         ids = np.arange(self._next_id, self._next_id + n, dtype=np.int64)
         self._write(items, ids, prio, cit)
         return n
+
+    def _write_one(self, item: Mapping[str, Any], prio: Optional[float], cit: int) -> None:
+        """:meth:`_write` for one item (same effects)."""
+        if prio is not None:
+            if not math.isfinite(prio):
+                raise ValueError(f"priorities must be finite, got [{prio}]")
+            prio = max(prio, self._min_priority)
+        storage = self._storage
+        slot = storage.tail
+        uid = self._next_id
+        overwrite = bool(self._live[slot])
+        if self._file:
+            storage.append([item], [uid])  # deletes the overwritten item's file
+        else:
+            storage.append([item])
+        if overwrite:  # FIFO eviction: the new item's metadata replaces the old one's below
+            self._n_live -= 1
+            if self._limiter is not None:
+                self._limiter.delete(1)
+            self.monitor.removed["overwrite"] += 1
+        if self._limiter is not None:
+            self._limiter.insert(1)
+        self.monitor.push += 1
+        self._next_id = uid + 1
+        self._ids[slot] = uid
+        self._live[slot] = True
+        self._use[slot] = 0
+        self._collect_iter[slot] = cit
+        if cit < self._min_collect_iter:
+            self._min_collect_iter = cit
+        self._n_live += 1
+        self._live_cache = None
+        if prio is None:
+            prio = self._max_priority
+        elif prio > self._max_priority and self._tree is not None:
+            self._max_priority = prio
+        self._prio[slot] = prio
+        if self._tree is not None:
+            self._tree.set_one(slot, prio ** self._alpha)
 
     def _write(self, items: Any, ids: np.ndarray, prio: Optional[np.ndarray], cit: np.ndarray,
                columns: bool = False) -> None:
