@@ -143,10 +143,14 @@ class GymnasiumEnv(BaseEnv):
 
     def _check_action(self, action: Any) -> Any:
         if self._discrete_n is not None:
-            try:
-                a = int(action) if np.ndim(action) == 0 else int(np.asarray(action).reshape(-1)[0]) if np.size(action) == 1 else None
-            except (TypeError, ValueError):
-                a = None
+            if isinstance(action, (int, np.integer)) and not isinstance(action, bool):
+                a = int(action)  # the hot path: one check, no array conversion
+            else:
+                try:
+                    arr = np.asarray(action)
+                    a = int(arr.reshape(-1)[0]) if arr.size == 1 and arr.dtype.kind in "iu" else None
+                except (TypeError, ValueError):
+                    a = None
             if a is None or not (self._discrete_start <= a < self._discrete_start + self._discrete_n):
                 shown = np.asarray(action).tolist() if isinstance(action, (np.ndarray, np.generic)) else action
                 raise InvalidActionError(
