@@ -4,7 +4,9 @@ One batched policy forward per step over all ready envs. A segment of an env's t
 turned into samples when its episode ends or it reaches ``traj_len``; with n-step policies the
 last ``lookahead`` transitions stay for the next segment, so no n-step window is cut at a
 segment boundary (DI-engine cuts them). Surplus samples are kept for the next call (DI drops
-them), and an abnormal episode (crashed env) is discarded, never stitched to the next one.
+them) -- except for on-policy policies, whose samples must all come from the current weights:
+their partial segments are emitted at the end of every call. An abnormal episode (crashed env) is
+discarded, never stitched to the next one.
 """
 
 from __future__ import annotations
@@ -34,7 +36,8 @@ class SampleCollector(SerialCollectorBase):
 
     def collect(self, n_sample: Optional[int] = None, train_iter: int = 0,
                 policy_kwargs: Optional[Dict[str, Any]] = None) -> List[Dict[str, Any]]:
-        """Step the envs until ``n_sample`` training samples are ready and return exactly that many."""
+        """Step the envs until ``n_sample`` training samples are ready and return exactly that many
+        (on-policy: every sample collected in this call, at least ``n_sample``, none kept back)."""
         n_sample = n_sample if n_sample is not None else self._default_n_sample
         if n_sample is None:
             raise ConfigError("collect needs n_sample (argument or policy.collect.n_sample)")
@@ -75,8 +78,17 @@ class SampleCollector(SerialCollectorBase):
                         samples.extend(new)
                         trajs[env_id] = []
         self._envstep += steps
-        self._surplus = samples[n_sample:]
         self._maybe_log(train_iter)
+        if self._on_policy:
+            # on-policy data must come from the current weights only: emit every partial segment now
+            # (a mid-episode segment bootstraps from its last next_obs) and keep nothing for later
+            for env_id, traj in trajs.items():
+                if traj:
+                    samples.extend(get_samples(traj))
+                    trajs[env_id] = []
+            self._surplus = []
+            return samples
+        self._surplus = samples[n_sample:]
         return samples[:n_sample]
 
     def state_dict(self) -> Dict[str, Any]:
