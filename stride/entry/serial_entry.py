@@ -1,7 +1,11 @@
 """``serial_pipeline``: collect -> buffer -> learn -> evaluate, in one process, until the stop value.
 
-The loop body has no branch on an algorithm: policies say what they need through their config
-(``update_per_collect``, ``batch_size``, ``priority``). Ctrl-C saves a checkpoint at the next loop
+Off-policy policies get a replay buffer between collector and learner (``update_per_collect``
+batches of ``batch_size`` per collect; priorities sent back when ``policy.priority``). On-policy
+policies (``policy.on_policy``) get none -- the seeds' "remove buffer": every collect's fresh
+samples go to one ``learner.train`` call, inside which the policy makes its own gradient steps
+(PPO: epochs of minibatches), so there one ``train_iter`` is one collect. The loop body has no
+branch on an algorithm. Ctrl-C saves a checkpoint at the next loop
 boundary; ``resume=`` continues from one with train_iter, env steps, replay contents, envs'
 in-flight episodes and RNG states restored, so a resumed run matches an uninterrupted one.
 """
@@ -51,7 +55,8 @@ def serial_pipeline(
     resume: Optional[str] = None,
     progress: bool = True,
 ) -> Any:
-    """Train an off-policy algorithm; returns the policy.
+    """Train an algorithm (off- or on-policy, as ``policy.on_policy`` says); returns the policy,
+    with the run's summary in ``policy.result``.
 
     Args:
         input_cfg: ``[main_config, create_config]`` or the path of a config ``.py`` file.
@@ -80,9 +85,10 @@ def serial_pipeline(
         collector = create_collector(cfg.policy.collect.collector, collector_env, policy.collect_mode,
                                      tb_logger=tb, exp_name=exp)
         evaluator = BaseSerialEvaluator(cfg.policy.eval.evaluator, evaluator_env, policy.eval_mode, tb, exp)
-        buffer = create_buffer(cfg.policy.other.replay_buffer, seed=seed)
+        buffer = None if cfg.policy.on_policy else create_buffer(cfg.policy.other.replay_buffer, seed=seed)
         for name, comp in (("collector", collector), ("buffer", buffer), ("evaluator", evaluator)):
-            learner.register_state(name, comp)
+            if comp is not None:
+                learner.register_state(name, comp)
         learner.call_hook("before_run")
         if resume_ckpt is not None:
             learner.load_checkpoint(resume_ckpt)
@@ -110,7 +116,8 @@ def random_collect(cfg: Config, policy: Any, collector: Any, buffer: Any) -> Non
     collector.reset_policy(policy.collect_mode)
 
 
-def _run(cfg: Config, policy: Any, learner: BaseLearner, collector: Any, evaluator: BaseSerialEvaluator, buffer: Any,
+def _run(cfg: Config, policy: Any, learner: BaseLearner, collector: Any, evaluator: BaseSerialEvaluator,
+         buffer: Optional[Any],
          exp: str, max_train_iter: Optional[int], max_env_step: Optional[int], progress: bool) -> dict:
     max_train_iter = float("inf") if max_train_iter is None else max_train_iter
     max_env_step = float("inf") if max_env_step is None else max_env_step
@@ -120,7 +127,7 @@ def _run(cfg: Config, policy: Any, learner: BaseLearner, collector: Any, evaluat
     bar = ProgressBar(enabled=progress, total=max_env_step, initial=collector.envstep)
     cpu0, wall0, eval_cpu = time.process_time(), time.perf_counter(), 0.0
     stop, interrupted, last_return = False, False, None
-    if cfg.policy.random_collect_size > 0 and buffer.count() == 0 and learner.train_iter == 0:
+    if buffer is not None and cfg.policy.random_collect_size > 0 and buffer.count() == 0 and learner.train_iter == 0:
         random_collect(cfg, policy, collector, buffer)
     with Interrupt() as interrupt:
         while True:
@@ -143,14 +150,17 @@ def _run(cfg: Config, policy: Any, learner: BaseLearner, collector: Any, evaluat
                     break
             kwargs = policy.collect_mode.collect_kwargs(collector.envstep, learner.train_iter)
             new_data = collector.collect(train_iter=learner.train_iter, policy_kwargs=kwargs)
-            buffer.push(new_data, cur_collector_envstep=collector.envstep)
-            for _ in range(learn.update_per_collect):
-                batch = buffer.sample_batch(learn.batch_size, learner.train_iter)
-                if batch is None:
-                    break
-                learner.train(batch, collector.envstep)
-                if use_priority:
-                    buffer.update(learner.priority_info)
+            if buffer is None:  # on-policy: the fresh samples are the batch
+                learner.train(new_data, collector.envstep)
+            else:
+                buffer.push(new_data, cur_collector_envstep=collector.envstep)
+                for _ in range(learn.update_per_collect):
+                    batch = buffer.sample_batch(learn.batch_size, learner.train_iter)
+                    if batch is None:
+                        break
+                    learner.train(batch, collector.envstep)
+                    if use_priority:
+                        buffer.update(learner.priority_info)
             bar.update(collector.envstep, learner.train_iter, last_return)
             if collector.envstep >= max_env_step or learner.train_iter >= max_train_iter:
                 break
