@@ -513,6 +513,7 @@ class SyncSubprocessEnvManager(BaseEnvManager):
             self._resetting[i] = [self._draw_episode_seed(i), 0]
         self._send_resets(ids)
         self._pump(lambda: not any(i in self._resetting for i in ids))
+        self._order_ready()
 
     def _drain(self) -> None:
         """Wait for every command in flight (their results stay queued for the next ``step``)."""
@@ -553,6 +554,16 @@ class SyncSubprocessEnvManager(BaseEnvManager):
         if broken:
             self._send_resets(broken)
 
+    def _order_ready(self) -> None:
+        """Keep ``ready_obs`` in env-id order whatever the history (as the base manager does), so a
+        resumed run batches envs exactly as an uninterrupted one."""
+        ready = self._ready_obs
+        keys = list(ready)
+        if any(a > b for a, b in zip(keys, keys[1:])):
+            items = sorted(ready.items())
+            ready.clear()
+            ready.update(items)
+
     def _take(self, env_ids: Any) -> Dict[int, BaseEnvTimestep]:
         results = self._results
         return {i: results.pop(i) for i in env_ids if i in results}
@@ -564,6 +575,7 @@ class SyncSubprocessEnvManager(BaseEnvManager):
         ids = list(actions)
         inflight, resetting = self._inflight, self._resetting
         self._pump(lambda: not any(i in inflight or i in resetting for i in ids))
+        self._order_ready()
         return self._take(ids)
 
     def seed(self, seed: Optional[int], dynamic_seed: bool = True) -> None:
@@ -629,6 +641,7 @@ class SyncSubprocessEnvManager(BaseEnvManager):
         for i, ep in enumerate(state["episodes"]):
             self._episode_seed[i] = ep["seed"]
             self._episode_actions[i] = list(ep["actions"])
+        self._order_ready()
 
     @property
     def done(self) -> bool:
@@ -708,4 +721,5 @@ class AsyncSubprocessEnvManager(SyncSubprocessEnvManager):
         self._raise_user_error()
         for i in [i for i in results if i not in resetting and i not in out]:
             out[i] = results.pop(i)
+        self._order_ready()
         return out

@@ -262,3 +262,15 @@ def test_copy_on_get_false_returns_views_into_shared_memory(make_manager):
     kept = c.ready_obs[0]
     c.step({0: 1})
     np.testing.assert_array_equal(kept, first)  # the default hands out copies
+
+
+@pytest.mark.parametrize("kind,shm", CASES, ids=IDS)
+def test_ready_obs_stays_in_env_id_order(make_manager, kind, shm):
+    m = make_manager(kind, n=4, shared_memory=shm, env_kwargs=dict(min_len=2, max_len=7))
+    m.seed(0)
+    m.launch()
+    rng = np.random.default_rng(0)
+    for _ in range(40):
+        ready = m.ready_obs
+        assert list(ready) == sorted(ready)
+        m.step({i: 1 for i in ready if rng.random() < 0.7})  # subsets: histories differ per env
