@@ -52,12 +52,12 @@ def _run(args: argparse.Namespace) -> int:
         raise ConfigError(f"unknown mode '{args.mode}'; valid choices: {', '.join(MODES)}")
     from .utils import read_config, zoo_config
 
-    def pipeline(input_cfg, **kw):  # noqa: ANN001, ANN202 - -m serial picks the on-policy loop from policy.on_policy
-        if args.mode == "serial_onpolicy" or _is_on_policy(input_cfg, kw.get("resume")):
+    def pipeline(input_cfg, **kw):  # noqa: ANN001, ANN202 - imports torch only once the input is known valid
+        if args.mode == "serial_onpolicy":
             from .serial_entry_onpolicy import serial_pipeline_onpolicy
 
             return serial_pipeline_onpolicy(input_cfg, **kw)
-        from .serial_entry import serial_pipeline  # imports torch: only once the input is known to be valid
+        from .serial_entry import serial_pipeline  # picks the on-policy loop itself from policy.on_policy
 
         return serial_pipeline(input_cfg, **kw)
 
@@ -87,27 +87,6 @@ def _run(args: argparse.Namespace) -> int:
         if policy.result.get("interrupted"):
             return 130
     return 0
-
-
-def _is_on_policy(input_cfg: object, resume: object) -> bool:
-    """Whether a config's policy is on-policy (given, or the policy class's default)."""
-    if resume:
-        import os as _os
-
-        from ..config import load_json_config
-        from .utils import resolve_resume
-
-        exp_dir, _ = resolve_resume(str(resume))
-        return bool(load_json_config(_os.path.join(exp_dir, "total_config.json")).policy.on_policy)
-    main, create = input_cfg
-    given = main.get("policy", {}).get("on_policy")
-    if given is not None:
-        return bool(given)
-    from ..config.compile import import_components
-    from ..utils.registry import POLICY_REGISTRY
-
-    import_components()
-    return bool(POLICY_REGISTRY.get(create.get("policy", {}).get("type")).default_config().get("on_policy"))
 
 
 def _report(result: dict) -> None:
