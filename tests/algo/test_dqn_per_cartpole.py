@@ -39,15 +39,11 @@ def _train_and_confirm(seed: int, tmp_path) -> dict:
     return result
 
 
-@pytest.mark.learning
-@pytest.mark.timeout(900)
-def test_dqn_per_cartpole_seed0(tmp_path):
-    _train_and_confirm(0, tmp_path)
-
-
+# Seed 0 needs ~3.5k env steps and ~40 CPU s with its evaluations (seeds 1-4: ~1.1k steps, ~8 CPU s),
+# over the ~30 CPU s a non-slow learning test may take: all seeds are slow.
 @pytest.mark.learning
 @pytest.mark.slow
 @pytest.mark.timeout(900)
-@pytest.mark.parametrize("seed", [1, 2, 3, 4])
-def test_dqn_per_cartpole_other_seeds(seed, tmp_path):
+@pytest.mark.parametrize("seed", [0, 1, 2, 3, 4])
+def test_dqn_per_cartpole(seed, tmp_path):
     _train_and_confirm(seed, tmp_path)
