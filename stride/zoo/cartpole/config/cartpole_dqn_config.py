@@ -14,14 +14,14 @@ main_config = dict(
         discount_factor=0.97,
         nstep=1,
         learn=dict(
-            update_per_collect=5,
+            update_per_collect=3,
             batch_size=64,
-            learning_rate=1e-3,
-            target_update_freq=100,
+            learning_rate=2e-3,
+            target_update_freq=50,
             learner=dict(hook=dict(save_ckpt_after_iter=1000)),
         ),
         collect=dict(n_sample=8),
-        eval=dict(evaluator=dict(eval_freq=50)),
+        eval=dict(evaluator=dict(eval_freq=30)),
         other=dict(
             eps=dict(type="exp", start=0.95, end=0.1, decay=10000),
             replay_buffer=dict(replay_buffer_size=20000),
