@@ -156,7 +156,7 @@ def _run(cfg: Config, policy: Any, learner: BaseLearner, collector: Any, evaluat
                 buffer.push(new_data, cur_collector_envstep=collector.envstep)
                 for _ in range(learn.update_per_collect):
                     batch = buffer.sample_batch(learn.batch_size, learner.train_iter)
-                    if batch is None:
+                    if batch is None or learner.train_iter >= max_train_iter:
                         break
                     learner.train(batch, collector.envstep)
                     if use_priority:

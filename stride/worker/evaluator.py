@@ -14,6 +14,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 
+from ..config.config import merge_config
 from ..utils.errors import ConfigError
 from ..utils.log import build_logger
 
@@ -65,11 +66,7 @@ class BaseSerialEvaluator:
 
     def __init__(self, cfg: Optional[dict] = None, env: Any = None, policy: Any = None, tb_logger: Any = None,
                  exp_name: Optional[str] = None, instance_name: str = "evaluator") -> None:
-        merged = self.default_config()
-        for k, v in (cfg or {}).items():
-            if k not in merged:
-                raise ConfigError(f"unknown evaluator config key '{k}'; valid keys: {', '.join(sorted(merged))}")
-            merged[k] = v
+        merged = merge_config(self.default_config(), cfg or {}, prefix="policy.eval.evaluator.")
         self._cfg = merged
         self._env = env
         self._policy = policy

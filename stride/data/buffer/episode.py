@@ -17,6 +17,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
 import numpy as np
 import torch
 
+from ...config.config import merge_config
 from ...utils.errors import ConfigError
 from ...utils.registry import BUFFER_REGISTRY
 from ..storage import _as_array
@@ -55,11 +56,7 @@ class EpisodeReplayBuffer:
         )
 
     def __init__(self, cfg: Optional[dict] = None, seed: Optional[int] = None, **_: Any) -> None:
-        merged = self.default_config()
-        for k, v in (cfg or {}).items():
-            if k not in merged:
-                raise ConfigError(f"unknown replay buffer config key '{k}'; valid keys: {', '.join(sorted(merged))}")
-            merged[k] = v
+        merged = merge_config(self.default_config(), cfg or {}, prefix="policy.other.replay_buffer.")
         self._cfg = merged
         self._capacity = int(merged["replay_buffer_size"])
         if self._capacity < 1:

@@ -13,6 +13,7 @@ from typing import Any, Dict, List, Optional, Union
 import numpy as np
 import torch
 
+from ...config.config import merge_config
 from ...utils.errors import ConfigError
 from ...utils.registry import BUFFER_REGISTRY
 from ..storage import ColumnStorage
@@ -35,11 +36,7 @@ class NaiveReplayBuffer:
         )
 
     def __init__(self, cfg: Optional[dict] = None, seed: Optional[int] = None, **_: Any) -> None:
-        merged = self.default_config()
-        for k, v in (cfg or {}).items():
-            if k not in merged:
-                raise ConfigError(f"unknown replay buffer config key '{k}'; valid keys: {', '.join(sorted(merged))}")
-            merged[k] = v
+        merged = merge_config(self.default_config(), cfg or {}, prefix="policy.other.replay_buffer.")
         self._cfg = merged
         self._storage = ColumnStorage(int(merged["replay_buffer_size"]))
         self._rng = np.random.default_rng(seed)

@@ -22,6 +22,7 @@ from typing import Any, Callable, Dict, List, Optional
 import gymnasium as gym
 import numpy as np
 
+from ...config.config import merge_config
 from ...utils.errors import ConfigError, StrideError
 from ...utils.registry import ENV_MANAGER_REGISTRY
 from ..base_env import BaseEnv, BaseEnvTimestep
@@ -65,11 +66,7 @@ class BaseEnvManager:
     def __init__(self, env_fn: List[Callable[[], BaseEnv]], cfg: Optional[dict] = None) -> None:
         if not env_fn:
             raise ConfigError("an env manager needs at least one env factory (env_fn is empty)")
-        merged = self.default_config()
-        for k, v in (cfg or {}).items():
-            if k not in merged and k != "type":
-                raise ConfigError(f"unknown env manager config key '{k}'; valid keys: {', '.join(sorted(merged))}")
-            merged[k] = v
+        merged = merge_config(self.default_config(), {k: v for k, v in (cfg or {}).items() if k != "type"}, prefix="env.manager.")
         self._cfg = merged
         if merged["retry_type"] not in ("reset", "renew"):
             raise ConfigError(f"unknown retry_type '{merged['retry_type']}'; valid choices: renew, reset")

@@ -7,6 +7,7 @@ from typing import Any, Dict, List, Optional
 import numpy as np
 import torch
 
+from ...config.config import merge_config
 from ...utils.errors import ConfigError
 from ...utils.log import build_logger
 from ...utils.registry import COLLECTOR_REGISTRY
@@ -48,11 +49,7 @@ class SerialCollectorBase:
 
     def __init__(self, cfg: Optional[dict] = None, env: Any = None, policy: Any = None, tb_logger: Any = None,
                  exp_name: Optional[str] = None, instance_name: str = "collector") -> None:
-        merged = self.default_config()
-        for k, v in (cfg or {}).items():
-            if k not in merged:
-                raise ConfigError(f"unknown collector config key '{k}'; valid keys: {', '.join(sorted(merged))}")
-            merged[k] = v
+        merged = merge_config(self.default_config(), cfg or {}, prefix="policy.collect.collector.")
         self._cfg = merged
         self._tb = tb_logger
         self._logger = build_logger(exp_name, instance_name)

@@ -13,6 +13,7 @@ from typing import Any, Callable, Dict, List, Optional
 
 import torch
 
+from ...config.config import merge_config
 from ...utils.errors import ConfigError, StrideError
 from ...utils.log import build_logger
 from ...utils.seed import get_rng_state, set_rng_state
@@ -43,17 +44,7 @@ class BaseLearner:
 
     def __init__(self, cfg: Optional[dict] = None, policy: Any = None, tb_logger: Any = None,
                  exp_name: Optional[str] = None, instance_name: str = "learner") -> None:
-        merged = self.default_config()
-        for k, v in (cfg or {}).items():
-            if k not in merged:
-                raise ConfigError(f"unknown learner config key '{k}'; valid keys: {', '.join(sorted(merged))}")
-            if k == "hook":
-                for hk, hv in v.items():
-                    if hk not in merged["hook"]:
-                        raise ConfigError(f"unknown learner hook key '{hk}'; valid keys: {', '.join(sorted(merged['hook']))}")
-                    merged["hook"][hk] = hv
-            else:
-                merged[k] = v
+        merged = merge_config(self.default_config(), cfg or {}, prefix="policy.learn.learner.")
         self._cfg = merged
         self._policy = policy
         self._exp_name = exp_name

@@ -192,7 +192,7 @@ def _step_until(m, env_id, action):
 
 @pytest.mark.parametrize("kind", ["base", "subprocess", "async_subprocess"])
 def test_config_is_checked(make_manager, kind):
-    with pytest.raises(ConfigError, match="unknown env manager config key 'shared_memroy'"):
+    with pytest.raises(ConfigError, match="unknown config key 'env.manager.shared_memroy'"):
         make_manager(kind, shared_memroy=True)
     with pytest.raises(ConfigError, match="retry_type"):
         make_manager(kind, retry_type="respawn")
