@@ -337,6 +337,8 @@ def main() -> None:
     up = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
     say(f"# replay buffer benchmark  {time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())}  {platform.processor() or platform.machine()}")
     say(f"# uptime at start: {up}")
+    say("# allocator: " + " ".join(f"{k}={os.environ.get(k, '(unset)')}" for k in
+                                   ("MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_", "MALLOC_TOP_PAD_")))
     say("# ops/s = calls per process-CPU second (median of blocks); push8/sample/per: batches per second")
     say(f"# {args.rounds} rounds; each round runs every contestant once, in turn, in a fresh process; "
         "reported: median over rounds")
