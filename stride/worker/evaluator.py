@@ -113,12 +113,17 @@ class BaseSerialEvaluator:
         policy.reset()
         monitor = VectorEvalMonitor(env.env_num, n_episode)
         steps = 0
+        stalls = 0
         while not monitor.is_finished():
             obs = {i: o for i, o in env.ready_obs.items() if monitor.needs_more(i)}
-            if not obs:
-                raise RuntimeError("evaluator: no env is ready although episodes are missing")
-            output = policy.forward(obs)
-            timesteps = env.step({i: o["action"] for i, o in output.items()})
+            if obs:
+                output = policy.forward(obs)
+                timesteps = env.step({i: o["action"] for i, o in output.items()})
+            else:  # envs still needing episodes are busy (an async manager): wait for them
+                timesteps = env.step({})
+                stalls = 0 if timesteps else stalls + 1
+                if stalls > 100:
+                    raise RuntimeError("evaluator: no env is ready although episodes are missing")
             steps += len(timesteps)
             for env_id, ts in timesteps.items():
                 if ts.done:

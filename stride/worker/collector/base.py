@@ -94,6 +94,36 @@ class SerialCollectorBase:
         n = self._env.env_num if self._env is not None else 0
         self._traj: Dict[int, list] = {i: [] for i in range(n)}
         self._ep_len: Dict[int, int] = {i: 0 for i in range(n)}
+        self._inflight: Dict[int, list] = {}
+
+    def _step_envs(self, kwargs: Dict[str, Any]) -> tuple:
+        """One batched forward over the ready envs and one manager step.
+
+        Returns ``(timesteps, inputs)`` with ``inputs[env_id] = (obs, policy_output)`` that produced
+        each timestep -- with an asynchronous manager a result may answer an action sent in an
+        earlier call, so what was sent is remembered until its result arrives.
+        """
+        obs = dict(self._env.ready_obs)
+        inflight = self._inflight
+        if obs:
+            output = self._policy.forward(obs, **kwargs)
+            for env_id, o in obs.items():
+                # an async manager may show an env as ready again before its previous result was
+                # returned: results are answered oldest first
+                inflight.setdefault(env_id, []).append((o, output[env_id]))
+            actions = {i: out["action"] for i, out in output.items()}
+        elif inflight:
+            actions = {}  # every env is busy: wait for results
+        else:
+            raise RuntimeError("collector: no env is ready and none is running (all envs done?)")
+        timesteps = self._env.step(actions)
+        inputs = {}
+        for env_id in timesteps:
+            sent = inflight[env_id]
+            inputs[env_id] = sent.pop(0)
+            if not sent:
+                del inflight[env_id]
+        return timesteps, inputs
 
     # ---- counters ----------------------------------------------------------------------------
     @property

@@ -25,6 +25,8 @@ class SampleCollector(SerialCollectorBase):
 
     def reset_policy(self, policy: Any = None) -> None:
         super().reset_policy(policy)
+        if policy is not None:
+            self._surplus = []  # samples of another policy (e.g. random warm-up) must not leak into this one's
         if self._policy is not None:
             self._default_n_sample = self._policy.get_attribute("n_sample")
             self._lookahead = int(self._policy.get_attribute("lookahead"))
@@ -48,12 +50,10 @@ class SampleCollector(SerialCollectorBase):
         lookahead = self._lookahead
         samples = self._surplus
         trajs, ep_len = self._traj, self._ep_len
-        forward, process, get_samples = policy.forward, policy.process_transition, policy.get_train_sample
+        process, get_samples = policy.process_transition, policy.get_train_sample
         steps = 0
         while len(samples) < n_sample:
-            obs = dict(env.ready_obs)
-            output = forward(obs, **kwargs)
-            timesteps = env.step({i: o["action"] for i, o in output.items()})
+            timesteps, inputs = self._step_envs(kwargs)
             for env_id, ts in timesteps.items():
                 steps += 1
                 if ts.info.get("abnormal"):  # the env crashed mid-episode: drop the episode
@@ -62,7 +62,7 @@ class SampleCollector(SerialCollectorBase):
                     policy.reset([env_id])
                     continue
                 traj = trajs[env_id]
-                traj.append(process(obs[env_id], output[env_id], ts))
+                traj.append(process(*inputs[env_id], ts))
                 ep_len[env_id] += 1
                 if ts.done:
                     samples.extend(get_samples(traj))
