@@ -85,7 +85,8 @@ def serial_pipeline(
         collector = create_collector(cfg.policy.collect.collector, collector_env, policy.collect_mode,
                                      tb_logger=tb, exp_name=exp)
         evaluator = BaseSerialEvaluator(cfg.policy.eval.evaluator, evaluator_env, policy.eval_mode, tb, exp)
-        buffer = None if cfg.policy.on_policy else create_buffer(cfg.policy.other.replay_buffer, seed=seed)
+        buffer = None if cfg.policy.on_policy else create_buffer(cfg.policy.other.replay_buffer, seed=seed, tb_logger=tb,
+                                                                     exp_name=exp)
         for name, comp in (("collector", collector), ("buffer", buffer), ("evaluator", evaluator)):
             if comp is not None:
                 learner.register_state(name, comp)

@@ -29,6 +29,8 @@ def test_ctrl_c_saves_and_resume_matches_uninterrupted(tmp_path):
     ref = subprocess.run(CMD + ["--train-iter", str(total), "--exp-name", "ref"], cwd=tmp_path,
                          capture_output=True, text=True, timeout=200)
     assert ref.returncode == 0, ref.stderr
+    ref_result = json.loads((tmp_path / "ref" / "result.json").read_text())
+    final = ref_result["train_iter"]  # total, or earlier if the stop value was reached first
 
     # interrupted: SIGINT once training is under way
     proc = subprocess.Popen(CMD + ["--train-iter", str(total), "--exp-name", "run"], cwd=tmp_path,
@@ -47,7 +49,7 @@ def test_ctrl_c_saves_and_resume_matches_uninterrupted(tmp_path):
     assert "interrupt received" in err
     assert "resume with: stride -m serial --resume" in out
     result = json.loads((tmp_path / "run" / "result.json").read_text())
-    assert result["interrupted"] is True and 0 < result["train_iter"] < total
+    assert result["interrupted"] is True and 0 < result["train_iter"] < final
     assert not [c for c in psutil.Process().children(recursive=True) if c.pid == proc.pid]
     assert not list((tmp_path / "run" / "ckpt").glob("*.tmp*"))
     del log
@@ -57,8 +59,9 @@ def test_ctrl_c_saves_and_resume_matches_uninterrupted(tmp_path):
                          cwd=tmp_path, capture_output=True, text=True, timeout=200)
     assert res.returncode == 0, res.stderr
     resumed = json.loads((tmp_path / "run" / "result.json").read_text())
-    assert resumed["train_iter"] == total and resumed["env_step"] == json.loads((tmp_path / "ref" / "result.json").read_text())["env_step"]
-    a, b = _final_params(str(tmp_path / "ref"), total), _final_params(str(tmp_path / "run"), total)
+    assert resumed["train_iter"] == final and resumed["env_step"] == ref_result["env_step"]
+    assert resumed["stop"] == ref_result["stop"]
+    a, b = _final_params(str(tmp_path / "ref"), final), _final_params(str(tmp_path / "run"), final)
     assert a.keys() == b.keys()
     assert all(torch.equal(a[k], b[k]) for k in a), "resumed run diverged from the uninterrupted one"
 
