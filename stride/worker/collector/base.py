@@ -99,31 +99,32 @@ class SerialCollectorBase:
     def _step_envs(self, kwargs: Dict[str, Any]) -> tuple:
         """One batched forward over the ready envs and one manager step.
 
-        Returns ``(timesteps, inputs)`` with ``inputs[env_id] = (obs, policy_output)`` that produced
-        each timestep -- with an asynchronous manager a result may answer an action sent in an
-        earlier call, so what was sent is remembered until its result arrives.
+        Returns ``(timesteps, obs, outputs)``: for each timestep's env, the observation and policy
+        output that produced it. A synchronous manager answers exactly what was sent; an
+        asynchronous one may answer actions sent in an earlier call (and show an env as ready
+        again before its previous result came back), so unanswered sends are kept, oldest first.
         """
         obs = dict(self._env.ready_obs)
         inflight = self._inflight
         if obs:
             output = self._policy.forward(obs, **kwargs)
-            for env_id, o in obs.items():
-                # an async manager may show an env as ready again before its previous result was
-                # returned: results are answered oldest first
-                inflight.setdefault(env_id, []).append((o, output[env_id]))
             actions = {i: out["action"] for i, out in output.items()}
         elif inflight:
-            actions = {}  # every env is busy: wait for results
+            output, actions = {}, {}  # every env is busy: wait for results
         else:
             raise RuntimeError("collector: no env is ready and none is running (all envs done?)")
         timesteps = self._env.step(actions)
-        inputs = {}
+        if not inflight and len(timesteps) == len(obs) and all(i in obs for i in timesteps):
+            return timesteps, obs, output  # the synchronous case: no bookkeeping
+        for env_id, o in obs.items():
+            inflight.setdefault(env_id, []).append((o, output[env_id]))
+        src_obs, src_out = {}, {}
         for env_id in timesteps:
             sent = inflight[env_id]
-            inputs[env_id] = sent.pop(0)
+            src_obs[env_id], src_out[env_id] = sent.pop(0)
             if not sent:
                 del inflight[env_id]
-        return timesteps, inputs
+        return timesteps, src_obs, src_out
 
     # ---- counters ----------------------------------------------------------------------------
     @property

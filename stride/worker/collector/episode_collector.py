@@ -37,7 +37,7 @@ class EpisodeCollector(SerialCollectorBase):
         self._extra = self._extra[n_episode:]
         steps = 0
         while len(episodes) < n_episode:
-            timesteps, inputs = self._step_envs(kwargs)
+            timesteps, obs, output = self._step_envs(kwargs)
             for env_id, ts in timesteps.items():
                 steps += 1
                 if ts.info.get("abnormal"):
@@ -45,7 +45,7 @@ class EpisodeCollector(SerialCollectorBase):
                     self._ep_len[env_id] = 0
                     policy.reset([env_id])
                     continue
-                self._traj[env_id].append(policy.process_transition(*inputs[env_id], ts))
+                self._traj[env_id].append(policy.process_transition(obs[env_id], output[env_id], ts))
                 self._ep_len[env_id] += 1
                 if ts.done:
                     episode = self._traj[env_id]

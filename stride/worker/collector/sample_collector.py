@@ -53,7 +53,7 @@ class SampleCollector(SerialCollectorBase):
         process, get_samples = policy.process_transition, policy.get_train_sample
         steps = 0
         while len(samples) < n_sample:
-            timesteps, inputs = self._step_envs(kwargs)
+            timesteps, obs, output = self._step_envs(kwargs)
             for env_id, ts in timesteps.items():
                 steps += 1
                 if ts.info.get("abnormal"):  # the env crashed mid-episode: drop the episode
@@ -62,7 +62,7 @@ class SampleCollector(SerialCollectorBase):
                     policy.reset([env_id])
                     continue
                 traj = trajs[env_id]
-                traj.append(process(*inputs[env_id], ts))
+                traj.append(process(obs[env_id], output[env_id], ts))
                 ep_len[env_id] += 1
                 if ts.done:
                     samples.extend(get_samples(traj))
