@@ -214,11 +214,14 @@ def test_launch_close_cycles_leave_nothing_behind(make_manager, kind):
 
 
 _SCRIPT = """
-import json, sys, time, functools
+import json, signal, sys, time, functools
 import multiprocessing.forkserver as fs
 from stride.envs import {cls}
 from stride.testing import make_fake_env
 if __name__ == "__main__":
+    # a terminal's Ctrl-C reaches a program whose SIGINT is at its default; a shell's background job
+    # (CI may run us as one) starts with SIGINT ignored, which Python would keep
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     with {cls}([functools.partial(make_fake_env) for _ in range(3)], {{}}) as m:
         m.launch()
         print(json.dumps({{"workers": m.worker_pids, "forkserver": fs._forkserver._forkserver_pid}}), flush=True)
