@@ -52,7 +52,8 @@ class SampleCollector(SerialCollectorBase):
         trajs, ep_len = self._traj, self._ep_len
         process, get_samples = policy.process_transition, policy.get_train_sample
         steps = 0
-        while len(samples) < n_sample:
+        on_policy = self._on_policy
+        while (steps if on_policy else len(samples)) < n_sample:  # on-policy: n_sample env steps, all emitted below
             timesteps, obs, output = self._step_envs(kwargs)
             for env_id, ts in timesteps.items():
                 steps += 1
@@ -79,7 +80,7 @@ class SampleCollector(SerialCollectorBase):
                         trajs[env_id] = []
         self._envstep += steps
         self._maybe_log(train_iter)
-        if self._on_policy:
+        if on_policy:
             # on-policy data must come from the current weights only: emit every partial segment now
             # (a mid-episode segment bootstraps from its last next_obs) and keep nothing for later
             for env_id, traj in trajs.items():
