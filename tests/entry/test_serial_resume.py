@@ -36,8 +36,8 @@ def test_ctrl_c_saves_and_resume_matches_uninterrupted(tmp_path):
     proc = subprocess.Popen(CMD + ["--train-iter", str(total), "--exp-name", "run"], cwd=tmp_path,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     log = tmp_path / "run" / "log" / "learner.txt"
-    deadline = time.time() + 120
-    while time.time() < deadline and proc.poll() is None:
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and proc.poll() is None:
         if (tmp_path / "run" / "progress.csv").exists() and len((tmp_path / "run" / "progress.csv").read_text().splitlines()) >= 3:
             break
         time.sleep(0.05)

@@ -48,10 +48,7 @@ import functools
 import logging
 import math
 import os
-import shutil
-import tempfile
-import weakref
-from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Tuple, Union
 
 import numpy as np
 import torch
@@ -59,27 +56,15 @@ import torch
 from ...utils.errors import ConfigError
 from ...utils.registry import BUFFER_REGISTRY
 from ..rate_limiters import MinSize, RateLimiter, SampleToInsertRatio
-from ..storage import ColumnStorage, _as_array
+from ...config.config import merge_config
+from ..block_sampler import BlockSumSampler
+from ..file_storage import FileStorage
+from ..storage import ColumnStorage
 from .monitor import BufferMonitor
 
 META_KEYS = ("replay_unique_id", "replay_buffer_idx", "IS", "priority", "collect_iter")
 
 __all__ = ["AdvancedReplayBuffer", "FileStorage", "BlockSumSampler"]
-
-
-def _merge(default: dict, user: Mapping, prefix: str = "") -> dict:
-    out = dict(default)
-    for k, v in (user or {}).items():
-        if k not in default:
-            raise ConfigError(f"unknown replay buffer config key '{prefix}{k}'; valid keys: {', '.join(sorted(default))}")
-        if isinstance(default[k], dict):
-            if not isinstance(v, Mapping):
-                raise ConfigError(f"replay buffer config key '{prefix}{k}' must be a dict, got {v!r}")
-            out[k] = _merge(default[k], v, f"{prefix}{k}.")
-        else:
-            out[k] = v
-    return out
-
 
 
 @functools.lru_cache(maxsize=64)
@@ -94,278 +79,6 @@ def _row_builder(keys: Tuple[str, ...]) -> Callable[[Iterable[tuple]], List[Dict
     exec(f"def build(rows):\n    return [{{{body}}} for {names} in rows]\n", namespace)  # noqa: S102
     return namespace["build"]
 
-
-# ================================================================================ file storage
-class FileStorage:
-    """A ring of ``capacity`` slots whose payloads live in files (``<folder>/<name>.npz``, no pickle).
-
-    Only the file path of each slot stays in memory. Overwriting or freeing a slot deletes its
-    file; :meth:`clear` deletes every file and :meth:`close` also removes the folder, which is a
-    fresh ``stride_buffer_*`` directory created under ``root`` (the system temp dir by default) so
-    two buffers never share file names. The folder is also removed if the buffer is garbage
-    collected or the interpreter exits without ``close()``.
-    """
-
-    def __init__(self, capacity: int, root: Optional[str] = None) -> None:
-        if capacity < 1:
-            raise ValueError(f"replay buffer capacity must be >= 1, got {capacity}")
-        self.capacity = int(capacity)
-        if root:
-            os.makedirs(root, exist_ok=True)
-        self.folder = tempfile.mkdtemp(prefix="stride_buffer_", dir=root or None)
-        self._finalizer = weakref.finalize(self, shutil.rmtree, self.folder, True)
-        self.paths = np.empty(self.capacity, dtype=object)  # None = no file
-        self.tail = 0
-        self.size = 0
-        self.fields: Optional[List[str]] = None
-
-    def _write(self, slot: int, name: str, item: Mapping[str, Any]) -> None:
-        arrays = {}
-        for k, v in item.items():
-            arr = _as_array(v) if v is not None else np.asarray(v, dtype=object)
-            if arr.dtype == object:
-                raise ValueError(f"field '{k}' holds a Python object; file storage needs numeric arrays (no pickle)")
-            arrays[k] = arr
-        path = os.path.join(self.folder, f"{name}.npz")
-        with open(path, "wb") as f:
-            np.savez(f, **arrays)
-        self.paths[slot] = path
-
-    def append(self, items: List[Mapping[str, Any]], names: Sequence[Any]) -> np.ndarray:
-        """Write items (the newest ``capacity`` of them) to the next ring slots; returns the slots."""
-        if not items:
-            return np.empty(0, dtype=np.int64)
-        if self.fields is None:
-            self.fields = list(items[0].keys())
-        if len(items) > self.capacity:
-            items, names = items[-self.capacity:], list(names)[-self.capacity:]
-        n = len(items)
-        slots = (self.tail + np.arange(n)) % self.capacity
-        self.free(slots)
-        for slot, name, item in zip(slots.tolist(), names, items):
-            if set(item.keys()) != set(self.fields):
-                raise ValueError(f"item fields {sorted(item)} differ from the buffer's {sorted(self.fields)}")
-            self._write(slot, str(name), item)
-        self.tail = int((self.tail + n) % self.capacity)
-        self.size = min(self.size + n, self.capacity)
-        return slots
-
-    def append_columns(self, columns: Mapping[str, np.ndarray], names: Sequence[Any]) -> np.ndarray:
-        n = len(next(iter(columns.values())))
-        items = [{k: v[i] for k, v in columns.items()} for i in range(n)]
-        return self.append(items, names)
-
-    def write_at(self, slots: np.ndarray, columns: Mapping[str, np.ndarray], names: Sequence[Any]) -> None:
-        """Write column rows to given slots (used to restore a saved layout)."""
-        if self.fields is None and columns:
-            self.fields = list(columns.keys())
-        for i, (slot, name) in enumerate(zip(np.asarray(slots).tolist(), names)):
-            self._write(slot, str(name), {k: v[i] for k, v in columns.items()})
-
-    def free(self, slots: np.ndarray) -> None:
-        """Delete the files of ``slots`` (those that have one)."""
-        for slot in np.asarray(slots).tolist():
-            path = self.paths[slot]
-            if path is not None:
-                try:
-                    os.remove(path)
-                except FileNotFoundError:
-                    pass
-                self.paths[slot] = None
-
-    def get_items(self, slots: np.ndarray) -> List[Dict[str, Any]]:
-        out = []
-        for slot in np.asarray(slots).tolist():
-            with np.load(self.paths[slot], allow_pickle=False) as f:
-                out.append({k: (f[k][()] if f[k].ndim == 0 else f[k]) for k in f.files})
-        return out
-
-    def get_columns(self, slots: np.ndarray, keys: Optional[Sequence[str]] = None) -> Dict[str, np.ndarray]:
-        items = self.get_items(slots)
-        keys = self.fields if keys is None else keys
-        if not items:
-            return {k: np.empty(0) for k in (keys or [])}
-        return {k: np.stack([np.asarray(it[k]) for it in items]) for k in keys}
-
-    def clear(self) -> None:
-        self.free(np.arange(self.capacity))
-        self.tail = 0
-        self.size = 0
-
-    def reset_layout(self) -> None:
-        self.clear()
-        self.fields = None
-
-    def close(self) -> None:
-        self.clear()
-        self._finalizer()  # removes the folder (once)
-
-    def files(self) -> List[str]:
-        """Files currently in the folder (for checks)."""
-        return sorted(os.listdir(self.folder)) if os.path.isdir(self.folder) else []
-
-
-
-# ================================================================================ prioritized slots
-class BlockSumSampler:
-    """Proportional sampling over ``capacity`` slots: leaf weights plus exact sums of 64-leaf blocks.
-
-    For replay-sized capacities (~1e5) and batches (~64) this beats a binary sum tree in NumPy,
-    where every call costs about a microsecond whatever its size: ``sample`` is one running sum over
-    the ``capacity/64`` block sums, one ``searchsorted`` to pick blocks, one gather of the chosen
-    blocks' leaves and a flat running sum + ``searchsorted`` inside them (~10 calls, no per-level
-    loop); ``set`` rewrites the leaves and recomputes the touched blocks' sums exactly from their
-    leaves (~4 calls; no drift ever accumulates, unlike a tree updated by deltas). The smallest
-    positive leaf (for IS weights) is cached and only recomputed after the leaf holding it changed.
-    A query pushed into a zero leaf by rounding is resolved exactly (a zero leaf is never returned).
-
-    Fast path (exact too): **rejection sampling**. Candidates are drawn uniformly from the occupied
-    range and accepted with probability ``leaf / w_max``, where ``w_max`` is a maintained upper
-    bound of the largest leaf; accepted candidates are i.i.d. with probability ``leaf / total``.
-    While the expected number of candidates per accepted one (``w_max * range / total``) is small
-    -- replay priorities are TD errors to the power 0.6, rarely more than a few times the mean --
-    one batch of ~6 NumPy calls answers the whole sample. The bound only grows on writes; when it
-    makes rejection too costly it is recomputed exactly (at most once per ``REFRESH`` samples), and
-    if the priorities really are that skewed the block-sum search is used instead.
-    """
-
-    BLOCK = 64
-    MAX_REJECTION_RATIO = 8.0  # use rejection while w_max * range / total is at most this
-    REFRESH = 64  # sample calls between exact recomputations of w_max
-
-    def __init__(self, capacity: int) -> None:
-        b = self.BLOCK
-        self.capacity = int(capacity)
-        self._nb = (self.capacity + b - 1) // b
-        self._w = np.zeros(self._nb * b)
-        self._w2 = self._w.reshape(self._nb, b)
-        self._bsum = np.zeros(self._nb)
-        self._offsets = np.arange(0, 1 << 12, dtype=np.int64) * b  # row starts in a gathered batch
-        self._min: Optional[float] = math.inf  # None: recompute
-        self._wmax = 0.0  # upper bound of every leaf
-        self._since_refresh = 0
-
-    def weights(self, slots: np.ndarray) -> np.ndarray:
-        return self._w[slots]
-
-    def leaves(self) -> np.ndarray:
-        return self._w[: self.capacity].copy()
-
-    def total(self) -> float:
-        return float(self._bsum.sum())
-
-    def set(self, slots: np.ndarray, weights: np.ndarray) -> None:
-        """``leaf[slots] = weights`` (a repeated slot keeps one of its values, consistently in leaves and sums)."""
-        w = self._w
-        old = w[slots]
-        w[slots] = weights
-        blk = slots // self.BLOCK
-        self._bsum[blk] = self._w2.take(blk, axis=0).sum(axis=1)
-        top = float(np.max(weights)) if np.size(weights) else 0.0
-        if top > self._wmax:
-            self._wmax = top
-        if self._min is not None:
-            if (old == self._min).any():
-                self._min = None  # the minimum may have been overwritten
-            else:
-                low = float(weights.min()) if np.ndim(weights) else float(weights)
-                if low > 0:
-                    self._min = min(self._min, low)
-                elif np.max(weights) > 0:  # a mix of zeros and positive weights: recompute lazily
-                    self._min = None
-
-    def set_one(self, slot: int, weight: float) -> None:
-        """:meth:`set` for one slot, with Python scalars."""
-        old = float(self._w[slot])
-        self._w[slot] = weight
-        blk = slot // self.BLOCK
-        self._bsum[blk] = self._w2[blk].sum()
-        if weight > self._wmax:
-            self._wmax = weight
-        if self._min is not None:
-            if old == self._min:
-                self._min = None
-            elif 0.0 < weight < self._min:
-                self._min = weight
-
-    def set_all(self, weights: np.ndarray) -> None:
-        self._w[:] = 0.0
-        self._w[: self.capacity] = weights
-        self._bsum[:] = self._w2.sum(axis=1)
-        self._min = None
-        self._wmax = float(self._w.max())
-        self._since_refresh = 0
-
-    def clear(self) -> None:
-        self._w[:] = 0.0
-        self._bsum[:] = 0.0
-        self._min = math.inf
-        self._wmax = 0.0
-        self._since_refresh = 0
-
-    def state(self) -> Dict[str, Any]:
-        """What sampling depends on besides the leaves (for an exact resume)."""
-        return {"wmax": self._wmax, "since_refresh": self._since_refresh}
-
-    def load_state(self, state: Mapping[str, Any]) -> None:
-        self._wmax = float(state["wmax"])
-        self._since_refresh = int(state["since_refresh"])
-
-    def min_positive(self) -> float:
-        if self._min is None:
-            pos = self._w[self._w > 0]
-            self._min = float(pos.min()) if pos.size else math.inf
-        return self._min
-
-    def sample(self, n: int, rng: np.random.Generator, hi: Optional[int] = None) -> np.ndarray:
-        """``n`` i.i.d. slots with probability ``leaf / total`` (the total must be > 0); every
-        positive leaf lies below ``hi`` (default: the capacity)."""
-        hi = self.capacity if hi is None else int(hi)
-        total = float(self._bsum.sum())
-        self._since_refresh += 1
-        ratio = self._wmax * hi / total
-        if ratio > self.MAX_REJECTION_RATIO and self._since_refresh >= self.REFRESH:
-            self._wmax = float(self._w[:hi].max())  # the bound may be stale: tighten it
-            self._since_refresh = 0
-            ratio = self._wmax * hi / total
-        if ratio <= self.MAX_REJECTION_RATIO:
-            return self._sample_rejection(n, rng, hi, ratio)
-        return self._sample_blocks(n, rng)
-
-    def _sample_rejection(self, n: int, rng: np.random.Generator, hi: int, ratio: float) -> np.ndarray:
-        w, wmax = self._w, self._wmax
-        out: List[np.ndarray] = []
-        need = n
-        while need > 0:
-            k = int(need * ratio * 1.25) + 16
-            cand = rng.integers(0, hi, size=k)
-            acc = cand[rng.random(k) * wmax < w[cand]]
-            out.append(acc[:need])
-            need -= min(need, acc.size)
-        return out[0] if len(out) == 1 else np.concatenate(out)
-
-    def _sample_blocks(self, n: int, rng: np.random.Generator) -> np.ndarray:
-        b = self.BLOCK
-        cum = np.add.accumulate(self._bsum)
-        u = rng.random(n) * cum[-1]
-        blk = cum.searchsorted(u, side="right")
-        np.minimum(blk, self._nb - 1, out=blk)
-        r = u - (cum[blk] - self._bsum[blk])  # position inside the chosen block
-        rows = self._w2.take(blk, axis=0).ravel()
-        cs = np.add.accumulate(rows)
-        start = self._offsets[:n] if n <= self._offsets.size else np.arange(n, dtype=np.int64) * b
-        pos = cs.searchsorted(r + (cs[start] - rows[start]), side="right") - start
-        np.clip(pos, 0, b - 1, out=pos)
-        slots = blk * b + pos
-        bad = self._w[slots] <= 0.0
-        if bad.any():  # rounding at a block edge: resolve exactly (rare)
-            slots[bad] = self._exact(u[bad])
-        return slots
-
-    def _exact(self, u: np.ndarray) -> np.ndarray:
-        w = self._w
-        idx = np.cumsum(w).searchsorted(u, side="right")
-        return np.minimum(idx, int(np.flatnonzero(w > 0)[-1]))
 
 # ================================================================================ the buffer
 @BUFFER_REGISTRY.register("advanced")
@@ -424,7 +137,7 @@ class AdvancedReplayBuffer:
 
     def __init__(self, cfg: Optional[dict] = None, seed: Optional[int] = None, tb_logger: Any = None,
                  exp_name: Optional[str] = None, instance_name: str = "buffer", **_: Any) -> None:
-        self._cfg = cfg = _merge(self.default_config(), cfg or {})
+        self._cfg = cfg = merge_config(self.default_config(), cfg or {}, prefix="policy.other.replay_buffer.")
         cap = int(cfg["replay_buffer_size"])
         if cap < 1:
             raise ConfigError(f"replay_buffer_size must be >= 1, got {cap}")
