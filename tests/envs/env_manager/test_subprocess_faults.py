@@ -258,7 +258,12 @@ def test_ctrl_c_exits_cleanly(tmp_path, cls):
     proc, pids = _start_script(tmp_path, cls)
     time.sleep(0.2)
     os.killpg(proc.pid, signal.SIGINT)  # what a terminal's Ctrl-C does: the whole process group
-    _, err = proc.communicate(timeout=10)
+    try:
+        _, err = proc.communicate(timeout=10)
+    except subprocess.TimeoutExpired:  # never leave the script and its workers running
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        raise
     assert proc.returncode != 0 and "KeyboardInterrupt" in err
     assert err.count("Traceback") <= 1, err
     assert "BrokenPipe" not in err and "EOFError" not in err
