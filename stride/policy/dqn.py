@@ -157,6 +157,8 @@ class DQNPolicy(Policy):
                 "next_obs": timestep.obs, "done": bool(terminated)}
 
     def _get_train_sample(self, transitions: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
+        if self._nstep == 1:  # 1-step transitions are train samples as they are (value_gamma = gamma)
+            return transitions
         return get_nstep_return_data(transitions, self._nstep, self._gamma)
 
     def _get_lookahead(self) -> int:

@@ -148,6 +148,8 @@ class BaseSerialEvaluator:
             self._max_eval_return = mean
             if save_ckpt_fn is not None:
                 save_ckpt_fn("ckpt_best.pth.tar")
+        # the best-checkpoint save is evaluation bookkeeping: it counts as evaluation time
+        self.last_eval_cpu_seconds = time.process_time() - cpu0
         stop = mean >= self._cfg["stop_value"] and train_iter > 0
         return stop, returns
 
