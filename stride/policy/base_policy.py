@@ -17,9 +17,18 @@ import torch
 from torch import nn
 
 from ..config.config import REQUIRED, Config, deep_update
+from ..rl_utils import get_nstep_return_data
 from ..torch_utils import to_tensor
 from ..utils.data import default_collate
 from ..utils.registry import MODEL_REGISTRY
+
+def is_terminated(timestep: Any) -> bool:
+    """Whether a step ended the episode in a terminal state (no bootstrap). A time-limit truncation
+    is not terminal: TD targets still bootstrap from its true final observation. Envs that only say
+    ``done`` are taken as terminated (DI-engine's convention)."""
+    info = timestep.info
+    return bool(timestep.done and info.get("terminated", not info.get("truncated", False)))
+
 
 LearnMode = namedtuple(
     "LearnMode", ["forward", "reset", "monitor_vars", "state_dict", "load_state_dict", "get_attribute", "set_attribute"]
@@ -140,11 +149,14 @@ class Policy(ABC):
     @abstractmethod
     def _forward_collect(self, data: Dict[int, Any], **kwargs: Any) -> Dict[int, Any]: ...
 
-    @abstractmethod
-    def _process_transition(self, obs: Any, policy_output: Dict[str, Any], timestep: Any) -> Dict[str, Any]: ...
+    def _process_transition(self, obs: Any, policy_output: Dict[str, Any], timestep: Any) -> Dict[str, Any]:
+        """The off-policy transition; ``done`` means terminated (see :func:`is_terminated`)."""
+        return {"obs": obs, "action": policy_output["action"], "reward": timestep.reward,
+                "next_obs": timestep.obs, "done": is_terminated(timestep)}
 
-    @abstractmethod
-    def _get_train_sample(self, transitions: List[Dict[str, Any]]) -> List[Dict[str, Any]]: ...
+    def _get_train_sample(self, transitions: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
+        """n-step samples (``policy.nstep``, default 1), each with its bootstrap ``value_gamma``."""
+        return get_nstep_return_data(transitions, self._cfg.get("nstep", 1), self._cfg.discount_factor)
 
     def _reset_collect(self, data_id: Optional[List[int]] = None) -> None:
         pass
@@ -204,7 +216,7 @@ class Policy(ABC):
 
     def _get_lookahead(self) -> int:
         """Transitions a mid-episode segment must keep for the next one (n-step windows)."""
-        return 0
+        return self._cfg.get("nstep", 1) - 1
 
     # ---- helpers shared by algorithms -----------------------------------------------------------
     def _set_mode(self, training: bool) -> None:
@@ -223,6 +235,14 @@ class Policy(ABC):
         if self._device.type != "cpu":
             batch = {k: v.to(self._device, non_blocking=True) if isinstance(v, torch.Tensor) else v for k, v in batch.items()}
         return batch
+
+    def _act(self, model: Any, data: Dict[int, Any], **kwargs: Any) -> Dict[int, Any]:
+        """One batched forward of a sampling wrapper: ``{env_id: obs}`` -> ``{env_id: {'action': ...}}``."""
+        ids, obs = self._obs_batch(data)
+        self._set_mode(False)
+        with torch.no_grad():
+            action = model.forward(obs, **kwargs)["action"].cpu().numpy()
+        return {env_id: {"action": action[i]} for i, env_id in enumerate(ids)}
 
     def _obs_batch(self, data: Dict[int, Any]) -> tuple:
         """``{env_id: obs}`` -> (ids, stacked obs tensor on device)."""

@@ -24,7 +24,7 @@ from typing import Any, Dict, List, Optional
 import torch
 
 from ..model import model_wrap
-from ..rl_utils import get_nstep_return_data, min_q_value, v_nstep_td_error
+from ..rl_utils import min_q_value, v_nstep_td_error
 from ..utils.registry import POLICY_REGISTRY
 from .base_policy import Policy
 
@@ -182,33 +182,12 @@ class DDPGPolicy(Policy):
         self._nstep = self._cfg.nstep
         self._gamma = self._cfg.discount_factor
 
-    @torch.no_grad()
     def _forward_collect(self, data: Dict[int, Any], **kwargs: Any) -> Dict[int, Any]:
-        ids, obs = self._obs_batch(data)
-        self._set_mode(False)
-        action = self._collect_model.forward(obs, mode="compute_actor", **kwargs)["action"].cpu().numpy()
-        return {env_id: {"action": action[i]} for i, env_id in enumerate(ids)}
-
-    def _process_transition(self, obs: Any, policy_output: Dict[str, Any], timestep: Any) -> Dict[str, Any]:
-        # done = terminated: a time-limit truncation still bootstraps from the true final obs.
-        info = timestep.info
-        terminated = timestep.done and info.get("terminated", not info.get("truncated", False))
-        return {"obs": obs, "action": policy_output["action"], "reward": timestep.reward,
-                "next_obs": timestep.obs, "done": bool(terminated)}
-
-    def _get_train_sample(self, transitions: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
-        return get_nstep_return_data(transitions, self._nstep, self._gamma)
-
-    def _get_lookahead(self) -> int:
-        return self._cfg.nstep - 1
+        return self._act(self._collect_model, data, mode="compute_actor", **kwargs)
 
     # ---- eval --------------------------------------------------------------------------------
     def _init_eval(self) -> None:
         self._eval_model = model_wrap(self._model, "base")
 
-    @torch.no_grad()
     def _forward_eval(self, data: Dict[int, Any]) -> Dict[int, Any]:
-        ids, obs = self._obs_batch(data)
-        self._set_mode(False)
-        action = self._eval_model.forward(obs, mode="compute_actor")["action"].cpu().numpy()
-        return {env_id: {"action": action[i]} for i, env_id in enumerate(ids)}
+        return self._act(self._eval_model, data, mode="compute_actor")

@@ -16,7 +16,7 @@ from typing import Any, Dict, List
 import torch
 
 from ..model import model_wrap
-from ..rl_utils import get_epsilon_greedy_fn, get_nstep_return_data, q_nstep_td_error
+from ..rl_utils import get_epsilon_greedy_fn, q_nstep_td_error
 from ..utils.errors import ConfigError
 from ..utils.registry import POLICY_REGISTRY
 from .base_policy import Policy
@@ -142,35 +142,12 @@ class DQNPolicy(Policy):
     def _collect_kwargs(self, envstep: int = 0, train_iter: int = 0) -> Dict[str, Any]:
         return {"eps": self._eps_fn(envstep)}
 
-    @torch.no_grad()
     def _forward_collect(self, data: Dict[int, Any], eps: float = 0.0) -> Dict[int, Any]:
-        ids, obs = self._obs_batch(data)
-        self._set_mode(False)
-        action = self._collect_model.forward(obs, eps=eps)["action"].cpu().numpy()
-        return {env_id: {"action": action[i]} for i, env_id in enumerate(ids)}
-
-    def _process_transition(self, obs: Any, policy_output: Dict[str, Any], timestep: Any) -> Dict[str, Any]:
-        # done = terminated: a time-limit truncation still bootstraps from the true final obs.
-        info = timestep.info
-        terminated = timestep.done and info.get("terminated", not info.get("truncated", False))
-        return {"obs": obs, "action": policy_output["action"], "reward": timestep.reward,
-                "next_obs": timestep.obs, "done": bool(terminated)}
-
-    def _get_train_sample(self, transitions: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
-        if self._nstep == 1:  # 1-step transitions are train samples as they are (value_gamma = gamma)
-            return transitions
-        return get_nstep_return_data(transitions, self._nstep, self._gamma)
-
-    def _get_lookahead(self) -> int:
-        return self._cfg.nstep - 1
+        return self._act(self._collect_model, data, eps=eps)
 
     # ---- eval --------------------------------------------------------------------------------
     def _init_eval(self) -> None:
         self._eval_model = model_wrap(self._model, "argmax_sample")
 
-    @torch.no_grad()
     def _forward_eval(self, data: Dict[int, Any]) -> Dict[int, Any]:
-        ids, obs = self._obs_batch(data)
-        self._set_mode(False)
-        action = self._eval_model.forward(obs)["action"].cpu().numpy()
-        return {env_id: {"action": action[i]} for i, env_id in enumerate(ids)}
+        return self._act(self._eval_model, data)

@@ -31,7 +31,7 @@ import torch
 from ..model import model_wrap
 from ..rl_utils import get_gae, ppo_error, ppo_error_continuous
 from ..utils.registry import POLICY_REGISTRY
-from .base_policy import Policy
+from .base_policy import Policy, is_terminated
 
 
 class ReturnNormalizer:
@@ -223,7 +223,7 @@ class PPOPolicy(Policy):
 
     def _process_transition(self, obs: Any, policy_output: Dict[str, Any], timestep: Any) -> Dict[str, Any]:
         # done = terminated: a time-limit truncation still bootstraps from the true final obs.
-        terminated = timestep.done and timestep.info.get("terminated", True)
+        terminated = is_terminated(timestep)
         return {"obs": obs, "action": policy_output.get("raw_action", policy_output["action"]),
                 "logit": policy_output["logit"], "reward": float(timestep.reward), "next_obs": timestep.obs,
                 "done": bool(terminated)}
