@@ -9,7 +9,10 @@ model class and sizes (``stride.model.DQN``, called directly, ``torch.no_grad``)
 obs, eps-greedy per sample (eps 0.1), ``env.step``, auto-reset, and the transition
 ``(obs, action, reward, next_obs, terminated)`` appended to a list.
 
-Reported: env steps per process-CPU second over ``--steps`` env steps after a warm-up.
+Both run in the same process, alternating in ``--chunks`` chunks of ``--steps / --chunks`` env
+steps each (order flipped every pair), so load changes on this shared machine hit both alike.
+Reported: env steps per process-CPU second of each, summed over the chunks, and the median of
+the per-pair throughput ratios.
 """
 
 from __future__ import annotations
@@ -34,7 +37,7 @@ def model_kwargs(cfg) -> dict:
     return kw
 
 
-def run_stride(cfg, steps: int, warmup: int, seed: int) -> dict:
+def make_stride(cfg, seed: int):
     from stride.envs import BaseEnvManager, GymnasiumEnv
     from stride.policy import DQNPolicy
     from stride.worker import SampleCollector
@@ -43,19 +46,18 @@ def run_stride(cfg, steps: int, warmup: int, seed: int) -> dict:
     env = BaseEnvManager([lambda: GymnasiumEnv("CartPole-v1") for _ in range(N_ENVS)])
     env.seed(seed)
     collector = SampleCollector(cfg.policy.collect.collector, env, policy.collect_mode)
-    collector.collect(n_sample=warmup, policy_kwargs={"eps": EPS})
-    e0, c0 = collector.envstep, cpu()
-    n = 0
-    while collector.envstep - e0 < steps:
-        n += len(collector.collect(n_sample=cfg.policy.collect.n_sample, policy_kwargs={"eps": EPS}))
-    t = cpu() - c0
-    done = collector.envstep - e0
-    env.close()
-    return {"env_steps": done, "samples": n, "cpu_seconds": t, "steps_per_cpu_s": done / t,
-            "n_sample_per_collect": cfg.policy.collect.n_sample}
+    n_sample = cfg.policy.collect.n_sample
+
+    def loop(n_steps: int) -> int:
+        e0 = collector.envstep
+        while collector.envstep - e0 < n_steps:
+            collector.collect(n_sample=n_sample, policy_kwargs={"eps": EPS})
+        return collector.envstep - e0
+
+    return loop, env.close
 
 
-def run_bare(cfg, steps: int, warmup: int, seed: int) -> dict:
+def make_bare(cfg, seed: int):
     import gymnasium as gym
     import numpy as np
     import torch
@@ -70,7 +72,7 @@ def run_bare(cfg, steps: int, warmup: int, seed: int) -> dict:
     buf: list = []
 
     def loop(n_steps: int) -> int:
-        nonlocal obs
+        nonlocal obs, buf
         done = 0
         while done < n_steps:
             with torch.no_grad():
@@ -83,19 +85,52 @@ def run_bare(cfg, steps: int, warmup: int, seed: int) -> dict:
                 nxt[i] = e.reset()[0] if (term or trunc) else o2
             obs = nxt
             done += N_ENVS
+        if len(buf) > 100_000:
+            buf = []
         return done
 
-    loop(warmup)
-    c0 = cpu()
-    done = loop(steps)
-    t = cpu() - c0
-    return {"env_steps": done, "cpu_seconds": t, "steps_per_cpu_s": done / t}
+    def close() -> None:
+        for e in envs:
+            e.close()
+
+    return loop, close
+
+
+def run(cfg, steps: int, chunks: int, warmup: int, seed: int) -> dict:
+    import statistics
+
+    loops = {"stride": make_stride(cfg, seed), "bare": make_bare(cfg, seed)}
+    for loop, _ in loops.values():
+        loop(warmup)
+    per_chunk = max(N_ENVS, steps // chunks)
+    done = {k: 0 for k in loops}
+    secs = {k: 0.0 for k in loops}
+    ratios = []
+    for c in range(chunks):
+        rate = {}
+        for k in (("stride", "bare") if c % 2 == 0 else ("bare", "stride")):
+            c0 = cpu()
+            n = loops[k][0](per_chunk)
+            t = cpu() - c0
+            done[k] += n
+            secs[k] += t
+            rate[k] = n / t
+        ratios.append(rate["stride"] / rate["bare"])
+    for _, close in loops.values():
+        close()
+    return {"chunks": chunks, "steps_per_chunk": per_chunk,
+            "stride": {"env_steps": done["stride"], "cpu_seconds": secs["stride"],
+                       "steps_per_cpu_s": done["stride"] / secs["stride"]},
+            "bare": {"env_steps": done["bare"], "cpu_seconds": secs["bare"],
+                     "steps_per_cpu_s": done["bare"] / secs["bare"]},
+            "ratio_total": (done["stride"] / secs["stride"]) / (done["bare"] / secs["bare"]),
+            "ratio_median_of_pairs": statistics.median(ratios), "n_sample_per_collect": cfg.policy.collect.n_sample}
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--which", choices=["stride", "bare"], required=True)
-    ap.add_argument("--steps", type=int, default=20_000)
+    ap.add_argument("--steps", type=int, default=40_000, help="env steps per contestant, over all chunks")
+    ap.add_argument("--chunks", type=int, default=20)
     ap.add_argument("--warmup", type=int, default=800)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", default=None)
@@ -105,9 +140,8 @@ def main() -> None:
     from stride.zoo.cartpole.config.cartpole_dqn_config import create_config, main_config
 
     cfg = compile_config(main_config, create_cfg=create_config, save_cfg=False)
-    fn = run_stride if args.which == "stride" else run_bare
-    r = fn(cfg, args.steps, args.warmup, args.seed)
-    emit({"contestant": "collector_" + args.which, "seed": args.seed, **r, **info}, args.out)
+    r = run(cfg, args.steps, args.chunks, args.warmup, args.seed)
+    emit({"contestant": "collector", "seed": args.seed, **r, **info}, args.out)
 
 
 if __name__ == "__main__":

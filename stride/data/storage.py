@@ -14,6 +14,9 @@ import numpy as np
 import torch
 
 
+_NUMERIC = (np.ndarray, np.generic, float, int)  # bool is an int
+
+
 def _as_array(value: Any) -> np.ndarray:
     if isinstance(value, torch.Tensor):
         value = value.detach().cpu().numpy()
@@ -50,7 +53,18 @@ class ColumnStorage:
             for i, v in enumerate(values):
                 out[i] = v
             return out
-        arr = np.stack([_as_array(v) for v in values]) if len(values) > 1 else _as_array(values[0])[None]
+        arr = None
+        if isinstance(values[0], _NUMERIC):  # one C call for the whole column (the common case)
+            try:
+                arr = np.array(values)
+            except ValueError:  # ragged: the slow path below names the bad shape
+                arr = None
+            if arr is not None and arr.dtype == object:
+                arr = None
+            elif arr is not None and arr.dtype == np.float64:
+                arr = arr.astype(np.float32)
+        if arr is None:
+            arr = np.stack([_as_array(v) for v in values]) if len(values) > 1 else _as_array(values[0])[None]
         if arr.shape[1:] != col.shape[1:]:
             raise ValueError(f"field '{key}' has shape {arr.shape[1:]} but the buffer stores {col.shape[1:]}")
         return self._fit(key, arr)
@@ -91,8 +105,9 @@ class ColumnStorage:
         values = {key: self._column_values(key, [it[key] for it in items]) for key in keys}
         n = len(items)
         slots = (self.tail + np.arange(n)) % self.capacity
+        where = slice(self.tail, self.tail + n) if self.tail + n <= self.capacity else slots
         for key in keys:
-            self.columns[key][slots] = values[key]
+            self.columns[key][where] = values[key]
         self.tail = int((self.tail + n) % self.capacity)
         self.size = min(self.size + n, self.capacity)
         return slots

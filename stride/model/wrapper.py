@@ -100,7 +100,7 @@ class EpsGreedySampleWrapper(IModelWrapper):
         u = torch.rand(logit.shape[0], device=logit.device, dtype=torch.float64)
         if logit.device.type == "cpu":
             un, gn = u.numpy(), greedy.numpy()
-            random = np.minimum((un / eps * n).astype(np.int64), n - 1)
+            random = np.minimum(un * (n / eps), n - 1).astype(np.int64)
             out["action"] = torch.from_numpy(np.where(un < eps, random, gn))
         else:
             random = (u / eps * n).long().clamp_(max=n - 1)

@@ -21,6 +21,7 @@ import torch
 
 from ..config.config import Config, deep_update
 from ..model import model_wrap
+from ..torch_utils import adam
 from ..rl_utils import a2c_error
 from ..utils.registry import POLICY_REGISTRY
 from .base_policy import Policy
@@ -74,7 +75,7 @@ class A2CPolicy(PPOPolicy):
         if cfg.optimizer == "rmsprop":
             self._optimizer = torch.optim.RMSprop(params, lr=cfg.learning_rate, alpha=0.99, eps=1e-5)
         elif cfg.optimizer == "adam":
-            self._optimizer = torch.optim.Adam(params, lr=cfg.learning_rate, eps=1e-5)
+            self._optimizer = adam(params, lr=cfg.learning_rate, eps=1e-5)
         else:
             raise ConfigError(f"unknown learn.optimizer '{cfg.optimizer}'; valid choices: adam, rmsprop")
         self._scheduler = torch.optim.lr_scheduler.LambdaLR(self._optimizer, lambda i: 1.0)

@@ -24,6 +24,7 @@ from typing import Any, Dict, List, Optional
 import torch
 
 from ..model import model_wrap
+from ..torch_utils import adam
 from ..rl_utils import min_q_value, v_nstep_td_error
 from ..utils.registry import POLICY_REGISTRY
 from .base_policy import Policy
@@ -98,9 +99,8 @@ class DDPGPolicy(Policy):
     def _init_learn(self) -> None:
         cfg = self._cfg.learn
         self._gamma = self._cfg.discount_factor
-        self._actor_optimizer = torch.optim.Adam(self._model.actor.parameters(), lr=cfg.learning_rate_actor, fused=True)
-        self._critic_optimizer = torch.optim.Adam(self._model.critic.parameters(), lr=cfg.learning_rate_critic,
-                                                  fused=True)
+        self._actor_optimizer = adam(self._model.actor.parameters(), lr=cfg.learning_rate_actor)
+        self._critic_optimizer = adam(self._model.critic.parameters(), lr=cfg.learning_rate_critic)
         self._target = model_wrap(copy.deepcopy(self._model), "target", update_type="momentum",
                                   update_kwargs={"theta": cfg.target_theta})
         self._target_model = self._target

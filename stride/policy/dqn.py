@@ -16,6 +16,7 @@ from typing import Any, Dict, List
 import torch
 
 from ..model import model_wrap
+from ..torch_utils import adam
 from ..rl_utils import get_epsilon_greedy_fn, q_nstep_td_error
 from ..utils.errors import ConfigError
 from ..utils.registry import POLICY_REGISTRY
@@ -71,11 +72,11 @@ class DQNPolicy(Policy):
         if cfg.loss_type not in ("mse", "huber"):
             raise ConfigError(f"unknown policy.learn.loss_type '{cfg.loss_type}'; valid choices: huber, mse")
         self._gamma = self._cfg.discount_factor
-        self._optimizer = torch.optim.Adam(self._model.parameters(), lr=cfg.learning_rate, foreach=True)
+        self._optimizer = adam(self._model.parameters(), lr=cfg.learning_rate)
         kind = cfg.target_update_type
         kwargs = {"freq": cfg.target_update_freq} if kind == "assign" else {"theta": cfg.target_theta}
         self._target_model = model_wrap(copy.deepcopy(self._model), "target", update_type=kind, update_kwargs=kwargs)
-        self._learn_model = model_wrap(self._model, "argmax_sample")
+        self._learn_model = model_wrap(self._model, "base")  # Q values only: no argmax over obs rows
         self._use_is = bool(self._cfg.priority and self._cfg.priority_IS_weight)
 
     def _forward_learn(self, data: Any) -> Dict[str, Any]:

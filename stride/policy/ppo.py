@@ -29,6 +29,7 @@ import numpy as np
 import torch
 
 from ..model import model_wrap
+from ..torch_utils import adam
 from ..rl_utils import get_gae, ppo_error, ppo_error_continuous
 from ..utils.registry import POLICY_REGISTRY
 from .base_policy import Policy, is_terminated
@@ -130,7 +131,7 @@ class PPOPolicy(Policy):
     def _init_learn(self) -> None:
         self._init_shared()
         cfg = self._cfg.learn
-        self._optimizer = torch.optim.Adam(self._model.parameters(), lr=cfg.learning_rate, eps=1e-5, foreach=True)
+        self._optimizer = adam(self._model.parameters(), lr=cfg.learning_rate, eps=1e-5)
         n = cfg.get("lr_anneal_collects", 0)
         self._scheduler = torch.optim.lr_scheduler.LambdaLR(self._optimizer, lambda i: max(1.0 - i / n, 0.0) if n else 1.0)
         self._learn_model = model_wrap(self._model, "base")

@@ -27,6 +27,7 @@ import numpy as np
 import torch
 
 from ..model import model_wrap
+from ..torch_utils import adam
 from ..rl_utils import min_q_value, v_nstep_td_error
 from ..utils.registry import POLICY_REGISTRY
 from .base_policy import Policy
@@ -90,11 +91,10 @@ class SACPolicy(Policy):
     def _init_learn(self) -> None:
         cfg = self._cfg.learn
         self._gamma = self._cfg.discount_factor
-        self._q_optimizer = torch.optim.Adam(self._model.critic.parameters(), lr=cfg.learning_rate_q, fused=True)
-        self._policy_optimizer = torch.optim.Adam(self._model.actor.parameters(), lr=cfg.learning_rate_policy,
-                                                  fused=True)
+        self._q_optimizer = adam(self._model.critic.parameters(), lr=cfg.learning_rate_q)
+        self._policy_optimizer = adam(self._model.actor.parameters(), lr=cfg.learning_rate_policy)
         self._log_alpha = torch.tensor(math.log(cfg.alpha), device=self._device, requires_grad=bool(cfg.auto_alpha))
-        self._alpha_optimizer = (torch.optim.Adam([self._log_alpha], lr=cfg.learning_rate_alpha, fused=True)
+        self._alpha_optimizer = (adam([self._log_alpha], lr=cfg.learning_rate_alpha)
                                  if cfg.auto_alpha else None)
         action_dims = int(np.prod(self._cfg.model.action_shape))
         self._target_entropy = -float(action_dims) if cfg.target_entropy is None else float(cfg.target_entropy)

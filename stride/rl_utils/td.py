@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import Optional, Tuple
 
 import torch
+import torch.nn.functional as F
+
 from ..utils.errors import ConfigError
 
 
@@ -38,20 +40,22 @@ def q_nstep_td_error(
     Returns:
         (scalar loss, (B,) absolute TD error for priorities).
     """
+    if loss_type not in ("mse", "huber"):
+        raise ConfigError(f"unknown loss_type '{loss_type}'; valid choices: huber, mse")
     q_sa = q.gather(1, action.long().unsqueeze(1)).squeeze(1)
     with torch.no_grad():
         next_v = next_q_target.gather(1, next_action.long().unsqueeze(1)).squeeze(1)
         target = reward + value_gamma * (1.0 - done.float()) * next_v
-    td = q_sa - target
+        td_abs = (q_sa.detach() - target).abs()
+    # one fused loss op in the graph (this runs every gradient step, where per-op overhead counts)
+    if weight is None:
+        if loss_type == "mse":
+            return 0.5 * F.mse_loss(q_sa, target), td_abs
+        return F.smooth_l1_loss(q_sa, target), td_abs
     if loss_type == "mse":
-        per_sample = 0.5 * td.pow(2)
-    elif loss_type == "huber":
-        per_sample = torch.nn.functional.smooth_l1_loss(q_sa, target, reduction="none")
-    else:
-        raise ConfigError(f"unknown loss_type '{loss_type}'; valid choices: huber, mse")
-    if weight is not None:
-        per_sample = per_sample * weight
-    return per_sample.mean(), td.detach().abs()
+        per_sample = F.mse_loss(q_sa, target, reduction="none")
+        return 0.5 * (per_sample * weight).mean(), td_abs
+    return (F.smooth_l1_loss(q_sa, target, reduction="none") * weight).mean(), td_abs
 
 
 def v_nstep_td_error(

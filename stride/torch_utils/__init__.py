@@ -1,5 +1,6 @@
 """Torch helpers: nested structures to tensors / devices."""
 
 from .data_helper import to_tensor, to_device, to_ndarray
+from .optimizer import adam
 
-__all__ = ["to_tensor", "to_device", "to_ndarray"]
+__all__ = ["to_tensor", "to_device", "to_ndarray", "adam"]

@@ -84,7 +84,6 @@ class BaseEnvManager:
         self._episode_count = [0] * self._env_num
         self._episode_seed: List[Optional[int]] = [None] * self._env_num
         self._episode_actions: List[list] = [[] for _ in range(self._env_num)]
-        self._stream_state_after_seed: List[Optional[dict]] = [None] * self._env_num
         self._spaces: Optional[tuple] = None
         self._reset_param: Dict[int, dict] = {}
 
@@ -153,9 +152,7 @@ class BaseEnvManager:
     def _draw_episode_seed(self, env_id: int) -> Optional[int]:
         if self._seed_streams is None:
             return None
-        seed = int(self._seed_streams[env_id].integers(0, 2**31 - 1))
-        self._stream_state_after_seed[env_id] = self._seed_streams[env_id].bit_generator.state
-        return seed
+        return int(self._seed_streams[env_id].integers(0, 2**31 - 1))
 
     # ---- lifecycle --------------------------------------------------------------------------
     def launch(self, reset_param: Optional[Dict[int, dict]] = None) -> None:
