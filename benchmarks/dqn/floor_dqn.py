@@ -86,7 +86,9 @@ def run(s: dict, seed: int) -> dict:
     net = build_net(obs_dim, n_act, list(s["encoder_hidden_size_list"]), bool(s["dueling"]), int(s["head_layer_num"]))
     target = build_net(obs_dim, n_act, list(s["encoder_hidden_size_list"]), bool(s["dueling"]), int(s["head_layer_num"]))
     target.load_state_dict(net.state_dict())
-    opt = torch.optim.Adam(net.parameters(), lr=float(s["learning_rate"]))
+    # torch's default Adam (the per-tensor loop on CPU), as a plain PyTorch user writes it;
+    # --fused-adam gives the fused kernel Stride uses (reported beside, for Stride's true overhead)
+    opt = torch.optim.Adam(net.parameters(), lr=float(s["learning_rate"]), **({"fused": True} if s.get("fused_adam") else {}))
     n_params = sum(p.numel() for p in net.parameters())
 
     cap = int(s["replay_buffer_size"])
@@ -191,6 +193,7 @@ def main() -> None:
             ap.add_argument("--" + k.replace("_", "-"), type=int, nargs="+", default=None)
         else:
             ap.add_argument("--" + k.replace("_", "-"), type=type(v), default=None)
+    ap.add_argument("--fused-adam", action="store_true", help="use torch.optim.Adam(fused=True)")
     ap.add_argument("--out", default=None)
     args = ap.parse_args()
     info = setup_process(args.seed)
@@ -202,6 +205,7 @@ def main() -> None:
         v = getattr(args, k)
         if v is not None:
             s[k] = v
+    s["fused_adam"] = bool(args.fused_adam)
     r = run(s, args.seed)
     emit({"contestant": "floor", "seed": args.seed, "spec": s, **r, **info}, args.out)
 

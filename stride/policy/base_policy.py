@@ -170,12 +170,21 @@ class Policy(ABC):
 
     def _process_transition(self, obs: Any, policy_output: Dict[str, Any], timestep: Any) -> Dict[str, Any]:
         """The off-policy transition; ``done`` means terminated (see :func:`is_terminated`)."""
+        done = timestep.done
+        if done:
+            info = timestep.info
+            done = bool(info.get("terminated", not info.get("truncated", False)))
         return {"obs": obs, "action": policy_output["action"], "reward": timestep.reward,
-                "next_obs": timestep.obs, "done": is_terminated(timestep)}
+                "next_obs": timestep.obs, "done": done}
 
     def _get_train_sample(self, transitions: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
-        """n-step samples (``policy.nstep``, default 1), each with its bootstrap ``value_gamma``."""
-        return get_nstep_return_data(transitions, self._cfg.get("nstep", 1), self._cfg.discount_factor)
+        """n-step samples (``policy.nstep``, default 1), each with its bootstrap ``value_gamma``.
+        1-step samples are the transitions themselves (no copy, no ``value_gamma``): learners
+        bootstrap with ``discount_factor`` when a sample carries no ``value_gamma``."""
+        nstep = self._cfg.get("nstep", 1)
+        if nstep == 1:
+            return transitions
+        return get_nstep_return_data(transitions, nstep, self._cfg.discount_factor)
 
     def _reset_collect(self, data_id: Optional[List[int]] = None) -> None:
         pass

@@ -114,7 +114,7 @@ class SerialCollectorBase:
         else:
             raise RuntimeError("collector: no env is ready and none is running (all envs done?)")
         timesteps = self._env.step(actions)
-        if not inflight and len(timesteps) == len(obs) and all(i in obs for i in timesteps):
+        if not inflight and timesteps.keys() == obs.keys():
             return timesteps, obs, output  # the synchronous case: no bookkeeping
         for env_id, o in obs.items():
             inflight.setdefault(env_id, []).append((o, output[env_id]))
