@@ -10,21 +10,21 @@ main_config = dict(
         stop_value=195,
     ),
     policy=dict(
-        model=dict(obs_shape=4, action_shape=2, encoder_hidden_size_list=[128, 128, 64], dueling=True),
+        model=dict(obs_shape=4, action_shape=2, encoder_hidden_size_list=[128, 128], dueling=False, head_layer_num=0),
         discount_factor=0.97,
         nstep=1,
         # prioritized replay: the learner returns |TD error| per sample, the buffer samples by it
         priority=True,
         priority_IS_weight=True,
         learn=dict(
-            update_per_collect=5,
+            update_per_collect=3,
             batch_size=64,
-            learning_rate=1e-3,
-            target_update_freq=100,
+            learning_rate=3e-3,
+            target_update_freq=25,
             learner=dict(hook=dict(save_ckpt_after_iter=1000)),
         ),
         collect=dict(n_sample=8),
-        eval=dict(evaluator=dict(eval_freq=50)),
+        eval=dict(evaluator=dict(eval_freq=30)),
         other=dict(
             eps=dict(type="exp", start=0.95, end=0.1, decay=10000),
             replay_buffer=dict(replay_buffer_size=20000),
