@@ -138,7 +138,8 @@ class TestCompileConfig:
         assert p.other.eps.decay == zoo.main_config["policy"]["other"]["eps"]["decay"] and "end" in p.other.eps
         # model: DQN's signature defaults + user's
         assert p.model.obs_shape == zm["model"]["obs_shape"] and p.model.action_shape == zm["model"]["action_shape"]
-        assert p.model.head_layer_num == 1 and p.model.activation == "relu"
+        assert p.model.head_layer_num == zm["model"].get("head_layer_num", 1)  # the user's value, else the signature's
+        assert "activation" not in zm["model"] and p.model.activation == "relu"  # a signature default
         # collector / evaluator / learner / buffer
         assert p.collect.collector.type == "sample" and "collect_print_freq" in p.collect.collector
         assert p.eval.evaluator.eval_freq == zm["eval"]["evaluator"]["eval_freq"]
