@@ -181,7 +181,9 @@ class Policy(ABC):
         """n-step samples (``policy.nstep``, default 1), each with its bootstrap ``value_gamma``.
         1-step samples are the transitions themselves (no copy, no ``value_gamma``): learners
         bootstrap with ``discount_factor`` when a sample carries no ``value_gamma``."""
-        nstep = self._cfg.get("nstep", 1)
+        nstep = self.__dict__.get("_nstep")
+        if nstep is None:
+            nstep = self._nstep = int(self._cfg.get("nstep", 1))
         if nstep == 1:
             return transitions
         return get_nstep_return_data(transitions, nstep, self._cfg.discount_factor)
@@ -283,7 +285,7 @@ class Policy(ABC):
         self._set_mode(False)
         with torch.no_grad():
             action = model.forward(obs, **kwargs)["action"].cpu().numpy()
-        return {env_id: {"action": action[i]} for i, env_id in enumerate(ids)}
+        return {env_id: {"action": a} for env_id, a in zip(ids, action)}
 
     def _obs_batch(self, data: Dict[int, Any]) -> tuple:
         """``{env_id: obs}`` -> (ids, stacked obs tensor on device)."""

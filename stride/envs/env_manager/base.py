@@ -226,9 +226,9 @@ class BaseEnvManager:
             raise StrideError("env manager is closed; call launch() first")
         out: Dict[int, BaseEnvTimestep] = {}
         envs, ready, recorded = self._envs, self._ready_obs, self._episode_actions
-        for env_id in actions:  # refuse before stepping anything: no half-applied call
-            if env_id not in ready:
-                raise StrideError(f"env {env_id} is not ready (ready envs: {sorted(ready)})")
+        if not actions.keys() <= ready.keys():  # refuse before stepping anything: no half-applied call
+            env_id = next(i for i in actions if i not in ready)
+            raise StrideError(f"env {env_id} is not ready (ready envs: {sorted(ready)})")
         for env_id, action in actions.items():
             try:
                 timestep = envs[env_id].step(action)
