@@ -27,6 +27,9 @@ def _float32_space(space: gym.spaces.Space) -> gym.spaces.Space:
     return space
 
 
+_NP_INT64 = np.int64
+
+
 @ENV_REGISTRY.register("gymnasium")
 class GymnasiumEnv(BaseEnv):
     """Wrap ``env_or_id`` (a ``gymnasium.Env`` or a registered id) lazily.
@@ -180,7 +183,12 @@ class GymnasiumEnv(BaseEnv):
 
     def step(self, action: Any) -> BaseEnvTimestep:
         env = self._env if self._env is not None else self._make()
-        action = self._check_action(action)
+        t = type(action)
+        if (t is _NP_INT64 or t is int) and self._discrete_n is not None \
+                and self._discrete_start <= action < self._discrete_start + self._discrete_n:
+            action = int(action)  # the hot path of discrete envs: no further checks
+        else:
+            action = self._check_action(action)
         if self._act_affine is not None:  # [-1, 1] -> [low, high]
             low, half = self._act_affine
             action = np.clip(low + (action + 1.0) * half, low, low + 2.0 * half).astype(self._act_space.dtype)

@@ -29,9 +29,19 @@ def get_gae(
     not_done = 1.0 - done.float()
     not_end = 1.0 - traj_flag.float()
     delta = reward + gamma * not_done * next_value - value
+    factor = gamma * gae_lambda
+    if delta.dim() == 1 and delta.device.type == "cpu":
+        # one flat sequence (the collector's concatenated segments, kept apart by traj_flag): the
+        # recursion on Python floats is ~40x faster than one tiny tensor op per step
+        d, keep = delta.tolist(), (factor * not_end).tolist()
+        out = [0.0] * len(d)
+        running = 0.0
+        for t in range(len(d) - 1, -1, -1):
+            running = d[t] + keep[t] * running
+            out[t] = running
+        return torch.tensor(out, dtype=delta.dtype)
     adv = torch.zeros_like(delta)
     running = torch.zeros_like(delta[0])
-    factor = gamma * gae_lambda
     for t in range(delta.shape[0] - 1, -1, -1):
         running = delta[t] + factor * not_end[t] * running
         adv[t] = running
