@@ -30,6 +30,8 @@ def is_terminated(timestep: Any) -> bool:
     return bool(timestep.done and info.get("terminated", not info.get("truncated", False)))
 
 
+_ID_KEYS = ("replay_unique_id", "replay_buffer_idx")  # bookkeeping for the buffer, not learn inputs
+
 LearnMode = namedtuple(
     "LearnMode", ["forward", "reset", "monitor_vars", "state_dict", "load_state_dict", "get_attribute", "set_attribute"]
 )
@@ -274,7 +276,8 @@ class Policy(ABC):
         if isinstance(data, list):
             batch = default_collate(data)
         else:
-            batch = {k: to_tensor(v) for k, v in data.items() if not isinstance(v, (list, str)) or k == "IS"}
+            batch = {k: to_tensor(v) for k, v in data.items()
+                     if k not in _ID_KEYS and (not isinstance(v, (list, str)) or k == "IS")}
         if self._device.type != "cpu":
             batch = {k: v.to(self._device, non_blocking=True) if isinstance(v, torch.Tensor) else v for k, v in batch.items()}
         return batch

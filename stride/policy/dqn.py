@@ -95,7 +95,7 @@ class DQNPolicy(Policy):
         weight = batch.get("IS") if self._use_is else None
         loss, td_abs = q_nstep_td_error(
             q, next_q_target, batch["action"], next_q_online.argmax(-1), batch["reward"].float(), batch["done"],
-            value_gamma, weight, self._cfg.learn.loss_type,
+            value_gamma, weight, self._cfg.learn.loss_type, need_td_abs=bool(self._cfg.priority),
         )
         # optimise
         self._optimizer.zero_grad(set_to_none=True)

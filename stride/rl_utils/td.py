@@ -20,7 +20,8 @@ def q_nstep_td_error(
     value_gamma: torch.Tensor | float,
     weight: Optional[torch.Tensor] = None,
     loss_type: str = "mse",
-) -> Tuple[torch.Tensor, torch.Tensor]:
+    need_td_abs: bool = True,
+) -> Tuple[torch.Tensor, Optional[torch.Tensor]]:
     """(Double) DQN n-step TD loss.
 
     ``target = reward + value_gamma * (1 - done) * next_q_target[next_action]`` where ``reward`` is
@@ -37,8 +38,10 @@ def q_nstep_td_error(
         weight: optional (B,) importance-sampling weights.
         loss_type: 'mse' (0.5 * squared error, as DQN papers) or 'huber'.
 
+        need_td_abs: compute the absolute TD error (priorities); None is returned in its place otherwise.
+
     Returns:
-        (scalar loss, (B,) absolute TD error for priorities).
+        (scalar loss, (B,) absolute TD error for priorities, or None).
     """
     if loss_type not in ("mse", "huber"):
         raise ConfigError(f"unknown loss_type '{loss_type}'; valid choices: huber, mse")
@@ -46,7 +49,7 @@ def q_nstep_td_error(
     with torch.no_grad():
         next_v = next_q_target.gather(1, next_action.long().unsqueeze(1)).squeeze(1)
         target = reward + value_gamma * (1.0 - done.float()) * next_v
-        td_abs = (q_sa.detach() - target).abs()
+        td_abs = (q_sa.detach() - target).abs() if need_td_abs else None
     # one fused loss op in the graph (this runs every gradient step, where per-op overhead counts)
     if weight is None:
         if loss_type == "mse":
