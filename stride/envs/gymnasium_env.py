@@ -67,7 +67,7 @@ class GymnasiumEnv(BaseEnv):
         self._discrete_n: Optional[int] = None
         self._cast_obs = False
         self._action_space_seed_pending = False
-        self._act_affine: Optional[tuple] = None  # (low, half range) when act_scale is on
+        self._act_affine: Optional[tuple] = None  # (low, half range, high, dtype) when act_scale is on
 
     # ---- lazy creation -------------------------------------------------------------------
     def _make(self) -> gym.Env:
@@ -104,7 +104,8 @@ class GymnasiumEnv(BaseEnv):
             raise ConfigError(f"act_scale=True needs a bounded Box action space, got {space} "
                               f"({self._env_id or type(self._env).__name__}); set act_scale=False")
         low, high = space.low.astype(np.float64), space.high.astype(np.float64)
-        self._act_affine = (low, (high - low) / 2.0)
+        half = (high - low) / 2.0
+        self._act_affine = (low, half, low + 2.0 * half, space.dtype)
         self._act_space = gym.spaces.Box(-1.0, 1.0, shape=space.shape, dtype=space.dtype)
 
     @property
@@ -164,19 +165,29 @@ class GymnasiumEnv(BaseEnv):
             return a
         space = self._act_space
         if isinstance(space, gym.spaces.Box):
+            box = self.__dict__.get("_box")
+            if box is None or box[0] is not space:  # bounds with tolerance, computed once per space
+                box = self._box = (space, space.low - 1e-4, space.high + 1e-4, int(np.prod(space.shape)))
+            _, lo_tol, hi_tol, size = box
             a = np.asarray(action, dtype=space.dtype)
-            if a.size != int(np.prod(space.shape)) or not np.all(np.isfinite(a)):
+            if a.size != size:
                 raise InvalidActionError(
                     f"action {action!r} does not fit the action space {space} "
                     f"(expected shape {space.shape}, finite values)"
                 )
             a = a.reshape(space.shape)
-            if np.any(a < space.low - 1e-4) or np.any(a > space.high + 1e-4):
+            # one pass: NaN fails both comparisons, +-inf fails one, so this also refuses non-finite values
+            if not ((a >= lo_tol) & (a <= hi_tol)).all():
+                if not np.all(np.isfinite(a)):
+                    raise InvalidActionError(
+                        f"action {action!r} does not fit the action space {space} "
+                        f"(expected shape {space.shape}, finite values)"
+                    )
                 raise InvalidActionError(
                     f"action {a.tolist()} is outside the action space bounds low={space.low.tolist()} "
                     f"high={space.high.tolist()}"
                 )
-            return np.clip(a, space.low, space.high)
+            return np.minimum(np.maximum(a, space.low), space.high)
         if not space.contains(action):
             raise InvalidActionError(f"action {action!r} is outside the action space {space}")
         return action
@@ -190,8 +201,8 @@ class GymnasiumEnv(BaseEnv):
         else:
             action = self._check_action(action)
         if self._act_affine is not None:  # [-1, 1] -> [low, high]
-            low, half = self._act_affine
-            action = np.clip(low + (action + 1.0) * half, low, low + 2.0 * half).astype(self._act_space.dtype)
+            low, half, high, dtype = self._act_affine
+            action = np.minimum(np.maximum(low + (action + 1.0) * half, low), high).astype(dtype)
         obs, reward, terminated, truncated, info = env.step(action)
         self._episode_return += reward
         if self._cast_obs:
