@@ -19,15 +19,18 @@ main_config = dict(
         discount_factor=0.98,
         gae_lambda=0.8,
         learn=dict(
-            epoch_per_collect=20,
-            batch_size=256,
+            # 5 epochs of 128-sample minibatches (10 gradient steps per collect), from a sweep over seeds 0-7
+            # (2026-11-22): steadier policies and half the CPU per collect of rl-zoo3's 20 x 256
+            epoch_per_collect=5,
+            batch_size=128,
             learning_rate=1e-3,
             lr_anneal_collects=400,
             entropy_weight=0.0,
             learner=dict(hook=dict(save_ckpt_after_iter=100)),
         ),
         collect=dict(n_sample=256),
-        eval=dict(evaluator=dict(eval_freq=10)),
+        # evaluate after every collect: the policy often reaches 500 well before a sparser check sees it
+        eval=dict(evaluator=dict(eval_freq=1)),
     ),
 )
 
