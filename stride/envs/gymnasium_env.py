@@ -67,6 +67,7 @@ class GymnasiumEnv(BaseEnv):
         self._discrete_n: Optional[int] = None
         self._cast_obs = False
         self._action_space_seed_pending = False
+        self._box: Optional[tuple] = None  # (low - tol, high + tol, size) of a Box action space
         self._act_affine: Optional[tuple] = None  # (low, half range, high, dtype) when act_scale is on
 
     # ---- lazy creation -------------------------------------------------------------------
@@ -93,6 +94,9 @@ class GymnasiumEnv(BaseEnv):
                 self._discrete_start = int(self._act_space.start)
             if self._cfg.get("act_scale"):
                 self._scale_action_space()
+            space = self._act_space
+            if isinstance(space, gym.spaces.Box):  # bounds with tolerance for the action check
+                self._box = (space.low - 1e-4, space.high + 1e-4, int(np.prod(space.shape)))
         return self._env
 
     def _scale_action_space(self) -> None:
@@ -165,10 +169,7 @@ class GymnasiumEnv(BaseEnv):
             return a
         space = self._act_space
         if isinstance(space, gym.spaces.Box):
-            box = self.__dict__.get("_box")
-            if box is None or box[0] is not space:  # bounds with tolerance, computed once per space
-                box = self._box = (space, space.low - 1e-4, space.high + 1e-4, int(np.prod(space.shape)))
-            _, lo_tol, hi_tol, size = box
+            lo_tol, hi_tol, size = self._box
             a = np.asarray(action, dtype=space.dtype)
             if a.size != size:
                 raise InvalidActionError(

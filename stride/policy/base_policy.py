@@ -92,6 +92,9 @@ class Policy(ABC):
         self._model = (model if model is not None else self._create_model()).to(self._device)
         for field in fields:
             getattr(self, f"_init_{field}")()
+        self._learn_view = self._make_learn_mode()
+        self._collect_view = self._make_collect_mode()
+        self._eval_view = self._make_eval_mode()
 
     def _create_model(self) -> nn.Module:
         name, extra = self.default_model()
@@ -100,27 +103,18 @@ class Policy(ABC):
         return MODEL_REGISTRY.get(self._cfg.get("model", {}).get("type", name))(**kwargs)
 
     # ---- the three modes ---------------------------------------------------------------------
-    # The mode views are built once: the loops read ``policy.collect_mode`` every iteration.
+    # The mode views are built once, in __init__: the loops read ``policy.collect_mode`` every iteration.
     @property
     def learn_mode(self) -> LearnMode:
-        view = self.__dict__.get("_learn_view")
-        if view is None:
-            view = self._learn_view = self._make_learn_mode()
-        return view
+        return self._learn_view
 
     @property
     def collect_mode(self) -> CollectMode:
-        view = self.__dict__.get("_collect_view")
-        if view is None:
-            view = self._collect_view = self._make_collect_mode()
-        return view
+        return self._collect_view
 
     @property
     def eval_mode(self) -> EvalMode:
-        view = self.__dict__.get("_eval_view")
-        if view is None:
-            view = self._eval_view = self._make_eval_mode()
-        return view
+        return self._eval_view
 
     def _make_learn_mode(self) -> LearnMode:
         return LearnMode(self._forward_learn, self._reset_learn, self._monitor_vars_learn, self._state_dict_learn,
@@ -172,20 +166,14 @@ class Policy(ABC):
 
     def _process_transition(self, obs: Any, policy_output: Dict[str, Any], timestep: Any) -> Dict[str, Any]:
         """The off-policy transition; ``done`` means terminated (see :func:`is_terminated`)."""
-        done = timestep.done
-        if done:
-            info = timestep.info
-            done = bool(info.get("terminated", not info.get("truncated", False)))
         return {"obs": obs, "action": policy_output["action"], "reward": timestep.reward,
-                "next_obs": timestep.obs, "done": done}
+                "next_obs": timestep.obs, "done": is_terminated(timestep)}
 
     def _get_train_sample(self, transitions: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
         """n-step samples (``policy.nstep``, default 1), each with its bootstrap ``value_gamma``.
         1-step samples are the transitions themselves (no copy, no ``value_gamma``): learners
         bootstrap with ``discount_factor`` when a sample carries no ``value_gamma``."""
-        nstep = self.__dict__.get("_nstep")
-        if nstep is None:
-            nstep = self._nstep = int(self._cfg.get("nstep", 1))
+        nstep = self._cfg.get("nstep", 1)
         if nstep == 1:
             return transitions
         return get_nstep_return_data(transitions, nstep, self._cfg.discount_factor)
