@@ -4,7 +4,8 @@ Stride: ``DQNPolicy(cfg.policy)`` from the compiled zoo config, ``BaseEnvManager
 ``GymnasiumEnv('CartPole-v1')``, ``SampleCollector(cfg.policy.collect.collector, env,
 policy.collect_mode)``, ``collect(n_sample=..., policy_kwargs={'eps': 0.1})``.
 
-Bare: 8 ``gymnasium.make('CartPole-v1')`` in a list; per step one batched forward of the *same*
+Bare: 8 ``gymnasium.make('CartPole-v1', disable_env_checker=True)`` (as ``GymnasiumEnv`` makes
+them) in a list; per step one batched forward of the *same*
 model class and sizes (``stride.model.DQN``, called directly, ``torch.no_grad``) on the stacked
 obs, eps-greedy per sample (eps 0.1), ``env.step``, auto-reset, and the transition
 ``(obs, action, reward, next_obs, terminated)`` appended to a list.
@@ -66,7 +67,7 @@ def make_bare(cfg, seed: int):
     model = DQN(**model_kwargs(cfg))
     model.eval()
     rng = np.random.default_rng(seed)
-    envs = [gym.make("CartPole-v1") for _ in range(N_ENVS)]
+    envs = [gym.make("CartPole-v1", disable_env_checker=True) for _ in range(N_ENVS)]  # as GymnasiumEnv makes them
     obs = np.stack([e.reset(seed=seed + i)[0] for i, e in enumerate(envs)]).astype(np.float32)
     n_act = int(envs[0].action_space.n)
     buf: list = []
@@ -80,8 +81,9 @@ def make_bare(cfg, seed: int):
             actions = np.where(rng.random(N_ENVS) < EPS, rng.integers(0, n_act, N_ENVS), greedy)
             nxt = obs.copy()
             for i, e in enumerate(envs):
-                o2, r, term, trunc, _ = e.step(int(actions[i]))
-                buf.append((obs[i], int(actions[i]), float(r), o2, bool(term)))
+                a = actions[i]
+                o2, r, term, trunc, _ = e.step(a)
+                buf.append((obs[i], a, float(r), o2, bool(term)))
                 nxt[i] = e.reset()[0] if (term or trunc) else o2
             obs = nxt
             done += N_ENVS

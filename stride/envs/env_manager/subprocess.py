@@ -335,13 +335,7 @@ class SyncSubprocessEnvManager(BaseEnvManager):
         """The seed the worker should use if this env's episode ends now (NO_RESET: don't reset)."""
         if not self._auto_reset or self._episode_count[env_id] + 1 >= self._episode_num:
             return NO_RESET
-        if self._seed_streams is None:
-            return None
-        gen = self._seed_streams[env_id]
-        state = gen.bit_generator.state
-        seed = int(gen.integers(0, 2**31 - 1))
-        gen.bit_generator.state = state
-        return seed
+        return self._peek_episode_seed(env_id)
 
     # ---- sending and receiving ----------------------------------------------------------------
     def _send(self, w: _Worker, kind: str, env_ids: List[int], payload: tuple, timeout: Optional[float] = None) -> None:
@@ -622,10 +616,7 @@ class SyncSubprocessEnvManager(BaseEnvManager):
         self._check_open()
         self._drain()
         self._results.clear()
-        self.seed(state["seed"], state["dynamic_seed"])
-        if state["streams"]:
-            for stream, st in zip(self._seed_streams, state["streams"]):
-                stream.bit_generator.state = st
+        self._load_seed_state(state)
         self._episode_count = list(state["episode_count"])
         self._reset_spec.clear()
         self._broken.clear()
