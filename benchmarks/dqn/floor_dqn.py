@@ -33,7 +33,6 @@ DEFAULTS = dict(env_id="CartPole-v1", env_step=10_000, train_iter=3_000, collect
 
 
 def build_net(obs_dim: int, n_act: int, hidden: list, dueling: bool, head_layers: int):
-    import torch
     from torch import nn
 
     class Net(nn.Module):

@@ -23,7 +23,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import EVAL_EPISODES, STOP_VALUE, cpu, emit, evaluate_batched, log, setup_process  # noqa: E402
+from common import EVAL_EPISODES, STOP_VALUE, cpu, emit, evaluate_batched, setup_process  # noqa: E402
 
 
 def rl_zoo3_hyperparams(env_id: str = "CartPole-v1") -> dict:

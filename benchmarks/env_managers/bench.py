@@ -15,7 +15,6 @@ import argparse
 import functools
 import os
 import platform
-import sys
 import time
 from typing import Callable, Dict, List, Optional
 

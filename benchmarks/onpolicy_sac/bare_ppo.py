@@ -44,7 +44,6 @@ def floor_settings(spec: dict) -> dict:
 
 
 def build(s: dict, obs_dim: int, n_act: int):
-    import torch
     from torch import nn
 
     def lin(i, o, std=np.sqrt(2)):

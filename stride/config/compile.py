@@ -14,7 +14,7 @@ import copy
 import importlib
 import inspect
 import os
-from typing import Any, Mapping, Optional
+from typing import Mapping, Optional
 
 from ..utils.errors import ConfigError
 from ..utils.registry import (

@@ -9,7 +9,7 @@ import pkgutil
 import signal
 import sys
 from functools import partial
-from typing import Any, Callable, List, Optional, Tuple
+from typing import Any, Callable, List, Tuple
 
 import gymnasium as gym
 

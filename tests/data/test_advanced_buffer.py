@@ -3,7 +3,6 @@ file storage, persistence."""
 
 from __future__ import annotations
 
-import math
 import os
 import zipfile
 

@@ -29,7 +29,6 @@ def test_a2c_error_continuous_by_hand():
     logit = {"mu": torch.zeros(2, 1), "sigma": torch.ones(2, 1)}
     action, adv = torch.tensor([[1.0], [0.0]]), torch.tensor([1.0, -1.0])
     loss = a2c_error(logit, action, torch.zeros(2), adv, torch.zeros(2))
-    c = 0.5 * math.log(2 * math.pi)
-    # log N(1;0,1) = -0.5 - c, log N(0;0,1) = -c -> -mean(logp * adv) = -((-0.5 - c) - (-c)) / 2 = 0.25
+    # log N(1;0,1) = -0.5 - c, log N(0;0,1) = -c with c = log(2 pi) / 2 -> -mean(logp * adv) = -((-0.5 - c) - (-c)) / 2 = 0.25
     assert loss.policy_loss.item() == pytest.approx(0.25, abs=1e-6)
     assert loss.value_loss.item() == 0.0

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-import numpy as np
 import pytest
 
 from stride.utils.errors import ConfigError

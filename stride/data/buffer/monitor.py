@@ -13,7 +13,6 @@ from __future__ import annotations
 import time
 from typing import Any, Dict, Optional
 
-import numpy as np
 
 from ...utils.log import build_logger
 

@@ -14,7 +14,6 @@ import numpy as np
 import torch
 
 from ...config.config import merge_config
-from ...utils.errors import ConfigError
 from ...utils.registry import BUFFER_REGISTRY
 from ..storage import ColumnStorage
 

@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import logging
 import multiprocessing as mp
-import os
 import pickle
 import time
 from collections import deque

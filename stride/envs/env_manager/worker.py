@@ -173,7 +173,7 @@ def worker_main(conn: Any, env_fns_blob: bytes, env_seeds: List[Optional[int]], 
                         for a in acts:
                             obs, _, done, _ = envs[slot].step(a)
                             if done:
-                                raise StrideError(f"an env ended its episode while replaying it: the env is not deterministic")
+                                raise StrideError("an env ended its episode while replaying it: the env is not deterministic")
                         results.append((OK, _put_obs(block, slot, obs)))
                     except StrideError as e:
                         results.append(_user_error(e))

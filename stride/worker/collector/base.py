@@ -8,7 +8,6 @@ import numpy as np
 import torch
 
 from ...config.config import merge_config
-from ...utils.errors import ConfigError
 from ...utils.log import build_logger
 from ...utils.registry import COLLECTOR_REGISTRY
 

@@ -31,7 +31,7 @@ class EpisodeCollector(SerialCollectorBase):
         n_episode = n_episode if n_episode is not None else self._default_n_episode
         if n_episode is None:
             raise ConfigError("collect needs n_episode (argument or policy.collect.n_episode)")
-        env, policy = self._env, self._policy
+        policy = self._policy
         kwargs = policy_kwargs or {}
         episodes: List[Any] = self._extra[:n_episode]
         self._extra = self._extra[n_episode:]

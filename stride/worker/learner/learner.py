@@ -14,7 +14,7 @@ from typing import Any, Callable, Dict, List, Optional
 import torch
 
 from ...config.config import merge_config
-from ...utils.errors import ConfigError, StrideError
+from ...utils.errors import StrideError
 from ...utils.log import build_logger
 from ...utils.seed import get_rng_state, set_rng_state
 from .hooks import POSITIONS, LearnerHook, LoadCkptHook, LogFlushHook, LogShowHook, SaveCkptHook, ckpt_dir
