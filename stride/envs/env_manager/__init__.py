@@ -1,7 +1,8 @@
 """Env managers: step N envs in this process (``base``) or in worker processes (``subprocess``,
 ``async_subprocess``)."""
 
+from .async_subprocess import AsyncSubprocessEnvManager
 from .base import BaseEnvManager, create_env_manager
-from .subprocess import AsyncSubprocessEnvManager, SyncSubprocessEnvManager
+from .subprocess import SyncSubprocessEnvManager
 
 __all__ = ["BaseEnvManager", "SyncSubprocessEnvManager", "AsyncSubprocessEnvManager", "create_env_manager"]

@@ -1,0 +1,81 @@
+"""``AsyncSubprocessEnvManager`` (``'async_subprocess'``): ``step`` returns whichever envs are ready."""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Dict, List, Optional
+
+from ...utils.errors import ConfigError
+from ...utils.registry import ENV_MANAGER_REGISTRY
+from ..base_env import BaseEnv, BaseEnvTimestep
+from .subprocess import SyncSubprocessEnvManager
+
+
+@ENV_MANAGER_REGISTRY.register("async_subprocess")
+class AsyncSubprocessEnvManager(SyncSubprocessEnvManager):
+    """Envs in worker processes; ``step`` returns whichever envs are ready.
+
+    Each result is returned exactly once: results of envs stepped in an earlier call, still in
+    flight then, come back in a later call. ``ready_obs`` holds the envs waiting for an action
+    (waiting until there is at least one while others are in flight).
+    """
+
+    @classmethod
+    def default_config(cls) -> dict:
+        cfg = super().default_config()
+        cfg.update(
+            # (int) step returns once at least this many results are ready (or none are in flight).
+            wait_num=1,
+            # (float|None) once one result is ready, wait at most this long for wait_num of them.
+            step_wait_timeout=None,
+        )
+        return cfg
+
+    def __init__(self, env_fn: List[Callable[[], BaseEnv]], cfg: Optional[dict] = None) -> None:
+        super().__init__(env_fn, cfg)
+        self._in_order = False
+        if int(self._cfg["wait_num"]) < 1:
+            raise ConfigError(f"wait_num must be >= 1, got {self._cfg['wait_num']!r}")
+
+    @property
+    def ready_obs(self) -> Dict[int, Any]:
+        """``{env_id: obs}`` of the envs waiting for an action (not in flight)."""
+        if not self._closed and not self._ready_obs and (self._inflight or self._resetting):
+            self._pump(lambda: bool(self._ready_obs))
+        return self._ready_obs
+
+    @property
+    def ready_obs_id(self) -> List[int]:
+        return list(self.ready_obs)
+
+    def step(self, actions: Dict[int, Any]) -> Dict[int, BaseEnvTimestep]:
+        """Send the given envs' actions; return the results that are ready (at least ``wait_num``).
+
+        Results already back (e.g. gathered while ``ready_obs`` waited) are taken before the new
+        actions go out, so an env's result is never overwritten by its next one.
+        """
+        self._check_open()
+        results, inflight, resetting = self._results, self._inflight, self._resetting
+        out = self._take([i for i in results if i not in resetting])
+        self._send_steps(actions)
+        wait_num = self._cfg["wait_num"]
+
+        def complete() -> int:
+            return len(out) + sum(1 for i in results if i not in resetting and i not in out)
+
+        def enough() -> bool:
+            return complete() >= wait_num or not (inflight or resetting)
+
+        wait_s = self._cfg["step_wait_timeout"]
+        if wait_s is None:
+            self._pump(enough)
+        else:
+            self._pump(lambda: complete() > 0 or not (inflight or resetting))
+            self._pump(enough, max_wait=wait_s)
+        for w in self._workers:  # replies that are already there cost nothing to take
+            if w.pending and w.conn.poll():
+                self._receive(w)
+        self._raise_user_error()
+        for i in [i for i in results if i not in resetting and i not in out]:
+            out[i] = results.pop(i)
+        self._order_ready()
+        return out

@@ -1,0 +1,391 @@
+"""The worker pool under the subprocess env managers: processes, commands, waiting, faults.
+
+:class:`WorkerPoolEnvManager` owns the worker processes (``envs_per_worker`` envs each, built in
+the child from cloudpickled factories, ``forkserver`` by default), their pipes and shared-memory
+blocks, the queue of commands each worker has not answered yet, and the one place the parent
+waits (:meth:`_pump`). Fault handling lives here too:
+
+* a dead child (pipe EOF or process sentinel) or one that overruns ``step_timeout`` /
+  ``reset_timeout`` (deadlines kept by the parent with ``multiprocessing.connection.wait``, never
+  SIGALRM) is killed and replaced; its in-flight episodes are closed with
+  ``info['abnormal'] = True`` and the envs it hosted that were waiting for an action are marked
+  broken (their next step is abnormal too), never stitched to a new episode;
+* failed resets are retried up to ``max_retry`` times, in the same process (``retry_type='reset'``)
+  or a new one (``'renew'``), then a clear ``RuntimeError``;
+* ``close()`` is idempotent: workers are asked to close, SIGKILLed after a second, and no process,
+  descriptor or shared-memory segment is left (children also die with their parent).
+
+What a reply means is the stepping loop's business: subclasses implement :meth:`_dispatch`
+(``subprocess.py``: the contract, sync stepping; ``async_subprocess.py``: async stepping).
+"""
+
+from __future__ import annotations
+
+import logging
+import multiprocessing as mp
+import pickle
+import time
+from collections import deque
+from multiprocessing.connection import wait as mp_wait
+from typing import Any, Callable, Deque, Dict, List, Optional
+
+import cloudpickle
+
+from ...utils.errors import ConfigError, StrideError
+from ..base_env import BaseEnv, BaseEnvTimestep
+from .base import BaseEnvManager
+from .shm import ObsBlock, obs_layout, shm_available
+from .worker import CRASH, worker_main
+
+logger = logging.getLogger(__name__)
+
+_PROTO = pickle.HIGHEST_PROTOCOL
+_PRELOAD = ["numpy", "gymnasium", "cloudpickle", "stride.envs.env_manager.worker"]
+_preload_set = False
+
+
+class _Cmd:
+    """A command sent to a worker whose reply has not arrived yet."""
+
+    __slots__ = ("kind", "env_ids", "timeout", "started")
+
+    def __init__(self, kind: str, env_ids: List[int], timeout: Optional[float]) -> None:
+        self.kind, self.env_ids, self.timeout = kind, env_ids, timeout
+        self.started: Optional[float] = None  # when the worker began on it (it runs commands in order)
+
+
+class _Worker:
+    """One worker process, its pipe, its shared-memory block and its queue of pending commands."""
+
+    __slots__ = ("index", "env_ids", "proc", "conn", "block", "pending", "pid")
+
+    def __init__(self, index: int, env_ids: List[int]) -> None:
+        self.index, self.env_ids = index, env_ids
+        self.proc: Any = None
+        self.conn: Any = None
+        self.block: Optional[ObsBlock] = None
+        self.pending: Deque[_Cmd] = deque()
+        self.pid: Optional[int] = None
+
+
+def _abnormal(reason: str) -> BaseEnvTimestep:
+    return BaseEnvTimestep(None, 0.0, True, {"abnormal": True, "error": reason})
+
+
+class WorkerPoolEnvManager(BaseEnvManager):
+    """The worker processes of a subprocess env manager and their faults (see the module docstring)."""
+
+    @classmethod
+    def default_config(cls) -> dict:
+        cfg = super().default_config()
+        cfg.update(
+            # (bool) observations through shared memory (fixed-shape numeric Box / Dict of Box);
+            # other spaces, or False, send them through the pipe.
+            shared_memory=True,
+            # (bool) copy observations out of shared memory; False returns views that the env's
+            # next step overwrites.
+            copy_on_get=True,
+            # (int) envs hosted by one worker process (raise it for cheap envs: fewer, fuller messages).
+            envs_per_worker=1,
+            # (str) multiprocessing start method: 'forkserver' (safe with threads), 'spawn' or 'fork'.
+            context="forkserver",
+            # (float) seconds a new worker may take to build its envs and report ready.
+            connect_timeout=60.0,
+        )
+        return cfg
+
+    def __init__(self, env_fn: List[Callable[[], BaseEnv]], cfg: Optional[dict] = None) -> None:
+        super().__init__(env_fn, cfg)
+        c = self._cfg
+        if c["context"] not in ("forkserver", "spawn", "fork"):
+            raise ConfigError(f"unknown context '{c['context']}'; valid choices: fork, forkserver, spawn")
+        per = int(c["envs_per_worker"])
+        if per < 1:
+            raise ConfigError(f"envs_per_worker must be >= 1, got {c['envs_per_worker']!r}")
+        ids = list(range(self._env_num))
+        self._workers = [_Worker(k, ids[s:s + per]) for k, s in enumerate(range(0, self._env_num, per))]
+        self._where = [(w, slot) for w in self._workers for slot in range(len(w.env_ids))]
+        self._layout: Optional[list] = None
+        self._copy = bool(c["copy_on_get"])
+        self._reset_spec: Dict[int, Any] = {}  # env_id -> seed for an in-worker auto-reset, or NO_RESET
+        self._broken: Dict[int, str] = {}  # env_id -> why its episode is lost (co-hosted with a renewed worker)
+        self._inflight: set = set()  # envs with a step in flight
+        self._resetting: Dict[int, list] = {}  # env_id -> [seed, failed attempts]
+        self._results: Dict[int, BaseEnvTimestep] = {}  # step results not handed out yet
+        self._sent_obs: Dict[int, Any] = {}  # the obs each env had when its action was sent
+        self._calls: Dict[int, Any] = {}  # replies to seed/call/replay commands
+        self._user_error: Optional[BaseException] = None
+        self._in_order = True  # sync: wait for workers one after the other (async overrides)
+        # Episode ends are reset inside the step command unless only reset_timeout is set: then a
+        # hung reset must be told apart from a step that may legitimately take any time.
+        self._reset_in_place = not (c["step_timeout"] is None and c["reset_timeout"] is not None)
+
+    # ---- worker processes -------------------------------------------------------------------
+    def _context(self) -> Any:
+        global _preload_set
+        ctx = mp.get_context(self._cfg["context"])
+        if self._cfg["context"] == "forkserver" and not _preload_set:
+            ctx.set_forkserver_preload(_PRELOAD)  # workers start in ~10 ms instead of ~0.5 s
+            _preload_set = True
+        return ctx
+
+    def _start_workers(self, workers: List[_Worker]) -> None:
+        """Start processes for ``workers`` and wait until each has built its envs."""
+        ctx = self._context()
+        for w in workers:
+            fns = cloudpickle.dumps([self._env_fn[i] for i in w.env_ids])
+            seeds = [None if self._seed is None else self._seed + i for i in w.env_ids]
+            parent, child = ctx.Pipe(duplex=True)
+            w.block = ObsBlock(self._layout, len(w.env_ids)) if self._layout is not None else None
+            w.proc = ctx.Process(target=worker_main, args=(child, fns, seeds, self._dynamic_seed, self._layout),
+                                 daemon=True, name=f"stride-env-worker-{w.index}")
+            w.proc.start()
+            child.close()
+            w.conn = parent
+            w.pending.clear()
+            if w.block is not None:
+                from multiprocessing.reduction import send_handle
+
+                try:
+                    send_handle(parent, w.block.fd, w.proc.pid)
+                except OSError:  # the child is already gone: reported just below
+                    pass
+                w.block.release_fd()
+        deadline = time.monotonic() + float(self._cfg["connect_timeout"])
+        for w in workers:
+            error = None
+            try:
+                if not w.conn.poll(max(deadline - time.monotonic(), 0.0)):
+                    error = f"did not report ready within connect_timeout={self._cfg['connect_timeout']} s"
+                else:
+                    kind, payload = pickle.loads(w.conn.recv_bytes())
+                    if kind == "ready":
+                        w.pid = payload
+                    else:
+                        error = f"failed to build its envs: {payload}"
+            except (EOFError, OSError):
+                error = f"died while building its envs (exit code {w.proc.exitcode})"
+            if error is not None:
+                self.close()
+                raise RuntimeError(f"env worker {w.index} (envs {w.env_ids}) {error}")
+
+    def _stop_worker(self, w: _Worker, grace: float) -> None:
+        """End ``w``'s process (politely for ``grace`` seconds, then SIGKILL) and free its resources."""
+        if w.proc is not None:
+            if w.proc._popen is None:  # never started
+                w.proc = None
+        if w.proc is not None:
+            if grace > 0 and w.proc.is_alive() and w.conn is not None:
+                try:
+                    w.conn.send_bytes(pickle.dumps(("close",), _PROTO))
+                except OSError:
+                    pass
+                w.proc.join(grace)
+            if w.proc.is_alive():
+                w.proc.kill()
+            w.proc.join(5)
+            if w.proc.exitcode is not None:
+                w.proc.close()  # releases the sentinel descriptor
+        if w.conn is not None:
+            w.conn.close()
+        if w.block is not None:
+            w.block.close()
+        w.proc = w.conn = w.block = None
+        w.pending.clear()
+
+    def _renew_worker(self, w: _Worker, reason: str) -> None:
+        """Replace ``w``'s process; everything it was doing ends as abnormal or as a failed attempt."""
+        logger.warning("env worker %d (envs %s) %s; starting a new process", w.index, w.env_ids, reason)
+        pending = list(w.pending)
+        self._stop_worker(w, grace=0.0)
+        self._start_workers([w])
+        failed, to_reset = [], []
+        for cmd in pending:
+            if cmd.kind == "step":
+                for env_id in cmd.env_ids:
+                    self._inflight.discard(env_id)
+                    if self._close_episode(env_id, _abnormal(reason)):
+                        to_reset.append(env_id)
+            elif cmd.kind == "reset":
+                failed.extend((env_id, reason) for env_id in cmd.env_ids if env_id in self._resetting)
+            else:
+                for env_id in cmd.env_ids:
+                    self._calls[env_id] = (CRASH, reason)
+        for env_id in w.env_ids:  # envs waiting for an action lost their state with the process
+            if env_id in self._ready_obs:
+                self._broken.setdefault(env_id, f"co-hosted worker {reason}")
+        self._after_failures(w, failed, to_reset, renew=False)
+
+    def _close_episode(self, env_id: int, timestep: BaseEnvTimestep) -> bool:
+        """Record an episode's last timestep; True (with the next seed drawn) if the env must be reset."""
+        self._results[env_id] = timestep
+        self._ready_obs.pop(env_id, None)
+        self._episode_count[env_id] += 1
+        if not (self._auto_reset and self._episode_count[env_id] < self._episode_num):
+            return False
+        self._resetting[env_id] = [self._draw_episode_seed(env_id), 0]
+        return True
+
+    def _after_failures(self, w: _Worker, failed: list, to_reset: List[int], renew: bool) -> None:
+        """Count failed reset attempts (giving up after ``max_retry``), renew ``w`` if asked, send resets."""
+        for env_id, error in failed:
+            entry = self._resetting[env_id]
+            entry[1] += 1
+            first_line = (error or "").splitlines()[0] if error else error
+            if entry[1] >= self._max_retry:
+                self.close()
+                raise RuntimeError(
+                    f"env {env_id} failed to reset {self._max_retry} time(s) "
+                    f"(retry_type='{self._cfg['retry_type']}'); last error: {first_line}"
+                )
+            logger.warning("env %d reset failed (attempt %d/%d): %s", env_id, entry[1], self._max_retry, first_line)
+        if failed:
+            time.sleep(self._cfg["retry_waiting_time"])
+        if renew:
+            self._renew_worker(w, "is renewed after an env failure (retry_type='renew')")
+        ids = [e for e, _ in failed] + to_reset
+        if ids:
+            self._send_resets(ids)
+
+    # ---- lifecycle ----------------------------------------------------------------------------
+    def launch(self, reset_param: Optional[Dict[int, dict]] = None) -> None:
+        """Start the worker processes and reset every env."""
+        if not self._closed:
+            raise StrideError("env manager is already launched; call close() first")
+        layout = obs_layout(self.observation_space) if self._cfg["shared_memory"] else None
+        if self._cfg["shared_memory"] and layout is None:
+            logger.warning("observation space %s cannot go through shared memory; using the pipe", self.observation_space)
+        if layout is not None and not shm_available():
+            logger.warning("no os.memfd_create on this platform; observations go through the pipe")
+            layout = None
+        self._layout = layout
+        self._closed = False
+        self._clear_runtime_state()
+        try:
+            self._start_workers(self._workers)
+        except BaseException:
+            self.close()
+            raise
+        self.reset(reset_param)
+
+    def _clear_runtime_state(self) -> None:
+        self._reset_spec.clear()
+        self._broken.clear()
+        self._inflight.clear()
+        self._resetting.clear()
+        self._results.clear()
+        self._calls.clear()
+        self._ready_obs.clear()
+        self._user_error = None
+
+    def close(self) -> None:
+        """Stop every worker (close politely, SIGKILL after a second) and free all resources; idempotent."""
+        if getattr(self, "_closed", True):
+            return
+        self._closed = True
+        alive = [w for w in self._workers if w.proc is not None and w.conn is not None]
+        for w in alive:
+            try:
+                w.conn.send_bytes(pickle.dumps(("close",), _PROTO))
+            except OSError:
+                pass
+        deadline = time.monotonic() + 1.0
+        for w in alive:
+            w.proc.join(max(deadline - time.monotonic(), 0.0))
+        for w in self._workers:
+            self._stop_worker(w, grace=0.0)
+        self._clear_runtime_state()
+
+    # ---- sending and receiving ----------------------------------------------------------------
+    def _send(self, w: _Worker, kind: str, env_ids: List[int], payload: tuple, timeout: Optional[float] = None) -> None:
+        """Queue a command on ``w``; its reply is matched in order (a worker runs commands in order)."""
+        cmd = _Cmd(kind, env_ids, timeout)
+        if not w.pending:
+            cmd.started = time.monotonic()
+        w.pending.append(cmd)
+        try:
+            w.conn.send_bytes(pickle.dumps((kind,) + payload, _PROTO))
+        except OSError:  # the worker is dead; its sentinel reports it in _pump
+            pass
+
+    def _broadcast(self, kind: str, make: Callable[[_Worker], tuple]) -> None:
+        """Send ``kind`` to every worker and wait for all replies."""
+        for w in self._workers:
+            self._send(w, kind, w.env_ids, (list(range(len(w.env_ids))),) + make(w))
+        self._pump(lambda: all(not w.pending for w in self._workers))
+        self._calls.clear()
+
+    def _pump(self, until: Callable[[], bool], max_wait: Optional[float] = None) -> bool:
+        """Receive replies (handling deaths and deadlines) until ``until()``; False on ``max_wait``."""
+        end = None if max_wait is None else time.monotonic() + max_wait
+        while not until():
+            busy = [w for w in self._workers if w.pending]
+            if not busy:
+                return True
+            now = time.monotonic()
+            timeout = None if end is None else max(end - now, 0.0)
+            expired = None
+            for w in busy:
+                head = w.pending[0]
+                if head.timeout is not None:
+                    left = head.started + head.timeout - now
+                    if left <= 0:
+                        expired = w
+                        break
+                    timeout = left if timeout is None else min(timeout, left)
+            if expired is not None:
+                self._renew_worker(expired, f"exceeded its {expired.pending[0].kind} timeout of {expired.pending[0].timeout} s")
+                self._raise_user_error()
+                continue
+            if timeout is None and self._in_order:
+                self._receive(busy[0], block=True)  # all replies are needed: a blocking read is cheapest
+                self._raise_user_error()
+                continue
+            ready = mp_wait([w.conn for w in busy] + [w.proc.sentinel for w in busy], timeout)
+            if not ready:
+                if end is not None and time.monotonic() >= end:
+                    return False
+                continue
+            for w in busy:
+                if w.conn in ready or (w.proc is not None and w.proc.sentinel in ready):
+                    self._receive(w)
+            self._raise_user_error()
+        return True
+
+    def _receive(self, w: _Worker, block: bool = False) -> None:
+        """Handle every reply ``w`` has ready (waiting for the first one if ``block``), or its death."""
+        while w.pending:
+            if not block and not w.conn.poll() and w.proc.is_alive():
+                return
+            block = False
+            try:
+                blob = w.conn.recv_bytes()
+            except (EOFError, OSError):
+                self._renew_worker(w, f"died (exit code {w.proc.exitcode})")
+                return
+            cmd = w.pending.popleft()
+            if w.pending:
+                w.pending[0].started = time.monotonic()
+            self._dispatch(w, cmd, pickle.loads(blob)[1])
+
+    def _raise_user_error(self) -> None:
+        if self._user_error is not None:
+            e, self._user_error = self._user_error, None
+            raise e
+
+
+    def _dispatch(self, w: _Worker, cmd: _Cmd, results: list) -> None:
+        """Apply the reply ``results`` of ``w`` to ``cmd`` (implemented by the stepping manager)."""
+        raise NotImplementedError
+
+    def _send_resets(self, env_ids: List[int]) -> None:
+        """Send reset commands (one per worker) for envs already registered in ``_resetting``."""
+        by_worker: Dict[int, List[int]] = {}
+        for env_id in env_ids:
+            by_worker.setdefault(self._where[env_id][0].index, []).append(env_id)
+        for k, ids in by_worker.items():
+            w = self._workers[k]
+            payload = ([self._where[i][1] for i in ids], [self._resetting[i][0] for i in ids],
+                       [self._reset_param.get(i, {}) for i in ids])
+            self._send(w, "reset", ids, payload, timeout=self._cfg["reset_timeout"])
+
