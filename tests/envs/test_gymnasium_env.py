@@ -121,3 +121,48 @@ def test_evaluator_manager_replays_the_same_distinct_episodes_at_every_reset():
     mgr.close()
     assert not np.array_equal(first[0], first[1]), "episodes within one evaluation must differ"
     assert all(np.array_equal(a, b) for a, b in zip(first, second)), "every evaluation replays the same episodes"
+
+
+class _RecordingEnv(gym.Env):
+    """Discrete(3, start=1) env that records the actions it receives."""
+
+    def __init__(self) -> None:
+        self.observation_space = gym.spaces.Box(-1.0, 1.0, shape=(2,), dtype=np.float32)
+        self.action_space = gym.spaces.Discrete(3, start=1)
+        self.seen: list = []
+
+    def reset(self, *, seed=None, options=None):
+        super().reset(seed=seed)
+        return np.zeros(2, dtype=np.float32), {}
+
+    def step(self, action):
+        self.seen.append(action)
+        return np.zeros(2, dtype=np.float32), 1.0, False, False, {}
+
+
+def test_int_actions_reach_the_env_as_the_space_dtype_and_bad_ones_are_refused():
+    raw = _RecordingEnv()
+    env = GymnasiumEnv(raw)
+    env.reset(seed=0)
+    ts = env.step(2)
+    assert type(ts) is BaseEnvTimestep and ts.done is False and ts.reward == 1.0
+    env.step(np.int64(3))
+    env.step(1)
+    assert raw.seen == [2, 3, 1] and all(type(a) is np.int64 for a in raw.seen)
+    for bad in (0, 4, True, 1.5, np.int64(-1)):
+        with pytest.raises(InvalidActionError):
+            env.step(bad)
+    assert len(raw.seen) == 3  # refused actions never reach the env
+
+
+def test_step_before_reset_is_refused_and_close_rearms_the_check():
+    env = GymnasiumEnv("CartPole-v1")  # made without gymnasium's OrderEnforcing: Stride checks instead
+    with pytest.raises(gym.error.ResetNeeded):
+        env.step(0)
+    env.reset(seed=0)
+    assert env.step(np.int64(1)).done is False
+    env.close()
+    with pytest.raises(gym.error.ResetNeeded):
+        env.step(0)
+    env.reset(seed=0)
+    assert env.step(0).done is False

@@ -243,7 +243,12 @@ class BaseEnvManager:
         self._envs[env_id] = self._create_env(env_id)
 
     def step(self, actions: Dict[int, Any]) -> Dict[int, BaseEnvTimestep]:
-        """Step the given envs; finished ones are reset and reappear in ``ready_obs``."""
+        """Step the given envs; finished ones are reset and reappear in ``ready_obs``.
+
+        The loop does per env only what the contract needs beyond the env's own step (record the
+        action for exact resume, hand out the timestep, update ``ready_obs``); episode ends and
+        crashes leave it for :meth:`_episode_end` / :meth:`_step_failed`.
+        """
         if self._closed:
             raise StrideError("env manager is closed; call launch() first")
         out: Dict[int, BaseEnvTimestep] = {}
@@ -257,23 +262,31 @@ class BaseEnvManager:
             except StrideError:
                 raise
             except Exception as e:  # the env crashed: close the episode as abnormal, never stitch it
-                logger.warning("env %d step failed: %r; its episode is closed as abnormal", env_id, e)
-                timestep = BaseEnvTimestep(None, 0.0, True, {"abnormal": True, "error": repr(e)})
-                if self._cfg["retry_type"] == "renew":
-                    self._renew_env(env_id)
+                timestep = self._step_failed(env_id, e)
             recorded[env_id].append(action)
             out[env_id] = timestep
-            if timestep.done:
-                self._episode_count[env_id] += 1
-                if self._auto_reset and self._episode_count[env_id] < self._episode_num:
-                    # overwrite in place: ready_obs stays in env-id order whatever the history, so a
-                    # resumed run batches envs exactly as an uninterrupted one
-                    self._reset_env(env_id)
-                else:
-                    del ready[env_id]
+            if timestep[2]:  # done
+                self._episode_end(env_id)
             else:
-                ready[env_id] = timestep.obs
+                ready[env_id] = timestep[0]
         return out
+
+    def _step_failed(self, env_id: int, error: Exception) -> BaseEnvTimestep:
+        """The abnormal last timestep of an env whose ``step`` raised (renewed if ``retry_type='renew'``)."""
+        logger.warning("env %d step failed: %r; its episode is closed as abnormal", env_id, error)
+        if self._cfg["retry_type"] == "renew":
+            self._renew_env(env_id)
+        return BaseEnvTimestep(None, 0.0, True, {"abnormal": True, "error": repr(error)})
+
+    def _episode_end(self, env_id: int) -> None:
+        """Count the episode; reset the env (auto-reset) or take it out of ``ready_obs``."""
+        self._episode_count[env_id] += 1
+        if self._auto_reset and self._episode_count[env_id] < self._episode_num:
+            # overwrite in place: ready_obs stays in env-id order whatever the history, so a
+            # resumed run batches envs exactly as an uninterrupted one
+            self._reset_env(env_id)
+        else:
+            del self._ready_obs[env_id]
 
     def close(self) -> None:
         """Close every env; idempotent."""
