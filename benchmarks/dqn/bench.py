@@ -240,9 +240,11 @@ def main() -> None:
     coll = []
     if "collector" in args.only:
         for rep in range(args.collector_reps):
-            r = run(f"collector_rep{rep}", "collector_bench.py", "--steps", args.collector_steps, "--seed", rep)
-            if r:
-                coll.append(r)
+            for model in ("initial", "trained"):
+                r = run(f"collector_{model}_rep{rep}", "collector_bench.py", "--steps", args.collector_steps,
+                        "--seed", rep, "--model", model)
+                if r:
+                    coll.append(r)
     up_end = uptime()
 
     # ---------------------------------------------------------------- report
@@ -330,10 +332,15 @@ def main() -> None:
     p("")
     if coll:
         p(f"Collector throughput, 8 x CartPole-v1, eps 0.1, {args.collector_steps} env steps per contestant per process, "
-          f"alternating in {coll[0]['chunks']} chunks within each process, {len(coll)} processes:")
+          f"alternating in {coll[0]['chunks']} chunks within each process, {len(coll)} processes; both contestants use "
+          f"the same Q-net weights (initial: fresh init, ~10-step episodes; trained: Stride's run of that seed at the "
+          f"stop value):")
         for r in coll:
-            p(f"  Stride SampleCollector {r['stride']['steps_per_cpu_s']:8.0f} vs bare loop {r['bare']['steps_per_cpu_s']:8.0f} "
-              f"env steps / CPU s: ratio {r['ratio_total']:.3f} (median over chunk pairs {r['ratio_median_of_pairs']:.3f})")
+            ep = r.get("mean_episode_length", {})
+            p(f"  {r.get('model', 'initial'):>7} seed {r['seed']}: Stride SampleCollector {r['stride']['steps_per_cpu_s']:8.0f} "
+              f"vs bare loop {r['bare']['steps_per_cpu_s']:8.0f} env steps / CPU s: ratio {r['ratio_total']:.3f} "
+              f"(median over chunk pairs {r['ratio_median_of_pairs']:.3f}); mean episode length "
+              f"{ep.get('stride', float('nan')):.1f} / {ep.get('bare', float('nan')):.1f}")
     p("")
     p("Targets (issue 2), on the minimum over repetitions (median over repetitions in brackets):")
 
@@ -357,9 +364,11 @@ def main() -> None:
     ovf = [statistics.median(stats["ovf"][e]) if stats["ovf"][e] else None for e in ("min", "median")]
     p(f"     (beside: against a floor with fused Adam = {fmt(ovf[0], '{:.3f}')} ({fmt(ovf[1], '{:.3f}')}) -- Stride's "
       f"Python overhead alone, without its optimizer choice)")
-    r3 = statistics.median([r["ratio_total"] for r in coll]) if coll else None
-    p(f"  3. collector throughput Stride / bare, median over processes = {fmt(r3, '{:.3f}')}   target >= 0.8   "
-      f"[{verdict(r3, 0.8, '>=')}]")
+    for model in ("initial", "trained"):
+        rs = [r["ratio_total"] for r in coll if r.get("model", "initial") == model]
+        r3 = statistics.median(rs) if rs else None
+        p(f"  3. collector throughput Stride / bare, {model} Q-net, median over processes = {fmt(r3, '{:.3f}')}   "
+          f"target >= 0.8   [{verdict(r3, 0.8, '>=')}]")
 
     text = "\n".join(L)
     print("\n" + text)

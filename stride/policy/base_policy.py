@@ -274,7 +274,7 @@ class Policy(ABC):
         """One batched forward of a sampling wrapper: ``{env_id: obs}`` -> ``{env_id: {'action': ...}}``."""
         ids, obs = self._obs_batch(data)
         self._set_mode(False)
-        with torch.no_grad():
+        with torch.inference_mode():  # only NumPy actions leave: no autograd bookkeeping at all (~5% of a step)
             action = model.forward(obs, **kwargs)["action"].cpu().numpy()
         return {env_id: {"action": a} for env_id, a in zip(ids, action)}
 

@@ -55,9 +55,9 @@ class SampleCollector(SerialCollectorBase):
         on_policy = self._on_policy
         while (steps if on_policy else len(samples)) < n_sample:  # on-policy: n_sample env steps, all emitted below
             timesteps, obs, output = self._step_envs(kwargs)
+            steps += len(timesteps)
             for env_id, ts in timesteps.items():
-                steps += 1
-                if ts.info.get("abnormal"):  # the env crashed mid-episode: drop the episode
+                if ts.done and ts.info.get("abnormal"):  # the env crashed mid-episode: drop the episode
                     trajs[env_id] = []
                     ep_len[env_id] = 0
                     policy.reset([env_id])
