@@ -100,7 +100,7 @@ class EpsGreedySampleWrapper(IModelWrapper):
         n = logit.shape[-1]
         if logit.device.type == "cpu":
             # s = u * n / eps < n  <=>  u < eps (a product rounded up to n just stays greedy)
-            s = torch.rand(greedy.shape, dtype=torch.float64).numpy() * (n / eps)
+            s = torch.rand(*greedy.shape, dtype=torch.float64).numpy() * (n / eps)  # ints: a Size costs 2 us more
             explore = s < n
             if eps < 1e-9:  # s may exceed the int64 range where it is not used: cast only in range
                 s = np.minimum(s, n - 1)
