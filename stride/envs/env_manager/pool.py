@@ -23,7 +23,9 @@ from __future__ import annotations
 
 import logging
 import multiprocessing as mp
+import os
 import pickle
+import select
 import time
 from collections import deque
 from multiprocessing.connection import wait as mp_wait
@@ -57,12 +59,13 @@ class _Cmd:
 class _Worker:
     """One worker process, its pipe, its shared-memory block and its queue of pending commands."""
 
-    __slots__ = ("index", "env_ids", "proc", "conn", "block", "pending", "pid")
+    __slots__ = ("index", "env_ids", "proc", "conn", "poller", "block", "pending", "pid")
 
     def __init__(self, index: int, env_ids: List[int]) -> None:
         self.index, self.env_ids = index, env_ids
         self.proc: Any = None
         self.conn: Any = None
+        self.poller: Any = None  # select.poll on conn: a cheap readiness check for the spin wait
         self.block: Optional[ObsBlock] = None
         self.pending: Deque[_Cmd] = deque()
         self.pid: Optional[int] = None
@@ -91,6 +94,10 @@ class WorkerPoolEnvManager(BaseEnvManager):
             context="forkserver",
             # (float) seconds a new worker may take to build its envs and report ready.
             connect_timeout=60.0,
+            # (float) seconds the parent (waiting for a reply) and a worker (waiting for the next
+            # command) poll their pipe, yielding the CPU between polls, before they block in the
+            # kernel; 0 = always block. Only while recent waits were that short (see _wait_spin).
+            spin_wait=0.0005,
         )
         return cfg
 
@@ -116,6 +123,11 @@ class WorkerPoolEnvManager(BaseEnvManager):
         self._calls: Dict[int, Any] = {}  # replies to seed/call/replay commands
         self._user_error: Optional[BaseException] = None
         self._in_order = True  # sync: wait for workers one after the other (async overrides)
+        self._step_cmd_timeout = c["step_timeout"]
+        if c["step_timeout"] is not None and c["reset_timeout"] is not None:
+            self._step_cmd_timeout = c["step_timeout"] + c["reset_timeout"]  # a step may include the in-place reset
+        self._spin = max(float(c["spin_wait"]), 0.0)
+        self._spin_ok = self._spin > 0  # recent waits were short: spin before blocking
         # Episode ends are reset inside the step command unless only reset_timeout is set: then a
         # hung reset must be told apart from a step that may legitimately take any time.
         self._reset_in_place = not (c["step_timeout"] is None and c["reset_timeout"] is not None)
@@ -137,11 +149,14 @@ class WorkerPoolEnvManager(BaseEnvManager):
             seeds = [None if self._seed is None else self._seed + i for i in w.env_ids]
             parent, child = ctx.Pipe(duplex=True)
             w.block = ObsBlock(self._layout, len(w.env_ids)) if self._layout is not None else None
-            w.proc = ctx.Process(target=worker_main, args=(child, fns, seeds, self._dynamic_seed, self._layout),
+            w.proc = ctx.Process(target=worker_main, args=(child, fns, seeds, self._dynamic_seed, self._layout,
+                                                           self._spin),
                                  daemon=True, name=f"stride-env-worker-{w.index}")
             w.proc.start()
             child.close()
             w.conn = parent
+            w.poller = select.poll()
+            w.poller.register(parent.fileno(), select.POLLIN)
             w.pending.clear()
             if w.block is not None:
                 from multiprocessing.reduction import send_handle
@@ -190,7 +205,7 @@ class WorkerPoolEnvManager(BaseEnvManager):
             w.conn.close()
         if w.block is not None:
             w.block.close()
-        w.proc = w.conn = w.block = None
+        w.proc = w.conn = w.poller = w.block = None
         w.pending.clear()
 
     def _renew_worker(self, w: _Worker, reason: str) -> None:
@@ -337,11 +352,19 @@ class WorkerPoolEnvManager(BaseEnvManager):
                 self._renew_worker(expired, f"exceeded its {expired.pending[0].kind} timeout of {expired.pending[0].timeout} s")
                 self._raise_user_error()
                 continue
+            if self._spin_ok and self._wait_spin(busy, timeout):
+                for w in busy:
+                    self._receive(w)
+                self._raise_user_error()
+                continue
+            blocked_at = time.perf_counter()
             if timeout is None and self._in_order:
                 self._receive(busy[0], block=True)  # all replies are needed: a blocking read is cheapest
                 self._raise_user_error()
+                self._spin_ok = self._spin > 0 and time.perf_counter() - blocked_at < self._spin
                 continue
             ready = mp_wait([w.conn for w in busy] + [w.proc.sentinel for w in busy], timeout)
+            self._spin_ok = self._spin > 0 and time.perf_counter() - blocked_at < self._spin
             if not ready:
                 if end is not None and time.monotonic() >= end:
                     return False
@@ -352,10 +375,34 @@ class WorkerPoolEnvManager(BaseEnvManager):
             self._raise_user_error()
         return True
 
+    def _wait_spin(self, busy: List[_Worker], timeout: Optional[float]) -> bool:
+        """Poll the pipes of ``busy`` for up to ``spin_wait`` s (within ``timeout``); True if one is readable.
+
+        Why: a reply from a cheap env comes back in tens of microseconds, but a process blocked in
+        the kernel takes about as long again to be woken and scheduled (far longer on a busy or
+        virtualised box), and the peers pay that wake-up on every message (SB3, Gymnasium and
+        Tianshou block in ``recv``/``select`` per env). Between polls the CPU is yielded, so a
+        worker sharing this core runs. When the spin runs out (a slow env), spinning is switched
+        off until a blocking wait comes back within ``spin_wait`` again, so slow envs cost no
+        spinning per step.
+        """
+        budget = self._spin if timeout is None else min(self._spin, timeout)
+        pollers = [w.poller for w in busy]
+        clock, yield_cpu = time.perf_counter, os.sched_yield
+        end = clock() + budget
+        while True:
+            for p in pollers:
+                if p.poll(0):
+                    return True
+            if clock() >= end:
+                self._spin_ok = budget < self._spin  # only a full spin that ran out switches it off
+                return False
+            yield_cpu()
+
     def _receive(self, w: _Worker, block: bool = False) -> None:
         """Handle every reply ``w`` has ready (waiting for the first one if ``block``), or its death."""
         while w.pending:
-            if not block and not w.conn.poll() and w.proc.is_alive():
+            if not block and not w.poller.poll(0) and w.proc.is_alive():
                 return
             block = False
             try:

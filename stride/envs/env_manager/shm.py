@@ -77,6 +77,8 @@ class ObsBlock:
             count = int(np.prod((n,) + shape, dtype=np.int64))
             self._arrays[key] = np.frombuffer(self._mm, dtype=dtype, count=count, offset=off).reshape((n,) + shape)
         self._plain = layout[0][0] is None
+        self._plain_array = self._arrays.get(None)
+        self._plain_shape = layout[0][1] if self._plain else None
 
     def release_fd(self) -> None:
         """Close the creator's descriptor (once the child holds its own)."""
@@ -85,6 +87,9 @@ class ObsBlock:
             self.fd = None
 
     def write(self, slot: int, obs: Any) -> None:
+        if type(obs) is np.ndarray and obs.shape == self._plain_shape:  # the hot path: one check
+            self._plain_array[slot] = obs
+            return
         if self._plain:
             arr = self._arrays[None]
             if np.shape(obs) != arr.shape[1:]:
@@ -106,6 +111,14 @@ class ObsBlock:
         if copy:
             return {k: a[slot].copy() for k, a in self._arrays.items()}
         return {k: a[slot] for k, a in self._arrays.items()}
+
+    def read_all(self, copy: bool = True) -> list:
+        """Every slot's observation, index = slot: one copy of the whole block (not one per slot),
+        then a view per slot into that copy."""
+        if self._plain:
+            return list(self._arrays[None].copy() if copy else self._arrays[None])
+        arrays = {k: (a.copy() if copy else a) for k, a in self._arrays.items()}
+        return [{k: a[slot] for k, a in arrays.items()} for slot in range(self.n)]
 
     def close(self) -> None:
         """Unmap (views handed out with ``copy=False`` keep the mapping alive until collected)."""

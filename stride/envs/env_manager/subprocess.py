@@ -45,9 +45,7 @@ logger = logging.getLogger(__name__)
 _MISSING = object()
 
 
-def _plain_action(a: Any) -> Any:
-    """NumPy scalars become Python scalars: an order of magnitude cheaper to pickle."""
-    return a.item() if isinstance(a, np.generic) else a
+_new_tuple = tuple.__new__  # builds a BaseEnvTimestep at half the cost of its Python-level __new__
 
 
 @ENV_MANAGER_REGISTRY.register("subprocess")
@@ -77,23 +75,32 @@ class SyncSubprocessEnvManager(WorkerPoolEnvManager):
         crashed = False
         block, copy = w.block, self._copy
         if cmd.kind == "step":
-            inflight, ready, where = self._inflight, self._ready_obs, self._where
+            inflight, ready, results_out = self._inflight, self._ready_obs, self._results
+            # one copy of the worker's whole block when the reply covers it, then a view per env
+            batch = block.read_all(copy) if block is not None and len(results) == block.n else None
             for env_id, res in zip(cmd.env_ids, results):
                 inflight.discard(env_id)
                 status = res[0]
                 if status == OK:
-                    obs = res[4]
                     if not res[2]:
-                        if block is not None:
-                            obs = block.read(where[env_id][1], copy)
+                        if block is None:
+                            obs = res[4]
+                        elif batch is not None:
+                            obs = batch[self._where[env_id][1]]
+                        else:
+                            obs = block.read(self._where[env_id][1], copy)
                         ready[env_id] = obs
-                        self._results[env_id] = BaseEnvTimestep(obs, res[1], False, res[3])
-                    elif self._close_episode(env_id, BaseEnvTimestep(obs, res[1], True, res[3])):
+                        results_out[env_id] = _new_tuple(BaseEnvTimestep, (obs, res[1], False, res[3]))
+                    elif self._close_episode(env_id, BaseEnvTimestep(res[4], res[1], True, res[3])):
                         outcome = res[5]
                         if outcome == "":  # reset in place with the seed just drawn
                             self._episode_seed[env_id] = self._resetting.pop(env_id)[0]
                             self._episode_actions[env_id] = []
-                            ready[env_id] = res[6] if block is None else block.read(where[env_id][1], copy)
+                            slot = self._where[env_id][1]
+                            if block is None:
+                                ready[env_id] = res[6]
+                            else:
+                                ready[env_id] = batch[slot] if batch is not None else block.read(slot, copy)
                         elif outcome is None:
                             to_reset.append(env_id)
                         else:
@@ -159,37 +166,43 @@ class SyncSubprocessEnvManager(WorkerPoolEnvManager):
         self._pump(lambda: not any(w.pending for w in self._workers))
 
     def _send_steps(self, actions: Dict[int, Any]) -> None:
-        ready, where, spec_cache, recorded = self._ready_obs, self._where, self._reset_spec, self._episode_actions
-        sent_obs = self._sent_obs
-        for env_id in actions:
-            if env_id not in ready:
-                raise StrideError(f"env {env_id} is not ready (ready envs: {sorted(ready)})")
-        batches: Dict[int, tuple] = {}
+        """Queue one step command per worker: its envs' slots, actions and in-place reset seeds.
+
+        Per env this is a handful of dict/list operations (one tuple per env, split per worker by
+        ``zip``); the reset seed is cached per env until drawn, and broken envs are looked up only
+        when a renewal left some.
+        """
+        ready = self._ready_obs
+        if not actions.keys() <= ready.keys():  # refuse before sending anything
+            env_id = next(i for i in actions if i not in ready)
+            raise StrideError(f"env {env_id} is not ready (ready envs: {sorted(ready)})")
+        where, spec_cache, recorded = self._where, self._reset_spec, self._episode_actions
+        sent_obs, inflight, broken_now = self._sent_obs, self._inflight, self._broken
+        batches: Dict[_Worker, list] = {}
         broken: List[int] = []
+        generic = np.generic
         for env_id, action in actions.items():
             recorded[env_id].append(action)
-            if env_id in self._broken:  # its worker was replaced: the episode cannot go on
-                if self._close_episode(env_id, _abnormal(self._broken.pop(env_id))):
+            if broken_now and env_id in broken_now:  # its worker was replaced: the episode cannot go on
+                if self._close_episode(env_id, _abnormal(broken_now.pop(env_id))):
                     broken.append(env_id)
                 continue
             w, slot = where[env_id]
             spec = spec_cache.get(env_id, _MISSING)
             if spec is _MISSING:
                 spec = spec_cache[env_id] = self._peek_reset_spec(env_id) if self._reset_in_place else NO_RESET
-            b = batches.get(w.index)
+            if isinstance(action, generic):  # NumPy scalars pickle an order of magnitude slower
+                action = action.item()
+            b = batches.get(w)
             if b is None:
-                b = batches[w.index] = ([], [], [], [])
-            b[0].append(env_id)
-            b[1].append(slot)
-            b[2].append(_plain_action(action))
-            b[3].append(spec)
-            self._inflight.add(env_id)
+                b = batches[w] = []
+            b.append((env_id, slot, action, spec))
+            inflight.add(env_id)
             sent_obs[env_id] = ready.pop(env_id)
-        timeout = self._cfg["step_timeout"]
-        if timeout is not None and self._cfg["reset_timeout"] is not None:
-            timeout = timeout + self._cfg["reset_timeout"]  # a step may include the in-place reset
-        for k, (ids, slots, acts, specs) in batches.items():
-            self._send(self._workers[k], "step", ids, (slots, acts, specs), timeout=timeout)
+        timeout = self._step_cmd_timeout
+        for w, b in batches.items():
+            ids, slots, acts, specs = zip(*b)
+            self._send(w, "step", ids, (slots, acts, specs), timeout=timeout)
         if broken:
             self._send_resets(broken)
 

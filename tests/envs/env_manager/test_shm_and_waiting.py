@@ -1,0 +1,72 @@
+"""Shared-memory slots (single writes, whole-block reads) and the spin-then-block wait: same results
+whichever way the parent and the workers wait."""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+from stride.envs.env_manager.shm import ObsBlock, obs_layout
+
+
+def test_block_write_checks_shapes_and_read_all_copies_once():
+    block = ObsBlock(obs_layout(gym.spaces.Box(0, 255, shape=(2, 3), dtype=np.uint8)), 3)
+    try:
+        for slot in range(3):
+            block.write(slot, np.full((2, 3), slot, dtype=np.uint8))
+        block.write(1, [[7, 7, 7], [7, 7, 7]])  # not an ndarray: the checked path
+        with pytest.raises(ValueError):
+            block.write(0, np.zeros(6, dtype=np.uint8))  # same size, wrong shape: never broadcast
+        with pytest.raises(ValueError):
+            block.write(0, np.zeros((1, 3), dtype=np.uint8))
+        obs = block.read_all(copy=True)
+        assert [o.tolist() for o in obs] == [[[s] * 3] * 2 for s in (0, 7, 2)]
+        block.write(0, np.full((2, 3), 9, dtype=np.uint8))
+        assert obs[0].tolist() == [[0] * 3] * 2  # copies: later writes do not show through
+        assert block.read_all(copy=False)[0].tolist() == [[9] * 3] * 2  # views: they do
+    finally:
+        block.close()
+
+
+def test_dict_block_read_all():
+    space = gym.spaces.Dict({"a": gym.spaces.Box(-1, 1, shape=(2,), dtype=np.float32),
+                             "b": gym.spaces.Box(0, 9, shape=(), dtype=np.int64)})
+    block = ObsBlock(obs_layout(space), 2)
+    try:
+        block.write(0, {"a": np.array([0.5, -0.5], dtype=np.float32), "b": np.int64(3)})
+        block.write(1, {"a": np.array([1.0, 1.0], dtype=np.float32), "b": np.int64(4)})
+        with pytest.raises(ValueError):
+            block.write(0, {"a": np.zeros(2, dtype=np.float32)})  # a key missing
+        out = block.read_all()
+        assert out[0]["a"].tolist() == [0.5, -0.5] and int(out[1]["b"]) == 4
+    finally:
+        block.close()
+
+
+def _stream(m, steps: int, partial: bool) -> list:
+    rng = np.random.default_rng(0)
+    out = []
+    for t in range(steps):
+        ready = m.ready_obs
+        ids = [i for i in ready if not partial or rng.random() < 0.6] or list(ready)[:1]
+        for i, ts in sorted(m.step({i: (i + t) % 3 for i in ids}).items()):
+            out.append((i, np.asarray(ts.obs).tolist(), ts.reward, ts.done))
+    return out
+
+
+@pytest.mark.parametrize("partial", [False, True], ids=["all-envs", "subsets"])
+def test_spinning_or_blocking_waits_give_the_same_results(make_manager, partial):
+    """spin_wait only changes how the parent and workers wait, never what they compute; whole
+    replies (one block copy) and partial ones (a copy per env) hand out the same observations."""
+    runs = []
+    for spin in (0.0, 0.002):
+        m = make_manager("subprocess", n=4, envs_per_worker=2, spin_wait=spin, env_kwargs=dict(min_len=3, max_len=9))
+        m.seed(5)
+        m.launch()
+        runs.append(_stream(m, 60, partial))
+        m.close()
+    ref = make_manager("base", n=4, env_kwargs=dict(min_len=3, max_len=9))
+    ref.seed(5)
+    ref.launch()
+    assert runs[0] == runs[1] == _stream(ref, 60, partial)
