@@ -8,11 +8,12 @@ numeric shape fall back to an object column.
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Mapping, Optional, Sequence
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 import torch
 
+from .items import item_builder
 
 _NUMERIC = (np.ndarray, np.generic, float, int)  # bool is an int
 
@@ -33,21 +34,38 @@ class ColumnStorage:
         if capacity < 1:
             raise ValueError(f"replay buffer capacity must be >= 1, got {capacity}")
         self.capacity = int(capacity)
-        self.columns: Dict[str, np.ndarray] = {}
+        self._columns: Dict[str, np.ndarray] = {}
+        self._builders: Dict[Tuple[str, ...], Callable[..., List[Dict[str, Any]]]] = {}  # get_items, per layout
+        self._specs: Optional[List[Tuple[str, int, Any]]] = None  # append_one's fast checks, per layout
         self.tail = 0  # next slot to write
         self.size = 0
 
     # ---- layout ------------------------------------------------------------------------------
+    @property
+    def columns(self) -> Dict[str, np.ndarray]:
+        """``{field: array[capacity, ...]}`` (replace it as a whole, never a column in place)."""
+        return self._columns
+
+    @columns.setter
+    def columns(self, value: Dict[str, np.ndarray]) -> None:
+        self._columns = value
+        self._layout_changed()
+
+    def _layout_changed(self) -> None:
+        self._builders = {}
+        self._specs = None
+
     def _allocate(self, item: Mapping[str, Any]) -> None:
         for key, value in item.items():
             arr = _as_array(value) if value is not None and not isinstance(value, (str, dict, list)) else None
             if arr is None or arr.dtype == object:
-                self.columns[key] = np.empty(self.capacity, dtype=object)
+                self._columns[key] = np.empty(self.capacity, dtype=object)
             else:
-                self.columns[key] = np.zeros((self.capacity, *arr.shape), dtype=arr.dtype)
+                self._columns[key] = np.zeros((self.capacity, *arr.shape), dtype=arr.dtype)
+        self._layout_changed()
 
     def _column_values(self, key: str, values: Sequence[Any]) -> np.ndarray:
-        col = self.columns[key]
+        col = self._columns[key]
         if col.dtype == object:
             out = np.empty(len(values), dtype=object)
             for i, v in enumerate(values):
@@ -72,11 +90,12 @@ class ColumnStorage:
     def _fit(self, key: str, arr: np.ndarray) -> np.ndarray:
         """Never change a value silently: floats arriving in an integer column promote the column;
         integers that don't fit an integer column's range are refused."""
-        col = self.columns[key]
+        col = self._columns[key]
         if arr.dtype == col.dtype or np.can_cast(arr.dtype, col.dtype, "safe"):
             return arr
         if col.dtype.kind in "iub" and arr.dtype.kind == "f":
-            self.columns[key] = col.astype(np.float32 if col.dtype.itemsize <= 2 else np.float64)
+            self._columns[key] = col.astype(np.float32 if col.dtype.itemsize <= 2 else np.float64)
+            self._layout_changed()
             return arr
         if col.dtype.kind in "iu" and arr.dtype.kind in "iub" and arr.size:
             info = np.iinfo(col.dtype)
@@ -93,11 +112,11 @@ class ColumnStorage:
         leaves the storage unchanged."""
         if not items:
             return np.empty(0, dtype=np.int64)
-        if not self.columns:
+        if not self._columns:
             self._allocate(items[0])
         if len(items) > self.capacity:  # only the newest `capacity` items can survive
             items = items[-self.capacity:]
-        keys = list(self.columns.keys())
+        keys = list(self._columns.keys())
         first = items[0]
         if set(first.keys()) != set(keys):
             missing, extra = set(keys) - set(first), set(first) - set(keys)
@@ -107,22 +126,76 @@ class ColumnStorage:
         slots = (self.tail + np.arange(n)) % self.capacity
         where = slice(self.tail, self.tail + n) if self.tail + n <= self.capacity else slots
         for key in keys:
-            self.columns[key][where] = values[key]
+            self._columns[key][where] = values[key]
         self.tail = int((self.tail + n) % self.capacity)
         self.size = min(self.size + n, self.capacity)
         return slots
 
+    def _fast_specs(self) -> List[Tuple[str, int, Any]]:
+        """Per field: ``(key, kind, what)`` for :meth:`append_one`: kind 0 = array rows of shape and
+        dtype ``what``, 1 = float scalars, 2 = int64 scalars, 3 = bool scalars, 4 = anything else."""
+        specs = []
+        for key, col in self._columns.items():
+            dt = col.dtype
+            if col.ndim > 1 and dt != object:
+                specs.append((key, 0, (col.shape[1:], dt)))
+            elif col.ndim == 1 and dt.kind == "f":
+                specs.append((key, 1, (float, np.float32, np.float64)))
+            elif col.ndim == 1 and dt == np.int64:
+                specs.append((key, 2, (np.int64,)))
+            elif col.ndim == 1 and dt == np.bool_:
+                specs.append((key, 3, (bool, np.bool_)))
+            else:
+                specs.append((key, 4, ()))
+        self._specs = specs
+        return specs
+
+    def append_one(self, item: Mapping[str, Any]) -> int:
+        """:meth:`append` for one item; returns its slot (same effects, same errors).
+
+        The collector's one-at-a-time push: a value that already has its column's dtype and shape
+        (an ndarray row, a Python / NumPy scalar of the column's kind) is written as it is; any other
+        value takes :meth:`append`'s checked conversion. Every field is checked before anything is
+        written. ~2x faster than ``append([item])`` (no per-field temporary arrays)."""
+        if not self._columns:
+            self._allocate(item)
+        specs = self._specs if self._specs is not None else self._fast_specs()
+        if len(item) != len(specs):
+            return int(self.append([item])[0])  # raises the field-mismatch error
+        values = []
+        for key, kind, what in specs:
+            try:
+                v = item[key]
+            except KeyError:
+                return int(self.append([item])[0])  # raises the field-mismatch error
+            t = type(v)
+            if kind == 0:
+                if t is np.ndarray and v.shape == what[0] and v.dtype == what[1]:
+                    values.append(v)
+                    continue
+            elif t in what or (kind == 2 and t is int and -(1 << 63) <= v < (1 << 63)):
+                values.append(v)
+                continue
+            values.append(self._column_values(key, [v])[0])  # checked (may promote the column)
+        slot = self.tail
+        for col, v in zip(self._columns.values(), values):
+            col[slot] = v
+        self.tail = (slot + 1) % self.capacity
+        if self.size < self.capacity:
+            self.size += 1
+        return slot
+
     def append_columns(self, columns: Mapping[str, np.ndarray]) -> np.ndarray:
         """Write a batch already in column form (fast path)."""
         n = len(next(iter(columns.values())))
-        if not self.columns:
+        if not self._columns:
             self._allocate({k: v[0] for k, v in columns.items()})
         if n > self.capacity:
             columns = {k: v[-self.capacity:] for k, v in columns.items()}
             n = self.capacity
-        values = {k: self._fit(k, np.asarray(columns[k])) for k in self.columns}
+        values = {k: self._fit(k, np.asarray(columns[k])) for k in self._columns}
         slots = (self.tail + np.arange(n)) % self.capacity
-        for key, col in self.columns.items():
+        for key, col in self._columns.items():
             col[slots] = values[key]
         self.tail = int((self.tail + n) % self.capacity)
         self.size = min(self.size + n, self.capacity)
@@ -130,14 +203,22 @@ class ColumnStorage:
 
     # ---- read --------------------------------------------------------------------------------
     def get_columns(self, slots: np.ndarray, keys: Optional[Sequence[str]] = None) -> Dict[str, np.ndarray]:
-        """One fancy-index per field: ``{field: array[len(slots), ...]}`` (copies)."""
-        keys = self.columns.keys() if keys is None else keys
-        return {k: self.columns[k][slots] for k in keys}
+        """One gather per field: ``{field: array[len(slots), ...]}`` (copies). ``take`` along axis 0
+        is about twice as fast as fancy indexing for small batches, with the same result."""
+        if keys is None:
+            return {k: c.take(slots, axis=0) for k, c in self._columns.items()}
+        return {k: self._columns[k].take(slots, axis=0) for k in keys}
 
-    def get_items(self, slots: np.ndarray) -> List[Dict[str, Any]]:
-        """The seeds' form: one dict per slot (values are copies)."""
+    def get_items(self, slots: np.ndarray, extra_keys: Tuple[str, ...] = (),
+                  extra_values: Sequence[list] = ()) -> List[Dict[str, Any]]:
+        """The seeds' form: one dict per slot, plus ``extra_keys`` with per-item values in lists (see
+        :mod:`stride.data.items`: array fields are rows of one gathered copy, float32 / int64 / bool
+        scalars Python scalars, other scalars NumPy scalars). The item builder is cached per layout."""
         cols = self.get_columns(slots)
-        return [{k: v[i] for k, v in cols.items()} for i in range(len(slots))]
+        build = self._builders.get(extra_keys)
+        if build is None:
+            build = self._builders[extra_keys] = item_builder(cols, extra_keys)
+        return build(*cols.values(), *extra_values)
 
     def valid_slots(self) -> np.ndarray:
         """Occupied slots, oldest first."""
@@ -148,34 +229,34 @@ class ColumnStorage:
     def clear(self) -> None:
         self.tail = 0
         self.size = 0
-        for col in self.columns.values():
+        for col in self._columns.values():
             if col.dtype == object:
                 col[:] = None
 
     # ---- persistence (no pickle) -------------------------------------------------------------
     def physical_state(self) -> Dict[str, Any]:
         """Occupied rows in slot order plus the write position: restoring it reproduces sampling exactly."""
-        bad = [k for k, c in self.columns.items() if c.dtype == object]
+        bad = [k for k, c in self._columns.items() if c.dtype == object]
         if bad:
             raise ValueError(f"fields {bad} hold Python objects and cannot be saved without pickle")
-        return {"columns": {k: c[: self.size].copy() for k, c in self.columns.items()}, "tail": self.tail}
+        return {"columns": {k: c[: self.size].copy() for k, c in self._columns.items()}, "tail": self.tail}
 
     def load_physical_state(self, columns: Mapping[str, np.ndarray], tail: int) -> None:
         """Inverse of :meth:`physical_state`."""
-        self.columns = {}
+        self._columns = {}
         self.clear()
         if not columns:
             return
         n = len(next(iter(columns.values())))
         self._allocate({k: v[0] for k, v in columns.items()})
         for k, v in columns.items():
-            self.columns[k][:n] = v
+            self._columns[k][:n] = v
         self.size, self.tail = n, int(tail)
 
     def numeric_state(self) -> Dict[str, Any]:
         """Occupied rows of numeric columns, oldest first, plus layout (object columns refused)."""
-        bad = [k for k, c in self.columns.items() if c.dtype == object]
+        bad = [k for k, c in self._columns.items() if c.dtype == object]
         if bad:
             raise ValueError(f"fields {bad} hold Python objects and cannot be saved without pickle")
         order = self.valid_slots()
-        return {k: c[order] for k, c in self.columns.items()}
+        return {k: c[order] for k, c in self._columns.items()}

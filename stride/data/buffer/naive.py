@@ -52,6 +52,11 @@ class NaiveReplayBuffer:
             return
         items = [{k: v for k, v in it.items() if k not in META_KEYS} for it in items] \
             if any(k in items[0] for k in META_KEYS) else items
+        if len(items) == 1:  # one at a time: no per-call arrays
+            self._ids[self._storage.append_one(items[0])] = self._next_id
+            self._next_id += 1
+            self._push_count += 1
+            return
         slots = self._storage.append(items)
         self._on_write(slots, len(items))
 
@@ -75,11 +80,8 @@ class NaiveReplayBuffer:
         slots = self._sample_slots(size)
         if slots is None:
             return None
-        items = self._storage.get_items(slots)
-        for item, slot in zip(items, slots):
-            item["replay_unique_id"] = int(self._ids[slot])
-            item["replay_buffer_idx"] = int(slot)
-        return items
+        # built column-wise (stride.data.items): one gather per field, one dict display per item
+        return self._storage.get_items(slots, META_KEYS, (self._ids.take(slots).tolist(), slots.tolist()))
 
     def sample_batch(self, size: int, cur_learner_iter: int = -1) -> Optional[Dict[str, np.ndarray]]:
         """Like :meth:`sample` but as columns: ``{field: array[size, ...]}`` plus the id arrays."""
