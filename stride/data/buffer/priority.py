@@ -1,0 +1,157 @@
+"""``PriorityTable``: the proportional prioritization of ``AdvancedReplayBuffer`` (PER).
+
+Per slot it keeps the priority ``p`` the learner sent (or the one an item was pushed with); with
+``priority=True`` it also keeps the sampling weights ``p ** alpha`` in a
+:class:`~stride.data.block_sampler.BlockSumSampler`, so ``P(i) = p_i^alpha / sum_j p_j^alpha``.
+
+* New items get the current maximum priority (PER); priorities are raised to ``min_priority``
+  (0 would never be sampled again); NaN / inf is refused even for an entry that is then ignored.
+* ``update`` ignores entries whose slot no longer holds the sampled id (overwritten or evicted
+  since it was sampled; DI-engine checks this only on some iterations).
+* IS weights: ``IS_i = (N P(i))^-beta / max_j (N P(j))^-beta = (w_i / w_min)^-beta <= 1``, the max
+  over every stored item (the least likely one), ``beta`` annealed linearly to 1 over
+  ``anneal_step`` sample calls.
+
+Why it is fast: one sample + update of 64 is ~20 NumPy calls in all -- the sampler hands back the
+accepted leaves with the slots (no second gather for IS), ``update`` checks ids / finiteness /
+the new maximum with one reduction each and passes the batch's largest and smallest weight to the
+sampler (``max(p^alpha) = max(p)^alpha``), and the smallest positive leaf is cached.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Dict, Optional, Tuple
+
+import numpy as np
+import torch
+
+from ..block_sampler import BlockSumSampler
+
+
+class PriorityTable:
+    """Priorities of ``capacity`` slots; proportional sampling and IS weights when ``prioritized``."""
+
+    def __init__(self, capacity: int, prioritized: bool, alpha: float, beta: float, anneal_step: int,
+                 min_priority: float, is_weight: bool) -> None:
+        self.capacity = int(capacity)
+        self.alpha = float(alpha)
+        self.beta0 = float(beta)
+        self.anneal_step = int(anneal_step)
+        self.min_priority = float(min_priority)
+        self.is_weight = bool(prioritized and is_weight)
+        self.prio = np.zeros(self.capacity)
+        self.sampler: Optional[BlockSumSampler] = BlockSumSampler(self.capacity) if prioritized else None
+        self.max_priority = 1.0
+        self._slot_of = np.arange(self.capacity, dtype=np.int64)  # normalises slot indices (negative ones too)
+
+    def beta(self, sample_calls: int) -> float:
+        """The IS exponent after ``sample_calls`` successful sample calls."""
+        if self.anneal_step <= 0:
+            return self.beta0
+        return min(1.0, self.beta0 + (1.0 - self.beta0) * sample_calls / self.anneal_step)
+
+    # ---- writes from the buffer ----------------------------------------------------------------
+    def check(self, prio: Any) -> np.ndarray:
+        """Priorities given with pushed items: float64, finite, at least ``min_priority``."""
+        prio = np.asarray(prio, dtype=np.float64).reshape(-1)
+        if prio.size and not np.isfinite(prio).all():
+            raise ValueError(f"priorities must be finite, got {prio[~np.isfinite(prio)][:5].tolist()}")
+        return np.maximum(prio, self.min_priority)
+
+    def write_one(self, slot: int, prio: Optional[float]) -> None:
+        """A new item at ``slot``: ``prio`` (from :meth:`check`) or the current maximum."""
+        if prio is None:
+            prio = self.max_priority
+        elif prio > self.max_priority and self.sampler is not None:
+            self.max_priority = prio
+        self.prio[slot] = prio
+        if self.sampler is not None:
+            self.sampler.set_one(slot, prio ** self.alpha)
+
+    def write(self, slots: np.ndarray, prio: Optional[np.ndarray]) -> None:
+        """New items at ``slots`` (distinct): ``prio`` (from :meth:`check`) or the current maximum."""
+        if prio is None:
+            self.prio[slots] = self.max_priority
+            if self.sampler is not None:
+                w = self.max_priority ** self.alpha
+                self.sampler.set(slots, np.full(len(slots), w), w, w)
+            return
+        p = prio
+        self.prio[slots] = p
+        if self.sampler is not None:
+            self.max_priority = max(self.max_priority, float(p.max()))
+            self.sampler.set(slots, np.power(self.prio[slots], self.alpha))
+
+    def erase(self, slots: np.ndarray) -> None:
+        """Evicted items: never sampled again."""
+        self.prio[slots] = 0.0
+        if self.sampler is not None:
+            self.sampler.set(slots, np.zeros(slots.size), 0.0, 0.0)
+
+    # ---- sampling ------------------------------------------------------------------------------
+    def sample(self, size: int, rng: np.random.Generator, hi: int,
+               sample_calls: int) -> Tuple[np.ndarray, Optional[np.ndarray]]:
+        """``size`` slots drawn proportionally, and their IS weights (float32) or None."""
+        sampler = self.sampler
+        slots, w = sampler.sample_weighted(size, rng, hi)
+        if not self.is_weight:
+            return slots, None
+        w *= 1.0 / sampler.min_positive()
+        beta = self.beta0 if self.anneal_step <= 0 else \
+            min(1.0, self.beta0 + (1.0 - self.beta0) * sample_calls / self.anneal_step)  # (= self.beta(sample_calls))
+        return slots, np.power(w, -beta, dtype=np.float32)
+
+    # ---- the learner's priorities ----------------------------------------------------------------
+    def update(self, info: Dict[str, Any], ids: np.ndarray) -> int:
+        """Apply ``{'replay_unique_id', 'replay_buffer_idx', 'priority'}`` where ``ids[slot]`` still
+        equals the id; returns how many entries were applied (a repeated slot keeps its last value)."""
+        slots = np.asarray(info["replay_buffer_idx"], dtype=np.int64).reshape(-1)
+        uids = np.asarray(info["replay_unique_id"], dtype=np.int64).reshape(-1)
+        prio = info["priority"]
+        if isinstance(prio, torch.Tensor):
+            prio = prio.detach().cpu().numpy()
+        prio = np.asarray(prio, dtype=np.float64).reshape(-1)
+        if not (slots.size == uids.size == prio.size):
+            raise ValueError(f"update got {uids.size} ids, {slots.size} indices and {prio.size} priorities")
+        if not slots.size:
+            return 0
+        # a NaN/inf is a learner bug even for a stale entry: raise
+        lo, hi = float(np.minimum.reduce(prio)), float(np.maximum.reduce(prio))
+        if not math.isfinite(lo + hi):
+            raise ValueError(f"priorities must be finite, got {prio[~np.isfinite(prio)][:5].tolist()}")
+        if lo < self.min_priority:
+            prio = np.maximum(prio, self.min_priority)
+            lo = max(lo, self.min_priority)
+            hi = max(hi, self.min_priority)
+        # an index past the end raises IndexError; a negative one counts from the end and only
+        # applies if that slot holds that id (it names the same item)
+        slots = self._slot_of.take(slots)
+        ok = ids.take(slots) == uids
+        if not np.logical_and.reduce(ok):
+            slots, prio = slots[ok], prio[ok]
+            if not slots.size:
+                return 0
+            lo, hi = float(np.minimum.reduce(prio)), float(np.maximum.reduce(prio))
+        # a repeated slot: NumPy assigns in order, the same way in both arrays (the last value wins)
+        self.prio[slots] = prio
+        a = self.alpha
+        self.sampler.set(slots, np.power(prio, a), hi ** a, lo ** a)
+        if hi > self.max_priority:
+            self.max_priority = hi
+        return int(slots.size)
+
+    # ---- state ---------------------------------------------------------------------------------
+    def reset(self) -> None:
+        self.prio[:] = 0.0
+        self.max_priority = 1.0
+        if self.sampler is not None:
+            self.sampler.clear()
+
+    def restore(self, slots: np.ndarray, prio: np.ndarray) -> None:
+        """Priorities of restored items (``load_data`` / ``load_state_dict``), leaves rebuilt at once."""
+        self.prio[slots] = prio
+        if self.sampler is not None:
+            leaves = np.zeros(self.capacity)
+            leaves[slots] = np.power(np.asarray(prio, dtype=np.float64), self.alpha)
+            self.sampler.set_all(leaves)

@@ -1,0 +1,86 @@
+"""``RateControl``: push/sample ratio control of ``AdvancedReplayBuffer``, never blocking.
+
+Wraps one of Reverb's limiters from :mod:`stride.data.rate_limiters` (``min_size``,
+``sample_to_insert_ratio``) the way a single-process loop can use it: a push the limiter refuses
+is cut to what it allows (the newest items are kept, the rest dropped, counted and warned in the
+log), a sample it refuses returns ``None`` (counted, warned). Nothing ever waits, so the serial
+pipeline cannot deadlock (Reverb's blocking limiter would), and since the limiter counts events,
+not seconds (DI-engine's ``ThruputController`` decays over wall-clock time), runs are reproducible.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, Dict, Mapping, Optional
+
+from ...utils.errors import ConfigError
+from ..rate_limiters import MinSize, RateLimiter, SampleToInsertRatio
+from .monitor import BufferMonitor
+
+
+def build_limiter(cfg: Mapping[str, Any]) -> Optional[RateLimiter]:
+    """The limiter named by ``cfg['type']`` (``'none'``: None)."""
+    kind = cfg["type"]
+    if kind in ("none", None, ""):
+        return None
+    if kind == "min_size":
+        return MinSize(int(cfg["min_size_to_sample"]))
+    if kind == "sample_to_insert_ratio":
+        return SampleToInsertRatio(float(cfg["samples_per_insert"]), int(cfg["min_size_to_sample"]),
+                                   float(cfg["error_buffer"]))
+    raise ConfigError(f"unknown rate_limiter.type '{kind}'; valid choices: none, min_size, sample_to_insert_ratio")
+
+
+class RateControl:
+    """A limiter plus the buffer's bookkeeping of what it refused."""
+
+    def __init__(self, limiter: RateLimiter, monitor: BufferMonitor, logger: logging.Logger) -> None:
+        self.limiter = limiter
+        self.monitor = monitor
+        self.logger = logger
+
+    @classmethod
+    def from_config(cls, cfg: Mapping[str, Any], monitor: BufferMonitor,
+                    logger: logging.Logger) -> Optional["RateControl"]:
+        limiter = build_limiter(cfg)
+        return None if limiter is None else cls(limiter, monitor, logger)
+
+    def admit_push(self, n: int) -> int:
+        """How many of ``n`` pushed items may go in now (the caller keeps the newest that many)."""
+        if self.limiter.can_insert(n):
+            return n
+        allowed = int(min(self.limiter.max_inserts(), n))
+        dropped = n - allowed
+        mon = self.monitor
+        mon.push_refused += dropped
+        self.logger.warning(f"[{mon.instance_name}] rate limiter refused {dropped} of {n} pushed item(s) "
+                            f"(dropped; {mon.push_refused} so far); sample more or push less")
+        return allowed
+
+    def admit_sample(self, size: int) -> bool:
+        """Whether a sample of ``size`` may happen now; registers it if so."""
+        if not self.limiter.can_sample(size):
+            mon = self.monitor
+            mon.sample_refused += 1
+            self.logger.warning(f"[{mon.instance_name}] rate limiter refused a sample of {size} "
+                                f"({mon.sample_refused} so far); push more data first")
+            return False
+        self.limiter.sample(size)
+        return True
+
+    def inserted(self, n: int) -> None:
+        self.limiter.insert(n)
+
+    def deleted(self, n: int) -> None:
+        self.limiter.delete(n)
+
+    def reset(self, size: int = 0) -> None:
+        """Forget the history; ``size`` items already in the buffer count as inserted."""
+        self.limiter.reset()
+        self.limiter.inserts = size
+
+    def state_dict(self) -> Dict[str, Any]:
+        return self.limiter.state_dict()
+
+    def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        self.limiter.load_state_dict(state)
