@@ -5,7 +5,7 @@ The pipelines are imported on first use, so ``stride`` answers a mistyped flag w
 
 from typing import Any
 
-__all__ = ["serial_pipeline", "serial_pipeline_onpolicy"]
+__all__ = ["serial_pipeline", "serial_pipeline_onpolicy", "eval_pipeline"]
 
 
 def __getattr__(name: str) -> Any:
@@ -17,4 +17,8 @@ def __getattr__(name: str) -> Any:
         from .serial_entry_onpolicy import serial_pipeline_onpolicy
 
         return serial_pipeline_onpolicy
+    if name == "eval_pipeline":
+        from .eval_entry import eval_pipeline
+
+        return eval_pipeline
     raise AttributeError(f"module 'stride.entry' has no attribute '{name}'")

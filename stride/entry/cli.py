@@ -3,6 +3,7 @@
     stride -m serial -e cartpole -p dqn -s 0
     stride -m serial -c my_config.py -s 0 --env-step 100000
     stride -m serial --resume cartpole_dqn_seed0          # continue an interrupted run
+    stride -m eval --load cartpole_dqn_seed0 --episodes 100  # a fresh evaluation of its policy
 
 Every user error (unknown env or policy, missing config file, mistyped config key, action outside
 the action space...) ends with one line naming the bad value and the valid choices, exit code 2.
@@ -15,7 +16,7 @@ import os
 import sys
 from typing import List, Optional
 
-MODES = ("serial", "serial_onpolicy")
+MODES = ("serial", "serial_onpolicy", "eval")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -23,7 +24,8 @@ def _parser() -> argparse.ArgumentParser:
         prog="stride",
         description="Train reinforcement-learning agents with Stride.",
         epilog="Examples:\n  stride -m serial -e cartpole -p dqn -s 0\n  stride -m serial -c cartpole_dqn_config.py -s 0\n"
-               "  stride -m serial --resume cartpole_dqn_seed0\n\n"
+               "  stride -m serial --resume cartpole_dqn_seed0\n"
+               "  stride -m eval --load cartpole_dqn_seed0 --episodes 100\n\n"
                "A -c config file is Python and is executed: only use files you trust. --resume reads the\n"
                "experiment's total_config.json (data only) and its latest checkpoint.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -33,13 +35,18 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("-p", "--policy", help="policy name, e.g. dqn (with -e)")
     p.add_argument("-c", "--config", help="a config .py file defining main_config and create_config")
     p.add_argument("-s", "--seed", type=int, nargs="+", action="extend",
-                   help="seed(s); several seeds run one after another (default 0)")
+                   help="seed(s); several seeds run one after another (default 0; -m eval: the eval envs' "
+                        "seed, default the run's seed + 10000)")
     p.add_argument("--train-iter", type=float, default=None, help="stop after this many train iterations")
     p.add_argument("--env-step", type=float, default=None, help="stop after this many env steps")
     p.add_argument("--exp-name", default=None,
                    help="experiment folder (default: <config exp_name>_seed<S>; never overwritten: _1, _2... appended)")
     p.add_argument("--resume", default=None, metavar="PATH",
                    help="continue from an experiment folder (its latest checkpoint) or a checkpoint file")
+    p.add_argument("--load", default=None, metavar="PATH",
+                   help="-m eval: the experiment folder (its latest checkpoint) or checkpoint file to evaluate")
+    p.add_argument("--episodes", type=int, default=None,
+                   help="-m eval: evaluation episodes (default: the config's env.n_evaluator_episode)")
     p.add_argument("--no-progress", action="store_true", help="don't show the progress bar")
     p.add_argument("-v", "--version", action="store_true", help="print the version and exit")
     return p
@@ -52,6 +59,8 @@ def _run(args: argparse.Namespace) -> int:
         raise ConfigError(f"unknown mode '{args.mode}'; valid choices: {', '.join(MODES)}")
     from .utils import read_config, zoo_config
 
+    if args.mode == "eval":
+        return _eval(args)
     def pipeline(input_cfg, **kw):  # noqa: ANN001, ANN202 - imports torch only once the input is known valid
         if args.mode == "serial_onpolicy":
             from .serial_entry_onpolicy import serial_pipeline_onpolicy
@@ -86,6 +95,25 @@ def _run(args: argparse.Namespace) -> int:
         _report(policy.result)
         if policy.result.get("interrupted"):
             return 130
+    return 0
+
+
+def _eval(args: argparse.Namespace) -> int:
+    from ..utils.errors import ConfigError
+
+    if not args.load:
+        raise ConfigError("-m eval needs --load PATH (an experiment folder or a checkpoint file)")
+    if args.seed and len(args.seed) > 1:
+        raise ConfigError(f"-m eval takes one seed, got {args.seed}")
+    from .eval_entry import eval_pipeline
+
+    r = eval_pipeline(args.load, n_episode=args.episodes, seed=args.seed[0] if args.seed else None)
+    verdict = "" if r["stop_value"] is None else \
+        f"; stop value {r['stop_value']:g}: {'reached' if r['reached'] else 'NOT reached'}"
+    print(f"stride: evaluated {r['checkpoint']} (train_iter={r['train_iter']} env_step={r['envstep']}) over "
+          f"{r['n_episode']} episodes, eval envs seeded {r['seed']}: mean {r['mean']:.2f} +- {r['std']:.2f} "
+          f"(min {r['min']:.1f}, max {r['max']:.1f}){verdict}")
+    print(f"stride: returns in {r['result_file']}")
     return 0
 
 

@@ -125,20 +125,21 @@ class Interrupt:
 
 
 def resolve_resume(path: str) -> Tuple[str, str]:
-    """An experiment folder or checkpoint file -> (experiment folder, checkpoint file)."""
+    """An experiment folder (-> its latest checkpoint) or checkpoint file -> (experiment folder,
+    checkpoint file); used by ``--resume`` and by ``-m eval``."""
     if os.path.isdir(path):
         exp_dir = path
         latest = os.path.join(exp_dir, "ckpt", "ckpt_latest.txt")
         if not os.path.isfile(latest):
-            raise ConfigError(f"'{path}' holds no checkpoint to resume from (no ckpt/ckpt_latest.txt)")
+            raise ConfigError(f"'{path}' holds no checkpoint (no ckpt/ckpt_latest.txt)")
         with open(latest) as f:
             ckpt = os.path.join(exp_dir, "ckpt", f.read().strip())
     elif os.path.isfile(path):
         ckpt = path
         exp_dir = os.path.dirname(os.path.dirname(os.path.abspath(path)))
     else:
-        raise ConfigError(f"resume path '{path}' does not exist (give an experiment folder or a checkpoint file)")
+        raise ConfigError(f"path '{path}' does not exist (give an experiment folder or a checkpoint file)")
     if not os.path.isfile(os.path.join(exp_dir, "total_config.json")):
-        raise ConfigError(f"'{exp_dir}' has no total_config.json to resume from")
+        raise ConfigError(f"'{exp_dir}' has no total_config.json (not an experiment folder of stride)")
     return exp_dir, ckpt
 
