@@ -133,13 +133,13 @@ class ColumnStorage:
 
     def _fast_specs(self) -> List[Tuple[str, int, Any]]:
         """Per field: ``(key, kind, what)`` for :meth:`append_one`: kind 0 = array rows of shape and
-        dtype ``what``, 1 = float scalars, 2 = int64 scalars, 3 = bool scalars, 4 = anything else."""
+        dtype ``what``, 1 = float32 scalars, 2 = int64 scalars, 3 = bool scalars, 4 = anything else."""
         specs = []
         for key, col in self._columns.items():
             dt = col.dtype
             if col.ndim > 1 and dt != object:
                 specs.append((key, 0, (col.shape[1:], dt)))
-            elif col.ndim == 1 and dt.kind == "f":
+            elif col.ndim == 1 and dt == np.float32:  # (append rounds any float through float32)
                 specs.append((key, 1, (float, np.float32, np.float64)))
             elif col.ndim == 1 and dt == np.int64:
                 specs.append((key, 2, (np.int64,)))

@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from stride.data.storage import ColumnStorage
 
@@ -159,3 +161,81 @@ def test_int_column_promoted_keeps_old_values():
     else:  # promoting is acceptable: old values unchanged, the new one exact
         expected = [1.0, 2.0, 0.5]
     assert s.get_columns(s.valid_slots())["r"].tolist() == expected
+
+
+# ---- append_one: the single-item fast path has append's effects and errors ----------------------
+_values = st.one_of(
+    st.floats(-1e3, 1e3), st.integers(-(2**70), 2**70), st.booleans(),
+    st.sampled_from([np.float32(1.5), np.float64(-2.25), np.int64(7), np.int32(-3), np.uint8(200), np.bool_(True)]),
+    st.builds(lambda a: np.asarray(a, dtype=np.float32), st.lists(st.floats(-5, 5), min_size=2, max_size=2)),
+    st.builds(lambda a: np.asarray(a, dtype=np.float64), st.lists(st.floats(-5, 5), min_size=2, max_size=2)),
+    st.builds(lambda a: np.asarray(a, dtype=np.int64), st.lists(st.integers(-5, 300), min_size=2, max_size=3)),
+    st.just("text"), st.just(None),
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(first=st.fixed_dictionaries({"a": _values, "b": _values}), later=st.lists(
+    st.fixed_dictionaries({"a": _values, "b": _values}), min_size=1, max_size=6), cap=st.integers(1, 4))
+def test_append_one_equals_append(first, later, cap):
+    fast, ref = ColumnStorage(cap), ColumnStorage(cap)
+    try:
+        ref.append([first])
+    except (ValueError, TypeError, OverflowError) as e:
+        with pytest.raises(type(e)):
+            fast.append_one(first)
+        return
+    assert fast.append_one(first) == 0
+    for it in later:
+        try:
+            slot = int(ref.append([it])[0])
+        except (ValueError, TypeError, OverflowError) as e:
+            with pytest.raises(type(e)):
+                fast.append_one(it)
+        else:
+            assert fast.append_one(it) == slot
+        assert (fast.tail, fast.size) == (ref.tail, ref.size)
+        assert fast.columns.keys() == ref.columns.keys()
+        for k in ref.columns:
+            assert fast.columns[k].dtype == ref.columns[k].dtype, k
+            f, r = fast.columns[k], ref.columns[k]
+            assert (f.tolist() == r.tolist()) if f.dtype == object else np.array_equal(f, r, equal_nan=True), k
+
+
+def test_append_one_field_mismatch():
+    s = ColumnStorage(3)
+    s.append_one({"x": np.zeros(2, np.float32), "i": 1})
+    with pytest.raises(ValueError, match=r"missing \['i'\]"):
+        s.append_one({"x": np.zeros(2, np.float32), "j": 1})
+    with pytest.raises(ValueError, match="unexpected"):
+        s.append_one({"x": np.zeros(2, np.float32), "i": 1, "k": 2})
+    with pytest.raises(ValueError, match="shape"):
+        s.append_one({"x": np.zeros(3, np.float32), "i": 1})
+    assert s.size == 1 and s.tail == 1
+
+
+# ---- list-of-dicts items: plain dicts that collate like the column batch ----------------------------
+def test_get_items_types_keys_and_collate():
+    from stride.utils.data.collate_fn import default_collate
+
+    s = ColumnStorage(8)
+    odd = "key with 'quotes' \"and\" \\ ünïcode"
+    s.append([{"obs": np.full(3, i, np.float32), "a": i, "r": i / 2, "d": i % 2 == 0, "u8": np.uint8(i),
+               "i32": np.int32(-i), odd: float(i), "obj": {"k": i}} for i in range(8)])
+    slots = np.array([5, 2, 2, 7])
+    its = s.get_items(slots, ("replay_unique_id", "replay_buffer_idx"), ([50, 20, 20, 70], slots.tolist()))
+    cols = s.get_columns(slots)
+    assert all(type(d) is dict for d in its)
+    assert list(its[0]) == [*cols, "replay_unique_id", "replay_buffer_idx"]
+    assert [d["replay_unique_id"] for d in its] == [50, 20, 20, 70]
+    assert type(its[0]["a"]) is int and type(its[0]["r"]) is float and type(its[0]["d"]) is bool
+    assert type(its[0]["u8"]) is np.uint8 and type(its[0]["i32"]) is np.int32  # other dtypes stay NumPy scalars
+    assert its[0]["obj"] == {"k": 5} and its[0][odd] == 5.0
+    assert its[1]["obs"] is not its[2]["obs"] and its[1]["obs"].base is not None  # rows of one gathered copy
+    batch = default_collate([{k: v for k, v in d.items() if k != "obj"} for d in its])
+    for k, c in cols.items():
+        if k != "obj":
+            assert batch[k].numpy().dtype == c.dtype and np.array_equal(batch[k].numpy(), c), k
+    s.append([{"obs": np.zeros(3, np.float32), "a": 0.5, "r": 0.0, "d": True, "u8": np.uint8(0),
+               "i32": np.int32(0), odd: 0.0, "obj": None}])  # 'a' promoted to float: a new item builder
+    assert type(s.get_items(np.array([0]))[0]["a"]) is np.float64  # (int64 -> float64: not tolist any more)
