@@ -416,3 +416,26 @@ def test_learner_priority_info_loop_through_buffer():
     expect = np.abs(b._storage.get_columns(live)["obs"][:, 0] - 3.0) + 0.5
     np.testing.assert_allclose(b._prio[live][touched], expect[touched])
     assert touched.sum() >= 8
+
+
+def test_update_slot_index_from_the_end_and_past_the_end():
+    b = buf(70, alpha=1.0)  # capacity not a multiple of the sampler's block size
+    b.push([item(i) for i in range(70)])
+    assert b.update({"replay_unique_id": [69, 3], "replay_buffer_idx": [-1, -67], "priority": [7.0, 5.0]}) == 2
+    assert b._prio[69] == 7.0 and b._prio[3] == 5.0
+    assert b._tree.weights(np.array([69, 3])).tolist() == [7.0, 5.0]
+    assert b._tree.total() == pytest.approx(68 + 7.0 + 5.0)
+    with pytest.raises(IndexError):
+        b.update({"replay_unique_id": [1], "replay_buffer_idx": [70], "priority": [2.0]})
+
+
+def test_split_modules_keep_public_names():
+    import stride.data as data
+    from stride.data.buffer import advanced, advanced_state, eviction, priority, rate_control
+
+    assert data.AdvancedReplayBuffer is advanced.AdvancedReplayBuffer
+    assert issubclass(advanced.AdvancedReplayBuffer, advanced_state.AdvancedPersistence)
+    assert advanced.BlockSumSampler is priority.BlockSumSampler
+    b = buf(4, max_use=2, max_staleness=3, rate_limiter=dict(type="min_size", min_size_to_sample=1))
+    assert isinstance(b._pri, priority.PriorityTable) and isinstance(b._evictor, eviction.UseStalenessEviction)
+    assert isinstance(b._rate, rate_control.RateControl) and b.rate_limiter is b._rate.limiter

@@ -23,7 +23,8 @@ DI-engine's features):
 that is what the serial pipeline uses. The learner sends ``update({'replay_unique_id',
 'replay_buffer_idx', 'priority'})`` back; an entry whose id no longer sits in that slot is ignored.
 ``save_data``/``load_data`` use ``.npz`` without pickle and keep ids, priorities, use counts and
-collect iterations; ``state_dict``/``load_state_dict`` (tensors + plain values) resume exactly.
+collect iterations; ``state_dict``/``load_state_dict`` (tensors + plain values) resume exactly
+(:mod:`.advanced_state`).
 
 Why the batched prioritized path beats Tianshou's ``PrioritizedReplayBuffer`` several times over:
 a sample + update of 64 is ~30 NumPy calls in all (rejection sampling against an upper bound of
@@ -46,11 +47,9 @@ from __future__ import annotations
 
 import logging
 import math
-import os
 from typing import Any, Dict, List, Mapping, Optional, Tuple, Union
 
 import numpy as np
-import torch
 
 from ...config.config import merge_config
 from ...utils.errors import ConfigError
@@ -60,6 +59,7 @@ from ..file_storage import FileStorage
 from ..rate_limiters import RateLimiter
 from ..storage import ColumnStorage
 from .eviction import UseStalenessEviction
+from .advanced_state import AdvancedPersistence
 from .monitor import BufferMonitor
 from .priority import PriorityTable
 from .rate_control import RateControl
@@ -72,7 +72,7 @@ __all__ = ["AdvancedReplayBuffer", "FileStorage", "BlockSumSampler"]
 
 
 @BUFFER_REGISTRY.register("advanced")
-class AdvancedReplayBuffer:
+class AdvancedReplayBuffer(AdvancedPersistence):
     """Prioritized (or uniform) replay with use/staleness eviction, monitor and non-blocking rate control."""
 
     @classmethod
@@ -439,117 +439,3 @@ class AdvancedReplayBuffer:
     def file_folder(self) -> Optional[str]:
         """The folder of the item files (file storage), else None."""
         return self._storage.folder if self._file else None
-
-    # ---- persistence -------------------------------------------------------------------------
-    def _live_columns(self, slots: np.ndarray) -> Dict[str, np.ndarray]:
-        cols = self._storage.get_columns(slots)
-        bad = [k for k, c in cols.items() if c.dtype == object]
-        if bad:
-            raise ValueError(f"fields {bad} hold Python objects and cannot be saved without pickle")
-        return cols
-
-    def save_data(self, path: str) -> None:
-        """Write the live items (oldest first) with ids, priorities, use counts and collect iterations
-        to an ``.npz`` file, without pickle."""
-        order = self.live_slots()
-        arrays = {f"col/{k}": v for k, v in (self._live_columns(order) if order.size else {}).items()}
-        arrays["meta/replay_unique_id"] = self._ids[order]
-        arrays["meta/priority"] = self._prio[order]
-        arrays["meta/use_count"] = self._use[order]
-        arrays["meta/collect_iter"] = self._collect_iter[order]
-        arrays["meta/next_id"] = np.asarray(self._next_id)
-        arrays["meta/max_priority"] = np.asarray(self._pri.max_priority)
-        tmp = f"{path}.tmp{os.getpid()}.npz"
-        np.savez(tmp, **arrays)
-        os.replace(tmp, path)
-
-    def load_data(self, path: str) -> None:
-        """Replace the contents with what :meth:`save_data` wrote (the newest ``capacity`` items if more)."""
-        with np.load(path, allow_pickle=False) as f:
-            cols = {k[4:]: f[k] for k in f.files if k.startswith("col/")}
-            ids = f["meta/replay_unique_id"]
-            prio = f["meta/priority"]
-            use = f["meta/use_count"]
-            cit = f["meta/collect_iter"]
-            next_id = int(f["meta/next_id"])
-            max_p = float(f["meta/max_priority"])
-        self._storage.clear()
-        self._reset_meta()
-        if self._file:
-            self._storage.reset_layout()
-        else:
-            self._storage.columns = {}
-        if cols and len(ids):
-            keep = min(len(ids), self._storage.capacity)
-            cols = {k: v[-keep:] for k, v in cols.items()}
-            ids, prio, use, cit = ids[-keep:], prio[-keep:], use[-keep:], cit[-keep:]
-            if self._file:
-                slots = self._storage.append_columns(cols, ids.tolist())
-            else:
-                slots = self._storage.append_columns(cols)
-            self._restore_meta(slots, ids, prio, use, cit)
-        self._next_id = max(next_id, self._next_id)
-        self._pri.max_priority = max_p
-        if self._rate is not None:
-            self._rate.reset(self._n_live)  # the limiter sees the loaded items as inserted
-
-    def _restore_meta(self, slots: Any, ids: np.ndarray, prio: np.ndarray, use: np.ndarray, cit: np.ndarray) -> None:
-        slots = np.asarray(slots, dtype=np.int64)
-        self._ids[slots] = ids
-        self._live[slots] = True
-        self._pri.restore(slots, prio)
-        self._evictor.restore(slots, use, cit)
-        self._n_live = int(self._live.sum())
-        self._live_cache = None
-
-    def state_dict(self) -> Dict[str, Any]:
-        """Live items at their slots, ring position, metadata, RNG, beta schedule, counters (tensors + plain values)."""
-        slots = np.flatnonzero(self._live)
-        cols = self._live_columns(slots) if slots.size else {}
-        t = lambda a: torch.from_numpy(np.ascontiguousarray(a))  # noqa: E731
-        return {
-            "columns": {k: t(v) for k, v in cols.items()},
-            "slots": t(slots),
-            "tail": int(self._storage.tail),
-            "ring_size": int(self._storage.size),
-            "ids": t(self._ids[slots]),
-            "priority": t(self._prio[slots]),
-            "use_count": t(self._use[slots]),
-            "collect_iter": t(self._collect_iter[slots]),
-            "next_id": self._next_id,
-            "max_priority": self._pri.max_priority,
-            "sampler": self._tree.state() if self._tree is not None else None,
-            "learner_iter": self._learner_iter,
-            "rng": self._rng.bit_generator.state,
-            "monitor": self.monitor.state_dict(),
-            "limiter": self._rate.state_dict() if self._rate is not None else None,
-        }
-
-    def load_state_dict(self, state: Dict[str, Any]) -> None:
-        cols = {k: v.numpy() for k, v in state["columns"].items()}
-        slots = state["slots"].numpy().astype(np.int64)
-        self._storage.clear()
-        self._reset_meta()
-        if self._file:
-            self._storage.reset_layout()
-            ids = state["ids"].numpy()
-            self._storage.write_at(slots, cols, ids.tolist())
-        else:
-            self._storage.columns = {}
-            if cols:
-                self._storage._allocate({k: v[0] for k, v in cols.items()})
-                for k, v in cols.items():
-                    self._storage.columns[k][slots] = v
-        self._storage.tail = int(state["tail"])
-        self._storage.size = int(state["ring_size"])
-        self._restore_meta(slots, state["ids"].numpy(), state["priority"].numpy(), state["use_count"].numpy(),
-                           state["collect_iter"].numpy())
-        self._next_id = int(state["next_id"])
-        self._pri.max_priority = float(state["max_priority"])
-        if self._tree is not None and state.get("sampler") is not None:
-            self._tree.load_state(state["sampler"])
-        self._learner_iter = int(state["learner_iter"])
-        self._rng.bit_generator.state = state["rng"]
-        self.monitor.load_state_dict(state["monitor"])
-        if self._rate is not None and state.get("limiter") is not None:
-            self._rate.load_state_dict(state["limiter"])

@@ -43,7 +43,6 @@ class PriorityTable:
         self.prio = np.zeros(self.capacity)
         self.sampler: Optional[BlockSumSampler] = BlockSumSampler(self.capacity) if prioritized else None
         self.max_priority = 1.0
-        self._slot_of = np.arange(self.capacity, dtype=np.int64)  # normalises slot indices (negative ones too)
 
     def beta(self, sample_calls: int) -> float:
         """The IS exponent after ``sample_calls`` successful sample calls."""
@@ -126,8 +125,9 @@ class PriorityTable:
             hi = max(hi, self.min_priority)
         # an index past the end raises IndexError; a negative one counts from the end and only
         # applies if that slot holds that id (it names the same item)
-        slots = self._slot_of.take(slots)
         ok = ids.take(slots) == uids
+        if np.minimum.reduce(slots) < 0:
+            slots = slots % self.capacity
         if not np.logical_and.reduce(ok):
             slots, prio = slots[ok], prio[ok]
             if not slots.size:
