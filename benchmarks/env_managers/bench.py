@@ -16,7 +16,7 @@ import functools
 import os
 import platform
 import time
-from typing import Callable, Dict, List, Optional
+from typing import Callable, Dict, List, Optional, Tuple
 
 import gymnasium as gym
 import numpy as np
@@ -47,22 +47,28 @@ def n_actions(case: str) -> int:
 
 
 class Timer:
-    """Run ``step()`` (which returns the env steps it did) for about ``seconds``; steps/s."""
+    """Run ``step()`` (which returns the env steps it did) for about ``seconds``.
+
+    Returns (steps per wall second, steps per CPU second of this process). The second figure is
+    what an in-process contestant costs, whatever other processes on the box do (on a shared
+    2-core box the wall figure mostly measures the neighbours); for contestants with worker
+    processes it leaves their children out, so only the wall figure compares them.
+    """
 
     def __init__(self, seconds: float) -> None:
         self.seconds = seconds
 
-    def __call__(self, step: Callable[[int], int]) -> float:
+    def __call__(self, step: Callable[[int], int]) -> Tuple[float, float]:
         for t in range(20):  # warm up
             step(t)
-        done, t, start = 0, 0, time.perf_counter()
+        done, t, start, cpu_start = 0, 0, time.perf_counter(), time.process_time()
         while True:
             for _ in range(50):
                 done += step(t)
                 t += 1
             elapsed = time.perf_counter() - start
             if elapsed >= self.seconds:
-                return done / elapsed
+                return done / elapsed, done / max(time.process_time() - cpu_start, 1e-9)
 
 
 # ---- contestants: each returns (step_fn, close_fn) --------------------------------------------
@@ -174,6 +180,7 @@ STRIDE_SUB = {
     "stride async_subprocess (2 workers x 4 envs)": (AsyncSubprocessEnvManager, {"envs_per_worker": 4, "wait_num": 4}),
 }
 SUBPROCESS_PEERS = ("gymnasium AsyncVectorEnv (shm)", "sb3 SubprocVecEnv", "tianshou ShmemVectorEnv")
+IN_PROCESS = ("bare loop", "bare loop over stride GymnasiumEnv", "stride base", "gymnasium SyncVectorEnv", "sb3 DummyVecEnv")
 TWO_WORKERS = ("stride subprocess (2 workers x 4 envs)", "stride async_subprocess (2 workers x 4 envs)")
 
 
@@ -194,13 +201,15 @@ def contestants(case: str) -> Dict[str, Callable]:
     return out
 
 
-def run_case(case: str, seconds: float, repeats: int, only: Optional[List[str]]) -> Dict[str, float]:
+def run_case(case: str, seconds: float, repeats: int, only: Optional[List[str]]) -> Tuple[Dict[str, float], Dict[str, float]]:
     """Best of ``repeats`` rounds; each round runs every contestant once, so that a change in the
-    machine's load hits all contestants alike instead of whoever happened to run then."""
+    machine's load hits all contestants alike instead of whoever happened to run then. Returns
+    steps per wall second, and steps per CPU second for the in-process contestants."""
     rng = np.random.default_rng(0)
     arr = rng.integers(0, n_actions(case), size=(T_ACTIONS, N_ENVS))
     acts = arr.tolist()
     results: Dict[str, float] = {}
+    cpu_rates: Dict[str, float] = {}
     skipped: Dict[str, str] = {}
     timer = Timer(seconds)
     names = [n for n in contestants(case) if not only or any(o in n for o in only)]
@@ -214,15 +223,19 @@ def run_case(case: str, seconds: float, repeats: int, only: Optional[List[str]])
                 skipped[name] = f"{e.name} not installed"
                 continue
             try:
-                results[name] = max(results.get(name, 0.0), timer(step))
+                wall, cpu = timer(step)
             finally:
                 close()
+            results[name] = max(results.get(name, 0.0), wall)
+            if name in IN_PROCESS:
+                cpu_rates[name] = max(cpu_rates.get(name, 0.0), cpu)
     for name in names:
         if name in skipped:
             print(f"  {name:<46} skipped ({skipped[name]})", flush=True)
         else:
-            print(f"  {name:<46} {results[name]:>10,.0f} steps/s", flush=True)
-    return results
+            per_cpu = f"   {cpu_rates[name]:>10,.0f} per CPU-s" if name in cpu_rates else ""
+            print(f"  {name:<46} {results[name]:>10,.0f} steps/s{per_cpu}", flush=True)
+    return results, cpu_rates
 
 
 def ratio(a: Optional[float], b: Optional[float]) -> str:
@@ -246,7 +259,7 @@ def main() -> None:
     for case in args.cases:
         label = {"cartpole": "CartPole-v1", "image": "4x84x84 uint8 obs, trivial dynamics", "burn": "1 ms CPU per step"}[case]
         print(f"\n## {label}", flush=True)
-        r = run_case(case, args.seconds, args.repeats, args.only)
+        r, rc = run_case(case, args.seconds, args.repeats, args.only)
         bare = r.get("bare loop")
         peers = {k: v for k, v in r.items() if k in SUBPROCESS_PEERS}
         best_peer = max(peers.items(), key=lambda kv: kv[1]) if peers else (None, None)
@@ -254,8 +267,10 @@ def main() -> None:
         best_sub = max(subs.items(), key=lambda kv: kv[1]) if subs else (None, None)
         two = {k: v for k, v in r.items() if k in TWO_WORKERS}
         best_two = max(two.items(), key=lambda kv: kv[1]) if two else (None, None)
-        print(f"  ratios: stride base / bare loop = {ratio(r.get('stride base'), bare)} (target >= 0.9x); "
-              f"stride base / bare loop over stride GymnasiumEnv = {ratio(r.get('stride base'), r.get('bare loop over stride GymnasiumEnv'))}")
+        print(f"  ratios: stride base / bare loop = {ratio(r.get('stride base'), bare)} wall, "
+              f"{ratio(rc.get('stride base'), rc.get('bare loop'))} per CPU-s (target >= 0.9x); "
+              f"stride base / bare loop over stride GymnasiumEnv = {ratio(r.get('stride base'), r.get('bare loop over stride GymnasiumEnv'))} wall, "
+              f"{ratio(rc.get('stride base'), rc.get('bare loop over stride GymnasiumEnv'))} per CPU-s")
         if case in ("cartpole", "image"):
             target = "3x" if case == "cartpole" else "2x"
             print(f"  ratios: best stride subprocess ({best_sub[0]}) / best subprocess peer ({best_peer[0]}) = "

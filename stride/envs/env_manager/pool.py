@@ -3,7 +3,8 @@
 :class:`WorkerPoolEnvManager` owns the worker processes (``envs_per_worker`` envs each, built in
 the child from cloudpickled factories, ``forkserver`` by default), their pipes and shared-memory
 blocks, the queue of commands each worker has not answered yet, and the one place the parent
-waits (:meth:`_pump`). Fault handling lives here too:
+waits (:meth:`_pump`: a short spin on the pipes, then ``connection.wait`` on pipes, process
+sentinels and deadlines). Fault handling lives here too:
 
 * a dead child (pipe EOF or process sentinel) or one that overruns ``step_timeout`` /
   ``reset_timeout`` (deadlines kept by the parent with ``multiprocessing.connection.wait``, never
@@ -44,6 +45,7 @@ logger = logging.getLogger(__name__)
 _PROTO = pickle.HIGHEST_PROTOCOL
 _PRELOAD = ["numpy", "gymnasium", "cloudpickle", "stride.envs.env_manager.worker"]
 _preload_set = False
+_CAN_SPIN = hasattr(select, "poll") and hasattr(os, "sched_yield")  # not on Windows
 
 
 class _Cmd:
@@ -126,7 +128,7 @@ class WorkerPoolEnvManager(BaseEnvManager):
         self._step_cmd_timeout = c["step_timeout"]
         if c["step_timeout"] is not None and c["reset_timeout"] is not None:
             self._step_cmd_timeout = c["step_timeout"] + c["reset_timeout"]  # a step may include the in-place reset
-        self._spin = max(float(c["spin_wait"]), 0.0)
+        self._spin = max(float(c["spin_wait"]), 0.0) if _CAN_SPIN else 0.0
         self._spin_ok = self._spin > 0  # recent waits were short: spin before blocking
         # Episode ends are reset inside the step command unless only reset_timeout is set: then a
         # hung reset must be told apart from a step that may legitimately take any time.
@@ -155,8 +157,9 @@ class WorkerPoolEnvManager(BaseEnvManager):
             w.proc.start()
             child.close()
             w.conn = parent
-            w.poller = select.poll()
-            w.poller.register(parent.fileno(), select.POLLIN)
+            if _CAN_SPIN:
+                w.poller = select.poll()
+                w.poller.register(parent.fileno(), select.POLLIN)
             w.pending.clear()
             if w.block is not None:
                 from multiprocessing.reduction import send_handle
@@ -402,7 +405,7 @@ class WorkerPoolEnvManager(BaseEnvManager):
     def _receive(self, w: _Worker, block: bool = False) -> None:
         """Handle every reply ``w`` has ready (waiting for the first one if ``block``), or its death."""
         while w.pending:
-            if not block and not w.poller.poll(0) and w.proc.is_alive():
+            if not block and not (w.poller.poll(0) if w.poller is not None else w.conn.poll()) and w.proc.is_alive():
                 return
             block = False
             try:

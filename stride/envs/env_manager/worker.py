@@ -23,7 +23,9 @@ Observations go into the shared-memory slot when there is one (then ``obs`` is N
 final observation of an episode, which travels in the message because the slot already holds the
 next episode's first observation.
 
-The child ignores SIGINT (the parent owns Ctrl-C), asks the kernel for SIGKILL when its parent
+Between commands the child polls its pipe for up to ``spin_s`` before it blocks (the next command
+of a stepping loop usually arrives sooner than a blocked process is woken). The child ignores
+SIGINT (the parent owns Ctrl-C), asks the kernel for SIGKILL when its parent
 dies (the forkserver, which exits when the main process does), and exits on pipe EOF.
 """
 
@@ -148,8 +150,10 @@ def worker_main(conn: Any, env_fns_blob: bytes, env_seeds: List[Optional[int]], 
             return _crash(e)
 
     reset_kwargs: dict = {}
-    poller = select.poll()
-    poller.register(conn.fileno(), select.POLLIN)
+    poller = None
+    if spin_s > 0:  # the parent passes 0 where select.poll / os.sched_yield are missing
+        poller = select.poll()
+        poller.register(conn.fileno(), select.POLLIN)
     spinning = spin_s > 0
     try:
         while True:
