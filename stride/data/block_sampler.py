@@ -23,18 +23,21 @@ class BlockSumSampler:
     * **Rejection sampling** (the usual path, exact): candidates are drawn uniformly from the
       occupied range ``[0, hi)`` and accepted with probability ``leaf / w_max``, where ``w_max`` is
       a maintained upper bound of every leaf; accepted candidates are i.i.d. with probability
-      ``leaf / total``. One ``rng.random(2k)`` call gives the ``k`` candidates and their acceptance
-      draws (faster than ``rng.integers``), then a gather, a comparison and two compressions finish
-      the batch; the accepted leaves come back too (the buffer's IS weights need no second gather).
-      ``k`` is sized from the expected acceptance rate ``total / (w_max * hi)``; a short batch draws
-      again (rare). Replay priorities are |TD|^alpha, seldom more than a few times their mean.
+      ``leaf / total``. One ``rng.integers`` and one ``rng.random`` call, a gather, a comparison
+      and two compressions answer the batch, and the accepted leaves come back too (the buffer's IS
+      weights need no second gather). ``k`` is sized from the expected acceptance rate
+      ``total / (w_max * hi)``; a short batch draws again (rare). Replay priorities are
+      |TD|^alpha, seldom more than a few times their mean. (Candidates from one ``rng.random(2k)``
+      would save ~3 us per call, but change the draws, hence every prioritized training run.)
     * **Two-level search** (when ``w_max * hi / total`` exceeds ``MAX_REJECTION_RATIO`` even after
       tightening the bound, which happens at most every ``REFRESH`` calls): one running sum over
       the ``capacity / 64`` block sums + ``searchsorted`` picks the blocks, then the chosen blocks'
       leaves are gathered back to back and one flat running sum + ``searchsorted`` picks the leaf
       in each (no per-level loop). A query pushed onto a zero leaf by rounding is resolved exactly;
       a zero leaf is never returned. It costs ~45 us at 64 samples (NumPy's running sums are
-      slow), about what rejection costs at ``w_max * hi / total`` ~ 50: hence the threshold.
+      slow), what rejection costs at ``w_max * hi / total`` ~ 50 (measured at 40k items), so the
+      threshold could be raised to ~50 for speed; it stays at 8, where the draws of existing
+      prioritized runs were made.
     * ``set`` rewrites leaves and recomputes the touched blocks' sums exactly from their leaves (no
       drift ever accumulates, unlike trees updated by deltas). The smallest positive leaf (for IS
       weights) is cached and only recomputed after the leaf holding it changed.
@@ -42,7 +45,7 @@ class BlockSumSampler:
 
     SHIFT = 6
     BLOCK = 1 << SHIFT
-    MAX_REJECTION_RATIO = 48.0  # rejection while w_max * hi / total is at most this (measured crossover ~50)
+    MAX_REJECTION_RATIO = 8.0  # rejection while w_max * hi / total is at most this (see the class docstring)
     REFRESH = 64  # sample calls between exact recomputations of w_max
 
     def __init__(self, capacity: int) -> None:
@@ -163,14 +166,13 @@ class BlockSumSampler:
         if ratio > self.MAX_REJECTION_RATIO:
             slots = self._sample_blocks(n, rng)
             return slots, self._w.take(slots)
-        # rejection sampling: candidates uniform over [0, hi) (u < 1, so u * hi < hi), each accepted
-        # with probability leaf / w_max; the first n accepted are i.i.d. with probability leaf / total
+        # rejection sampling: candidates uniform over [0, hi), each accepted with probability
+        # leaf / w_max; the first n accepted are i.i.d. with probability leaf / total
         w = self._w
         k = int(n * ratio * 1.25) + 16  # expected accepted: k / ratio >= 1.25 n
-        u = rng.random(2 * k)
-        cand = (u[:k] * hi).astype(np.intp)
+        cand = rng.integers(0, hi, size=k)
         wc = w.take(cand)
-        acc = u[k:] * wmax < wc
+        acc = rng.random(k) * wmax < wc
         s = cand[acc]
         if s.size >= n:  # the usual case: one round
             return s[:n], wc[acc][:n]
@@ -185,10 +187,9 @@ class BlockSumSampler:
         need = n - s.size
         while need > 0:
             k = int(need * ratio * 1.25) + 16
-            u = rng.random(2 * k)
-            cand = (u[:k] * hi).astype(np.intp)
+            cand = rng.integers(0, hi, size=k)
             wc = w.take(cand)
-            acc = u[k:] * wmax < wc
+            acc = rng.random(k) * wmax < wc
             got_s.append(cand[acc][:need])
             got_w.append(wc[acc][:need])
             need -= got_s[-1].size

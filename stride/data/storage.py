@@ -137,7 +137,7 @@ class ColumnStorage:
         specs = []
         for key, col in self._columns.items():
             dt = col.dtype
-            if col.ndim > 1 and dt != object:
+            if col.ndim > 1 and dt != object and dt != np.float64:  # (append rounds float64 through float32)
                 specs.append((key, 0, (col.shape[1:], dt)))
             elif col.ndim == 1 and dt == np.float32:  # (append rounds any float through float32)
                 specs.append((key, 1, (float, np.float32, np.float64)))

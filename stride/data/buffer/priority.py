@@ -72,14 +72,11 @@ class PriorityTable:
         """New items at ``slots`` (distinct): ``prio`` (from :meth:`check`) or the current maximum."""
         if prio is None:
             self.prio[slots] = self.max_priority
+        else:
+            self.prio[slots] = prio
             if self.sampler is not None:
-                w = self.max_priority ** self.alpha
-                self.sampler.set(slots, np.full(len(slots), w), w, w)
-            return
-        p = prio
-        self.prio[slots] = p
+                self.max_priority = max(self.max_priority, float(prio.max()))
         if self.sampler is not None:
-            self.max_priority = max(self.max_priority, float(p.max()))
             self.sampler.set(slots, np.power(self.prio[slots], self.alpha))
 
     def erase(self, slots: np.ndarray) -> None:
