@@ -231,7 +231,8 @@ class SyncSubprocessEnvManager(WorkerPoolEnvManager):
         self._send_steps(actions)
         ids = list(actions)
         inflight, resetting = self._inflight, self._resetting
-        self._pump(lambda: not any(i in inflight or i in resetting for i in ids))
+        # nothing in flight at all is the usual way this ends: checked first, no per-env scan
+        self._pump(lambda: not (inflight or resetting) or not any(i in inflight or i in resetting for i in ids))
         self._order_ready()
         return self._take(ids)
 
