@@ -1,10 +1,11 @@
 """Driver of the DQN CartPole speed benchmark (issue 2). Run through ``run.sh``.
 
 Per seed, each contestant runs in its own fresh process (clean CPU accounting and RNG):
-  stride  -- ``serial_pipeline`` on ``stride.zoo.cartpole.config.cartpole_dqn_config``
+  stride  -- ``serial_pipeline`` on ``stride.zoo.cartpole.config.cartpole_dqn_config`` (``bench_common.stride_run``)
   floor   -- bare PyTorch + NumPy loop doing Stride's counts for that seed (env steps, gradient
              steps, batch size, sizes, target sync) -> Stride's framework overhead
   sb3     -- stable-baselines3 DQN with rl-zoo3's CartPole-v1 hyper-parameters, same stop rule
+             (``bench_common.sb3_run``)
 then the collector throughput bench (Stride ``SampleCollector`` vs a bare loop), alternated
 ``--collector-reps`` times. Prints the report and writes it to
 ``benchmarks/results/dqn_<date>.txt`` (raw JSON and per-process logs next to it).
@@ -13,83 +14,16 @@ then the collector throughput bench (Stride ``SampleCollector`` vs a bare loop),
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import json
 import math
 import os
-import platform
-import shutil
 import statistics
-import subprocess
-import sys
-import time
+
+from bench_common.driver import (Runner, add_common_args, fmt, get, median_or_inf, start, stride_eval_settings, uptime,
+                                 verdict)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-REPO = os.path.dirname(os.path.dirname(HERE))
-RESULTS = os.path.join(REPO, "benchmarks", "results")
-
-
-def uptime() -> str:
-    try:
-        return subprocess.run(["uptime"], capture_output=True, text=True, timeout=10).stdout.strip()
-    except Exception:  # noqa: BLE001
-        return "load average: %.2f, %.2f, %.2f" % os.getloadavg()
-
-
-def get(d: dict, dotted: str, default=None):
-    for k in dotted.split("."):
-        if not isinstance(d, dict) or k not in d:
-            return default
-        d = d[k]
-    return d
-
-
-class Runner:
-    def __init__(self, logdir: str, timeout: float, stride_src: str) -> None:
-        self.logdir, self.timeout = logdir, timeout
-        pp = [x for x in os.environ.get("PYTHONPATH", "").split(os.pathsep) if x and os.path.abspath(x) != REPO]
-        self.env = dict(os.environ, PYTHONPATH=os.pathsep.join([stride_src, *pp]),
-                        OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", PYTHONHASHSEED="0")
-
-    def __call__(self, name: str, script: str, *args: str) -> dict | None:
-        out = os.path.join(self.logdir, name + ".json")
-        log = os.path.join(self.logdir, name + ".log")
-        cmd = [sys.executable, os.path.join(HERE, script), *map(str, args), "--out", out]
-        la0 = os.getloadavg()[0]
-        t0 = time.time()
-        print(f"  [{time.strftime('%H:%M:%S')}] {name} ...", end="", flush=True)
-        with open(log, "w") as f:
-            try:
-                rc = subprocess.run(cmd, stdout=f, stderr=subprocess.STDOUT, env=self.env, cwd=self.logdir,
-                                    timeout=self.timeout).returncode
-            except subprocess.TimeoutExpired:
-                rc = "timeout"
-        wall = time.time() - t0
-        if rc != 0 or not os.path.exists(out):
-            print(f" FAILED (rc={rc}, {wall:.0f}s wall); see {log}", flush=True)
-            with open(log) as f:
-                tail = f.read()[-1500:]
-            print("    | " + tail.replace("\n", "\n    | "), flush=True)
-            return None
-        with open(out) as f:
-            r = json.load(f)
-        r["_wall_s"], r["_load1_before"], r["_load1_after"] = wall, la0, os.getloadavg()[0]
-        print(f" done ({wall:.0f}s wall, load1 {la0:.2f}->{r['_load1_after']:.2f})", flush=True)
-        return r
-
-
-def stride_defaults(stride_src: str) -> dict:
-    """Stride's evaluation settings from its zoo config (plain dicts; no pipeline run)."""
-    sys.path.insert(0, stride_src)
-    from stride.zoo.cartpole.config.cartpole_dqn_config import main_config
-
-    p, e = main_config["policy"], main_config["env"]
-    eval_freq = get(p, "eval.evaluator.eval_freq")
-    n_sample, upc = get(p, "collect.n_sample"), get(p, "learn.update_per_collect")
-    env_steps_per_eval = eval_freq * n_sample / upc if eval_freq and n_sample and upc else None
-    return {"stop_value": e.get("stop_value"), "n_evaluator_episode": e.get("n_evaluator_episode"),
-            "evaluator_env_num": e.get("evaluator_env_num"), "eval_freq_train_iter": eval_freq,
-            "env_steps_per_eval": env_steps_per_eval}
+CONFIG = "stride.zoo.cartpole.config.cartpole_dqn_config"
 
 
 def floor_spec(stride_run: dict) -> dict:
@@ -126,71 +60,26 @@ def summarize(reps: list, cpu_of, counts_of) -> dict:
     return out
 
 
-def median_or_inf(xs):
-    xs = [math.inf if x is None else x for x in xs]
-    return statistics.median(xs) if xs else None
-
-
-def fmt(x, spec="{:.1f}"):
-    if x is None:
-        return "n/a"
-    if isinstance(x, float) and math.isinf(x):
-        return "not reached"
-    return spec.format(x)
-
-
-def verdict(value, target, op):
-    if value is None or (isinstance(value, float) and (math.isinf(value) or math.isnan(value))):
-        return "n/a"
-    ok = value <= target if op == "<=" else value >= target
-    return "MET" if ok else "NOT MET"
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4])
+    add_common_args(ap)
     ap.add_argument("--max-env-steps", type=int, default=100_000, help="cap per run (both contestants)")
     ap.add_argument("--eval-every", type=int, default=None,
                     help="SB3 evaluation period in env steps (default: Stride's eval_freq x n_sample / update_per_collect)")
     ap.add_argument("--only", nargs="+", choices=["stride", "floor", "sb3", "collector"],
                     default=["stride", "floor", "sb3", "collector"])
-    ap.add_argument("--stride-ref", default=None,
-                    help="benchmark Stride as committed at this git ref (exported to a temp dir with git archive) "
-                         "instead of the working tree, which other people may be editing")
     ap.add_argument("--reps", type=int, default=5,
                     help="runs per seed of each contestant, interleaved (stride, floor, floor-fused, sb3, ...)")
     ap.add_argument("--collector-steps", type=int, default=40_000)
     ap.add_argument("--collector-reps", type=int, default=3)
-    ap.add_argument("--timeout", type=float, default=3600, help="wall seconds per contestant process")
     args = ap.parse_args()
 
-    os.makedirs(RESULTS, exist_ok=True)
-    now = dt.datetime.now(dt.timezone.utc)
-    stamp = now.strftime("%Y-%m-%dT%H%M%SZ")
-    logdir = os.path.join(RESULTS, f"dqn_{stamp}")
-    os.makedirs(logdir)
-    up_start = uptime()
-    if args.stride_ref:
-        stride_src = os.path.join(logdir, "stride_src")
-        os.makedirs(stride_src)
-        sha = subprocess.run(["git", "rev-parse", "--short", args.stride_ref], cwd=REPO, capture_output=True,
-                             text=True, check=True).stdout.strip()
-        arch = subprocess.run(["git", "archive", "--format=tar", sha, "stride"], cwd=REPO, capture_output=True, check=True)
-        subprocess.run(["tar", "-x", "-C", stride_src], input=arch.stdout, check=True)
-        git_state = f"{sha} ({args.stride_ref}, exported with git archive to {stride_src})"
-    else:
-        stride_src = REPO
-        try:
-            head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True).stdout.strip()
-            dirty = subprocess.run(["git", "status", "--porcelain", "--", "stride"], cwd=REPO, capture_output=True,
-                                   text=True).stdout.strip().splitlines()
-            git_state = f"working tree at {head}" + (f" + {len(dirty)} uncommitted paths under stride/" if dirty else " (stride/ clean)")
-        except Exception as e:  # noqa: BLE001
-            git_state = f"unknown ({e!r})"
-    run = Runner(logdir, args.timeout, stride_src)
+    ses = start("dqn", args.stride_ref)
+    logdir, up_start = ses.logdir, ses.up_start
+    run = Runner(logdir, args.timeout, ses.stride_src, HERE)
 
     try:
-        sd = stride_defaults(stride_src)
+        sd = stride_eval_settings(ses.stride_src, CONFIG)
     except Exception as e:  # noqa: BLE001
         sd = {"stop_value": 195, "n_evaluator_episode": 100, "evaluator_env_num": 8, "env_steps_per_eval": None}
         print(f"(could not read Stride's zoo config: {e!r}; using defaults {sd})")
@@ -208,8 +97,8 @@ def main() -> None:
         spec_path = None
         for k in range(args.reps):
             if "stride" in args.only:
-                r = run(f"stride_seed{s}_rep{k}", "stride_dqn.py", "--seed", s, "--max-env-steps", args.max_env_steps,
-                        "--exp-dir", os.path.join(logdir, f"stride_exp_seed{s}_rep{k}"))
+                r = run(f"stride_seed{s}_rep{k}", "bench_common.stride_run", "--algo", "dqn", "--seed", s,
+                        "--max-env-steps", args.max_env_steps, "--exp-dir", os.path.join(logdir, f"stride_exp_seed{s}_rep{k}"))
                 if r:
                     reps["stride"].append(r)
             if spec_path is None and reps["stride"] and "floor" in args.only:
@@ -223,7 +112,8 @@ def main() -> None:
                     if r:
                         reps[key].append(r)
             if "sb3" in args.only:
-                r = run(f"sb3_seed{s}_rep{k}", "sb3_dqn.py", "--seed", s, "--max-env-steps", args.max_env_steps,
+                r = run(f"sb3_seed{s}_rep{k}", "bench_common.sb3_run", "--algo", "dqn", "--seed", s,
+                        "--max-env-steps", args.max_env_steps,
                         "--eval-every", eval_every, "--eval-episodes", sd["n_evaluator_episode"],
                         "--eval-envs", sd["evaluator_env_num"], "--stop-value", sd["stop_value"])
                 if r:
@@ -248,13 +138,8 @@ def main() -> None:
     up_end = uptime()
 
     # ---------------------------------------------------------------- report
-    L = []
+    L = ses.report_header("Stride DQN CartPole-v1 speed benchmark (issue 2)", up_end)
     p = L.append
-    p(f"Stride DQN CartPole-v1 speed benchmark (issue 2) -- {now.strftime('%Y-%m-%d %H:%M UTC')}")
-    p(f"machine: {platform.node()} {os.cpu_count()} cores, {platform.processor() or platform.machine()}, python {platform.python_version()}")
-    p(f"stride checkout: {git_state}")
-    p(f"uptime at start: {up_start}")
-    p(f"uptime at end:   {up_end}")
     st_any = next((r for r in stride_runs.values() if r), None)
     anyr = next((r for d in (stride_runs, sb3_runs, floor_runs) for r in d.values() if r), None)
     if anyr:
@@ -370,16 +255,8 @@ def main() -> None:
         p(f"  3. collector throughput Stride / bare, {model} Q-net, median over processes = {fmt(r3, '{:.3f}')}   "
           f"target >= 0.8   [{verdict(r3, 0.8, '>=')}]")
 
-    text = "\n".join(L)
-    print("\n" + text)
-    path = os.path.join(RESULTS, f"dqn_{now.strftime('%Y-%m-%d')}.txt")
-    with open(path, "w") as f:
-        f.write(text + "\n")
-    with open(os.path.join(logdir, "raw.json"), "w") as f:
-        json.dump({"stride": stride_runs, "floor": floor_runs, "floor_fused": fused_runs, "sb3": sb3_runs, "collector": coll,
-                   "uptime_start": up_start, "uptime_end": up_end, "args": vars(args)}, f, indent=1, default=str)
-    shutil.copy(path, os.path.join(logdir, "report.txt"))
-    print(f"\nreport written to {path}")
+    ses.write_report(L, {"stride": stride_runs, "floor": floor_runs, "floor_fused": fused_runs, "sb3": sb3_runs,
+                         "collector": coll, "uptime_start": up_start, "uptime_end": up_end, "args": vars(args)})
 
 
 if __name__ == "__main__":

@@ -27,10 +27,8 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import cpu, emit, setup_process  # noqa: E402
+from bench_common.proc import cpu, emit, setup_process
 
 EPS = 0.1
 N_ENVS = 8

@@ -19,11 +19,8 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
-import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import cpu, emit, setup_process  # noqa: E402
+from bench_common.proc import cpu, emit, setup_process
 
 DEFAULTS = dict(env_id="CartPole-v1", env_step=10_000, train_iter=3_000, collector_env_num=8,
                 encoder_hidden_size_list=[128, 128, 64], dueling=True, head_layer_num=1,

@@ -5,8 +5,4 @@
 # Creates benchmarks/.venv-peers on first use; Stride is taken from this checkout via PYTHONPATH.
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-REPO="$(cd "$HERE/../.." && pwd)"
-bash "$HERE/setup_peers.sh"
-cd "$REPO"
-export PYTHONPATH="$REPO${PYTHONPATH:+:$PYTHONPATH}"
-exec "$REPO/benchmarks/.venv-peers/bin/python" "$HERE/bench.py" "$@"
+exec bash "$HERE/../bench_common/run.sh" "$HERE/bench.py" "$@"

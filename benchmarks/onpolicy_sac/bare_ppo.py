@@ -17,13 +17,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import sys
 
 import numpy as np
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "dqn"))
-from common import cpu, emit, evaluate_batched, setup_process  # noqa: E402
+from bench_common.evaluate import evaluate_batched
+from bench_common.proc import cpu, emit, setup_process
 
 CLEANRL = dict(n_envs=4, steps_per_env=128, gamma=0.99, lam=0.95, lr=2.5e-4, anneal_iters=500_000 // 512,
                epochs=4, minibatch_size=128, clip=0.2, vclip=0.2, ent=0.01, vf=0.5, max_grad_norm=0.5,

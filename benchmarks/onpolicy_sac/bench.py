@@ -2,55 +2,31 @@
 
 PPO on CartPole-v1 (stop: 100-episode mean >= Stride's stop_value, 475) and SAC on Pendulum-v1 (>= -250).
 Per seed, each contestant runs in its own fresh process (clean CPU accounting and RNG):
-  stride_ppo / stride_sac -- ``serial_pipeline`` on the zoo config (cartpole_ppo_config / pendulum_sac_config)
+  stride_ppo / stride_sac -- ``serial_pipeline`` on the zoo config (cartpole_ppo_config / pendulum_sac_config;
+                             ``bench_common.stride_run``)
   floor_ppo / floor_sac   -- bare PyTorch + NumPy loop doing that seed's Stride env steps and gradient
                              steps (``bare_ppo.py --mode floor`` / ``floor_sac.py``) -> framework overhead
-  sb3_ppo / sb3_sac       -- stable-baselines3 with rl-zoo3's hyper-parameters (``sb3_run.py``), same stop rule
+  sb3_ppo / sb3_sac       -- stable-baselines3 with rl-zoo3's hyper-parameters (``bench_common.sb3_run``), same stop rule
   cleanrl_ppo             -- CleanRL ppo.py default settings as a bare PyTorch loop (``bare_ppo.py --mode cleanrl``)
-Stride and floor repetitions alternate. Reuses the DQN benchmark's helpers (``benchmarks/dqn``).
+Stride and floor repetitions alternate. Shared helpers and the Stride / SB3 contestants: ``benchmarks/bench_common``.
 Prints the report and writes it to ``benchmarks/results/onpolicy_sac_<date>.txt``.
 """
 
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import json
 import math
 import os
-import platform
-import shutil
 import statistics
-import subprocess
-import sys
+
+from bench_common.driver import (Runner, add_common_args, fmt, get, median_or_inf, start, stride_eval_settings, uptime,
+                                 verdict)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-REPO = os.path.dirname(os.path.dirname(HERE))
-RESULTS = os.path.join(REPO, "benchmarks", "results")
-sys.path.insert(0, os.path.join(REPO, "benchmarks", "dqn"))
-from bench import Runner, fmt, get, median_or_inf, uptime, verdict  # noqa: E402  (the DQN driver's helpers)
-
 CONFIG = {"ppo": "stride.zoo.cartpole.config.cartpole_ppo_config", "sac": "stride.zoo.pendulum.config.pendulum_sac_config"}
 ENV = {"ppo": "CartPole-v1", "sac": "Pendulum-v1"}
 ALL = ["stride_ppo", "floor_ppo", "sb3_ppo", "cleanrl_ppo", "stride_sac", "floor_sac", "sb3_sac"]
-
-
-def script(name: str) -> str:
-    return os.path.join(HERE, name)  # absolute: Runner joins it onto the DQN folder, which keeps it as is
-
-
-def stride_defaults(stride_src: str, algo: str) -> dict:
-    import importlib
-
-    sys.path.insert(0, stride_src)
-    mod = importlib.import_module(CONFIG[algo])
-    p, e = mod.main_config["policy"], mod.main_config["env"]
-    eval_freq = get(p, "eval.evaluator.eval_freq")
-    n_sample = get(p, "collect.n_sample")
-    upc = 1 if algo == "ppo" else get(p, "learn.update_per_collect", 1)  # PPO: one train_iter per collect
-    return {"stop_value": e.get("stop_value"), "n_evaluator_episode": e.get("n_evaluator_episode"),
-            "evaluator_env_num": e.get("evaluator_env_num"), "eval_freq_train_iter": eval_freq,
-            "env_steps_per_eval": eval_freq * n_sample / upc if eval_freq and n_sample and upc else None}
 
 
 def floor_spec(algo: str, run: dict) -> dict:
@@ -95,7 +71,7 @@ def floor_spec(algo: str, run: dict) -> dict:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4])
+    add_common_args(ap)
     ap.add_argument("--only", nargs="+", choices=ALL + ["ppo", "sac"], default=ALL,
                     help="contestants to run ('ppo' / 'sac' = all of that algorithm)")
     ap.add_argument("--ppo-max-env-steps", type=int, default=200_000, help="cap per PPO run (every contestant)")
@@ -103,42 +79,22 @@ def main() -> None:
     ap.add_argument("--eval-every-ppo", type=int, default=None, help="peer evaluation period in env steps "
                     "(default: Stride's eval_freq x n_sample)")
     ap.add_argument("--eval-every-sac", type=int, default=None, help="default: eval_freq x n_sample / update_per_collect")
-    ap.add_argument("--stride-ref", default=None,
-                    help="benchmark Stride as committed at this git ref (git archive into the results folder)")
     ap.add_argument("--stride-reps", type=int, default=3, help="Stride runs per seed (median CPU)")
     ap.add_argument("--floor-reps", type=int, default=3, help="floor runs per seed (median CPU)")
-    ap.add_argument("--timeout", type=float, default=3600, help="wall seconds per contestant process")
     args = ap.parse_args()
     only = set()
     for o in args.only:
         only |= {c for c in ALL if c.endswith("_" + o)} if o in ("ppo", "sac") else {o}
 
-    os.makedirs(RESULTS, exist_ok=True)
-    now = dt.datetime.now(dt.timezone.utc)
-    logdir = os.path.join(RESULTS, f"onpolicy_sac_{now.strftime('%Y-%m-%dT%H%M%SZ')}")
-    os.makedirs(logdir)
-    up_start = uptime()
-    if args.stride_ref:
-        stride_src = os.path.join(logdir, "stride_src")
-        os.makedirs(stride_src)
-        sha = subprocess.run(["git", "rev-parse", "--short", args.stride_ref], cwd=REPO, capture_output=True,
-                             text=True, check=True).stdout.strip()
-        arch = subprocess.run(["git", "archive", "--format=tar", sha, "stride"], cwd=REPO, capture_output=True, check=True)
-        subprocess.run(["tar", "-x", "-C", stride_src], input=arch.stdout, check=True)
-        git_state = f"{sha} ({args.stride_ref}, exported with git archive to {stride_src})"
-    else:
-        stride_src = REPO
-        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--", "stride"], cwd=REPO, capture_output=True,
-                               text=True).stdout.strip().splitlines()
-        git_state = f"working tree at {head}" + (f" + {len(dirty)} uncommitted paths under stride/" if dirty else " (stride/ clean)")
-    run = Runner(logdir, args.timeout, stride_src)
+    ses = start("onpolicy_sac", args.stride_ref)
+    logdir, up_start = ses.logdir, ses.up_start
+    run = Runner(logdir, args.timeout, ses.stride_src, HERE)
     print(f"PPO/SAC benchmark, seeds {args.seeds}, contestants {sorted(only)}, logs in {logdir}\n{up_start}")
 
     algos = [a for a in ("ppo", "sac") if any(c.endswith("_" + a) for c in only)]
     sd, data = {}, {}
     for algo in algos:
-        sd[algo] = stride_defaults(stride_src, algo)
+        sd[algo] = stride_eval_settings(ses.stride_src, CONFIG[algo], iters_per_collect=algo != "ppo")
         cap = args.ppo_max_env_steps if algo == "ppo" else args.sac_max_env_steps
         eval_every = (args.eval_every_ppo if algo == "ppo" else args.eval_every_sac) or int(round(sd[algo]["env_steps_per_eval"]))
         sd[algo].update(cap=cap, eval_every=eval_every)
@@ -153,7 +109,7 @@ def main() -> None:
             n_fl = args.floor_reps if f"floor_{algo}" in only else 0
             for k in range(max(n_st, n_fl)):
                 if k < n_st:
-                    r = run(f"stride_{algo}_seed{s}_rep{k}", script("stride_run.py"), "--algo", algo, "--seed", s,
+                    r = run(f"stride_{algo}_seed{s}_rep{k}", "bench_common.stride_run", "--algo", algo, "--seed", s,
                             "--max-env-steps", cap, "--exp-dir", os.path.join(logdir, f"stride_{algo}_exp_seed{s}_rep{k}"))
                     if r:
                         st_reps.append(r)
@@ -163,10 +119,10 @@ def main() -> None:
                         json.dump(floor_spec(algo, st_reps[0]), f, indent=1)
                 if k < n_fl and spec_path:
                     if algo == "ppo":
-                        r = run(f"floor_ppo_seed{s}_rep{k}", script("bare_ppo.py"), "--mode", "floor", "--seed", s,
+                        r = run(f"floor_ppo_seed{s}_rep{k}", "bare_ppo.py", "--mode", "floor", "--seed", s,
                                 "--spec", spec_path)
                     else:
-                        r = run(f"floor_sac_seed{s}_rep{k}", script("floor_sac.py"), "--seed", s, "--spec", spec_path)
+                        r = run(f"floor_sac_seed{s}_rep{k}", "floor_sac.py", "--seed", s, "--spec", spec_path)
                     if r:
                         fl_reps.append(r)
             if st_reps:
@@ -178,21 +134,16 @@ def main() -> None:
                 d["floor"][s] = dict(fl_reps[0], cpu_seconds_reps=[r["cpu_seconds"] for r in fl_reps])
                 d["floor"][s]["cpu_seconds"] = statistics.median(d["floor"][s]["cpu_seconds_reps"])
             if f"sb3_{algo}" in only:
-                d["sb3"][s] = run(f"sb3_{algo}_seed{s}", script("sb3_run.py"), "--algo", algo, "--seed", s,
+                d["sb3"][s] = run(f"sb3_{algo}_seed{s}", "bench_common.sb3_run", "--algo", algo, "--seed", s,
                                   "--max-env-steps", cap, *peer_args)
             if f"cleanrl_{algo}" in only:
-                d["cleanrl"][s] = run(f"cleanrl_{algo}_seed{s}", script("bare_ppo.py"), "--mode", "cleanrl", "--seed", s,
+                d["cleanrl"][s] = run(f"cleanrl_{algo}_seed{s}", "bare_ppo.py", "--mode", "cleanrl", "--seed", s,
                                       "--max-env-steps", cap, *peer_args)
     up_end = uptime()
 
     # ---------------------------------------------------------------- report
-    L = []
+    L = ses.report_header("Stride PPO (CartPole-v1) / SAC (Pendulum-v1) speed benchmark (issue 5)", up_end)
     p = L.append
-    p(f"Stride PPO (CartPole-v1) / SAC (Pendulum-v1) speed benchmark (issue 5) -- {now.strftime('%Y-%m-%d %H:%M UTC')}")
-    p(f"machine: {platform.node()} {os.cpu_count()} cores, {platform.processor() or platform.machine()}, python {platform.python_version()}")
-    p(f"stride checkout: {git_state}")
-    p(f"uptime at start: {up_start}")
-    p(f"uptime at end:   {up_end}")
     p(f"seeds {args.seeds}; Stride reps {args.stride_reps}, floor reps {args.floor_reps} per seed (median CPU)")
     p("timing: process CPU seconds (time.process_time), never wall time; each contestant in a fresh subprocess with "
       "torch.set_num_threads(1); train CPU s excludes the CPU inside evaluations")
@@ -318,16 +269,8 @@ def main() -> None:
     p("")
     p("Targets (issue 5):")
     L.extend(targets)
-    text = "\n".join(L)
-    print("\n" + text)
-    path = os.path.join(RESULTS, f"onpolicy_sac_{now.strftime('%Y-%m-%d')}.txt")
-    with open(path, "w") as f:
-        f.write(text + "\n")
-    with open(os.path.join(logdir, "raw.json"), "w") as f:
-        json.dump({"data": data, "settings": sd, "uptime_start": up_start, "uptime_end": up_end, "args": vars(args)},
-                  f, indent=1, default=str)
-    shutil.copy(path, os.path.join(logdir, "report.txt"))
-    print(f"\nreport written to {path}")
+    ses.write_report(L, {"data": data, "settings": sd, "uptime_start": up_start, "uptime_end": up_end,
+                         "args": vars(args)})
 
 
 if __name__ == "__main__":

@@ -14,13 +14,10 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
-import sys
 
 import numpy as np
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "dqn"))
-from common import cpu, emit, setup_process  # noqa: E402
+from bench_common.proc import cpu, emit, setup_process
 
 
 def main() -> None:

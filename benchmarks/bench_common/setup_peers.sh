@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Create benchmarks/.venv-peers (gitignored) if it is missing: torch 2.13.0 CPU first, then
 # stable-baselines3 + gymnasium constrained to that torch, then rl_zoo3 without its deps (we only
-# read its hyperparams/dqn.yml). Stride itself is used from the repo through PYTHONPATH.
+# read its hyperparams/*.yml). Stride itself is used from the repo through PYTHONPATH.
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 REPO="$(cd "$HERE/../.." && pwd)"

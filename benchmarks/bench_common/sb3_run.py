@@ -1,0 +1,69 @@
+"""SB3 contestant: stable-baselines3 ``DQN`` / ``PPO`` on CartPole-v1 or ``SAC`` on Pendulum-v1 with
+rl-zoo3's tuned hyper-parameters (:mod:`bench_common.rlzoo`), trained to the stop rule of
+:mod:`bench_common.sb3`. Run as ``python -m bench_common.sb3_run --algo dqn|ppo|sac ...``.
+
+DQN exploration: SB3 anneals eps over ``exploration_fraction * total_timesteps``; rl-zoo3 trains for
+``n_timesteps``. We pass the step cap as ``total_timesteps``, so ``exploration_fraction`` is rescaled
+to keep rl-zoo3's absolute schedule (eps reaches its final value after
+``exploration_fraction * n_timesteps`` env steps).
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from bench_common.evaluate import evaluate_batched
+from bench_common.proc import emit, setup_process
+from bench_common.rlzoo import preprocess, rl_zoo3_hyperparams
+from bench_common.sb3 import learn_until_stop
+
+ENV = {"dqn": "CartPole-v1", "ppo": "CartPole-v1", "sac": "Pendulum-v1"}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--algo", choices=sorted(ENV), required=True)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--max-env-steps", type=int, default=200_000)
+    ap.add_argument("--eval-every", type=int, default=2560)
+    ap.add_argument("--eval-episodes", type=int, default=100)
+    ap.add_argument("--eval-envs", type=int, default=8)
+    ap.add_argument("--stop-value", type=float, required=True)
+    ap.add_argument("--out", default=None)
+    args = ap.parse_args()
+    info = setup_process(args.seed)
+
+    import stable_baselines3
+    from stable_baselines3 import DQN, PPO, SAC
+    from stable_baselines3.common.env_util import make_vec_env
+
+    env_id = ENV[args.algo]
+    zoo = rl_zoo3_hyperparams(args.algo, env_id)
+    total = args.max_env_steps
+    hp, n_envs, n_timesteps = preprocess(zoo["raw"], total)
+    policy = hp.pop("policy")
+    if args.algo == "dqn" and "exploration_fraction" in hp:
+        hp["exploration_fraction"] = min(1.0, hp["exploration_fraction"] * n_timesteps / total)
+
+    def evaluate(act_fn):
+        return evaluate_batched(act_fn, args.eval_episodes, args.eval_envs, 10_000 + args.seed, env_id)
+
+    env = make_vec_env(env_id, n_envs=n_envs, seed=args.seed)
+    cls = {"dqn": DQN, "ppo": PPO, "sac": SAC}[args.algo]
+    model = cls(policy, env, seed=args.seed, verbose=0, device="cpu", **hp)
+    run = learn_until_stop(model, total, evaluate, args.eval_every, args.stop_value)
+    res = {
+        "contestant": "sb3", "algo": args.algo, "seed": args.seed, **run, "hyperparams_file": zoo["path"],
+        "hyperparams_raw": {k: (v if isinstance(v, (int, float, str)) else str(v)) for k, v in zoo["raw"].items()},
+        "n_envs": n_envs, "n_timesteps": n_timesteps,
+        "n_params": int(sum(p.numel() for p in model.policy.parameters())),
+        "sb3_version": stable_baselines3.__version__, **info,
+    }
+    if args.algo == "dqn":
+        res.update(exploration_fraction_used=hp.get("exploration_fraction"),
+                   q_net_params=int(sum(p.numel() for p in model.q_net.parameters())))
+    emit(res, args.out)
+
+
+if __name__ == "__main__":
+    main()
