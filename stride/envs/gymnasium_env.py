@@ -238,7 +238,8 @@ class GymnasiumEnv(BaseEnv):
 
     def _prepare_action(self, action: Any) -> Any:
         """Make the env if needed, check ``action`` against the space and map a scaled Box action."""
-        self._make()
+        if self._env is None or self._obs_space is None:
+            self._make()
         if self._enforce_order and not self._was_reset:
             raise gym.error.ResetNeeded("Cannot call env.step() before calling env.reset()")
         action = self._check_action(action)
