@@ -24,9 +24,7 @@ from __future__ import annotations
 
 import logging
 import multiprocessing as mp
-import os
 import pickle
-import select
 import time
 from collections import deque
 from multiprocessing.connection import wait as mp_wait
@@ -38,6 +36,7 @@ from ...utils.errors import ConfigError, StrideError
 from ..base_env import BaseEnv, BaseEnvTimestep
 from .base import BaseEnvManager
 from .shm import ObsBlock, obs_layout, shm_available
+from .spin import CAN_SPIN, SpinWait, make_poller
 from .worker import CRASH, worker_main
 
 logger = logging.getLogger(__name__)
@@ -45,7 +44,6 @@ logger = logging.getLogger(__name__)
 _PROTO = pickle.HIGHEST_PROTOCOL
 _PRELOAD = ["numpy", "gymnasium", "cloudpickle", "stride.envs.env_manager.worker"]
 _preload_set = False
-_CAN_SPIN = hasattr(select, "poll") and hasattr(os, "sched_yield")  # not on Windows
 
 
 class _Cmd:
@@ -98,7 +96,8 @@ class WorkerPoolEnvManager(BaseEnvManager):
             connect_timeout=60.0,
             # (float) seconds the parent (waiting for a reply) and a worker (waiting for the next
             # command) poll their pipe, yielding the CPU between polls, before they block in the
-            # kernel; 0 = always block. Only while recent waits were that short (see _wait_spin).
+            # kernel; 0 = always block. Off by itself while waits are longer or the core is
+            # contended (spin.py).
             spin_wait=0.0005,
         )
         return cfg
@@ -128,8 +127,7 @@ class WorkerPoolEnvManager(BaseEnvManager):
         self._step_cmd_timeout = c["step_timeout"]
         if c["step_timeout"] is not None and c["reset_timeout"] is not None:
             self._step_cmd_timeout = c["step_timeout"] + c["reset_timeout"]  # a step may include the in-place reset
-        self._spin = max(float(c["spin_wait"]), 0.0) if _CAN_SPIN else 0.0
-        self._spin_ok = self._spin > 0  # recent waits were short: spin before blocking
+        self._spin = SpinWait(c["spin_wait"])
         # Episode ends are reset inside the step command unless only reset_timeout is set: then a
         # hung reset must be told apart from a step that may legitimately take any time.
         self._reset_in_place = not (c["step_timeout"] is None and c["reset_timeout"] is not None)
@@ -152,14 +150,13 @@ class WorkerPoolEnvManager(BaseEnvManager):
             parent, child = ctx.Pipe(duplex=True)
             w.block = ObsBlock(self._layout, len(w.env_ids)) if self._layout is not None else None
             w.proc = ctx.Process(target=worker_main, args=(child, fns, seeds, self._dynamic_seed, self._layout,
-                                                           self._spin),
+                                                           self._spin.spin_s),
                                  daemon=True, name=f"stride-env-worker-{w.index}")
             w.proc.start()
             child.close()
             w.conn = parent
-            if _CAN_SPIN:
-                w.poller = select.poll()
-                w.poller.register(parent.fileno(), select.POLLIN)
+            if CAN_SPIN:
+                w.poller = make_poller(parent.fileno())
             w.pending.clear()
             if w.block is not None:
                 from multiprocessing.reduction import send_handle
@@ -355,19 +352,19 @@ class WorkerPoolEnvManager(BaseEnvManager):
                 self._renew_worker(expired, f"exceeded its {expired.pending[0].kind} timeout of {expired.pending[0].timeout} s")
                 self._raise_user_error()
                 continue
-            if self._spin_ok and self._wait_spin(busy, timeout):
+            if self._spin.poll([w.poller for w in busy], float("inf") if timeout is None else timeout):
                 for w in busy:
                     self._receive(w)
                 self._raise_user_error()
                 continue
-            blocked_at = time.perf_counter()
+            self._spin.blocking()
             if timeout is None and self._in_order:
                 self._receive(busy[0], block=True)  # all replies are needed: a blocking read is cheapest
+                self._spin.blocked()
                 self._raise_user_error()
-                self._spin_ok = self._spin > 0 and time.perf_counter() - blocked_at < self._spin
                 continue
             ready = mp_wait([w.conn for w in busy] + [w.proc.sentinel for w in busy], timeout)
-            self._spin_ok = self._spin > 0 and time.perf_counter() - blocked_at < self._spin
+            self._spin.blocked()
             if not ready:
                 if end is not None and time.monotonic() >= end:
                     return False
@@ -377,30 +374,6 @@ class WorkerPoolEnvManager(BaseEnvManager):
                     self._receive(w)
             self._raise_user_error()
         return True
-
-    def _wait_spin(self, busy: List[_Worker], timeout: Optional[float]) -> bool:
-        """Poll the pipes of ``busy`` for up to ``spin_wait`` s (within ``timeout``); True if one is readable.
-
-        Why: a reply from a cheap env comes back in tens of microseconds, but a process blocked in
-        the kernel takes about as long again to be woken and scheduled (far longer on a busy or
-        virtualised box), and the peers pay that wake-up on every message (SB3, Gymnasium and
-        Tianshou block in ``recv``/``select`` per env). Between polls the CPU is yielded, so a
-        worker sharing this core runs. When the spin runs out (a slow env), spinning is switched
-        off until a blocking wait comes back within ``spin_wait`` again, so slow envs cost no
-        spinning per step.
-        """
-        budget = self._spin if timeout is None else min(self._spin, timeout)
-        pollers = [w.poller for w in busy]
-        clock, yield_cpu = time.perf_counter, os.sched_yield
-        end = clock() + budget
-        while True:
-            for p in pollers:
-                if p.poll(0):
-                    return True
-            if clock() >= end:
-                self._spin_ok = budget < self._spin  # only a full spin that ran out switches it off
-                return False
-            yield_cpu()
 
     def _receive(self, w: _Worker, block: bool = False) -> None:
         """Handle every reply ``w`` has ready (waiting for the first one if ``block``), or its death."""

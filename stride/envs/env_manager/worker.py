@@ -33,10 +33,8 @@ from __future__ import annotations
 
 import os
 import pickle
-import select
 import signal
 import sys
-import time
 import traceback
 from typing import Any, List, Optional
 
@@ -44,6 +42,7 @@ import cloudpickle
 
 from ...utils.errors import StrideError
 from .shm import ObsBlock
+from .spin import SpinWait, make_poller
 
 OK, CRASH, USER = 0, 1, 2
 NO_RESET = -1
@@ -90,29 +89,20 @@ def _put_obs(block: Optional[ObsBlock], slot: int, obs: Any) -> Any:
     return None
 
 
-def _next_message(conn: Any, poller: Any, spin_s: float, spinning: bool) -> tuple:
-    """The next command (None on EOF) and whether to spin next time.
-
-    With ``spinning``, poll the pipe for up to ``spin_s`` (yielding the CPU between polls) before
-    blocking: the parent's next command usually follows the reply within microseconds, sooner
-    than a blocked process is woken. A wait that outlasts the spin switches spinning off until a
-    blocking wait is short again (a parent busy elsewhere costs no spinning per command).
-    """
-    if spinning:
-        clock, end = time.perf_counter, time.perf_counter() + spin_s
-        while not poller.poll(0):
-            if clock() >= end:
-                spinning = False
-                break
-            os.sched_yield()
-    started = time.perf_counter()
+def _next_message(conn: Any, poller: Any, spin: SpinWait) -> Any:
+    """The next command (None on EOF), polled for a moment before blocking (spin.py)."""
+    if poller is None or not spin.poll([poller], spin.spin_s):
+        spin.blocking()
+        try:
+            blob = conn.recv_bytes()
+        except (EOFError, OSError):
+            return None
+        spin.blocked()
+        return pickle.loads(blob)
     try:
-        blob = conn.recv_bytes()
+        return pickle.loads(conn.recv_bytes())
     except (EOFError, OSError):
-        return None, spinning
-    if not spinning and spin_s > 0:
-        spinning = time.perf_counter() - started < spin_s
-    return pickle.loads(blob), spinning
+        return None
 
 
 def worker_main(conn: Any, env_fns_blob: bytes, env_seeds: List[Optional[int]], dynamic_seed: bool,
@@ -150,14 +140,11 @@ def worker_main(conn: Any, env_fns_blob: bytes, env_seeds: List[Optional[int]], 
             return _crash(e)
 
     reset_kwargs: dict = {}
-    poller = None
-    if spin_s > 0:  # the parent passes 0 where select.poll / os.sched_yield are missing
-        poller = select.poll()
-        poller.register(conn.fileno(), select.POLLIN)
-    spinning = spin_s > 0
+    spin = SpinWait(spin_s)
+    poller = make_poller(conn.fileno()) if spin.spin_s > 0 else None
     try:
         while True:
-            msg, spinning = _next_message(conn, poller, spin_s, spinning)
+            msg = _next_message(conn, poller, spin)
             if msg is None:
                 break  # the parent is gone
             cmd = msg[0]

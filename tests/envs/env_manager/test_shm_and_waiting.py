@@ -70,3 +70,32 @@ def test_spinning_or_blocking_waits_give_the_same_results(make_manager, partial)
     ref.seed(5)
     ref.launch()
     assert runs[0] == runs[1] == _stream(ref, 60, partial)
+
+
+def test_spin_wait_polls_then_gives_up_and_turns_itself_back_on():
+    import os
+
+    from stride.envs.env_manager.spin import CAN_SPIN, SpinWait, make_poller
+
+    if not CAN_SPIN:
+        assert SpinWait(0.001).spin_s == 0.0 and not SpinWait(0.001).enabled
+        return
+    r, w = os.pipe()
+    try:
+        poller = make_poller(r)
+        spin = SpinWait(0.002)
+        assert spin.enabled
+        assert spin.poll([poller], 0.0) is False and spin.enabled  # a zero budget is no verdict
+        assert spin.poll([poller], float("inf")) is False  # nothing comes: it gives up ...
+        assert not spin.enabled or spin.resume_at > 0  # ... switched off (or backed off: busy core)
+        assert spin.poll([poller], float("inf")) is False
+        spin.blocking()
+        spin.blocked()  # a blocking wait that came back at once turns polling back on
+        assert spin.enabled
+        spin.resume_at = 0.0
+        os.write(w, b"x")
+        assert spin.poll([poller], float("inf")) is True
+        assert SpinWait(0.0).poll([poller], float("inf")) is False  # 0 = always block
+    finally:
+        os.close(r)
+        os.close(w)
