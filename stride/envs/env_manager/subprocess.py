@@ -13,10 +13,10 @@ than the peers on purpose:
 * **Observations through shared memory that cannot leak**: an anonymous ``memfd`` per worker,
   handed over the pipe (no ``/dev/shm`` name, so even a SIGKILLed parent leaves nothing behind).
   A reply that covers all of a worker's envs costs one copy of its block, not one per env.
-* **No wake-up per message.** Parent and workers poll their pipe for up to ``spin_wait`` before
-  blocking (``pool.py``): a cheap env's reply beats the ~20-60 us it takes the kernel to wake a
-  blocked process, which the peers pay twice per env per step. Measured on this repository's
-  2-core box, CartPole x8: 3.6-4.5x the best subprocess peer (``benchmarks/env_managers``).
+* **No wake-up per message on a free core.** Parent and workers poll their pipe for up to
+  ``spin_wait`` before blocking (``spin.py``): a cheap env's reply beats the ~20-60 us it takes
+  the kernel to wake a blocked process, which the peers pay twice per env per step. Polling turns
+  itself off for slow envs and backs off on a contended core, where blocking wins.
 * **Faults are survived, not fatal** (DI-engine closes the manager on a child exception and raises
   ``EOFError`` on a dead child, DI-engine#623; Gymnasium and SB3 have no per-env restart): an
   exception in ``step`` closes that episode with ``info['abnormal'] = True``; dead and hung
