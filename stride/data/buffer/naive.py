@@ -1,8 +1,11 @@
 """``NaiveReplayBuffer``: a FIFO ring of transitions sampled uniformly.
 
 Stored in preallocated columns (``ColumnStorage``). Two ways out: the seeds' ``sample`` (a list of
-dicts) and ``sample_batch`` (one array per field, no Python object per item), which the learner
-uses. A push longer than the capacity keeps the newest items (DI-engine over-counts there).
+dicts, built column-wise by :mod:`stride.data.items`: one ``take`` per field, one dict display per
+item) and ``sample_batch`` (one array per field, no Python object per item), which the learner
+uses: one ``rng.integers`` and one ``take`` per field, within a few percent of a bare NumPy ring.
+A single pushed item is written field by field without temporary arrays (``append_one``). A push
+longer than the capacity keeps the newest items (DI-engine over-counts there).
 """
 
 from __future__ import annotations

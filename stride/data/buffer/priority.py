@@ -12,7 +12,7 @@ Per slot it keeps the priority ``p`` the learner sent (or the one an item was pu
   over every stored item (the least likely one), ``beta`` annealed linearly to 1 over
   ``anneal_step`` sample calls.
 
-Why it is fast: one sample + update of 64 is ~20 NumPy calls in all -- the sampler hands back the
+Why it is fast: one sample + update of 64 is ~25 NumPy calls in all -- the sampler hands back the
 accepted leaves with the slots (no second gather for IS), ``update`` checks ids / finiteness /
 the new maximum with one reduction each and passes the batch's largest and smallest weight to the
 sampler (``max(p^alpha) = max(p)^alpha``), and the smallest positive leaf is cached.
