@@ -19,51 +19,34 @@ Tianshou's ``sample``, which gathers columns too but walks its ``Batch`` tree in
 from __future__ import annotations
 
 import functools
-import types
 from typing import Any, Callable, Dict, List, Mapping, Sequence, Tuple
 
 import numpy as np
 
 # 1-D dtypes whose .tolist() values default_collate stacks back into the same dtype
 _PY_SCALAR_DTYPES = frozenset({np.dtype(np.float32), np.dtype(np.int64), np.dtype(np.bool_)})
-_MARK = "\x00stride-key-"  # placeholder constants, replaced by the real keys in the compiled code
-
-
-def _with_keys(code: types.CodeType, keys: Tuple[str, ...]) -> types.CodeType:
-    """``code`` with every placeholder constant ``_MARK + str(i)`` replaced by ``keys[i]``
-    (also inside tuples of constants and nested code objects, e.g. a comprehension's)."""
-    def real(c: Any) -> Any:
-        if isinstance(c, str) and c.startswith(_MARK):
-            return keys[int(c[len(_MARK):])]
-        if isinstance(c, tuple):
-            return tuple(real(x) for x in c)
-        if isinstance(c, types.CodeType):
-            return _with_keys(c, keys)
-        return c
-
-    return code.replace(co_consts=tuple(real(c) for c in code.co_consts))
 
 
 @functools.lru_cache(maxsize=64)
-def row_builder(keys: Tuple[str, ...], tolist: Tuple[bool, ...]) -> Callable[..., List[Dict[str, Any]]]:
+def row_builder(keys: Tuple[Any, ...], tolist: Tuple[bool, ...]) -> Callable[..., List[Dict[str, Any]]]:
     """``build(c_0, ..., c_n-1) -> [{keys[0]: row_0, ...}, ...]``, compiled for one key set.
 
     Argument ``i`` is iterated as it is, or, where ``tolist[i]``, as ``c_i.tolist()`` (arrays).
-    The compiled source holds no user text: keys enter as placeholder constants that are swapped
-    for the real strings in the code object (so the dict display still uses constant keys)."""
+    String keys enter the source as their ``repr`` (a literal that evaluates back to the same string
+    whatever it holds, so no key can inject code); other keys take ``dict(zip(keys, row))``."""
     n = len(keys)
-    args = ", ".join(f"c{i}" for i in range(n))
-    names = ", ".join(f"v{i}" for i in range(n)) + ("," if n == 1 else "")
-    body = ", ".join(f"{_MARK + str(i)!r}: v{i}" for i in range(n))
     sources = ", ".join(f"c{i}.tolist()" if tolist[i] else f"c{i}" for i in range(n))
-    namespace: Dict[str, Any] = {}
+    args = ", ".join(f"c{i}" for i in range(n))
+    if not all(type(k) is str for k in keys):
+        fields = tuple(keys)
+        namespace: Dict[str, Any] = {"fields": fields}
+        exec(f"def build({args}):\n    return [dict(zip(fields, row)) for row in zip({sources})]\n", namespace)  # noqa: S102
+        return namespace["build"]
+    names = ", ".join(f"v{i}" for i in range(n)) + ("," if n == 1 else "")
+    body = ", ".join(f"{k!r}: v{i}" for i, k in enumerate(keys))
+    namespace = {}
     exec(f"def build({args}):\n    return [{{{body}}} for {names} in zip({sources})]\n", namespace)  # noqa: S102
-    build = namespace["build"]
-    build.__code__ = _with_keys(build.__code__, keys)
-    probe = build(*[np.zeros(1)] * n)  # the swap must have reached every key (else: fail loudly, once)
-    if list(probe[0]) != list(dict.fromkeys(keys)):
-        raise RuntimeError(f"row_builder: compiled keys {list(probe[0])} != {list(keys)}")
-    return build
+    return namespace["build"]
 
 
 def item_builder(cols: Mapping[str, np.ndarray], extra_keys: Sequence[str] = ()) -> Callable[..., List[Dict[str, Any]]]:

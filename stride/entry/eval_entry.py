@@ -21,10 +21,11 @@ import torch
 
 from ..config import load_json_config
 from ..config.compile import import_components
-from ..utils.errors import ConfigError, StrideError
+from ..utils.errors import ConfigError
 from ..utils.registry import POLICY_REGISTRY
 from ..utils.seed import set_pkg_seed
 from ..worker import BaseSerialEvaluator
+from ..worker.learner.learner import read_checkpoint
 from .utils import build_env_managers, resolve_resume
 
 FRESH_SEED_OFFSET = 10_000  # evaluator envs of training are seeded with the run's seed
@@ -45,10 +46,7 @@ def eval_pipeline(path: str, n_episode: Optional[int] = None, seed: Optional[int
     torch.set_num_threads(int(cfg.get("num_threads", 1)))
     set_pkg_seed(seed, use_cuda=cfg.policy.cuda)
     policy = POLICY_REGISTRY.get(cfg.policy.type)(cfg.policy, enable_field=["eval"])
-    try:
-        state = torch.load(ckpt, map_location="cpu", weights_only=True)
-    except Exception as e:
-        raise StrideError(f"checkpoint '{ckpt}' cannot be loaded safely (weights_only): {e}") from None
+    state = read_checkpoint(ckpt)
     policy.eval_mode.load_state_dict({"model": state["policy"]["model"]})
     collector_env, env = build_env_managers(cfg, seed)
     try:

@@ -10,11 +10,12 @@ uninterrupted one would (checkpoints load with ``torch.load(weights_only=True)``
 
 from __future__ import annotations
 
-import os
 from typing import Any, Dict
 
 import numpy as np
 import torch
+
+from ..npz import load_npz, save_npz
 
 
 class AdvancedPersistence:
@@ -32,27 +33,16 @@ class AdvancedPersistence:
         """Write the live items (oldest first) with ids, priorities, use counts and collect iterations
         to an ``.npz`` file, without pickle."""
         order = self.live_slots()
-        arrays = {f"col/{k}": v for k, v in (self._live_columns(order) if order.size else {}).items()}
-        arrays["meta/replay_unique_id"] = self._ids[order]
-        arrays["meta/priority"] = self._prio[order]
-        arrays["meta/use_count"] = self._use[order]
-        arrays["meta/collect_iter"] = self._collect_iter[order]
-        arrays["meta/next_id"] = np.asarray(self._next_id)
-        arrays["meta/max_priority"] = np.asarray(self._pri.max_priority)
-        tmp = f"{path}.tmp{os.getpid()}.npz"
-        np.savez(tmp, **arrays)
-        os.replace(tmp, path)
+        save_npz(path, self._live_columns(order) if order.size else {},
+                 {"replay_unique_id": self._ids[order], "priority": self._prio[order], "use_count": self._use[order],
+                  "collect_iter": self._collect_iter[order], "next_id": self._next_id,
+                  "max_priority": self._pri.max_priority})
 
     def load_data(self, path: str) -> None:
         """Replace the contents with what :meth:`save_data` wrote (the newest ``capacity`` items if more)."""
-        with np.load(path, allow_pickle=False) as f:
-            cols = {k[4:]: f[k] for k in f.files if k.startswith("col/")}
-            ids = f["meta/replay_unique_id"]
-            prio = f["meta/priority"]
-            use = f["meta/use_count"]
-            cit = f["meta/collect_iter"]
-            next_id = int(f["meta/next_id"])
-            max_p = float(f["meta/max_priority"])
+        cols, meta = load_npz(path)
+        ids, prio, use, cit = meta["replay_unique_id"], meta["priority"], meta["use_count"], meta["collect_iter"]
+        next_id, max_p = int(meta["next_id"]), float(meta["max_priority"])
         self._storage.clear()
         self._reset_meta()
         if self._file:

@@ -11,7 +11,6 @@ plus the episode lengths); ``state_dict`` holds tensors and plain values.
 
 from __future__ import annotations
 
-import os
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
 
 import numpy as np
@@ -20,6 +19,7 @@ import torch
 from ...config.config import merge_config
 from ...utils.errors import ConfigError
 from ...utils.registry import BUFFER_REGISTRY
+from ..npz import load_npz, save_npz
 from ..storage import _as_array
 
 META_KEYS = ("replay_unique_id", "replay_buffer_idx")
@@ -194,21 +194,13 @@ class EpisodeReplayBuffer:
     def save_data(self, path: str) -> None:
         """Write the episodes (oldest first) and their ids to an ``.npz`` file, without pickle."""
         order = self._order()
-        arrays = {f"col/{k}": v for k, v in self._flat(order).items()}
-        arrays["meta/episode_len"] = np.asarray(self.episode_len, dtype=np.int64)
-        arrays["meta/replay_unique_id"] = self._ids[order]
-        arrays["meta/next_id"] = np.asarray(self._next_id)
-        tmp = f"{path}.tmp{os.getpid()}.npz"
-        np.savez(tmp, **arrays)
-        os.replace(tmp, path)
+        save_npz(path, self._flat(order), {"episode_len": np.asarray(self.episode_len, dtype=np.int64),
+                                           "replay_unique_id": self._ids[order], "next_id": self._next_id})
 
     def load_data(self, path: str) -> None:
         """Replace the contents with what :meth:`save_data` wrote (the newest ``capacity`` episodes if more)."""
-        with np.load(path, allow_pickle=False) as f:
-            cols = {k[4:]: f[k] for k in f.files if k.startswith("col/")}
-            lengths = f["meta/episode_len"]
-            ids = f["meta/replay_unique_id"]
-            next_id = int(f["meta/next_id"])
+        cols, meta = load_npz(path)
+        lengths, ids, next_id = meta["episode_len"], meta["replay_unique_id"], int(meta["next_id"])
         self.clear()
         eps = self._unflat(cols, lengths)[-self._capacity:]
         ids = ids[-self._capacity:]

@@ -10,7 +10,6 @@ longer than the capacity keeps the newest items (DI-engine over-counts there).
 
 from __future__ import annotations
 
-import os
 from typing import Any, Dict, List, Optional, Union
 
 import numpy as np
@@ -18,6 +17,7 @@ import torch
 
 from ...config.config import merge_config
 from ...utils.registry import BUFFER_REGISTRY
+from ..npz import load_npz, save_npz
 from ..storage import ColumnStorage
 
 META_KEYS = ("replay_unique_id", "replay_buffer_idx")
@@ -121,19 +121,12 @@ class NaiveReplayBuffer:
         """Write the items (oldest first) and their ids to an ``.npz`` file, without pickle."""
         state = self._storage.numeric_state() if self._storage.size else {}
         order = self._storage.valid_slots()
-        arrays = {f"col/{k}": v for k, v in state.items()}
-        arrays["meta/replay_unique_id"] = self._ids[order]
-        arrays["meta/next_id"] = np.asarray(self._next_id)
-        tmp = f"{path}.tmp{os.getpid()}.npz"
-        np.savez(tmp, **arrays)
-        os.replace(tmp, path)
+        save_npz(path, state, {"replay_unique_id": self._ids[order], "next_id": self._next_id})
 
     def load_data(self, path: str) -> None:
         """Replace the contents with what :meth:`save_data` wrote."""
-        with np.load(path, allow_pickle=False) as f:
-            cols = {k[4:]: f[k] for k in f.files if k.startswith("col/")}
-            ids = f["meta/replay_unique_id"]
-            next_id = int(f["meta/next_id"])
+        cols, meta = load_npz(path)
+        ids, next_id = meta["replay_unique_id"], int(meta["next_id"])
         self.clear()
         self._storage.columns = {}
         if cols:

@@ -154,12 +154,10 @@ class BaseEnvManager:
                 env.seed(self._seed + i, dynamic_seed=self._dynamic_seed)
 
     def _draw_episode_seed(self, env_id: int) -> Optional[int]:
-        if self._seed_streams is None:
-            return None
-        queue = self._seed_queue[env_id]
-        if not queue:
-            self._fill_seed_queue(env_id)
-        return queue.pop()
+        seed = self._peek_episode_seed(env_id)
+        if seed is not None:
+            self._seed_queue[env_id].pop()
+        return seed
 
     def _peek_episode_seed(self, env_id: int) -> Optional[int]:
         """The seed the next :meth:`_draw_episode_seed` will return, without drawing it."""

@@ -22,6 +22,17 @@ from .hooks import POSITIONS, LearnerHook, LoadCkptHook, LogFlushHook, LogShowHo
 CKPT_FORMAT = 1
 
 
+def read_checkpoint(path: str) -> Dict[str, Any]:
+    """A checkpoint file's contents, loaded with ``weights_only`` (no code runs); one clear error if
+    it is missing or not loadable that way."""
+    if not os.path.isfile(path):
+        raise StrideError(f"checkpoint '{path}' does not exist")
+    try:
+        return torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as e:
+        raise StrideError(f"checkpoint '{path}' cannot be loaded safely (weights_only): {e}") from None
+
+
 class BaseLearner:
     """Train a policy's learn mode, with hooks, logs and checkpoints."""
 
@@ -171,12 +182,7 @@ class BaseLearner:
 
     def load_checkpoint(self, path: str) -> None:
         """Restore the policy, counters, RNG states and registered components from ``path``."""
-        if not os.path.isfile(path):
-            raise StrideError(f"checkpoint '{path}' does not exist")
-        try:
-            state = torch.load(path, map_location="cpu", weights_only=True)
-        except Exception as e:
-            raise StrideError(f"checkpoint '{path}' cannot be loaded safely (weights_only): {e}") from None
+        state = read_checkpoint(path)
         self._policy.load_state_dict(state["policy"])
         self._train_iter = int(state["train_iter"])
         self._envstep = int(state["envstep"])
