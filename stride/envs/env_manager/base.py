@@ -171,6 +171,9 @@ class BaseEnvManager:
     def _fill_seed_queue(self, env_id: int) -> None:
         # one call for 64 seeds is the same sequence as 64 single draws, at a tenth of the cost
         block = self._seed_streams[env_id].integers(0, 2**31 - 1, size=_SEED_BLOCK).tolist()
+        prepare = getattr(self._envs[env_id], "prepare_episode_seeds", None)
+        if prepare is not None:  # an in-process env may precompute its generator states for them
+            prepare(block)
         block.reverse()
         self._seed_queue[env_id][:0] = block  # in place: callers hold the list
 
