@@ -269,12 +269,33 @@ class GymnasiumEnv(BaseEnv):
         if self._cast_obs:
             obs = self._obs(obs)
         if terminated or truncated:
-            info = dict(info)
-            info["terminated"] = bool(terminated)
-            info["truncated"] = bool(truncated and not terminated)
-            info["eval_episode_return"] = float(self._episode_return)
-            return _new_tuple(BaseEnvTimestep, (obs, reward, True, info))
+            return self.end_timestep(obs, reward, terminated, truncated, info)
         return _new_tuple(BaseEnvTimestep, (obs, reward, False, info))
+
+    def end_timestep(self, obs: Any, reward: Any, terminated: Any, truncated: Any, info: dict) -> BaseEnvTimestep:
+        """The last timestep of an episode (``_episode_return`` already holds ``reward``): a copy
+        of ``info`` with ``terminated``, ``truncated`` (only when not terminated) and the return."""
+        info = dict(info)
+        info["terminated"] = bool(terminated)
+        info["truncated"] = bool(truncated and not terminated)
+        info["eval_episode_return"] = float(self._episode_return)
+        return _new_tuple(BaseEnvTimestep, (obs, reward, True, info))
+
+    def step_kernel(self) -> Optional[tuple]:
+        """``(self, raw_step, actions, lo, hi)``: :meth:`step`'s hot path as data, for a manager
+        that runs it inline (one Python frame less per env step; see ``BaseEnvManager.step``).
+
+        For an int action ``a`` (Python or ``np.int64``) with ``lo <= a < hi`` the caller does
+        exactly what :meth:`step` does: ``raw_step(actions[a - lo])``, adds the reward to
+        ``self._episode_return`` and builds the timestep (:meth:`end_timestep` when the episode
+        ended); any other action goes through :meth:`step`. None (call :meth:`step`) unless the
+        env was reset, is discrete with cached actions, needs no observation cast and ``step``
+        is not overridden. Valid until the env is closed; take a new one after each reset.
+        """
+        if (type(self).step is not GymnasiumEnv.step or self._cast_obs or self._env is None
+                or self._fast_lo >= self._fast_hi):
+            return None
+        return (self, self._env.step, self._int_actions, self._fast_lo, self._fast_hi)
 
     def _prepare_action(self, action: Any) -> Any:
         """Make the env if needed, check ``action`` against the space and map a scaled Box action."""

@@ -30,6 +30,8 @@ from ..base_env import BaseEnv, BaseEnvTimestep
 logger = logging.getLogger(__name__)
 
 _SEED_BLOCK = 64  # episode seeds drawn from an env's stream at a time
+_NP_INT64 = np.int64
+_new_tuple = tuple.__new__  # builds a BaseEnvTimestep at half the cost of its Python-level __new__
 
 
 def _as_plain(action: Any) -> Any:
@@ -41,6 +43,12 @@ def _as_plain(action: Any) -> Any:
     if hasattr(action, "tolist"):
         return action.tolist()
     return action
+
+
+def _step_kernel(env: Any) -> Optional[tuple]:
+    """``env.step_kernel()`` (None for an env without one, e.g. a duck-typed env)."""
+    get = getattr(env, "step_kernel", None)
+    return None if get is None else get()
 
 
 @ENV_MANAGER_REGISTRY.register("base")
@@ -87,6 +95,7 @@ class BaseEnvManager:
         self._episode_count = [0] * self._env_num
         self._episode_seed: List[Optional[int]] = [None] * self._env_num
         self._episode_actions: List[list] = [[] for _ in range(self._env_num)]
+        self._kernels: List[Optional[tuple]] = [None] * self._env_num  # env.step_kernel() since its last reset
         self._spaces: Optional[tuple] = None
         self._reset_param: Dict[int, dict] = {}
 
@@ -229,6 +238,7 @@ class BaseEnvManager:
             self._episode_seed[env_id] = seed
             self._episode_actions[env_id] = []
             self._ready_obs[env_id] = obs
+            self._kernels[env_id] = _step_kernel(self._envs[env_id])
             return
         self.close()
         raise RuntimeError(
@@ -237,6 +247,7 @@ class BaseEnvManager:
         ) from last_exc
 
     def _renew_env(self, env_id: int) -> None:
+        self._kernels[env_id] = None
         try:
             self._envs[env_id].close()
         except Exception:  # the broken env may not close cleanly
@@ -248,18 +259,37 @@ class BaseEnvManager:
 
         The loop does per env only what the contract needs beyond the env's own step (record the
         action for exact resume, hand out the timestep, update ``ready_obs``); episode ends and
-        crashes leave it for :meth:`_episode_end` / :meth:`_step_failed`.
+        crashes leave it for :meth:`_episode_end` / :meth:`_step_failed`. An env with a
+        :meth:`~stride.envs.BaseEnv.step_kernel` (a reset ``GymnasiumEnv`` with discrete
+        actions) has its ``step`` run inline here for an int action in range: the same work
+        without the wrapper's Python frame, which costs as much as the rest of this loop.
         """
         if self._closed:
             raise StrideError("env manager is closed; call launch() first")
         out: Dict[int, BaseEnvTimestep] = {}
-        envs, ready, recorded = self._envs, self._ready_obs, self._episode_actions
+        envs, ready, recorded, kernels = self._envs, self._ready_obs, self._episode_actions, self._kernels
         if not actions.keys() <= ready.keys():  # refuse before stepping anything: no half-applied call
             env_id = next(i for i in actions if i not in ready)
             raise StrideError(f"env {env_id} is not ready (ready envs: {sorted(ready)})")
         for env_id, action in actions.items():
+            kernel = kernels[env_id]
             try:
-                timestep = envs[env_id].step(action)
+                if kernel is not None:
+                    env, raw_step, table, lo, hi = kernel
+                    t = type(action)
+                    if (t is int or t is _NP_INT64) and lo <= action < hi:  # GymnasiumEnv.step, inline
+                        obs, reward, terminated, truncated, info = raw_step(table[action - lo])
+                        env._episode_return += reward
+                        if not (terminated or truncated):
+                            out[env_id] = _new_tuple(BaseEnvTimestep, (obs, reward, False, info))
+                            ready[env_id] = obs
+                            recorded[env_id].append(action)
+                            continue
+                        timestep = env.end_timestep(obs, reward, terminated, truncated, info)
+                    else:
+                        timestep = env.step(action)
+                else:
+                    timestep = envs[env_id].step(action)
             except StrideError:
                 raise
             except Exception as e:  # the env crashed: close the episode as abnormal, never stitch it
@@ -294,6 +324,7 @@ class BaseEnvManager:
         if self._closed:
             return
         self._closed = True
+        self._kernels = [None] * self._env_num
         for i, env in enumerate(self._envs):
             if env is not None:
                 try:
@@ -377,6 +408,7 @@ class BaseEnvManager:
             self._episode_seed[i] = ep["seed"]
             self._episode_actions[i] = list(actions)
             self._ready_obs[i] = obs
+            self._kernels[i] = _step_kernel(env)
 
 
 def create_env_manager(manager_cfg: dict, env_fn: List[Callable[[], BaseEnv]]) -> BaseEnvManager:
