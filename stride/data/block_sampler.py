@@ -14,6 +14,8 @@ from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 import numpy as np
 
+from .draws import uniform_ints
+
 _UP, _DOWN = 1.0 + 1e-12, 1.0 - 1e-12  # margins for weights computed outside NumPy's power loop
 
 
@@ -59,6 +61,7 @@ class BlockSumSampler:
         self._min_slot = -1  # a slot that held it (checked when it is read: see min_positive)
         self._wmax = 0.0  # upper bound of every leaf
         self._since_refresh = 0
+        self._shift = np.array(self.SHIFT, dtype=np.int64)  # (a 0-d array operand: no scalar conversion per call)
 
     # ---- reads -------------------------------------------------------------------------------
     def weights(self, slots: np.ndarray) -> np.ndarray:
@@ -95,7 +98,7 @@ class BlockSumSampler:
         (e.g. ``max(p)^alpha`` computed on a Python float: trusted to a relative 1e-12, which saves
         two reductions per call)."""
         self._w[slots] = weights
-        blk = slots >> self.SHIFT
+        blk = np.right_shift(slots, self._shift)
         self._bsum[blk] = np.add.reduce(self._w2.take(blk, axis=0), axis=1)
         if not slots.size:
             return
@@ -168,15 +171,16 @@ class BlockSumSampler:
             return slots, self._w.take(slots)
         # rejection sampling: candidates uniform over [0, hi), each accepted with probability
         # leaf / w_max; the first n accepted are i.i.d. with probability leaf / total
-        w = self._w
         k = int(n * ratio * 1.25) + 16  # expected accepted: k / ratio >= 1.25 n
-        cand = rng.integers(0, hi, size=k)
-        wc = w.take(cand)
-        acc = rng.random(k) * wmax < wc
-        s = cand[acc]
-        if s.size >= n:  # the usual case: one round
-            return s[:n], wc[acc][:n]
-        return self._more(s, wc[acc], n, rng, hi, ratio)
+        cand = uniform_ints(rng, hi, k)
+        wc = self._w.take(cand)
+        u = rng.random(k)
+        u *= wmax
+        acc = np.less(u, wc).nonzero()[0]  # accepted candidates, in draw order
+        if acc.size >= n:  # the usual case: one round
+            acc = acc[:n]
+            return cand.take(acc), wc.take(acc)
+        return self._more(cand.take(acc), wc.take(acc), n, rng, hi, ratio)
 
     def _more(self, s: np.ndarray, ws: np.ndarray, n: int, rng: np.random.Generator, hi: int,
               ratio: float) -> Tuple[np.ndarray, np.ndarray]:
@@ -187,7 +191,7 @@ class BlockSumSampler:
         need = n - s.size
         while need > 0:
             k = int(need * ratio * 1.25) + 16
-            cand = rng.integers(0, hi, size=k)
+            cand = uniform_ints(rng, hi, k)
             wc = w.take(cand)
             acc = rng.random(k) * wmax < wc
             got_s.append(cand[acc][:need])

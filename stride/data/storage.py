@@ -13,7 +13,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 import numpy as np
 import torch
 
-from .items import item_builder
+from .items import column_gatherer, item_builder
 
 _NUMERIC = (np.ndarray, np.generic, float, int)  # bool is an int
 
@@ -36,6 +36,7 @@ class ColumnStorage:
         self.capacity = int(capacity)
         self._columns: Dict[str, np.ndarray] = {}
         self._builders: Dict[Tuple[str, ...], Callable[..., List[Dict[str, Any]]]] = {}  # get_items, per layout
+        self._gather: Optional[Callable[[np.ndarray], Dict[str, np.ndarray]]] = None  # get_columns, per layout
         self._specs: Optional[List[Tuple[str, int, Any]]] = None  # append_one's fast checks, per layout
         self.tail = 0  # next slot to write
         self.size = 0
@@ -52,7 +53,9 @@ class ColumnStorage:
         self._layout_changed()
 
     def _layout_changed(self) -> None:
+        """Drop what is compiled for / bound to the current column arrays."""
         self._builders = {}
+        self._gather = None
         self._specs = None
 
     def _allocate(self, item: Mapping[str, Any]) -> None:
@@ -206,7 +209,10 @@ class ColumnStorage:
         """One gather per field: ``{field: array[len(slots), ...]}`` (copies). ``take`` along axis 0
         is about twice as fast as fancy indexing for small batches, with the same result."""
         if keys is None:
-            return {k: c.take(slots, axis=0) for k, c in self._columns.items()}
+            gather = self._gather
+            if gather is None:
+                gather = self._gather = column_gatherer(self._columns)
+            return gather(slots)
         return {k: self._columns[k].take(slots, axis=0) for k in keys}
 
     def get_items(self, slots: np.ndarray, extra_keys: Tuple[str, ...] = (),
@@ -214,11 +220,10 @@ class ColumnStorage:
         """The seeds' form: one dict per slot, plus ``extra_keys`` with per-item values in lists (see
         :mod:`stride.data.items`: array fields are rows of one gathered copy, float32 / int64 / bool
         scalars Python scalars, other scalars NumPy scalars). The item builder is cached per layout."""
-        cols = self.get_columns(slots)
         build = self._builders.get(extra_keys)
         if build is None:
-            build = self._builders[extra_keys] = item_builder(cols, extra_keys)
-        return build(*cols.values(), *extra_values)
+            build = self._builders[extra_keys] = item_builder(self._columns, extra_keys)
+        return build(slots, *extra_values)
 
     def valid_slots(self) -> np.ndarray:
         """Occupied slots, oldest first."""

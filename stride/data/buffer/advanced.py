@@ -55,6 +55,7 @@ from ...config.config import merge_config
 from ...utils.errors import ConfigError
 from ...utils.registry import BUFFER_REGISTRY
 from ..block_sampler import BlockSumSampler
+from ..draws import uniform_ints
 from ..file_storage import FileStorage
 from ..rate_limiters import RateLimiter
 from ..storage import ColumnStorage
@@ -325,10 +326,10 @@ class AdvancedReplayBuffer(AdvancedPersistence):
     def _uniform(self, size: int) -> np.ndarray:
         n_ring = self._storage.size
         if self._n_live == n_ring:  # no holes: slots 0..size-1 are all live (the ring starts at 0)
-            return self._rng.integers(0, n_ring, size=size)
+            return uniform_ints(self._rng, n_ring, size)
         if self._live_cache is None:
             self._live_cache = np.flatnonzero(self._live)
-        return self._live_cache[self._rng.integers(0, self._live_cache.size, size=size)]
+        return self._live_cache[uniform_ints(self._rng, self._live_cache.size, size)]
 
     def _after_sample(self, slots: np.ndarray, cur_learner_iter: int) -> None:
         mon = self.monitor

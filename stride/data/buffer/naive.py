@@ -18,6 +18,7 @@ import torch
 from ...config.config import merge_config
 from ...utils.registry import BUFFER_REGISTRY
 from ..npz import load_npz, save_npz
+from ..draws import uniform_ints
 from ..storage import ColumnStorage
 
 META_KEYS = ("replay_unique_id", "replay_buffer_idx")
@@ -71,15 +72,17 @@ class NaiveReplayBuffer:
 
     # ---- read --------------------------------------------------------------------------------
     def _sample_slots(self, size: int) -> Optional[np.ndarray]:
-        if self._storage.size < max(size, self._cfg["min_sample_size"]):
+        n = self._storage.size
+        if n < size or n < self._cfg["min_sample_size"]:
             return None
         self._sample_count += size
-        # occupied slots are always 0..size-1 (the ring starts at 0 and only wraps when full)
-        return self._rng.integers(0, self._storage.size, size=size)
+        # occupied slots are always 0..n-1 (the ring starts at 0 and only wraps when full)
+        return uniform_ints(self._rng, n, size)
 
     def sample(self, size: int, cur_learner_iter: int = -1) -> Optional[List[Dict[str, Any]]]:
         """``size`` items drawn uniformly with replacement, each a dict carrying ``replay_unique_id``
-        and ``replay_buffer_idx``; None while the buffer holds fewer than ``size`` items."""
+        and ``replay_buffer_idx``; None while the buffer holds fewer than ``size`` items. Array fields
+        are rows of one gathered copy (writing to them never touches the buffer)."""
         slots = self._sample_slots(size)
         if slots is None:
             return None
@@ -92,7 +95,7 @@ class NaiveReplayBuffer:
         if slots is None:
             return None
         batch = self._storage.get_columns(slots)
-        batch["replay_unique_id"] = self._ids[slots]
+        batch["replay_unique_id"] = self._ids.take(slots)
         batch["replay_buffer_idx"] = slots
         return batch
 

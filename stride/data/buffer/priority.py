@@ -102,12 +102,14 @@ class PriorityTable:
     def update(self, info: Dict[str, Any], ids: np.ndarray) -> int:
         """Apply ``{'replay_unique_id', 'replay_buffer_idx', 'priority'}`` where ``ids[slot]`` still
         equals the id; returns how many entries were applied (a repeated slot keeps its last value)."""
-        slots = np.asarray(info["replay_buffer_idx"], dtype=np.int64).reshape(-1)
-        uids = np.asarray(info["replay_unique_id"], dtype=np.int64).reshape(-1)
+        slots = np.asarray(info["replay_buffer_idx"], dtype=np.int64)
+        uids = np.asarray(info["replay_unique_id"], dtype=np.int64)
         prio = info["priority"]
         if isinstance(prio, torch.Tensor):
             prio = prio.detach().cpu().numpy()
-        prio = np.asarray(prio, dtype=np.float64).reshape(-1)
+        prio = np.asarray(prio, dtype=np.float64)
+        if slots.ndim != 1 or uids.ndim != 1 or prio.ndim != 1:
+            slots, uids, prio = slots.reshape(-1), uids.reshape(-1), prio.reshape(-1)
         if not (slots.size == uids.size == prio.size):
             raise ValueError(f"update got {uids.size} ids, {slots.size} indices and {prio.size} priorities")
         if not slots.size:
@@ -122,10 +124,10 @@ class PriorityTable:
             hi = max(hi, self.min_priority)
         # an index past the end raises IndexError; a negative one counts from the end and only
         # applies if that slot holds that id (it names the same item)
-        ok = ids.take(slots) == uids
-        if np.minimum.reduce(slots) < 0:
-            slots = slots % self.capacity
-        if not np.logical_and.reduce(ok):
+        held = ids.take(slots)
+        slots = slots % self.capacity  # (cheaper than looking for a negative index first)
+        if held.tobytes() != uids.tobytes():  # some ids went stale (one comparison of bytes when none did)
+            ok = held == uids
             slots, prio = slots[ok], prio[ok]
             if not slots.size:
                 return 0
