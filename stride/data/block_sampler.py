@@ -25,9 +25,10 @@ class BlockSumSampler:
     * **Rejection sampling** (the usual path, exact): candidates are drawn uniformly from the
       occupied range ``[0, hi)`` and accepted with probability ``leaf / w_max``, where ``w_max`` is
       a maintained upper bound of every leaf; accepted candidates are i.i.d. with probability
-      ``leaf / total``. One ``rng.integers`` and one ``rng.random`` call, a gather, a comparison
-      and two compressions answer the batch, and the accepted leaves come back too (the buffer's IS
-      weights need no second gather). ``k`` is sized from the expected acceptance rate
+      ``leaf / total``. One ``rng.integers`` (via :func:`~stride.data.draws.uniform_ints`, same
+      draws) and one ``rng.random`` call, a gather, a comparison, the indices of the accepted
+      candidates and two takes answer the batch, and the accepted leaves come back too (the
+      buffer's IS weights need no second gather). ``k`` is sized from the expected acceptance rate
       ``total / (w_max * hi)``; a short batch draws again (rare). Replay priorities are
       |TD|^alpha, seldom more than a few times their mean. (Candidates from one ``rng.random(2k)``
       would save ~3 us per call, but change the draws, hence every prioritized training run.)

@@ -67,6 +67,7 @@ def test_get_items_and_columns_agree_and_are_copies():
     assert all(np.array_equal(it["x"], cols["x"][k]) for k, it in enumerate(its))
     cols["i"][0] = 99
     its[1]["x"][0] = 99
+    assert its[2]["x"][0] == 1  # the same slot twice: two rows, each item its own
     assert s.get_columns(np.array([4, 1]))["i"].tolist() == [4, 1]
     assert s.get_columns(np.array([1]))["x"][0, 0] == 1
     assert set(s.get_columns(slots, keys=["i"])) == {"i"}
@@ -239,3 +240,22 @@ def test_get_items_types_keys_and_collate():
     s.append([{"obs": np.zeros(3, np.float32), "a": 0.5, "r": 0.0, "d": True, "u8": np.uint8(0),
                "i32": np.int32(0), odd: 0.0, "obj": None}])  # 'a' promoted to float: a new item builder
     assert type(s.get_items(np.array([0]))[0]["a"]) is np.float64  # (int64 -> float64: not tolist any more)
+
+
+def test_items_and_columns_follow_replaced_column_arrays():
+    """The compiled item builder / column gather are bound to the column arrays: a restore or a
+    promotion that replaces them must be seen by the next sample."""
+    s = ColumnStorage(4)
+    s.append(items(0, 4))
+    slots = np.array([2, 0])
+    assert [it["i"] for it in s.get_items(slots)] == [2, 0] and s.get_columns(slots)["i"].tolist() == [2, 0]
+    state = s.physical_state()
+    state["columns"]["i"] = state["columns"]["i"] + 100
+    s.load_physical_state(state["columns"], state["tail"])
+    assert [it["i"] for it in s.get_items(slots)] == [102, 100] and s.get_columns(slots)["i"].tolist() == [102, 100]
+    s.columns = {k: v.copy() for k, v in s.columns.items()}
+    s.columns["i"][2] = -5  # (the new array, not a copy of it, is what is read)
+    assert [it["i"] for it in s.get_items(slots)] == [-5, 100] and s.get_columns(slots)["i"].tolist() == [-5, 100]
+    s.append([{"x": np.zeros(2), "i": 1.5, "flag": True}])  # int column promoted to float: a new array
+    assert [it["i"] for it in s.get_items(np.array([0, 2]))] == [1.5, -5.0]
+    assert s.get_columns(np.array([0]))["i"].dtype == np.float64

@@ -29,7 +29,7 @@ collect iterations; ``state_dict``/``load_state_dict`` (tensors + plain values) 
 Why the batched prioritized path beats Tianshou's ``PrioritizedReplayBuffer`` several times over:
 a sample + update of 64 is ~30 NumPy calls in all (rejection sampling against an upper bound of
 the weights instead of a sum-tree descent, IS weights from the leaves the sampler already
-gathered, one ``take`` per column, update checked with one reduction per test), and use counts,
+gathered, one ``take`` per column, ids checked in one comparison of bytes), and use counts,
 staleness scans, rate control and monitor statistics cost nothing when they are switched off.
 
 Items pushed without ``collect_iter`` are stamped with the latest ``cur_learner_iter`` given to
@@ -318,15 +318,16 @@ class AdvancedReplayBuffer(AdvancedPersistence):
         if self._tree is not None:
             slots, is_w = self._pri.sample(size, self._rng, self._storage.size, self.monitor.sample_calls)
         else:
-            slots, is_w = self._uniform(size), None
+            n_ring = self._storage.size
+            # no holes: slots 0..n_ring-1 are all live (the ring starts at 0)
+            slots = uniform_ints(self._rng, n_ring, size) if self._n_live == n_ring else self._uniform_live(size)
+            is_w = None
         if self._use_on:
             self._evictor.count_use(slots)
         return slots, is_w
 
-    def _uniform(self, size: int) -> np.ndarray:
-        n_ring = self._storage.size
-        if self._n_live == n_ring:  # no holes: slots 0..size-1 are all live (the ring starts at 0)
-            return uniform_ints(self._rng, n_ring, size)
+    def _uniform_live(self, size: int) -> np.ndarray:
+        """Uniform over the live slots when early evictions left holes in the ring."""
         if self._live_cache is None:
             self._live_cache = np.flatnonzero(self._live)
         return self._live_cache[uniform_ints(self._rng, self._live_cache.size, size)]
@@ -334,8 +335,8 @@ class AdvancedReplayBuffer(AdvancedPersistence):
     def _after_sample(self, slots: np.ndarray, cur_learner_iter: int) -> None:
         mon = self.monitor
         mon.sample += slots.size
-        mon.sample_calls += 1
-        if mon.log_freq > 0 and mon.sample_calls % mon.log_freq == 0:
+        calls = mon.sample_calls = mon.sample_calls + 1
+        if mon.log_freq > 0 and calls % mon.log_freq == 0:
             if self._use_on:
                 mon.last_use_mean = float(self._use[slots].mean())
             if self._stale_on:

@@ -13,9 +13,11 @@ Per slot it keeps the priority ``p`` the learner sent (or the one an item was pu
   ``anneal_step`` sample calls.
 
 Why it is fast: one sample + update of 64 is ~25 NumPy calls in all -- the sampler hands back the
-accepted leaves with the slots (no second gather for IS), ``update`` checks ids / finiteness /
-the new maximum with one reduction each and passes the batch's largest and smallest weight to the
-sampler (``max(p^alpha) = max(p)^alpha``), and the smallest positive leaf is cached.
+accepted leaves with the slots (no second gather for IS), ``update`` finds the batch's smallest and
+largest priority with one reduction each (finiteness, clamping, the new maximum, and the hints it
+passes to the sampler: ``max(p^alpha) = max(p)^alpha``), checks that every id is still in place
+with one comparison of bytes, and the smallest positive leaf is cached. What is left is NumPy's
+per-call cost (~0.3-1 us a call) and the block sums (one ``take`` of 64 rows + one row reduction).
 """
 
 from __future__ import annotations
