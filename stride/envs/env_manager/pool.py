@@ -37,6 +37,7 @@ from ..base_env import BaseEnv, BaseEnvTimestep
 from .base import BaseEnvManager
 from .shm import ObsBlock, obs_layout, shm_available
 from .spin import CAN_SPIN, SpinWait, make_poller
+from .wire import recv_blob, send_blob
 from .worker import CRASH, worker_main
 
 logger = logging.getLogger(__name__)
@@ -59,12 +60,13 @@ class _Cmd:
 class _Worker:
     """One worker process, its pipe, its shared-memory block and its queue of pending commands."""
 
-    __slots__ = ("index", "env_ids", "proc", "conn", "poller", "block", "pending", "pid")
+    __slots__ = ("index", "env_ids", "proc", "conn", "fd", "poller", "block", "pending", "pid")
 
     def __init__(self, index: int, env_ids: List[int]) -> None:
         self.index, self.env_ids = index, env_ids
         self.proc: Any = None
         self.conn: Any = None
+        self.fd = -1  # conn's descriptor: commands and replies go through wire.py
         self.poller: Any = None  # select.poll on conn: a cheap readiness check for the spin wait
         self.block: Optional[ObsBlock] = None
         self.pending: Deque[_Cmd] = deque()
@@ -154,7 +156,7 @@ class WorkerPoolEnvManager(BaseEnvManager):
                                  daemon=True, name=f"stride-env-worker-{w.index}")
             w.proc.start()
             child.close()
-            w.conn = parent
+            w.conn, w.fd = parent, parent.fileno()
             if CAN_SPIN:
                 w.poller = make_poller(parent.fileno())
             w.pending.clear()
@@ -206,6 +208,7 @@ class WorkerPoolEnvManager(BaseEnvManager):
         if w.block is not None:
             w.block.close()
         w.proc = w.conn = w.poller = w.block = None
+        w.fd = -1
         w.pending.clear()
 
     def _renew_worker(self, w: _Worker, reason: str) -> None:
@@ -319,7 +322,7 @@ class WorkerPoolEnvManager(BaseEnvManager):
             cmd.started = time.monotonic()
         w.pending.append(cmd)
         try:
-            w.conn.send_bytes(pickle.dumps((kind,) + payload, _PROTO))
+            send_blob(w.fd, pickle.dumps((kind,) + payload, _PROTO))
         except OSError:  # the worker is dead; its sentinel reports it in _pump
             pass
 
@@ -382,7 +385,7 @@ class WorkerPoolEnvManager(BaseEnvManager):
                 return
             block = False
             try:
-                blob = w.conn.recv_bytes()
+                blob = recv_blob(w.fd)
             except (EOFError, OSError):
                 self._renew_worker(w, f"died (exit code {w.proc.exitcode})")
                 return

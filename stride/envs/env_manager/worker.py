@@ -1,7 +1,8 @@
 """The worker process of the subprocess env managers: a few envs, one pipe, one command loop.
 
-Protocol: every message is one pickled tuple sent with ``send_bytes`` (one message per worker
-per manager call, whatever the number of envs it hosts). The parent sends
+Protocol: every message is one pickled tuple, framed as ``Connection.send_bytes`` frames it
+(``wire.py``), one message per worker per manager call, whatever the number of envs it hosts.
+The parent sends
 
 ==============================================  ==================================================
 ``("step", slots, actions, reset_seeds)``       step each env; when one ends its episode and its
@@ -43,6 +44,7 @@ import cloudpickle
 from ...utils.errors import StrideError
 from .shm import ObsBlock
 from .spin import SpinWait, make_poller
+from .wire import recv_blob, send_blob
 
 OK, CRASH, USER = 0, 1, 2
 NO_RESET = -1
@@ -89,18 +91,18 @@ def _put_obs(block: Optional[ObsBlock], slot: int, obs: Any) -> Any:
     return None
 
 
-def _next_message(conn: Any, poller: Any, spin: SpinWait) -> Any:
+def _next_message(fd: int, poller: Any, spin: SpinWait) -> Any:
     """The next command (None on EOF), polled for a moment before blocking (spin.py)."""
     if poller is None or not spin.poll([poller], spin.spin_s):
         spin.blocking()
         try:
-            blob = conn.recv_bytes()
+            blob = recv_blob(fd)
         except (EOFError, OSError):
             return None
         spin.blocked()
         return pickle.loads(blob)
     try:
-        return pickle.loads(conn.recv_bytes())
+        return pickle.loads(recv_blob(fd))
     except (EOFError, OSError):
         return None
 
@@ -141,10 +143,11 @@ def worker_main(conn: Any, env_fns_blob: bytes, env_seeds: List[Optional[int]], 
 
     reset_kwargs: dict = {}
     spin = SpinWait(spin_s)
-    poller = make_poller(conn.fileno()) if spin.spin_s > 0 else None
+    fd = conn.fileno()
+    poller = make_poller(fd) if spin.spin_s > 0 else None
     try:
         while True:
-            msg = _next_message(conn, poller, spin)
+            msg = _next_message(fd, poller, spin)
             if msg is None:
                 break  # the parent is gone
             cmd = msg[0]
@@ -218,7 +221,7 @@ def worker_main(conn: Any, env_fns_blob: bytes, env_seeds: List[Optional[int]], 
             except Exception as e:  # e.g. an info dict holding a lock
                 blob = pickle.dumps((reply[0], [_user_error(StrideError(f"cannot send an env's result to the parent: {e!r}"))] * len(reply[1])), _PROTO)
             try:
-                conn.send_bytes(blob)
+                send_blob(fd, blob)
             except OSError:
                 break
     finally:
