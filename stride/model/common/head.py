@@ -15,9 +15,10 @@ class DiscreteHead(nn.Module):
         super().__init__()
         self.body = MLP(hidden_size, [hidden_size] * layer_num, activation)
         self.out = nn.Linear(hidden_size, action_size)
+        self._no_body = layer_num == 0  # skip calling an empty Sequential (a module call per forward)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.out(self.body(x))
+        return self.out(x if self._no_body else self.body(x))
 
 
 class DuelingHead(nn.Module):
