@@ -93,22 +93,25 @@ class EpsGreedySampleWrapper(IModelWrapper):
     def forward(self, *args: Any, eps: float, **kwargs: Any) -> Dict[str, torch.Tensor]:
         out = self._model.forward(*args, **kwargs)
         logit = out["logit"]
+        if eps > 0 and logit.device.type == "cpu":
+            # NumPy's argmax picks the first maximum (and first NaN) as torch's does
+            greedy = logit.detach().numpy().argmax(-1)
+            n = logit.shape[-1]
+            # s = u * n / eps < n  <=>  u < eps (a product rounded up to n just stays greedy)
+            s = torch.rand(*greedy.shape, dtype=torch.float64).numpy() * (n / eps)  # a tuple of ints: cheaper than a Size
+            explore = s < n
+            if eps < 1e-9:  # s may exceed the int64 range where it is not used: cast only in range
+                s = np.minimum(s, n - 1)
+            out["action"] = torch.from_numpy(np.where(explore, s.astype(np.int64), greedy))
+            return out
         greedy = logit.argmax(dim=-1)
         if eps <= 0:
             out["action"] = greedy
             return out
         n = logit.shape[-1]
-        if logit.device.type == "cpu":
-            # s = u * n / eps < n  <=>  u < eps (a product rounded up to n just stays greedy)
-            s = torch.rand(*greedy.shape, dtype=torch.float64).numpy() * (n / eps)  # ints: a Size costs 2 us more
-            explore = s < n
-            if eps < 1e-9:  # s may exceed the int64 range where it is not used: cast only in range
-                s = np.minimum(s, n - 1)
-            out["action"] = torch.from_numpy(np.where(explore, s.astype(np.int64), greedy.numpy()))
-        else:
-            u = torch.rand(greedy.shape, device=logit.device, dtype=torch.float64)
-            random = (u / eps * n).long().clamp_(max=n - 1)
-            out["action"] = torch.where(u < eps, random, greedy)
+        u = torch.rand(greedy.shape, device=logit.device, dtype=torch.float64)
+        random = (u / eps * n).long().clamp_(max=n - 1)
+        out["action"] = torch.where(u < eps, random, greedy)
         return out
 
 
