@@ -72,7 +72,7 @@ class AsyncSubprocessEnvManager(SyncSubprocessEnvManager):
             self._pump(lambda: complete() > 0 or not (inflight or resetting))
             self._pump(enough, max_wait=wait_s)
         for w in self._workers:  # replies that are already there cost nothing to take
-            if w.pending and w.conn.poll():
+            if w.pending and self._readable(w):
                 self._receive(w)
         self._raise_user_error()
         for i in [i for i in results if i not in resetting and i not in out]:

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import logging
 import multiprocessing as mp
+import os
 import pickle
 import time
 from collections import deque
@@ -36,7 +37,7 @@ from ...utils.errors import ConfigError, StrideError
 from ..base_env import BaseEnv, BaseEnvTimestep
 from .base import BaseEnvManager
 from .shm import ObsBlock, obs_layout, shm_available
-from .spin import CAN_SPIN, SpinWait, make_poller
+from .spin import HAS_POLL, SpinWait, make_poller
 from .wire import recv_blob, send_blob
 from .worker import CRASH, worker_main
 
@@ -60,13 +61,15 @@ class _Cmd:
 class _Worker:
     """One worker process, its pipe, its shared-memory block and its queue of pending commands."""
 
-    __slots__ = ("index", "env_ids", "proc", "conn", "fd", "poller", "block", "pending", "pid")
+    __slots__ = ("index", "env_ids", "proc", "conn", "fd", "fd_out", "poller", "block", "pending", "pid")
 
     def __init__(self, index: int, env_ids: List[int]) -> None:
         self.index, self.env_ids = index, env_ids
         self.proc: Any = None
-        self.conn: Any = None
-        self.fd = -1  # conn's descriptor: commands and replies go through wire.py
+        self.conn: Any = None  # socket pair: handshake and descriptor passing
+        # commands and replies: a one-way pipe each way (wire.py), half the syscall cost of the socket
+        self.fd = -1  # replies (read end)
+        self.fd_out = -1  # commands (write end)
         self.poller: Any = None  # select.poll on conn: a cheap readiness check for the spin wait
         self.block: Optional[ObsBlock] = None
         self.pending: Deque[_Cmd] = deque()
@@ -156,17 +159,21 @@ class WorkerPoolEnvManager(BaseEnvManager):
                                  daemon=True, name=f"stride-env-worker-{w.index}")
             w.proc.start()
             child.close()
-            w.conn, w.fd = parent, parent.fileno()
-            if CAN_SPIN:
-                w.poller = make_poller(parent.fileno())
+            w.conn = parent
+            cmd_in, w.fd_out = os.pipe()
+            w.fd, reply_out = os.pipe()
+            w.poller = make_poller(w.fd) if HAS_POLL else None
             w.pending.clear()
-            if w.block is not None:
-                from multiprocessing.reduction import send_handle
+            from multiprocessing.reduction import send_handle
 
-                try:
-                    send_handle(parent, w.block.fd, w.proc.pid)
-                except OSError:  # the child is already gone: reported just below
-                    pass
+            try:  # the child's ends of the pipes (and its shared-memory block), in worker_main's order
+                for fd in ([w.block.fd] if w.block is not None else []) + [cmd_in, reply_out]:
+                    send_handle(parent, fd, w.proc.pid)
+            except OSError:  # the child is already gone: reported just below
+                pass
+            os.close(cmd_in)
+            os.close(reply_out)
+            if w.block is not None:
                 w.block.release_fd()
         deadline = time.monotonic() + float(self._cfg["connect_timeout"])
         for w in workers:
@@ -192,9 +199,9 @@ class WorkerPoolEnvManager(BaseEnvManager):
             if w.proc._popen is None:  # never started
                 w.proc = None
         if w.proc is not None:
-            if grace > 0 and w.proc.is_alive() and w.conn is not None:
+            if grace > 0 and w.proc.is_alive() and w.fd_out >= 0:
                 try:
-                    w.conn.send_bytes(pickle.dumps(("close",), _PROTO))
+                    send_blob(w.fd_out, pickle.dumps(("close",), _PROTO))
                 except OSError:
                     pass
                 w.proc.join(grace)
@@ -205,10 +212,13 @@ class WorkerPoolEnvManager(BaseEnvManager):
                 w.proc.close()  # releases the sentinel descriptor
         if w.conn is not None:
             w.conn.close()
+        for fd in (w.fd, w.fd_out):
+            if fd >= 0:
+                os.close(fd)
         if w.block is not None:
             w.block.close()
         w.proc = w.conn = w.poller = w.block = None
-        w.fd = -1
+        w.fd = w.fd_out = -1
         w.pending.clear()
 
     def _renew_worker(self, w: _Worker, reason: str) -> None:
@@ -301,10 +311,10 @@ class WorkerPoolEnvManager(BaseEnvManager):
         if getattr(self, "_closed", True):
             return
         self._closed = True
-        alive = [w for w in self._workers if w.proc is not None and w.conn is not None]
+        alive = [w for w in self._workers if w.proc is not None and w.fd_out >= 0]
         for w in alive:
             try:
-                w.conn.send_bytes(pickle.dumps(("close",), _PROTO))
+                send_blob(w.fd_out, pickle.dumps(("close",), _PROTO))
             except OSError:
                 pass
         deadline = time.monotonic() + 1.0
@@ -322,7 +332,7 @@ class WorkerPoolEnvManager(BaseEnvManager):
             cmd.started = time.monotonic()
         w.pending.append(cmd)
         try:
-            send_blob(w.fd, pickle.dumps((kind,) + payload, _PROTO))
+            send_blob(w.fd_out, pickle.dumps((kind,) + payload, _PROTO))
         except OSError:  # the worker is dead; its sentinel reports it in _pump
             pass
 
@@ -366,14 +376,14 @@ class WorkerPoolEnvManager(BaseEnvManager):
                 self._spin.blocked()
                 self._raise_user_error()
                 continue
-            ready = mp_wait([w.conn for w in busy] + [w.proc.sentinel for w in busy], timeout)
+            ready = mp_wait([w.fd for w in busy] + [w.proc.sentinel for w in busy], timeout)
             self._spin.blocked()
             if not ready:
                 if end is not None and time.monotonic() >= end:
                     return False
                 continue
             for w in busy:
-                if w.conn in ready or (w.proc is not None and w.proc.sentinel in ready):
+                if w.fd in ready or (w.proc is not None and w.proc.sentinel in ready):
                     self._receive(w)
             self._raise_user_error()
         return True
@@ -381,7 +391,7 @@ class WorkerPoolEnvManager(BaseEnvManager):
     def _receive(self, w: _Worker, block: bool = False) -> None:
         """Handle every reply ``w`` has ready (waiting for the first one if ``block``), or its death."""
         while w.pending:
-            if not block and not (w.poller.poll(0) if w.poller is not None else w.conn.poll()) and w.proc.is_alive():
+            if not block and not self._readable(w) and w.proc.is_alive():
                 return
             block = False
             try:
@@ -393,6 +403,11 @@ class WorkerPoolEnvManager(BaseEnvManager):
             if w.pending:
                 w.pending[0].started = time.monotonic()
             self._dispatch(w, cmd, pickle.loads(blob)[1])
+
+    @staticmethod
+    def _readable(w: _Worker) -> bool:
+        """Whether ``w`` has a reply (or EOF) waiting, without blocking."""
+        return bool(w.poller.poll(0)) if w.poller is not None else bool(mp_wait([w.fd], 0))
 
     def _raise_user_error(self) -> None:
         if self._user_error is not None:

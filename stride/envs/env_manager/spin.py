@@ -20,7 +20,8 @@ import select
 import time
 from typing import Any, List
 
-CAN_SPIN = hasattr(select, "poll") and hasattr(os, "sched_yield")  # not on Windows
+HAS_POLL = hasattr(select, "poll")  # not on Windows
+CAN_SPIN = HAS_POLL and hasattr(os, "sched_yield")
 _CONTENDED_S = 50e-6  # a yield that kept the CPU away this long: the core is shared
 _BACKOFF_S = 1.0  # then block (no polling) for this long
 

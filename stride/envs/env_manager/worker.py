@@ -2,7 +2,9 @@
 
 Protocol: every message is one pickled tuple, framed as ``Connection.send_bytes`` frames it
 (``wire.py``), one message per worker per manager call, whatever the number of envs it hosts.
-The parent sends
+Commands and replies travel on a one-way pipe each way (a pipe's read and write cost about half
+a socket's); the socket pair the process starts with carries the handshake and the descriptors
+(shared-memory block, then the two pipe ends). The parent sends
 
 ==============================================  ==================================================
 ``("step", slots, actions, reset_seeds)``       step each env; when one ends its episode and its
@@ -114,11 +116,13 @@ def worker_main(conn: Any, env_fns_blob: bytes, env_seeds: List[Optional[int]], 
     _die_with_parent()
     envs: list = []
     block: Optional[ObsBlock] = None
+    fd = fd_out = -1
     try:
-        if shm_layout is not None:
-            from multiprocessing.reduction import recv_handle
+        from multiprocessing.reduction import recv_handle
 
+        if shm_layout is not None:
             block = ObsBlock(shm_layout, len(env_seeds), fd=recv_handle(conn))
+        fd, fd_out = recv_handle(conn), recv_handle(conn)  # commands in, replies out (one-way pipes)
         for fn, seed in zip(cloudpickle.loads(env_fns_blob), env_seeds):
             env = fn()
             if seed is not None:
@@ -130,6 +134,9 @@ def worker_main(conn: Any, env_fns_blob: bytes, env_seeds: List[Optional[int]], 
             conn.send_bytes(pickle.dumps(("error", _crash(e)[1]), _PROTO))
         except Exception:
             pass
+        for f in (fd, fd_out):
+            if f >= 0:
+                os.close(f)
         return
 
     def reset_one(slot: int, seed: Optional[int], kwargs: dict) -> tuple:
@@ -143,7 +150,6 @@ def worker_main(conn: Any, env_fns_blob: bytes, env_seeds: List[Optional[int]], 
 
     reset_kwargs: dict = {}
     spin = SpinWait(spin_s)
-    fd = conn.fileno()
     poller = make_poller(fd) if spin.spin_s > 0 else None
     try:
         while True:
@@ -221,7 +227,7 @@ def worker_main(conn: Any, env_fns_blob: bytes, env_seeds: List[Optional[int]], 
             except Exception as e:  # e.g. an info dict holding a lock
                 blob = pickle.dumps((reply[0], [_user_error(StrideError(f"cannot send an env's result to the parent: {e!r}"))] * len(reply[1])), _PROTO)
             try:
-                send_blob(fd, blob)
+                send_blob(fd_out, blob)
             except OSError:
                 break
     finally:
@@ -237,3 +243,5 @@ def worker_main(conn: Any, env_fns_blob: bytes, env_seeds: List[Optional[int]], 
         except Exception:
             pass
         conn.close()
+        os.close(fd)
+        os.close(fd_out)
