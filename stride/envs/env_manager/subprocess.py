@@ -216,7 +216,7 @@ class SyncSubprocessEnvManager(WorkerPoolEnvManager):
         resumed run batches envs exactly as an uninterrupted one."""
         ready = self._ready_obs
         keys = list(ready)
-        if any(a > b for a, b in zip(keys, keys[1:])):
+        if keys != sorted(keys):
             items = sorted(ready.items())
             ready.clear()
             ready.update(items)
