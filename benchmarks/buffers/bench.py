@@ -27,8 +27,9 @@ import platform
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
-from typing import Any, Callable, Dict, List
+from typing import Any, Callable, Dict, List, Tuple
 
 import numpy as np
 
@@ -276,7 +277,9 @@ CLASSES = {"bare": Bare, "stride_naive": StrideNaive, "stride_advanced": StrideA
            "torchrl": TorchRL, "sb3": SB3}
 
 
-def run_one(name: str, case: str, reps: int, quick: bool) -> Dict[str, Any]:
+def setup(name: str, case: str, reps: int, quick: bool) -> Tuple[Dict[str, Any], Dict[str, Tuple[Callable[[], Any], int]]]:
+    """Build contestant ``name``, time its pushes (push1, push8: streams, measured once), fill the
+    buffers that are sampled; returns the push results and the sampling operations ``{op: (fn, calls)}``."""
     import torch
 
     torch.set_num_threads(1)
@@ -295,18 +298,106 @@ def run_one(name: str, case: str, reps: int, quick: bool) -> Dict[str, Any]:
     if hasattr(c, "top_up"):  # push8 went to a separate vector buffer: give the sampled one the same items
         c.top_up(items[n_push: n_push + 8 * n8])
     calls = (300 if quick else 1500) if case == "float4" else (40 if quick else 200)
+    ops: Dict[str, Tuple[Callable[[], Any], int]] = {}
     for n in (64, 256):
-        out[f"sample{n}"] = timed(lambda: c.sample(n), calls if n == 64 else calls // 3, reps)
+        ops[f"sample{n}"] = ((lambda n=n: c.sample(n)), calls if n == 64 else calls // 3)
         if hasattr(c, "sample_batch"):
-            out[f"sample_batch{n}"] = timed(lambda: c.sample_batch(n), calls if n == 64 else calls // 3, reps)
+            ops[f"sample_batch{n}"] = ((lambda n=n: c.sample_batch(n)), calls if n == 64 else calls // 3)
     if hasattr(c, "per64"):
         try:
             c.fill_per(cols, 2 * n_push)
-            out["per64"] = timed(c.per64, calls, reps)
+            ops["per64"] = (c.per64, calls)
             if hasattr(c, "per64_list"):
-                out["per64_list"] = timed(c.per64_list, calls, reps)
+                ops["per64_list"] = (c.per64_list, calls)
         except Exception as e:  # e.g. TorchRL's C++ segment tree missing for this torch build
             out["per64_error"] = f"{type(e).__name__}: {str(e).splitlines()[0][:120]}"
+    return out, ops
+
+
+def run_one(name: str, case: str, reps: int, quick: bool) -> Dict[str, Any]:
+    """Everything for one contestant in this process, one operation after the other."""
+    out, ops = setup(name, case, reps, quick)
+    for op, (fn, calls) in ops.items():
+        out[op] = timed(fn, calls, reps)
+    return out
+
+
+def serve(name: str, case: str, reps: int, quick: bool) -> None:
+    """Worker of the interleaved mode: set up, print the push results and the operations, then
+    answer each ``op calls`` line on stdin with the process-CPU seconds of that many calls (after a
+    fifth as many untimed ones: the other workers ran in between)."""
+    out, ops = setup(name, case, reps, quick)
+    for fn, _ in ops.values():
+        fn()  # warm
+    # (marked lines: a library may print to stdout too)
+    print("READY " + json.dumps({"out": out, "ops": {op: calls for op, (_, calls) in ops.items()}}), flush=True)
+    for line in sys.stdin:
+        op, calls = line.split()
+        fn = ops[op][0]
+        for _ in range(max(int(calls) // 5, 1)):  # untimed: caches and branch predictors warm after the switch
+            fn()
+        t0 = time.process_time()
+        for _ in range(int(calls)):
+            fn()
+        print(f"TIME {time.process_time() - t0!r}", flush=True)
+
+
+def _reply(p: subprocess.Popen, mark: str) -> str:
+    """The rest of the next stdout line of worker ``p`` that starts with ``mark`` ('' if it ended)."""
+    for line in p.stdout:
+        if line.startswith(mark):
+            return line[len(mark):]
+    return ""
+
+
+def interleaved_round(names: List[str], case: str, reps: int, quick: bool,
+                      say: Callable[[str], None]) -> Dict[str, Dict[str, Any]]:
+    """One round: every contestant set up in its own process (one after the other), then each
+    sampling operation timed in ``reps`` blocks that take turns across the contestants (A B C A B C
+    ...), so a neighbour's burst of load lands on everyone alike; per contestant and operation, the
+    median block."""
+    procs: Dict[str, subprocess.Popen] = {}
+    ready: Dict[str, Dict[str, Any]] = {}
+    out: Dict[str, Dict[str, Any]] = {}
+    errs = tempfile.TemporaryFile("w+")  # workers' stderr (a pipe nobody reads could fill up and block them)
+    try:
+        for name in names:
+            p = subprocess.Popen([sys.executable, __file__, "--serve", name, "--case", case, "--reps", str(reps)]
+                                 + (["--quick"] if quick else []), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                 stderr=errs, text=True)
+            line = _reply(p, "READY ")
+            if not line:
+                p.wait()
+                errs.seek(0)
+                err = (errs.read().strip().splitlines() or ["?"])[-1]
+                out[name] = {"error": err}
+                say(f"# {case} {name}: SKIPPED ({err})")
+                continue
+            procs[name] = p
+            ready[name] = json.loads(line)
+            out[name] = dict(ready[name]["out"])
+        all_ops = list(dict.fromkeys(op for r in ready.values() for op in r["ops"]))
+        rates: Dict[str, Dict[str, List[float]]] = {n: {} for n in procs}
+        for _ in range(3 * reps):  # three times as many blocks as --one mode, a third as long
+            for op in all_ops:
+                for name, p in procs.items():
+                    calls = ready[name]["ops"].get(op)
+                    if calls is None:
+                        continue
+                    calls = max(calls // 3, 1)
+                    p.stdin.write(f"{op} {calls}\n")
+                    p.stdin.flush()
+                    dt = float(_reply(p, "TIME "))
+                    rates[name].setdefault(op, []).append(calls / max(dt, 1e-9))
+        for name, by_op in rates.items():
+            for op, v in by_op.items():
+                out[name][op] = statistics.median(v)
+    finally:
+        for p in procs.values():
+            if p.stdin:
+                p.stdin.close()
+            p.wait()
+        errs.close()
     return out
 
 
@@ -318,15 +409,22 @@ def fmt(v: Any) -> str:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--one", help=argparse.SUPPRESS)
+    ap.add_argument("--serve", help=argparse.SUPPRESS)
     ap.add_argument("--case", default="float4", help=argparse.SUPPRESS)
     ap.add_argument("--only", nargs="+", default=CONTESTANTS, choices=CONTESTANTS)
     ap.add_argument("--cases", nargs="+", default=list(CASES), choices=list(CASES))
     ap.add_argument("--reps", type=int, default=5, help="timed blocks per operation and process (median)")
     ap.add_argument("--rounds", type=int, default=3, help="processes per contestant, interleaved (median)")
     ap.add_argument("--quick", action="store_true", help="fewer items and calls (smoke run)")
+    ap.add_argument("--sequential", action="store_true",
+                    help="the old mode: each contestant measures all its operations alone, one process after "
+                         "the other (default: the sampling operations take turns across the contestants)")
     args = ap.parse_args()
     if args.one:
         print(json.dumps(run_one(args.one, args.case, args.reps, args.quick)))
+        return
+    if args.serve:
+        serve(args.serve, args.case, args.reps, args.quick)
         return
     lines: List[str] = []
 
@@ -340,25 +438,34 @@ def main() -> None:
     say("# allocator: " + " ".join(f"{k}={os.environ.get(k, '(unset)')}" for k in
                                    ("MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_", "MALLOC_TOP_PAD_")))
     say("# ops/s = calls per process-CPU second (median of blocks); push8/sample/per: batches per second")
-    say(f"# {args.rounds} rounds; each round runs every contestant once, in turn, in a fresh process; "
-        "reported: median over rounds")
+    if args.sequential:
+        say(f"# {args.rounds} rounds; each round runs every contestant once, in turn, in a fresh process; "
+            "reported: median over rounds")
+    else:
+        say(f"# {args.rounds} rounds; each round sets every contestant up in a fresh process (pushes timed "
+            f"there, one after the other), then times the sampling operations in {3 * args.reps} short blocks "
+            "that take turns across the contestants (median block); reported: median over rounds")
     results: Dict[str, Dict[str, Any]] = {}
     raw: Dict[str, Dict[str, List[Dict[str, Any]]]] = {}
     for case in args.cases:
         results[case], raw[case] = {}, {n: [] for n in args.only}
         for rnd in range(args.rounds):
-            for name in args.only:
-                if raw[case][name] and "error" in raw[case][name][0]:
-                    continue
-                proc = subprocess.run([sys.executable, __file__, "--one", name, "--case", case, "--reps",
-                                       str(args.reps)] + (["--quick"] if args.quick else []),
-                                      capture_output=True, text=True)
-                if proc.returncode != 0:
-                    err = (proc.stderr.strip().splitlines() or ["?"])[-1]
-                    raw[case][name].append({"error": err})
-                    say(f"# {case} {name}: SKIPPED ({err})")
-                    continue
-                raw[case][name].append(json.loads(proc.stdout.strip().splitlines()[-1]))
+            names = [n for n in args.only if not (raw[case][n] and "error" in raw[case][n][0])]
+            if args.sequential:
+                got = {}
+                for name in names:
+                    proc = subprocess.run([sys.executable, __file__, "--one", name, "--case", case, "--reps",
+                                           str(args.reps)] + (["--quick"] if args.quick else []),
+                                          capture_output=True, text=True)
+                    if proc.returncode != 0:
+                        got[name] = {"error": (proc.stderr.strip().splitlines() or ["?"])[-1]}
+                        say(f"# {case} {name}: SKIPPED ({got[name]['error']})")
+                    else:
+                        got[name] = json.loads(proc.stdout.strip().splitlines()[-1])
+            else:
+                got = interleaved_round(names, case, args.reps, args.quick, say)
+            for name, r in got.items():
+                raw[case][name].append(r)
         for name, runs in raw[case].items():
             if not runs or "error" in runs[0]:
                 results[case][name] = runs[0] if runs else {"error": "not run"}
