@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Create benchmarks/.venv-peers (gitignored) if it is missing: torch 2.13.0 CPU first, then
-# stable-baselines3 + gymnasium constrained to that torch, then rl_zoo3 without its deps (we only
-# read its hyperparams/*.yml). Stride itself is used from the repo through PYTHONPATH.
+# Create benchmarks/.venv-peers (gitignored) if it is missing or incomplete: torch 2.13.0 CPU first,
+# then the peers (stable-baselines3, tianshou, gymnasium) constrained to that torch, then rl_zoo3
+# without its deps (we only read its hyperparams/*.yml). Used by the dqn, onpolicy_sac and
+# env_managers benchmarks. Stride itself is used from the repo through PYTHONPATH.
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 REPO="$(cd "$HERE/../.." && pwd)"
@@ -9,7 +10,7 @@ VENV="$REPO/benchmarks/.venv-peers"
 PY="${PYTHON:-python3.11}"
 command -v "$PY" >/dev/null 2>&1 || PY=python3
 
-if [[ -x "$VENV/bin/python" ]] && "$VENV/bin/python" -c "import importlib.util as u, stable_baselines3, gymnasium, torch, yaml, tqdm, tensorboardX, cloudpickle; assert u.find_spec('rl_zoo3')" 2>/dev/null; then
+if [[ -x "$VENV/bin/python" ]] && "$VENV/bin/python" -c "import importlib.util as u, stable_baselines3, tianshou, gymnasium, torch, yaml, tqdm, tensorboardX, cloudpickle, psutil; assert u.find_spec('rl_zoo3')" 2>/dev/null; then
     exit 0
 fi
 echo "[setup] creating $VENV" >&2
@@ -20,11 +21,11 @@ PIP=("$VENV/bin/python" -m pip install --quiet --disable-pip-version-check)
 CONSTRAINTS="$(mktemp)"
 trap 'rm -f "$CONSTRAINTS"' EXIT
 echo "torch==2.13.0" > "$CONSTRAINTS"
-# 2) the peer and what Stride needs from the repo (pyyaml to read rl-zoo3's yml).
-"${PIP[@]}" -c "$CONSTRAINTS" stable-baselines3 gymnasium pyyaml tqdm tensorboardX cloudpickle
+# 2) the peers and what Stride needs from the repo (pyyaml to read rl-zoo3's yml).
+"${PIP[@]}" -c "$CONSTRAINTS" stable-baselines3 tianshou gymnasium pyyaml tqdm tensorboardX cloudpickle psutil
 # 3) rl-zoo3 for its hyper-parameter files only.
 "${PIP[@]}" --no-deps rl_zoo3
 "$VENV/bin/python" - <<'PY'
 import importlib.metadata as m
-print("[setup] " + ", ".join(f"{p} {m.version(p)}" for p in ("torch", "gymnasium", "stable_baselines3", "rl_zoo3")))
+print("[setup] " + ", ".join(f"{p} {m.version(p)}" for p in ("torch", "gymnasium", "stable_baselines3", "tianshou", "rl_zoo3")))
 PY
