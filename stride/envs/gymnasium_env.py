@@ -171,11 +171,12 @@ class GymnasiumEnv(BaseEnv):
             self._act_space.seed(self._seed)
             self._action_space_seed_pending = False
         state = self._seed_states.pop(seed, None) if self._seed_states else None
-        rng = env.unwrapped._np_random if state is not None else None
+        raw = env.unwrapped if state is not None else None
+        rng = raw._np_random if raw is not None else None
         if rng is not None and type(rng.bit_generator) is np.random.PCG64:
             # Gymnasium's seeding, minus its hash: load the precomputed state into the generator
             rng.bit_generator.state = state
-            env.unwrapped._np_random_seed = seed
+            raw._np_random_seed = seed
             obs, _ = env.reset(options=kwargs.get("options"))
         else:
             obs, _ = env.reset(seed=seed, options=kwargs.get("options"))

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, Callable, Iterable, Optional
 
 import torch
+from torch.optim.optimizer import _global_optimizer_post_hooks, _global_optimizer_pre_hooks
 
 _FUSED_DEVICES = ("cpu", "cuda")
 
@@ -55,8 +56,6 @@ class FusedAdam(torch.optim.Adam):
                 p.grad = None
 
     def _has_hooks(self) -> bool:
-        from torch.optim.optimizer import _global_optimizer_post_hooks, _global_optimizer_pre_hooks
-
         return bool(self._optimizer_step_pre_hooks or self._optimizer_step_post_hooks
                     or _global_optimizer_pre_hooks or _global_optimizer_post_hooks)
 
