@@ -290,11 +290,13 @@ class GymnasiumEnv(BaseEnv):
         exactly what :meth:`step` does: ``raw_step(actions[a - lo])``, adds the reward to
         ``self._episode_return`` and builds the timestep (:meth:`end_timestep` when the episode
         ended); any other action goes through :meth:`step`. None (call :meth:`step`) unless the
-        env was reset, is discrete with cached actions, needs no observation cast and ``step``
-        is not overridden. Valid until the env is closed; take a new one after each reset.
+        env was reset, is discrete with cached actions, needs no observation cast, ``step`` is
+        not overridden and ``_episode_return`` is a plain instance attribute (the C loop adds to
+        it in the instance ``__dict__``). Valid until the env is closed; take a new one after
+        each reset.
         """
         if (type(self).step is not GymnasiumEnv.step or self._cast_obs or self._env is None
-                or self._fast_lo >= self._fast_hi):
+                or self._fast_lo >= self._fast_hi or hasattr(type(self), "_episode_return")):
             return None
         return (self, self._env.step, self._int_actions, self._fast_lo, self._fast_hi)
 

@@ -32,6 +32,11 @@ logger = logging.getLogger(__name__)
 _SEED_BLOCK = 64  # episode seeds drawn from an env's stream at a time
 _NP_INT64 = np.int64
 _new_tuple = tuple.__new__  # builds a BaseEnvTimestep at half the cost of its Python-level __new__
+try:  # the per-env loop of step() in C, built at install when a compiler is there (_fast_step.c)
+    from ._fast_step import ENDED as _ENDED, NOT_READY as _NOT_READY, RAISED as _RAISED, SLOW as _SLOW, run as _fast_run
+except ImportError:  # not built: the same loop in Python
+    _fast_run = None
+    _SLOW, _ENDED, _RAISED, _NOT_READY = 0, 1, 2, 3
 
 
 def _as_plain(action: Any) -> Any:
@@ -98,6 +103,7 @@ class BaseEnvManager:
         self._kernels: List[Optional[tuple]] = [None] * self._env_num  # env.step_kernel() since its last reset
         self._spaces: Optional[tuple] = None
         self._reset_param: Dict[int, dict] = {}
+        self._use_fast_step = True  # tests switch the C loop off to compare it with _step_python
 
     # ---- properties ------------------------------------------------------------------------
     @property
@@ -180,11 +186,16 @@ class BaseEnvManager:
     def _fill_seed_queue(self, env_id: int) -> None:
         # one call for 64 seeds is the same sequence as 64 single draws, at a tenth of the cost
         block = self._seed_streams[env_id].integers(0, 2**31 - 1, size=_SEED_BLOCK).tolist()
-        prepare = getattr(self._envs[env_id], "prepare_episode_seeds", None)
-        if prepare is not None:  # an in-process env may precompute its generator states for them
-            prepare(block)
+        self._prepare_episode_seeds(env_id, block)
         block.reverse()
         self._seed_queue[env_id][:0] = block  # in place: callers hold the list
+
+    def _prepare_episode_seeds(self, env_id: int, seeds: List[int]) -> None:
+        """Let the env precompute its generator states for these upcoming episode seeds (see
+        ``GymnasiumEnv.prepare_episode_seeds``); a speed-up only, results never depend on it."""
+        prepare = getattr(self._envs[env_id], "prepare_episode_seeds", None)
+        if prepare is not None:
+            prepare(seeds)
 
     # ---- lifecycle --------------------------------------------------------------------------
     def launch(self, reset_param: Optional[Dict[int, dict]] = None) -> None:
@@ -259,48 +270,81 @@ class BaseEnvManager:
 
         The loop does per env only what the contract needs beyond the env's own step (record the
         action for exact resume, hand out the timestep, update ``ready_obs``); episode ends and
-        crashes leave it for :meth:`_episode_end` / :meth:`_step_failed`. An env with a
+        crashes leave it for :meth:`_finish_step`. An env with a
         :meth:`~stride.envs.BaseEnv.step_kernel` (a reset ``GymnasiumEnv`` with discrete
-        actions) has its ``step`` run inline here for an int action in range: the same work
-        without the wrapper's Python frame, which costs as much as the rest of this loop.
+        actions) has its ``step`` run inline for an int action in range: the same work without
+        the wrapper's Python frame. That loop runs in C (``_fast_step.c``, built at install) when
+        the extension is there, and as :meth:`_step_python` otherwise -- same results, tested.
         """
         if self._closed:
             raise StrideError("env manager is closed; call launch() first")
+        if _fast_run is None or type(actions) is not dict or not self._use_fast_step:
+            return self._step_python(actions)
         out: Dict[int, BaseEnvTimestep] = {}
-        envs, ready, recorded, kernels = self._envs, self._ready_obs, self._episode_actions, self._kernels
+        ready = self._ready_obs
+        item = _fast_run(actions, 0, self._kernels, out, ready, self._episode_actions, BaseEnvTimestep, _NP_INT64)
+        while item is not None:
+            pos, env_id, action, kind, payload = item
+            if kind == _NOT_READY:
+                raise StrideError(f"env {env_id} is not ready (ready envs: {sorted(ready)})")
+            self._finish_step(env_id, action, kind, payload, out)
+            item = _fast_run(actions, pos, self._kernels, out, ready, self._episode_actions, BaseEnvTimestep, _NP_INT64)
+        return out
+
+    def _step_python(self, actions: Dict[int, Any]) -> Dict[int, BaseEnvTimestep]:
+        """:meth:`step`'s loop in Python (what ``_fast_step.c`` does, for when it is not built)."""
+        out: Dict[int, BaseEnvTimestep] = {}
+        ready, recorded, kernels = self._ready_obs, self._episode_actions, self._kernels
         if not actions.keys() <= ready.keys():  # refuse before stepping anything: no half-applied call
             env_id = next(i for i in actions if i not in ready)
             raise StrideError(f"env {env_id} is not ready (ready envs: {sorted(ready)})")
         for env_id, action in actions.items():
             kernel = kernels[env_id]
+            if kernel is None:
+                self._finish_step(env_id, action, _SLOW, None, out)
+                continue
             try:
-                if kernel is not None:
-                    env, raw_step, table, lo, hi = kernel
-                    t = type(action)
-                    if (t is int or t is _NP_INT64) and lo <= action < hi:  # GymnasiumEnv.step, inline
-                        obs, reward, terminated, truncated, info = raw_step(table[action - lo])
-                        env._episode_return += reward
-                        if not (terminated or truncated):
-                            out[env_id] = _new_tuple(BaseEnvTimestep, (obs, reward, False, info))
-                            ready[env_id] = obs
-                            recorded[env_id].append(action)
-                            continue
-                        timestep = env.end_timestep(obs, reward, terminated, truncated, info)
-                    else:
-                        timestep = env.step(action)
-                else:
-                    timestep = envs[env_id].step(action)
-            except StrideError:
-                raise
-            except Exception as e:  # the env crashed: close the episode as abnormal, never stitch it
-                timestep = self._step_failed(env_id, e)
+                env, raw_step, table, lo, hi = kernel
+                t = type(action)
+                if not ((t is int or t is _NP_INT64) and lo <= action < hi):
+                    self._finish_step(env_id, action, _SLOW, None, out)
+                    continue
+                result = raw_step(table[action - lo])  # GymnasiumEnv.step, inline
+                obs, reward, terminated, truncated, info = result
+                env._episode_return += reward
+                if terminated or truncated:
+                    self._finish_step(env_id, action, _ENDED, result, out)
+                    continue
+            except Exception as e:
+                self._finish_step(env_id, action, _RAISED, e, out)
+                continue
+            out[env_id] = _new_tuple(BaseEnvTimestep, (obs, reward, False, info))
+            ready[env_id] = obs
             recorded[env_id].append(action)
-            out[env_id] = timestep
-            if timestep[2]:  # done
-                self._episode_end(env_id)
-            else:
-                ready[env_id] = timestep[0]
         return out
+
+    def _finish_step(self, env_id: Any, action: Any, kind: int, payload: Any, out: Dict[int, BaseEnvTimestep]) -> None:
+        """The step of one env off the inline path: ``_SLOW`` (call its ``step``), ``_ENDED``
+        (inline step ended the episode; ``payload`` is the raw result) or ``_RAISED`` (it raised
+        ``payload``). Crashes close the episode as abnormal; a ``StrideError`` propagates."""
+        try:
+            if kind == _SLOW:
+                timestep = self._envs[env_id].step(action)
+            elif kind == _ENDED:
+                obs, reward, terminated, truncated, info = payload
+                timestep = self._kernels[env_id][0].end_timestep(obs, reward, terminated, truncated, info)
+            else:
+                raise payload
+        except StrideError:
+            raise
+        except Exception as e:  # the env crashed: close the episode as abnormal, never stitch it
+            timestep = self._step_failed(env_id, e)
+        self._episode_actions[env_id].append(action)
+        out[env_id] = timestep
+        if timestep[2]:  # done
+            self._episode_end(env_id)
+        else:
+            self._ready_obs[env_id] = timestep[0]
 
     def _step_failed(self, env_id: int, error: Exception) -> BaseEnvTimestep:
         """The abnormal last timestep of an env whose ``step`` raised (renewed if ``retry_type='renew'``)."""
