@@ -336,6 +336,17 @@ class WorkerPoolEnvManager(BaseEnvManager):
         except OSError:  # the worker is dead; its sentinel reports it in _pump
             pass
 
+    def _prepare_episode_seeds(self, env_id: int, seeds: List[int]) -> None:
+        """Hand the seed block to the env in its worker (a command without a reply, in order
+        before the step or reset that uses the seeds); a worker that is gone or replaced later
+        just seeds those episodes the plain way."""
+        w, slot = self._where[env_id]
+        if w.fd_out >= 0:
+            try:
+                send_blob(w.fd_out, pickle.dumps(("prepare", slot, seeds), _PROTO))
+            except OSError:  # the worker is dead; its sentinel reports it in _pump
+                pass
+
     def _broadcast(self, kind: str, make: Callable[[_Worker], tuple]) -> None:
         """Send ``kind`` to every worker and wait for all replies."""
         for w in self._workers:

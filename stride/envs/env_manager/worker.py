@@ -14,11 +14,14 @@ a socket's); the socket pair the process starts with carries the handshake and t
 ``("seed", slots, seeds, dynamic_seed)``        ``env.seed(...)`` (the env's own stream, action space)
 ``("replay", slots, seeds, kwargs, actions)``   reset with the seed and re-apply the actions (resume)
 ``("call", slots, name, args)``                 ``getattr(env, name)(*args)`` for each env
+``("prepare", slot, seeds)``                    ``env.prepare_episode_seeds(seeds)`` (upcoming
+                                                episode seeds); the only command without a reply
 ``("close",)``                                  close the envs, acknowledge and exit
 ==============================================  ==================================================
 
-and gets back ``(command, [result per slot])``. A step result is ``(OK, reward, done, info, obs)``,
-or when the episode ended ``(OK, reward, True, info, final_obs, reset_outcome, reset_obs)`` with
+and gets back ``(command, [result per slot])`` (every command but ``prepare``). A step result is
+``(OK, reward, done, info, obs)``, or when the episode ended ``(OK, reward, True, info, final_obs,
+reset_outcome, reset_obs)`` with
 ``reset_outcome`` None (not reset), ``""`` (reset done) or the reset's error text; ``(CRASH,
 error_text)`` for an exception in the env (the parent closes the episode as abnormal and retries),
 ``(USER, pickled_exception)`` for a ``StrideError`` (re-raised in the parent, never retried).
@@ -42,6 +45,7 @@ import traceback
 from typing import Any, List, Optional
 
 import cloudpickle
+import numpy as np
 
 from ...utils.errors import StrideError
 from .shm import ObsBlock
@@ -149,6 +153,8 @@ def worker_main(conn: Any, env_fns_blob: bytes, env_seeds: List[Optional[int]], 
             return _crash(e)
 
     reset_kwargs: dict = {}
+    # a plain Box block's array and obs shape (ObsBlock.write's hot path, inlined in the step loop)
+    plain, plain_shape = (block._plain_array, block._plain_shape) if block is not None and block._plain else (None, None)
     spin = SpinWait(spin_s)
     poller = make_poller(fd) if spin.spin_s > 0 else None
     try:
@@ -164,7 +170,11 @@ def worker_main(conn: Any, env_fns_blob: bytes, env_seeds: List[Optional[int]], 
                     try:
                         obs, reward, done, info = envs[slot].step(action)
                         if not done:
-                            results.append((OK, reward, False, info, _put_obs(block, slot, obs)))
+                            if type(obs) is np.ndarray and obs.shape == plain_shape:  # ObsBlock.write's hot path
+                                plain[slot] = obs
+                                results.append((OK, reward, False, info, None))
+                            else:
+                                results.append((OK, reward, False, info, _put_obs(block, slot, obs)))
                             continue
                     except StrideError as e:
                         results.append(_user_error(e))
@@ -218,6 +228,15 @@ def worker_main(conn: Any, env_fns_blob: bytes, env_seeds: List[Optional[int]], 
                     except Exception as e:
                         results.append(_crash(e))
                 reply = ("call", results)
+            elif cmd == "prepare":  # no reply: seeds of upcoming resets (a speed-up, never required)
+                _, slot, seeds = msg
+                prepare = getattr(envs[slot], "prepare_episode_seeds", None)
+                if prepare is not None:
+                    try:
+                        prepare(seeds)
+                    except Exception:  # the reset will seed the plain way (and report any real error)
+                        pass
+                continue
             elif cmd == "close":
                 break
             else:
