@@ -132,7 +132,7 @@ class WorkerPoolEnvManager(BaseEnvManager):
         self._step_cmd_timeout = c["step_timeout"]
         if c["step_timeout"] is not None and c["reset_timeout"] is not None:
             self._step_cmd_timeout = c["step_timeout"] + c["reset_timeout"]  # a step may include the in-place reset
-        self._spin = SpinWait(c["spin_wait"])
+        self._spin = SpinWait(c["spin_wait"], own_processes=1 + len(self._workers))
         # Episode ends are reset inside the step command unless only reset_timeout is set: then a
         # hung reset must be told apart from a step that may legitimately take any time.
         self._reset_in_place = not (c["step_timeout"] is None and c["reset_timeout"] is not None)
@@ -155,7 +155,7 @@ class WorkerPoolEnvManager(BaseEnvManager):
             parent, child = ctx.Pipe(duplex=True)
             w.block = ObsBlock(self._layout, len(w.env_ids)) if self._layout is not None else None
             w.proc = ctx.Process(target=worker_main, args=(child, fns, seeds, self._dynamic_seed, self._layout,
-                                                           self._spin.spin_s),
+                                                           self._spin.spin_s, 1 + len(self._workers)),
                                  daemon=True, name=f"stride-env-worker-{w.index}")
             w.proc.start()
             child.close()

@@ -114,7 +114,7 @@ def _next_message(fd: int, poller: Any, spin: SpinWait) -> Any:
 
 
 def worker_main(conn: Any, env_fns_blob: bytes, env_seeds: List[Optional[int]], dynamic_seed: bool,
-                shm_layout: Optional[list], spin_s: float = 0.0) -> None:
+                shm_layout: Optional[list], spin_s: float = 0.0, own_processes: int = 2) -> None:
     """Run the envs built from ``env_fns_blob`` (cloudpickled factories) until ``close`` or EOF."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     _die_with_parent()
@@ -155,7 +155,7 @@ def worker_main(conn: Any, env_fns_blob: bytes, env_seeds: List[Optional[int]], 
     reset_kwargs: dict = {}
     # a plain Box block's array and obs shape (ObsBlock.write's hot path, inlined in the step loop)
     plain, plain_shape = (block._plain_array, block._plain_shape) if block is not None and block._plain else (None, None)
-    spin = SpinWait(spin_s)
+    spin = SpinWait(spin_s, own_processes)
     poller = make_poller(fd) if spin.spin_s > 0 else None
     try:
         while True:

@@ -3,6 +3,8 @@ whichever way the parent and the workers wait."""
 
 from __future__ import annotations
 
+import os
+
 import gymnasium as gym
 import numpy as np
 import pytest
@@ -99,3 +101,28 @@ def test_spin_wait_polls_then_gives_up_and_turns_itself_back_on():
     finally:
         os.close(r)
         os.close(w)
+
+
+def test_spin_wait_backs_off_only_for_strangers_seen_three_times_in_a_row(monkeypatch):
+    """A long yield backs polling off only when more tasks are runnable than the machine has CPUs
+    and the manager has processes (its own workers may all poll), three long yields in a row: a
+    kernel thread that runs for a moment is no reason to stop, a CPU hog is."""
+    from stride.envs.env_manager import spin as spin_module
+
+    if not spin_module.CAN_SPIN:
+        pytest.skip("no select.poll / sched_yield here")
+    monkeypatch.setattr(spin_module, "_NCPU", 2)
+    seen = []
+    monkeypatch.setattr(spin_module, "_runnable_tasks", lambda fd: seen.pop(0))
+    wait = spin_module.SpinWait(0.001, own_processes=3)
+    try:
+        assert wait._loadavg >= 0 or not os.path.exists("/proc/loadavg")
+        if wait._loadavg < 0:
+            assert wait._contended()  # unknown load: back off, as before
+            return
+        seen[:] = [3, 4, 3, 4, 4, 4, 2, 5]
+        verdicts = [wait._contended() for _ in range(8)]
+        assert verdicts == [False, False, False, False, False, True, False, False]
+    finally:
+        wait.close()
+    assert wait._loadavg == -1
