@@ -9,6 +9,7 @@ NumPy RNG), and an action outside the space fails with a message naming the spac
 from __future__ import annotations
 
 import dataclasses
+import functools
 from typing import Any, Dict, Optional, Sequence, Union
 
 import gymnasium as gym
@@ -43,6 +44,13 @@ def _seeds_only_through_np_random(env: gym.Env) -> bool:
             return False
         env = env.env
     return type(env).__module__.startswith("gymnasium.envs.")
+
+
+@functools.lru_cache(maxsize=None)
+def _plain_return_attribute(cls: type) -> bool:
+    """Whether ``_episode_return`` is a plain instance attribute of ``cls`` (no class attribute or
+    descriptor of that name), so that the C loop may add to it in the instance ``__dict__``."""
+    return not hasattr(cls, "_episode_return")
 
 
 @ENV_REGISTRY.register("gymnasium")
@@ -296,7 +304,7 @@ class GymnasiumEnv(BaseEnv):
         each reset.
         """
         if (type(self).step is not GymnasiumEnv.step or self._cast_obs or self._env is None
-                or self._fast_lo >= self._fast_hi or hasattr(type(self), "_episode_return")):
+                or self._fast_lo >= self._fast_hi or not _plain_return_attribute(type(self))):
             return None
         return (self, self._env.step, self._int_actions, self._fast_lo, self._fast_hi)
 

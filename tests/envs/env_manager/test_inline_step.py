@@ -127,3 +127,21 @@ def test_renewed_env_gets_a_fresh_kernel():
         assert results[3].obs[0, 0, 0] == 1  # a fresh episode, first step
     finally:
         m.close()
+
+
+def test_no_kernel_when_the_episode_return_is_not_a_plain_attribute():
+    class Tracked(GymnasiumEnv):  # the C loop adds to _episode_return in the instance __dict__
+        @property
+        def _episode_return(self):
+            return self.__dict__.get("ret", 0.0)
+
+        @_episode_return.setter
+        def _episode_return(self, value):
+            self.__dict__["ret"] = value
+
+    env = Tracked(ImageGymEnv())
+    env.reset(seed=0)
+    assert env.step_kernel() is None
+    plain = GymnasiumEnv(ImageGymEnv())
+    plain.reset(seed=0)
+    assert plain.step_kernel() is not None
