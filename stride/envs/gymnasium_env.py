@@ -267,7 +267,9 @@ class GymnasiumEnv(BaseEnv):
         # as the cached NumPy scalar of the space's dtype -- what the space's sample() gives, and
         # what gymnasium's Discrete.contains (asserted by CartPole on every step) checks ~0.5 us
         # faster than a Python int. The timestep is built with tuple.__new__ (half the cost of
-        # the namedtuple's Python-level __new__, same object).
+        # the namedtuple's Python-level __new__, same object). BaseEnvManager runs this hot path
+        # inline (see step_kernel): a change here must be mirrored in BaseEnvManager._step_python
+        # and in env_manager/_fast_step.c (tests/envs/env_manager/test_fast_step.py compares them).
         t = type(action)
         if (t is int or t is _NP_INT64) and self._fast_lo <= action < self._fast_hi:
             action = self._int_actions[action - self._fast_lo]
