@@ -132,7 +132,7 @@ static int step_one(PyObject *env_id, PyObject *action, PyObject *kernels, PyObj
     PyObject *env = PyTuple_GET_ITEM(kernel, 0);
     PyObject *res = PyObject_CallOneArg(PyTuple_GET_ITEM(kernel, 1), PyList_GET_ITEM(PyTuple_GET_ITEM(kernel, 2), slot));
     PyObject *items = NULL, *ret = NULL, *ts = NULL, *env_dict = NULL;
-    int done;
+    int done, result = -1;
     if (res == NULL || (items = unpack5(res)) == NULL)
         goto error;
     PyObject *obs = PyTuple_GET_ITEM(items, 0), *reward = PyTuple_GET_ITEM(items, 1);
@@ -184,33 +184,23 @@ static int step_one(PyObject *env_id, PyObject *action, PyObject *kernels, PyObj
             PyErr_SetString(PyExc_TypeError, "recorded actions must be lists");
         goto error;
     }
-    Py_DECREF(ts);
-    Py_DECREF(items);
-    Py_DECREF(ret);
-    Py_DECREF(env_dict);
-    Py_DECREF(res);
-    Py_DECREF(kernel);
-    return 1;
+    result = 1;
+    goto release;
 error:
-    *payload = take_exception();
-    if (*payload == NULL) {
-        Py_XDECREF(ts);
-        Py_XDECREF(items);
-        Py_XDECREF(ret);
-        Py_XDECREF(env_dict);
-        Py_XDECREF(res);
-        Py_DECREF(kernel);
-        return -1;
-    }
+    *payload = take_exception(); /* NULL: not an Exception, it propagates */
+    if (*payload == NULL)
+        goto release;
     *kind = RAISED;
 finish:
+    result = 0;
+release:
     Py_XDECREF(ts);
     Py_XDECREF(items);
     Py_XDECREF(ret);
     Py_XDECREF(env_dict);
     Py_XDECREF(res);
     Py_DECREF(kernel);
-    return 0;
+    return result;
 }
 
 static PyObject *run(PyObject *module, PyObject *const *args, Py_ssize_t nargs)

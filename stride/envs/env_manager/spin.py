@@ -32,7 +32,7 @@ HAS_POLL = hasattr(select, "poll")  # not on Windows
 CAN_SPIN = HAS_POLL and hasattr(os, "sched_yield")
 _CONTENDED_S = 50e-6  # a yield that kept the CPU away this long: someone else ran on this core
 _BACKOFF_S = 1.0  # then, if that was a stranger, block (no polling) for this long
-_NCPU = os.cpu_count() or 1
+_NCPU = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)  # CPUs we may use
 
 
 def _runnable_tasks(fd: int) -> int:
@@ -95,7 +95,10 @@ class SpinWait:
             self._sightings = 0
             return False
         self._sightings += 1
-        return n < 0 or self._sightings >= 3
+        if n >= 0 and self._sightings < 3:
+            return False
+        self._sightings = 0  # after the back-off, contention must be seen three times again
+        return True
 
     def poll(self, pollers: List[Any], budget: float) -> bool:
         """Poll ``pollers`` for up to ``min(budget, spin_s)`` s; True as soon as one is readable."""

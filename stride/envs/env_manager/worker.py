@@ -45,7 +45,6 @@ import traceback
 from typing import Any, List, Optional
 
 import cloudpickle
-import numpy as np
 
 from ...utils.errors import StrideError
 from .shm import ObsBlock
@@ -153,8 +152,6 @@ def worker_main(conn: Any, env_fns_blob: bytes, env_seeds: List[Optional[int]], 
             return _crash(e)
 
     reset_kwargs: dict = {}
-    # a plain Box block's array and obs shape (ObsBlock.write's hot path, inlined in the step loop)
-    plain, plain_shape = (block._plain_array, block._plain_shape) if block is not None and block._plain else (None, None)
     spin = SpinWait(spin_s, own_processes)
     poller = make_poller(fd) if spin.spin_s > 0 else None
     try:
@@ -170,11 +167,7 @@ def worker_main(conn: Any, env_fns_blob: bytes, env_seeds: List[Optional[int]], 
                     try:
                         obs, reward, done, info = envs[slot].step(action)
                         if not done:
-                            if type(obs) is np.ndarray and obs.shape == plain_shape:  # ObsBlock.write's hot path
-                                plain[slot] = obs
-                                results.append((OK, reward, False, info, None))
-                            else:
-                                results.append((OK, reward, False, info, _put_obs(block, slot, obs)))
+                            results.append((OK, reward, False, info, _put_obs(block, slot, obs)))
                             continue
                     except StrideError as e:
                         results.append(_user_error(e))

@@ -3,7 +3,7 @@ whichever way the parent and the workers wait."""
 
 from __future__ import annotations
 
-import os
+import time
 
 import gymnasium as gym
 import numpy as np
@@ -106,23 +106,39 @@ def test_spin_wait_polls_then_gives_up_and_turns_itself_back_on():
 def test_spin_wait_backs_off_only_for_strangers_seen_three_times_in_a_row(monkeypatch):
     """A long yield backs polling off only when more tasks are runnable than the machine has CPUs
     and the manager has processes (its own workers may all poll), three long yields in a row: a
-    kernel thread that runs for a moment is no reason to stop, a CPU hog is."""
+    kernel thread that runs for a moment is no reason to stop, a CPU hog is. Driven through
+    ``poll`` with every yield made long and the runnable counts given."""
     from stride.envs.env_manager import spin as spin_module
 
-    if not spin_module.CAN_SPIN:
-        pytest.skip("no select.poll / sched_yield here")
+    class NeverReady:
+        def poll(self, timeout):
+            return []
+
+    def long_yield():  # another process ran on this core for 0.2 ms
+        end = time.perf_counter() + 2e-4
+        while time.perf_counter() < end:
+            pass
+
     monkeypatch.setattr(spin_module, "_NCPU", 2)
-    seen = []
-    monkeypatch.setattr(spin_module, "_runnable_tasks", lambda fd: seen.pop(0))
-    wait = spin_module.SpinWait(0.001, own_processes=3)
-    try:
-        assert wait._loadavg >= 0 or not os.path.exists("/proc/loadavg")
-        if wait._loadavg < 0:
-            assert wait._contended()  # unknown load: back off, as before
-            return
-        seen[:] = [3, 4, 3, 4, 4, 4, 2, 5]
-        verdicts = [wait._contended() for _ in range(8)]
-        assert verdicts == [False, False, False, False, False, True, False, False]
-    finally:
-        wait.close()
-    assert wait._loadavg == -1
+    monkeypatch.setattr(spin_module.os, "sched_yield", long_yield)
+    counts: list = []
+    monkeypatch.setattr(spin_module, "_runnable_tasks", lambda fd: counts.pop(0))
+    wait = spin_module.SpinWait(0.05, own_processes=3)
+    wait.spin_s = 0.05  # also where the platform has no poll/sched_yield: the rule is what is tested
+    wait.enabled = True
+    wait._loadavg = 10**6  # a descriptor is "open"; _runnable_tasks is replaced and never reads it
+
+    counts[:] = [3, 4, 3, 4, 4, 4]  # the third stranger sighting in a row is the sixth long yield
+    assert wait.poll([NeverReady()], 0.05) is False
+    assert counts == [] and wait.resume_at > 0  # backed off ...
+    assert wait.poll([NeverReady()], 0.05) is False and counts == []  # ... and polls no more for now
+
+    wait.resume_at = 0.0
+    counts[:] = [4, 3] + [2] * 1000  # strangers once, then only the manager's own processes
+    assert wait.poll([NeverReady()], 0.01) is False  # polled the whole budget without backing off
+    assert wait.resume_at == 0.0 and len(counts) < 1000
+
+    wait._loadavg = -1  # no /proc/loadavg: every long yield counts as contention, as before
+    wait.enabled, wait._sightings = True, 0
+    counts[:] = []
+    assert wait.poll([NeverReady()], 0.05) is False and wait.resume_at > 0
