@@ -1,7 +1,8 @@
 """Config: nested dicts with attribute access; ``compile_config`` merges, validates and saves."""
 
-from .config import Config, merge_config, save_config, load_json_config, REQUIRED
+from .config import Config, Configurable, declaration, merge_config, save_config, load_json_config
+from .setting import REQUIRED, Setting
 from .compile import compile_config, default_main_config
 
-__all__ = ["Config", "merge_config", "save_config", "load_json_config", "REQUIRED", "compile_config",
-           "default_main_config"]
+__all__ = ["Config", "Configurable", "Setting", "declaration", "merge_config", "save_config", "load_json_config",
+           "REQUIRED", "compile_config", "default_main_config"]

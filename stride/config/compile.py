@@ -20,7 +20,8 @@ from ..utils.errors import ConfigError
 from ..utils.registry import (
     BUFFER_REGISTRY, COLLECTOR_REGISTRY, ENV_MANAGER_REGISTRY, ENV_REGISTRY, MODEL_REGISTRY, POLICY_REGISTRY,
 )
-from .config import REQUIRED, Config, deep_update, merge_config, missing_required, save_config
+from .config import REQUIRED, Config, declaration, deep_update, merge_config, missing_required, save_config
+from .setting import Setting
 
 _COMPONENT_PACKAGES = ("stride.envs", "stride.model", "stride.policy", "stride.data", "stride.worker")
 
@@ -32,13 +33,17 @@ def import_components() -> None:
 
 
 def _model_defaults(model_cls: type) -> dict:
-    """Keyword arguments of a model class: defaults as given, arguments without one REQUIRED."""
+    """Keyword arguments of a model class: defaults as given, arguments without one REQUIRED; a
+    ``Setting`` where the class declares the argument's valid values in ``VALID`` (beside its
+    ``__init__``: ``{name: interval string or tuple of choices}``)."""
     out: dict = {}
+    valid = getattr(model_cls, "VALID", {})
     for name, p in inspect.signature(model_cls.__init__).parameters.items():
         if name == "self" or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
             continue
         default = p.default if p.default is not inspect.Parameter.empty else REQUIRED
-        out[name] = list(default) if isinstance(default, tuple) else default
+        default = list(default) if isinstance(default, tuple) else default
+        out[name] = Setting(default, valid[name]) if name in valid else default
     return out
 
 
@@ -46,14 +51,15 @@ def _env_defaults(env_cls: type) -> dict:
     base = dict(
         type="gymnasium",
         # (float) stop training when the evaluator's mean return reaches this.
-        stop_value=REQUIRED,
+        stop_value=Setting(REQUIRED, kind=float),
         # (int) episodes per evaluation.
-        n_evaluator_episode=REQUIRED,
-        collector_env_num=8,
-        evaluator_env_num=5,
+        n_evaluator_episode=Setting(REQUIRED, "[1, inf)", kind=int),
+        # (int) envs of the collector's / the evaluator's env manager.
+        collector_env_num=Setting(8, "[1, inf)"),
+        evaluator_env_num=Setting(5, "[1, inf)"),
     )
     if hasattr(env_cls, "default_config"):
-        base = deep_update(base, env_cls.default_config())
+        base = deep_update(base, declaration(env_cls))
     return base
 
 
@@ -74,32 +80,32 @@ def default_main_config(create_cfg: Mapping, user_cfg: Optional[Mapping] = None)
 
     env = _env_defaults(env_cls)
     env["type"] = env_type
-    env["manager"] = dict(manager_cls.default_config(), type=manager_type)
+    env["manager"] = dict(declaration(manager_cls), type=manager_type)
 
-    policy = dict(policy_cls.default_config())
+    policy = dict(declaration(policy_cls))
     policy["type"] = policy_type
     model_type = create_cfg.get("model", {}).get("type") or policy_cls.default_model()[0]
     policy["model"] = deep_update(_model_defaults(MODEL_REGISTRY.get(model_type)), policy.get("model", {}))
     learn = dict(policy.get("learn", {}))
-    learn["learner"] = BaseLearner.default_config()
+    learn["learner"] = BaseLearner.declared_config()
     policy["learn"] = learn
     collect = dict(policy.get("collect", {}))
     given = {**collect, **((user_cfg or {}).get("policy", {}).get("collect", {}) or {})}
     by_episode = given.get("n_episode") is not None and given.get("n_sample") is None
     collector_type = create_cfg.get("collector", {}).get("type") or ("episode" if by_episode else "sample")
-    collect["collector"] = dict(COLLECTOR_REGISTRY.get(collector_type).default_config(), type=collector_type)
+    collect["collector"] = dict(declaration(COLLECTOR_REGISTRY.get(collector_type)), type=collector_type)
     policy["collect"] = collect
     ev = dict(policy.get("eval", {}))
-    ev["evaluator"] = BaseSerialEvaluator.default_config()
+    ev["evaluator"] = BaseSerialEvaluator.declared_config()
     policy["eval"] = ev
     other = dict(policy.get("other", {}))
     if not policy.get("on_policy"):
         buffer_type = create_cfg.get("replay_buffer", {}).get("type") or other.get("replay_buffer", {}).get("type", "naive")
         other["replay_buffer"] = deep_update(
-            dict(BUFFER_REGISTRY.get(buffer_type).default_config()), {**other.get("replay_buffer", {}), "type": buffer_type}
+            dict(declaration(BUFFER_REGISTRY.get(buffer_type))), {**other.get("replay_buffer", {}), "type": buffer_type}
         )
     policy["other"] = other
-    return Config(dict(exp_name="default_experiment", seed=0, num_threads=1, env=env, policy=policy))
+    return Config(dict(exp_name="default_experiment", seed=0, num_threads=Setting(1, "[1, inf)"), env=env, policy=policy))
 
 
 def compile_config(
@@ -150,14 +156,8 @@ def _check_required(cfg: Config) -> None:
             "exactly one of policy.collect.n_sample / policy.collect.n_episode must be given"
             + (f" (both are: {collect.n_sample}, {collect.n_episode})" if len(given) == 2 else " (neither is)")
         )
-    for key in given:
-        value = collect[key]
-        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-            raise ConfigError(f"policy.collect.{key} must be a positive integer, got {value!r}")
     if cfg.policy.priority_IS_weight and not cfg.policy.priority:
         raise ConfigError("policy.priority_IS_weight=True needs policy.priority=True")
-    if cfg.env.n_evaluator_episode < 1:
-        raise ConfigError(f"env.n_evaluator_episode must be >= 1, got {cfg.env.n_evaluator_episode}")
 
 
 def make_exp_dir(name: str, renew: bool = True) -> str:

@@ -16,9 +16,7 @@ import pprint
 from typing import Any, Dict, Iterable, Mapping, Optional
 
 from ..utils.errors import ConfigError, closest
-
-#: A default value meaning "the user must give this key".
-REQUIRED = "<required>"
+from .setting import REQUIRED, Setting, check_like, plain
 
 
 class Config(dict):
@@ -57,53 +55,59 @@ class Config(dict):
         return {k: v.to_dict() if isinstance(v, Config) else v for k, v in self.items()}
 
 
+class Configurable:
+    """A component that declares its config once, in :meth:`declared_config` (plain defaults or
+    :class:`~stride.config.setting.Setting` leaves); :meth:`default_config` gives the plain values."""
+
+    @classmethod
+    def declared_config(cls) -> dict:
+        """The config declaration: defaults with their valid values (see ``stride.config.setting``)."""
+        return {}
+
+    @classmethod
+    def default_config(cls) -> "Config":
+        """The default values, as a :class:`Config` of plain values."""
+        return Config(plain(cls.declared_config()))
+
+
+def declaration(component: Any) -> dict:
+    """A component class's config declaration: ``declared_config()`` where it has one, else its
+    ``default_config()`` (a user's component written the DI-engine way: plain defaults)."""
+    declared = getattr(component, "declared_config", None)
+    return declared() if declared is not None else component.default_config()
+
+
 def is_free_form(default: Any) -> bool:
     """An empty dict default means 'any keys': its contents are not validated."""
     return isinstance(default, Mapping) and len(default) == 0
 
 
 def merge_config(default: Mapping, user: Mapping, prefix: str = "") -> Config:
-    """``default`` updated by ``user`` (user wins); unknown keys and wrong types are refused."""
-    out = Config(copy.deepcopy(dict(default)))
+    """``default`` updated by ``user`` (user wins); unknown keys, wrong types and values outside a
+    :class:`~stride.config.setting.Setting`'s range are refused with one line. ``default`` may be
+    a declaration (leaves that are ``Setting``s); the result holds plain values only."""
+    out = Config(plain(default))
     for key, value in user.items():
         dotted = f"{prefix}{key}"
-        if key not in out:
-            hint = closest(key, out.keys())
+        if key not in default:
+            hint = closest(key, default.keys())
             raise ConfigError(
                 f"unknown config key '{dotted}'"
                 + (f" (did you mean '{prefix}{hint}'?)" if hint else "")
-                + f"; valid keys here: {', '.join(sorted(map(str, out.keys()))) or '(none)'}"
+                + f"; valid keys here: {', '.join(sorted(map(str, default.keys()))) or '(none)'}"
             )
-        base = out[key]
-        if isinstance(base, Mapping) and not is_free_form(base):
+        base = default[key]
+        if isinstance(base, Setting):
+            base.check(dotted, value)
+            out[key] = copy.deepcopy(value)
+        elif isinstance(base, Mapping) and not is_free_form(base):
             if not isinstance(value, Mapping):
                 raise ConfigError(f"config key '{dotted}' must be a dict of settings, got {value!r}")
             out[key] = merge_config(base, value, dotted + ".")
         else:
-            _check_type(dotted, base, value)
+            check_like(dotted, base, value)
             out[key] = copy.deepcopy(value)
     return out
-
-
-def _check_type(dotted: str, default: Any, value: Any) -> None:
-    if default is None or default == REQUIRED or value is None:
-        return
-    if isinstance(default, bool):
-        ok = isinstance(value, bool)
-    elif isinstance(default, (int, float)):
-        ok = isinstance(value, (int, float)) and not isinstance(value, bool)
-        if ok and isinstance(default, int) and isinstance(value, float) and not (math.isinf(value) or value.is_integer()):
-            ok = False
-    elif isinstance(default, str):
-        ok = isinstance(value, str)
-    elif isinstance(default, (list, tuple)):
-        ok = isinstance(value, (list, tuple))
-    else:
-        ok = True
-    if not ok:
-        raise ConfigError(
-            f"config key '{dotted}' expects a value like {default!r} ({type(default).__name__}), got {value!r}"
-        )
 
 
 def missing_required(cfg: Mapping, prefix: str = "") -> list:
@@ -222,10 +226,13 @@ def format_config(cfg: Mapping) -> str:
 
 
 def deep_update(dst: dict, src: Mapping, keys: Optional[Iterable[str]] = None) -> dict:
-    """Plain recursive update without validation (for building defaults)."""
+    """Plain recursive update without validation (for building declarations and defaults). A plain
+    value written over a :class:`Setting` keeps that setting's constraints around the new default."""
     for k, v in src.items():
         if isinstance(v, Mapping) and isinstance(dst.get(k), Mapping) and not is_free_form(dst[k]):
             dst[k] = deep_update(dict(dst[k]), v)
+        elif isinstance(dst.get(k), Setting) and not isinstance(v, (Setting, Mapping)):
+            dst[k] = dst[k].with_default(copy.deepcopy(v))
         else:
             dst[k] = copy.deepcopy(v)
     return dst

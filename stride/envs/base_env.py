@@ -19,6 +19,8 @@ from typing import Any, Dict, NamedTuple, Optional
 import gymnasium as gym
 import numpy as np
 
+from ..config.config import Configurable
+
 
 class BaseEnvTimestep(NamedTuple):
     """One step's result; ``info`` carries ``terminated``/``truncated`` and the return at episode end."""
@@ -29,7 +31,7 @@ class BaseEnvTimestep(NamedTuple):
     info: Dict[str, Any]
 
 
-class BaseEnv(gym.Env, ABC):
+class BaseEnv(gym.Env, Configurable, ABC):
     """Abstract environment: ``reset() -> obs``, ``step(action) -> BaseEnvTimestep``."""
 
     def __init__(self, cfg: Optional[dict] = None) -> None:

@@ -15,6 +15,7 @@ from typing import Any, Dict, Optional, Sequence, Union
 import gymnasium as gym
 import numpy as np
 
+from ..config.setting import Setting
 from ..utils.errors import InvalidActionError
 from ..utils.registry import ENV_REGISTRY
 from ..utils.seed_sequence import pcg64_states
@@ -63,12 +64,12 @@ class GymnasiumEnv(BaseEnv):
     """
 
     @classmethod
-    def default_config(cls) -> dict:
+    def declared_config(cls) -> dict:
         return dict(
             # (str) Gymnasium env id, e.g. 'CartPole-v1'.
             env_id=None,
             # (int|None) override the env's time limit.
-            max_episode_steps=None,
+            max_episode_steps=Setting(None, "[1, inf)", kind=int),
             # extra keyword arguments for gymnasium.make.
             make_kwargs=dict(),
             # (bool) expose a bounded Box action space as [-1, 1]; actions map affinely to the real bounds.

@@ -19,11 +19,12 @@ from typing import Any, Dict, List
 
 import torch
 
-from ..config.config import Config, deep_update
+from ..config.config import deep_update
 from ..model import model_wrap
 from ..torch_utils import adam
 from ..rl_utils import a2c_error
 from ..utils.registry import POLICY_REGISTRY
+from ..config.setting import Setting
 from .base_policy import Policy
 from .ppo import PPOPolicy
 from ..utils.errors import ConfigError
@@ -37,35 +38,35 @@ class A2CPolicy(PPOPolicy):
         type="a2c",
         on_policy=True,
         # (float) reward discount gamma.
-        discount_factor=0.99,
+        discount_factor=Setting(0.99, "(0, 1]"),
         # (float) GAE lambda; 1.0 gives n-step returns bootstrapped at the segment's end.
-        gae_lambda=1.0,
+        gae_lambda=Setting(1.0, "[0, 1]"),
         # (list|None) continuous actions sent to the env are clipped to [low, high] (scalars or per-dim lists).
         action_range=None,
         learn=dict(
             # (str) 'rmsprop' (the paper's, alpha=0.99, eps=1e-5) or 'adam'.
-            optimizer="rmsprop",
-            learning_rate=7e-4,
+            optimizer=Setting("rmsprop", ("rmsprop", "adam")),
+            learning_rate=Setting(7e-4, "(0, inf)"),
             # (bool) normalise advantages over the collect.
             adv_norm=False,
             # (bool) the critic predicts returns normalised by their running mean/std.
             value_norm=False,
-            value_weight=0.5,
-            entropy_weight=0.01,
+            value_weight=Setting(0.5, "[0, inf)"),
+            entropy_weight=Setting(0.01, "[0, inf)"),
             # (float|None) clip the gradient norm to this value.
-            grad_clip_norm=0.5,
+            grad_clip_norm=Setting(0.5, "(0, inf)", optional=True),
         ),
         collect=dict(
             # (int) transitions per collect (= per gradient step).
-            n_sample=None,
-            n_episode=None,
+            n_sample=Setting(None, "[1, inf)", kind=int),
+            n_episode=Setting(None, "[1, inf)", kind=int),
         ),
     )
 
     @classmethod
-    def default_config(cls) -> Config:
-        # Policy's defaults and A2C's only: PPO's learn keys (epochs, clipping...) mean nothing here.
-        return Config(copy.deepcopy(deep_update(dict(Policy.default_config()), cls.config)))
+    def declared_config(cls) -> dict:
+        # Policy's declaration and A2C's only: PPO's learn keys (epochs, clipping...) mean nothing here.
+        return copy.deepcopy(deep_update(Policy.declared_config(), cls.config))
 
     # ---- learn -------------------------------------------------------------------------------
     def _init_learn(self) -> None:

@@ -17,6 +17,7 @@ import torch
 from torch import nn
 
 from ..config.config import REQUIRED, Config, deep_update
+from ..config.setting import Setting, plain
 from ..rl_utils import get_nstep_return_data
 from ..torch_utils import to_tensor
 from ..utils.data import default_collate
@@ -58,7 +59,7 @@ class Policy(ABC):
         # (bool) weight the loss by importance-sampling weights (needs priority=True).
         priority_IS_weight=False,
         # (int) transitions collected with uniformly random actions before training starts.
-        random_collect_size=0,
+        random_collect_size=Setting(0, "[0, inf)"),
         # model keyword arguments (validated against the model class's signature).
         model=dict(),
         learn=dict(),
@@ -68,13 +69,19 @@ class Policy(ABC):
     )
 
     @classmethod
-    def default_config(cls) -> Config:
-        """This class's ``config`` merged over every parent's."""
+    def declared_config(cls) -> dict:
+        """This class's ``config`` merged over every parent's, with the valid values of each key
+        (:class:`~stride.config.Setting`): what ``compile_config`` validates a user's config against."""
         merged: dict = {}
         for klass in reversed(cls.__mro__):
             if "config" in klass.__dict__:
                 merged = deep_update(merged, klass.__dict__["config"])
-        return Config(copy.deepcopy(merged))
+        return copy.deepcopy(merged)
+
+    @classmethod
+    def default_config(cls) -> Config:
+        """The default values (this class's ``config`` merged over every parent's)."""
+        return Config(plain(cls.declared_config()))
 
     @classmethod
     def default_model(cls) -> tuple:

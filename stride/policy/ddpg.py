@@ -27,6 +27,7 @@ from ..model import model_wrap
 from ..torch_utils import adam
 from ..rl_utils import min_q_value, v_nstep_td_error
 from ..utils.registry import POLICY_REGISTRY
+from ..config.setting import Setting
 from .base_policy import Policy
 
 
@@ -48,11 +49,11 @@ class DDPGPolicy(Policy):
         type="ddpg",
         on_policy=False,
         # (float) reward discount gamma.
-        discount_factor=0.99,
+        discount_factor=Setting(0.99, "(0, 1]"),
         # (int) steps summed in the TD target.
-        nstep=1,
+        nstep=Setting(1, "[1, inf)"),
         # (int) uniformly random transitions collected before training (actions in the env's space).
-        random_collect_size=25000,
+        random_collect_size=Setting(25000, "[0, inf)"),
         model=dict(
             # (str) 'regression': a deterministic tanh actor.
             action_space="regression",
@@ -61,32 +62,32 @@ class DDPGPolicy(Policy):
         ),
         learn=dict(
             # (int) gradient steps after each collect.
-            update_per_collect=1,
+            update_per_collect=Setting(1, "[1, inf)"),
             # (int) samples per gradient step.
-            batch_size=256,
-            learning_rate_actor=1e-3,
-            learning_rate_critic=1e-3,
+            batch_size=Setting(256, "[1, inf)"),
+            learning_rate_actor=Setting(1e-3, "(0, inf)"),
+            learning_rate_critic=Setting(1e-3, "(0, inf)"),
             # (int) update the actor and the targets once every this many critic updates (TD3: 2).
-            actor_update_freq=1,
+            actor_update_freq=Setting(1, "[1, inf)"),
             # (float) Polyak rate of the target networks.
-            target_theta=0.005,
+            target_theta=Setting(0.005, "(0, 1]"),
             # (bool) target policy smoothing: clipped Gaussian noise on the target action (TD3).
             noise=False,
-            noise_sigma=0.2,
+            noise_sigma=Setting(0.2, "[0, inf)"),
             noise_range=dict(min=-0.5, max=0.5),
             # (str) 'mse' or 'huber'.
-            loss_type="mse",
+            loss_type=Setting("mse", ("mse", "huber")),
             # (float|None) clip each network's gradient norm to this value.
-            grad_clip_norm=None,
+            grad_clip_norm=Setting(None, "(0, inf)"),
         ),
         collect=dict(
             # Give exactly one of n_sample (transitions per collect) / n_episode.
-            n_sample=None,
-            n_episode=None,
-            unroll_len=1,
+            n_sample=Setting(None, "[1, inf)", kind=int),
+            n_episode=Setting(None, "[1, inf)", kind=int),
+            unroll_len=Setting(1, "[1, inf)"),
             # (str) exploration noise: 'gauss' or 'ou'; its scale (actions live in [-1, 1]).
-            noise_type="gauss",
-            noise_sigma=0.1,
+            noise_type=Setting("gauss", ("gauss", "ou")),
+            noise_sigma=Setting(0.1, "[0, inf)"),
         ),
         other=dict(replay_buffer=dict(replay_buffer_size=1_000_000)),
     )

@@ -20,6 +20,7 @@ from ..torch_utils import adam
 from ..rl_utils import get_epsilon_greedy_fn, q_nstep_td_error
 from ..utils.errors import ConfigError
 from ..utils.registry import POLICY_REGISTRY
+from ..config.setting import Setting
 from .base_policy import Policy
 
 
@@ -31,33 +32,34 @@ class DQNPolicy(Policy):
         type="dqn",
         on_policy=False,
         # (float) reward discount gamma.
-        discount_factor=0.97,
+        discount_factor=Setting(0.97, "(0, 1]"),
         # (int) steps summed in the TD target.
-        nstep=1,
+        nstep=Setting(1, "[1, inf)"),
         learn=dict(
             # (int) gradient steps after each collect.
-            update_per_collect=3,
+            update_per_collect=Setting(3, "[1, inf)"),
             # (int) samples per gradient step.
-            batch_size=64,
-            learning_rate=1e-3,
+            batch_size=Setting(64, "[1, inf)"),
+            learning_rate=Setting(1e-3, "(0, inf)"),
             # (str) 'assign': copy every target_update_freq steps; 'momentum': Polyak averaging with target_theta.
-            target_update_type="assign",
-            target_update_freq=100,
-            target_theta=0.005,
+            target_update_type=Setting("assign", ("assign", "momentum")),
+            target_update_freq=Setting(100, "[1, inf)"),
+            target_theta=Setting(0.005, "(0, 1]"),
             # (str) 'mse' or 'huber'.
-            loss_type="mse",
+            loss_type=Setting("mse", ("mse", "huber")),
             # (float|None) clip the gradient norm to this value.
-            grad_clip_norm=None,
+            grad_clip_norm=Setting(None, "(0, inf)"),
         ),
         collect=dict(
             # Give exactly one of n_sample (transitions per collect) / n_episode.
-            n_sample=None,
-            n_episode=None,
-            unroll_len=1,
+            n_sample=Setting(None, "[1, inf)", kind=int),
+            n_episode=Setting(None, "[1, inf)", kind=int),
+            unroll_len=Setting(1, "[1, inf)"),
         ),
         other=dict(
             # Epsilon-greedy exploration as a function of collected env steps.
-            eps=dict(type="exp", start=0.95, end=0.1, decay=10000),
+            eps=dict(type=Setting("exp", ("exp", "linear")), start=Setting(0.95, "[0, 1]"),
+                     end=Setting(0.1, "[0, 1]"), decay=Setting(10000, "(0, inf)")),
             replay_buffer=dict(replay_buffer_size=10000),
         ),
     )

@@ -32,6 +32,7 @@ from ..model import model_wrap
 from ..torch_utils import adam
 from ..rl_utils import get_gae, ppo_error, ppo_error_continuous
 from ..utils.registry import POLICY_REGISTRY
+from ..config.setting import Setting
 from .base_policy import Policy, is_terminated
 
 
@@ -74,19 +75,19 @@ class PPOPolicy(Policy):
         type="ppo",
         on_policy=True,
         # (float) reward discount gamma.
-        discount_factor=0.99,
+        discount_factor=Setting(0.99, "(0, 1]"),
         # (float) GAE lambda; 1.0 gives discounted returns bootstrapped at the segment's end.
-        gae_lambda=0.95,
+        gae_lambda=Setting(0.95, "[0, 1]"),
         # (list|None) continuous actions sent to the env are clipped to [low, high] (scalars or per-dim lists).
         action_range=None,
         learn=dict(
             # (int) passes over each collect's samples.
-            epoch_per_collect=10,
+            epoch_per_collect=Setting(10, "[1, inf)"),
             # (int) samples per minibatch (the last minibatch of an epoch may be smaller).
-            batch_size=64,
-            learning_rate=3e-4,
+            batch_size=Setting(64, "[1, inf)"),
+            learning_rate=Setting(3e-4, "(0, inf)"),
             # (int) anneal the learning rate linearly to 0 over this many collects (0: constant).
-            lr_anneal_collects=0,
+            lr_anneal_collects=Setting(0, "[0, inf)"),
             # (bool) recompute values and advantages with the current critic before each epoch after the first.
             recompute_adv=True,
             # (bool) normalise advantages per minibatch.
@@ -94,20 +95,20 @@ class PPOPolicy(Policy):
             # (bool) the critic predicts returns normalised by their running mean/std.
             value_norm=True,
             # (float) PPO's epsilon: the policy ratio is clipped to [1-eps, 1+eps].
-            clip_ratio=0.2,
+            clip_ratio=Setting(0.2, "(0, 1)"),
             # (float|None) clip the value update around the old value (None: no clip).
-            value_clip_ratio=0.2,
+            value_clip_ratio=Setting(0.2, "(0, inf)", optional=True),
             # (float|None) dual-clip constant c > 1 (Ye et al., 2020); None: off.
-            dual_clip=None,
-            value_weight=0.5,
-            entropy_weight=0.0,
+            dual_clip=Setting(None, "(1, inf)"),
+            value_weight=Setting(0.5, "[0, inf)"),
+            entropy_weight=Setting(0.0, "[0, inf)"),
             # (float|None) clip the gradient norm to this value.
-            grad_clip_norm=0.5,
+            grad_clip_norm=Setting(0.5, "(0, inf)", optional=True),
         ),
         collect=dict(
             # (int) transitions per collect (one learner train_iter trains on them).
-            n_sample=None,
-            n_episode=None,
+            n_sample=Setting(None, "[1, inf)", kind=int),
+            n_episode=Setting(None, "[1, inf)", kind=int),
         ),
     )
 

@@ -30,6 +30,7 @@ from ..model import model_wrap
 from ..torch_utils import adam
 from ..rl_utils import min_q_value, v_nstep_td_error
 from ..utils.registry import POLICY_REGISTRY
+from ..config.setting import Setting
 from .base_policy import Policy
 from .ddpg import optimise
 
@@ -42,11 +43,11 @@ class SACPolicy(Policy):
         type="sac",
         on_policy=False,
         # (float) reward discount gamma.
-        discount_factor=0.99,
+        discount_factor=Setting(0.99, "(0, 1]"),
         # (int) steps summed in the TD target.
-        nstep=1,
+        nstep=Setting(1, "[1, inf)"),
         # (int) uniformly random transitions collected before training (actions in the env's space).
-        random_collect_size=10000,
+        random_collect_size=Setting(10000, "[0, inf)"),
         model=dict(
             # (str) 'reparameterization': a Gaussian actor (mu, sigma), squashed by tanh when sampled.
             action_space="reparameterization",
@@ -55,30 +56,30 @@ class SACPolicy(Policy):
         ),
         learn=dict(
             # (int) gradient steps after each collect.
-            update_per_collect=1,
+            update_per_collect=Setting(1, "[1, inf)"),
             # (int) samples per gradient step.
-            batch_size=256,
-            learning_rate_q=3e-4,
-            learning_rate_policy=3e-4,
-            learning_rate_alpha=3e-4,
+            batch_size=Setting(256, "[1, inf)"),
+            learning_rate_q=Setting(3e-4, "(0, inf)"),
+            learning_rate_policy=Setting(3e-4, "(0, inf)"),
+            learning_rate_alpha=Setting(3e-4, "(0, inf)"),
             # (float) Polyak rate of the target critics.
-            target_theta=0.005,
+            target_theta=Setting(0.005, "(0, 1]"),
             # (float) entropy temperature (the initial one when auto_alpha).
-            alpha=0.2,
+            alpha=Setting(0.2, "(0, inf)"),
             # (bool) learn log(alpha) so that the entropy tracks target_entropy.
             auto_alpha=True,
             # (float|None) None: -(number of action dims).
-            target_entropy=None,
+            target_entropy=Setting(None, kind=float),
             # (str) 'mse' or 'huber'.
-            loss_type="mse",
+            loss_type=Setting("mse", ("mse", "huber")),
             # (float|None) clip each network's gradient norm to this value.
-            grad_clip_norm=None,
+            grad_clip_norm=Setting(None, "(0, inf)"),
         ),
         collect=dict(
             # Give exactly one of n_sample (transitions per collect) / n_episode.
-            n_sample=None,
-            n_episode=None,
-            unroll_len=1,
+            n_sample=Setting(None, "[1, inf)", kind=int),
+            n_episode=Setting(None, "[1, inf)", kind=int),
+            unroll_len=Setting(1, "[1, inf)"),
         ),
         other=dict(replay_buffer=dict(replay_buffer_size=1_000_000)),
     )

@@ -14,7 +14,8 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 
-from ..config.config import merge_config
+from ..config.config import Configurable, merge_config
+from ..config.setting import Setting
 from ..utils.errors import ConfigError
 from ..utils.log import build_logger
 
@@ -50,23 +51,23 @@ class VectorEvalMonitor:
         return sum(len(v) for v in self._returns.values())
 
 
-class BaseSerialEvaluator:
+class BaseSerialEvaluator(Configurable):
     """Evaluate a policy's eval mode on its own env manager."""
 
     @classmethod
-    def default_config(cls) -> dict:
+    def declared_config(cls) -> dict:
         return dict(
             # (int) evaluate every this many train iterations.
-            eval_freq=1000,
+            eval_freq=Setting(1000, "[1, inf)"),
             # (float) filled from env.stop_value by compile_config.
             stop_value=float("inf"),
             # (int) filled from env.n_evaluator_episode by compile_config.
-            n_episode=10,
+            n_episode=Setting(10, "[1, inf)"),
         )
 
     def __init__(self, cfg: Optional[dict] = None, env: Any = None, policy: Any = None, tb_logger: Any = None,
                  exp_name: Optional[str] = None, instance_name: str = "evaluator") -> None:
-        merged = merge_config(self.default_config(), cfg or {}, prefix="policy.eval.evaluator.")
+        merged = merge_config(self.declared_config(), cfg or {}, prefix="policy.eval.evaluator.")
         self._cfg = merged
         self._env = env
         self._policy = policy

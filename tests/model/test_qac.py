@@ -6,13 +6,14 @@ import pytest
 import torch
 
 from stride.config.compile import _model_defaults
+from stride.config.setting import plain
 from stride.model import QAC
 from stride.utils.registry import MODEL_REGISTRY
 
 
 def test_registered_and_signature_defaults():
     assert MODEL_REGISTRY.get("qac") is QAC
-    d = _model_defaults(QAC)
+    d = plain(_model_defaults(QAC))
     assert d["action_space"] == "regression" and d["twin_critic"] is False
     assert d["actor_hidden_size_list"] == [256, 256]
 

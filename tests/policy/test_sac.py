@@ -145,7 +145,8 @@ def test_critic_loss_decreases_on_a_fixed_batch():
 
 def test_policy_loss_decreases_on_a_fixed_batch():
     # first the critics learn Q(s, a) = 3a (terminal transitions, reward 3a), the actor frozen ...
-    p = make_policy(learning_rate_q=1e-2, learning_rate_policy=0.0, auto_alpha=False, alpha=0.01)
+    p = make_policy(learning_rate_q=1e-2, auto_alpha=False, alpha=0.01)
+    p._policy_optimizer.param_groups[0]["lr"] = 0.0  # (a learning rate of 0 is refused by the config)
     batch = to_columns(make_batch(64, done=np.ones(64, bool)))
     batch["reward"] = 3.0 * batch["action"][:, 0]
     for _ in range(40):

@@ -46,12 +46,12 @@ counts items (deterministic, resumable) instead of decaying counters over wall-c
 from __future__ import annotations
 
 import logging
-import math
 from typing import Any, Dict, List, Mapping, Optional, Tuple, Union
 
 import numpy as np
 
-from ...config.config import merge_config
+from ...config.config import Configurable, merge_config
+from ...config.setting import Setting
 from ...utils.errors import ConfigError
 from ...utils.registry import BUFFER_REGISTRY
 from ..block_sampler import BlockSumSampler
@@ -73,72 +73,64 @@ __all__ = ["AdvancedReplayBuffer", "FileStorage", "BlockSumSampler"]
 
 
 @BUFFER_REGISTRY.register("advanced")
-class AdvancedReplayBuffer(AdvancedPersistence):
+class AdvancedReplayBuffer(AdvancedPersistence, Configurable):
     """Prioritized (or uniform) replay with use/staleness eviction, monitor and non-blocking rate control."""
 
     @classmethod
-    def default_config(cls) -> dict:
+    def declared_config(cls) -> dict:
         return dict(
             type="advanced",
             # (int) capacity in items; when full the oldest slot is overwritten (FIFO remover).
-            replay_buffer_size=10000,
+            replay_buffer_size=Setting(10000, "[1, inf)"),
             # (int) sample/sample_batch return None while the buffer holds fewer items than this (or than the batch).
-            min_sample_size=0,
+            min_sample_size=Setting(0, "[0, inf)"),
             # (bool) proportional prioritized sampling (PER); False: uniform sampling, priorities ignored.
             priority=True,
             # (float) priority exponent: P(i) = priority_i ** alpha / sum_j priority_j ** alpha.
-            alpha=0.6,
+            alpha=Setting(0.6, "[0, inf)"),
             # (float) initial importance-sampling exponent, annealed linearly to 1.
-            beta=0.4,
+            beta=Setting(0.4, "[0, 1]"),
             # (int) number of sample calls over which beta reaches 1 (0: beta stays constant).
-            anneal_step=100000,
+            anneal_step=Setting(100000, "[0, inf)"),
             # (bool) attach the importance-sampling weight 'IS' to sampled items (prioritized only).
             priority_IS_weight=True,
             # (float) priorities sent to update() are raised to at least this (0 would never be sampled again).
-            min_priority=1e-6,
+            min_priority=Setting(1e-6, "(0, inf)"),
             # (float) evict an item once it has been sampled this many times (inf: never).
-            max_use=float("inf"),
+            max_use=Setting(float("inf"), "[1, inf]"),
             # (float) evict an item when cur_learner_iter - its collect_iter exceeds this at sample time (inf: never).
-            max_staleness=float("inf"),
+            max_staleness=Setting(float("inf"), "[0, inf]"),
             # (dict) push/sample ratio control (never blocks).
             rate_limiter=dict(
                 # (str) push/sample ratio control: 'none', 'min_size' or 'sample_to_insert_ratio' (Reverb's
                 # limiters, non-blocking: a refused push is dropped and counted, a refused sample returns None).
-                type="none",
+                type=Setting("none", ("none", "min_size", "sample_to_insert_ratio")),
                 # (float) target sampled items per pushed item ('sample_to_insert_ratio').
-                samples_per_insert=1.0,
+                samples_per_insert=Setting(1.0, "(0, inf)"),
                 # (int) samples are refused until the buffer holds this many items.
-                min_size_to_sample=1,
+                min_size_to_sample=Setting(1, "[1, inf)"),
                 # (float) allowed deviation of inserts * samples_per_insert - samples around its warm-up offset.
-                error_buffer=100.0,
+                error_buffer=Setting(100.0, "[0, inf)"),
             ),
             # (dict) where item payloads live.
             storage=dict(
                 # (str) 'memory': preallocated columns; 'file': one .npz file per item, only metadata in memory.
-                type="memory",
+                type=Setting("memory", ("memory", "file")),
                 # (str) 'file' only: parent folder of the buffer's own temporary folder ('' = system temp dir).
                 path="",
             ),
             # (dict) throughput monitor.
             monitor=dict(
                 # (int) log push/sample/remove counts and rates (text + TensorBoard buffer_*) every this many sample calls (0: never).
-                log_freq=100,
+                log_freq=Setting(100, "[0, inf)"),
             ),
         )
 
     def __init__(self, cfg: Optional[dict] = None, seed: Optional[int] = None, tb_logger: Any = None,
                  exp_name: Optional[str] = None, instance_name: str = "buffer", **_: Any) -> None:
-        self._cfg = cfg = merge_config(self.default_config(), cfg or {}, prefix="policy.other.replay_buffer.")
+        self._cfg = cfg = merge_config(self.declared_config(), cfg or {}, prefix="policy.other.replay_buffer.")
         cap = int(cfg["replay_buffer_size"])
-        if cap < 1:
-            raise ConfigError(f"replay_buffer_size must be >= 1, got {cap}")
         alpha, beta = float(cfg["alpha"]), float(cfg["beta"])
-        if not (alpha >= 0 and math.isfinite(alpha)):
-            raise ConfigError(f"alpha must be finite and >= 0, got {cfg['alpha']}")
-        if not 0 <= beta <= 1:
-            raise ConfigError(f"beta must be in [0, 1], got {cfg['beta']}")
-        if float(cfg["max_use"]) < 1:
-            raise ConfigError(f"max_use must be >= 1 (or inf), got {cfg['max_use']}")
         self._min_sample = max(int(cfg["min_sample_size"]), 1)
         stype = cfg["storage"]["type"]
         if stype == "memory":

@@ -16,8 +16,8 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
 import numpy as np
 import torch
 
-from ...config.config import merge_config
-from ...utils.errors import ConfigError
+from ...config.config import Configurable, merge_config
+from ...config.setting import Setting
 from ...utils.registry import BUFFER_REGISTRY
 from ..npz import load_npz, save_npz
 from ..storage import _as_array
@@ -42,25 +42,23 @@ def _stack(values: List[Any]) -> np.ndarray:
 
 
 @BUFFER_REGISTRY.register("episode")
-class EpisodeReplayBuffer:
+class EpisodeReplayBuffer(Configurable):
     """FIFO ring of whole episodes, sampled uniformly."""
 
     @classmethod
-    def default_config(cls) -> dict:
+    def declared_config(cls) -> dict:
         return dict(
             type="episode",
             # (int) capacity in episodes; the oldest episode is overwritten.
-            replay_buffer_size=1000,
+            replay_buffer_size=Setting(1000, "[1, inf)"),
             # (int) sampling returns None while the buffer holds fewer episodes than this (or than the batch).
-            min_sample_size=0,
+            min_sample_size=Setting(0, "[0, inf)"),
         )
 
     def __init__(self, cfg: Optional[dict] = None, seed: Optional[int] = None, **_: Any) -> None:
-        merged = merge_config(self.default_config(), cfg or {}, prefix="policy.other.replay_buffer.")
+        merged = merge_config(self.declared_config(), cfg or {}, prefix="policy.other.replay_buffer.")
         self._cfg = merged
         self._capacity = int(merged["replay_buffer_size"])
-        if self._capacity < 1:
-            raise ConfigError(f"replay_buffer_size must be >= 1, got {self._capacity}")
         self._data = np.empty(self._capacity, dtype=object)  # each: {field: array[T, ...]}
         self._ids = np.full(self._capacity, -1, dtype=np.int64)
         self._tail = 0

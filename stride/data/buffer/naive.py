@@ -15,7 +15,8 @@ from typing import Any, Dict, List, Optional, Union
 import numpy as np
 import torch
 
-from ...config.config import merge_config
+from ...config.config import Configurable, merge_config
+from ...config.setting import Setting
 from ...utils.registry import BUFFER_REGISTRY
 from ..npz import load_npz, save_npz
 from ..draws import uniform_ints
@@ -25,21 +26,21 @@ META_KEYS = ("replay_unique_id", "replay_buffer_idx")
 
 
 @BUFFER_REGISTRY.register("naive")
-class NaiveReplayBuffer:
+class NaiveReplayBuffer(Configurable):
     """FIFO replay buffer with uniform sampling."""
 
     @classmethod
-    def default_config(cls) -> dict:
+    def declared_config(cls) -> dict:
         return dict(
             type="naive",
             # (int) capacity in items; the oldest are overwritten.
-            replay_buffer_size=10000,
+            replay_buffer_size=Setting(10000, "[1, inf)"),
             # (int) sampling never starts before the buffer holds this many items (and a batch).
-            min_sample_size=0,
+            min_sample_size=Setting(0, "[0, inf)"),
         )
 
     def __init__(self, cfg: Optional[dict] = None, seed: Optional[int] = None, **_: Any) -> None:
-        merged = merge_config(self.default_config(), cfg or {}, prefix="policy.other.replay_buffer.")
+        merged = merge_config(self.declared_config(), cfg or {}, prefix="policy.other.replay_buffer.")
         self._cfg = merged
         self._storage = ColumnStorage(int(merged["replay_buffer_size"]))
         self._rng = np.random.default_rng(seed)

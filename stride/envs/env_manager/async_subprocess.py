@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Dict, List, Optional
 
-from ...utils.errors import ConfigError
+from ...config import Setting
 from ...utils.registry import ENV_MANAGER_REGISTRY
 from ..base_env import BaseEnv, BaseEnvTimestep
 from .subprocess import SyncSubprocessEnvManager
@@ -20,21 +20,19 @@ class AsyncSubprocessEnvManager(SyncSubprocessEnvManager):
     """
 
     @classmethod
-    def default_config(cls) -> dict:
-        cfg = super().default_config()
+    def declared_config(cls) -> dict:
+        cfg = super().declared_config()
         cfg.update(
             # (int) step returns once at least this many results are ready (or none are in flight).
-            wait_num=1,
+            wait_num=Setting(1, "[1, inf)"),
             # (float|None) once one result is ready, wait at most this long for wait_num of them.
-            step_wait_timeout=None,
+            step_wait_timeout=Setting(None, "[0, inf]"),
         )
         return cfg
 
     def __init__(self, env_fn: List[Callable[[], BaseEnv]], cfg: Optional[dict] = None) -> None:
         super().__init__(env_fn, cfg)
         self._in_order = False
-        if int(self._cfg["wait_num"]) < 1:
-            raise ConfigError(f"wait_num must be >= 1, got {self._cfg['wait_num']!r}")
 
     @property
     def ready_obs(self) -> Dict[int, Any]:

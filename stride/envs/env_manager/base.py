@@ -22,6 +22,7 @@ from typing import Any, Callable, Dict, List, Optional
 import gymnasium as gym
 import numpy as np
 
+from ...config import Configurable, Setting
 from ...config.config import merge_config
 from ...utils.errors import ConfigError, StrideError
 from ...utils.registry import ENV_MANAGER_REGISTRY
@@ -57,34 +58,33 @@ def _step_kernel(env: Any) -> Optional[tuple]:
 
 
 @ENV_MANAGER_REGISTRY.register("base")
-class BaseEnvManager:
+class BaseEnvManager(Configurable):
     """Step ``len(env_fn)`` envs in this process; envs that finish an episode are reset here."""
 
     @classmethod
-    def default_config(cls) -> dict:
+    def declared_config(cls) -> dict:
         return dict(
             # (int|float) episodes per env before the manager reports done; inf = run forever.
-            episode_num=float("inf"),
+            episode_num=Setting(float("inf"), "[1, inf]"),
             # (int) attempts to reset an env (after a failure) before giving up with an error.
-            max_retry=1,
+            max_retry=Setting(1, "[1, inf)"),
             # (str) 'reset': reset the same env object; 'renew': rebuild it from its factory.
-            retry_type="reset",
+            retry_type=Setting("reset", ("reset", "renew")),
             # (bool) reset an env as soon as its episode ends.
             auto_reset=True,
             # (float|None) seconds an env may spend in one step / reset (enforced by subprocess managers).
-            step_timeout=None,
-            reset_timeout=None,
+            step_timeout=Setting(None, "(0, inf]"),
+            reset_timeout=Setting(None, "(0, inf]"),
             # (float) seconds to wait between two reset attempts.
-            retry_waiting_time=0.1,
+            retry_waiting_time=Setting(0.1, "[0, inf)"),
         )
 
     def __init__(self, env_fn: List[Callable[[], BaseEnv]], cfg: Optional[dict] = None) -> None:
         if not env_fn:
             raise ConfigError("an env manager needs at least one env factory (env_fn is empty)")
-        merged = merge_config(self.default_config(), {k: v for k, v in (cfg or {}).items() if k != "type"}, prefix="env.manager.")
+        merged = merge_config(self.declared_config(), {k: v for k, v in (cfg or {}).items() if k != "type"},
+                              prefix="env.manager.")
         self._cfg = merged
-        if merged["retry_type"] not in ("reset", "renew"):
-            raise ConfigError(f"unknown retry_type '{merged['retry_type']}'; valid choices: renew, reset")
         self._env_fn = list(env_fn)
         self._env_num = len(env_fn)
         self._max_retry = max(int(merged["max_retry"]), 1)

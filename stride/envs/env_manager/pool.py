@@ -33,7 +33,8 @@ from typing import Any, Callable, Deque, Dict, List, Optional
 
 import cloudpickle
 
-from ...utils.errors import ConfigError, StrideError
+from ...config import Setting
+from ...utils.errors import StrideError
 from ..base_env import BaseEnv, BaseEnvTimestep
 from .base import BaseEnvManager
 from .shm import ObsBlock, obs_layout, shm_available
@@ -84,8 +85,8 @@ class WorkerPoolEnvManager(BaseEnvManager):
     """The worker processes of a subprocess env manager and their faults (see the module docstring)."""
 
     @classmethod
-    def default_config(cls) -> dict:
-        cfg = super().default_config()
+    def declared_config(cls) -> dict:
+        cfg = super().declared_config()
         cfg.update(
             # (bool) observations through shared memory (fixed-shape numeric Box / Dict of Box);
             # other spaces, or False, send them through the pipe.
@@ -94,27 +95,23 @@ class WorkerPoolEnvManager(BaseEnvManager):
             # next step overwrites.
             copy_on_get=True,
             # (int) envs hosted by one worker process (raise it for cheap envs: fewer, fuller messages).
-            envs_per_worker=1,
+            envs_per_worker=Setting(1, "[1, inf)"),
             # (str) multiprocessing start method: 'forkserver' (safe with threads), 'spawn' or 'fork'.
-            context="forkserver",
+            context=Setting("forkserver", ("forkserver", "spawn", "fork")),
             # (float) seconds a new worker may take to build its envs and report ready.
-            connect_timeout=60.0,
+            connect_timeout=Setting(60.0, "(0, inf]"),
             # (float) seconds the parent (waiting for a reply) and a worker (waiting for the next
             # command) poll their pipe, yielding the CPU between polls, before they block in the
             # kernel; 0 = always block. Off by itself while waits are longer or the core is
             # contended (spin.py).
-            spin_wait=0.0005,
+            spin_wait=Setting(0.0005, "[0, inf)"),
         )
         return cfg
 
     def __init__(self, env_fn: List[Callable[[], BaseEnv]], cfg: Optional[dict] = None) -> None:
         super().__init__(env_fn, cfg)
         c = self._cfg
-        if c["context"] not in ("forkserver", "spawn", "fork"):
-            raise ConfigError(f"unknown context '{c['context']}'; valid choices: fork, forkserver, spawn")
         per = int(c["envs_per_worker"])
-        if per < 1:
-            raise ConfigError(f"envs_per_worker must be >= 1, got {c['envs_per_worker']!r}")
         ids = list(range(self._env_num))
         self._workers = [_Worker(k, ids[s:s + per]) for k, s in enumerate(range(0, self._env_num, per))]
         self._where = [(w, slot) for w in self._workers for slot in range(len(w.env_ids))]

@@ -16,6 +16,9 @@ from ...utils.errors import ConfigError
 class DQN(nn.Module):
     """MLP encoder + (dueling) Q head; ``forward(obs) -> {'logit': Q values}``."""
 
+    #: valid values of the keyword arguments (checked by ``compile_config``)
+    VALID = dict(encoder_hidden_size_list="[1, inf)", head_layer_num="[0, inf)")
+
     def __init__(
         self,
         obs_shape: int | Sequence[int],

@@ -70,6 +70,9 @@ class QAC(nn.Module):
     """Actor + (twin) critic; see the module docstring for the two modes."""
 
     modes = ("compute_actor", "compute_critic")
+    #: valid values of the keyword arguments (checked by ``compile_config``)
+    VALID = dict(action_space=("regression", "reparameterization"), actor_hidden_size_list="[1, inf)",
+                 critic_hidden_size_list="[1, inf)")
 
     def __init__(
         self,

@@ -39,6 +39,11 @@ class VAC(nn.Module):
     ``(B, A)``) for ``'continuous'``; ``mu`` is not squashed, the policy clips actions to the space.
     """
 
+    #: valid values of the keyword arguments (checked by ``compile_config``)
+    VALID = dict(action_space=("discrete", "continuous"), encoder_hidden_size_list="[1, inf)",
+                 actor_head_hidden_size="[1, inf)", actor_head_layer_num="[0, inf)",
+                 critic_head_hidden_size="[1, inf)", critic_head_layer_num="[0, inf)", sigma_init="(0, inf)")
+
     def __init__(
         self,
         obs_shape: int | Sequence[int],

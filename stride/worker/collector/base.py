@@ -7,7 +7,8 @@ from typing import Any, Dict, List, Optional
 import numpy as np
 import torch
 
-from ...config.config import merge_config
+from ...config.config import Configurable, merge_config
+from ...config.setting import Setting
 from ...utils.log import build_logger
 from ...utils.registry import COLLECTOR_REGISTRY
 
@@ -35,20 +36,20 @@ def from_plain(obj: Any) -> Any:
     return obj
 
 
-class SerialCollectorBase:
+class SerialCollectorBase(Configurable):
     """Owns an env manager and a policy's collect mode; counts env steps and episodes."""
 
     @classmethod
-    def default_config(cls) -> dict:
+    def declared_config(cls) -> dict:
         return dict(
             type="sample",
             # (int) log episode statistics every this many train iterations.
-            collect_print_freq=100,
+            collect_print_freq=Setting(100, "[1, inf)"),
         )
 
     def __init__(self, cfg: Optional[dict] = None, env: Any = None, policy: Any = None, tb_logger: Any = None,
                  exp_name: Optional[str] = None, instance_name: str = "collector") -> None:
-        merged = merge_config(self.default_config(), cfg or {}, prefix="policy.collect.collector.")
+        merged = merge_config(self.declared_config(), cfg or {}, prefix="policy.collect.collector.")
         self._cfg = merged
         self._tb = tb_logger
         self._logger = build_logger(exp_name, instance_name)

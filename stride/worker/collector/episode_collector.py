@@ -15,8 +15,8 @@ class EpisodeCollector(SerialCollectorBase):
     training samples when ``get_train_sample=True``."""
 
     @classmethod
-    def default_config(cls) -> dict:
-        cfg = super().default_config()
+    def declared_config(cls) -> dict:
+        cfg = super().declared_config()
         cfg.update(type="episode", get_train_sample=False)
         return cfg
 

@@ -13,7 +13,8 @@ from typing import Any, Callable, Dict, List, Optional
 
 import torch
 
-from ...config.config import merge_config
+from ...config.config import Configurable, merge_config
+from ...config.setting import Setting
 from ...utils.errors import StrideError
 from ...utils.log import build_logger
 from ...utils.seed import get_rng_state, set_rng_state
@@ -33,21 +34,21 @@ def read_checkpoint(path: str) -> Dict[str, Any]:
         raise StrideError(f"checkpoint '{path}' cannot be loaded safely (weights_only): {e}") from None
 
 
-class BaseLearner:
+class BaseLearner(Configurable):
     """Train a policy's learn mode, with hooks, logs and checkpoints."""
 
     @classmethod
-    def default_config(cls) -> dict:
+    def declared_config(cls) -> dict:
         return dict(
             # (int) iterations of ``start()`` (parallel mode).
-            train_iterations=int(1e10),
+            train_iterations=Setting(int(1e10), "[1, inf)"),
             hook=dict(
                 # (str) checkpoint to load before the run ('' = none).
                 load_ckpt_before_run="",
                 # (int) log averaged learner variables every this many iterations.
-                log_show_after_iter=100,
+                log_show_after_iter=Setting(100, "[1, inf)"),
                 # (int) save a checkpoint every this many iterations.
-                save_ckpt_after_iter=10000,
+                save_ckpt_after_iter=Setting(10000, "[1, inf)"),
                 # (bool) save a checkpoint when the run ends.
                 save_ckpt_after_run=True,
             ),
@@ -55,7 +56,7 @@ class BaseLearner:
 
     def __init__(self, cfg: Optional[dict] = None, policy: Any = None, tb_logger: Any = None,
                  exp_name: Optional[str] = None, instance_name: str = "learner") -> None:
-        merged = merge_config(self.default_config(), cfg or {}, prefix="policy.learn.learner.")
+        merged = merge_config(self.declared_config(), cfg or {}, prefix="policy.learn.learner.")
         self._cfg = merged
         self._policy = policy
         self._exp_name = exp_name
