@@ -16,6 +16,9 @@ import inspect
 import os
 from typing import Mapping, Optional
 
+import gymnasium as gym
+import numpy as np
+
 from ..utils.errors import ConfigError
 from ..utils.registry import (
     BUFFER_REGISTRY, COLLECTOR_REGISTRY, ENV_MANAGER_REGISTRY, ENV_REGISTRY, MODEL_REGISTRY, POLICY_REGISTRY,
@@ -61,6 +64,31 @@ def _env_defaults(env_cls: type) -> dict:
     if hasattr(env_cls, "default_config"):
         base = deep_update(base, declaration(env_cls))
     return base
+
+
+#: keys of ``env`` that configure the pipeline (manager, evaluation, env counts), not the env itself
+ENV_KEYS_NOT_FOR_ENV = ("manager", "stop_value", "n_evaluator_episode", "collector_env_num", "evaluator_env_num", "type")
+
+
+def env_kwargs(env_cfg: Mapping) -> dict:
+    """The part of a compiled ``env`` section that the env class itself takes as its ``cfg``."""
+    plain_cfg = env_cfg.to_dict() if isinstance(env_cfg, Config) else dict(env_cfg)
+    return {k: v for k, v in plain_cfg.items() if k not in ENV_KEYS_NOT_FOR_ENV}
+
+
+def fill_action_range(cfg: Config) -> None:
+    """A continuous policy's ``action_range`` left None is taken from the action space of the env
+    the config names (a bounded float Box), so its actions leave in the env's own units."""
+    if "action_range" not in cfg.policy or cfg.policy.action_range is not None:
+        return
+    env = ENV_REGISTRY.get(cfg.env.type)(cfg=env_kwargs(cfg.env))
+    try:
+        space = env.action_space
+    finally:
+        env.close()
+    if isinstance(space, gym.spaces.Box) and space.dtype.kind == "f" and np.all(np.isfinite(space.low)) \
+            and np.all(np.isfinite(space.high)):
+        cfg.policy.action_range = [space.low.astype(float).reshape(-1).tolist(), space.high.astype(float).reshape(-1).tolist()]
 
 
 def default_main_config(create_cfg: Mapping, user_cfg: Optional[Mapping] = None) -> Config:
@@ -136,6 +164,7 @@ def compile_config(
     cfg = merge_config(defaults, user)
     cfg.seed = int(seed)
     _check_required(cfg)
+    fill_action_range(cfg)
     ev = cfg.policy.eval.evaluator
     ev.stop_value = cfg.env.stop_value
     ev.n_episode = cfg.env.n_evaluator_episode

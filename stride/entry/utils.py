@@ -12,13 +12,15 @@ from functools import partial
 from typing import Any, Callable, List, Tuple
 
 import gymnasium as gym
+import numpy as np
 
 from ..config import Config
+from ..config.compile import env_kwargs
+from ..policy.action_range import parse_action_range
 from ..envs import create_env_manager
 from ..utils.errors import ConfigError, unknown_name_message
 from ..utils.registry import ENV_REGISTRY
 
-ENV_KEYS_NOT_FOR_ENV = ("manager", "stop_value", "n_evaluator_episode", "collector_env_num", "evaluator_env_num", "type")
 
 
 def read_config(path: str) -> Tuple[dict, dict]:
@@ -69,7 +71,7 @@ def zoo_config(env: str, policy: str) -> Tuple[dict, dict]:
 def env_factories(cfg: Config, num: int) -> List[Callable[[], Any]]:
     """``num`` picklable zero-argument factories of the configured env."""
     env_cls = ENV_REGISTRY.get(cfg.env.type)
-    env_cfg = {k: v for k, v in cfg.env.to_dict().items() if k not in ENV_KEYS_NOT_FOR_ENV}
+    env_cfg = env_kwargs(cfg.env)
     return [partial(env_cls, cfg=env_cfg) for _ in range(num)]
 
 
@@ -89,6 +91,11 @@ def check_spaces(cfg: Config, env: Any) -> None:
     if isinstance(act, gym.spaces.Discrete) and "action_shape" in model and model.action_shape != int(act.n):
         raise ConfigError(f"policy.model.action_shape={model.action_shape!r} does not match the env's action "
                           f"space {act}: set it to {int(act.n)}")
+    if cfg.policy.get("action_range") is not None and isinstance(act, gym.spaces.Box):
+        low, high = parse_action_range(cfg.policy.action_range, act.shape)
+        if not (np.allclose(low, act.low.reshape(-1), rtol=0, atol=1e-6) and np.allclose(high, act.high.reshape(-1), rtol=0, atol=1e-6)):
+            raise ConfigError(f"policy.action_range={cfg.policy.action_range!r} does not match the env's action space "
+                              f"{act}: set it to None (taken from the env) or to its bounds")
     if isinstance(obs, gym.spaces.Box) and "obs_shape" in model:
         want = obs.shape[0] if len(obs.shape) == 1 else list(obs.shape)
         got = model.obs_shape

@@ -41,7 +41,8 @@ class A2CPolicy(PPOPolicy):
         discount_factor=Setting(0.99, "(0, 1]"),
         # (float) GAE lambda; 1.0 gives n-step returns bootstrapped at the segment's end.
         gae_lambda=Setting(1.0, "[0, 1]"),
-        # (list|None) continuous actions sent to the env are clipped to [low, high] (scalars or per-dim lists).
+        # ([low, high]|None) continuous actions sent to the env are clipped to these bounds (scalars or
+        # per-dimension lists; None: compile_config takes them from the env's Box action space).
         action_range=None,
         learn=dict(
             # (str) 'rmsprop' (the paper's, alpha=0.99, eps=1e-5) or 'adam'.

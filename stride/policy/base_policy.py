@@ -22,6 +22,7 @@ from ..rl_utils import get_nstep_return_data
 from ..torch_utils import to_tensor
 from ..utils.data import default_collate
 from ..utils.registry import MODEL_REGISTRY
+from .action_range import ActionScale
 
 def is_terminated(timestep: Any) -> bool:
     """Whether a step ended the episode in a terminal state (no bootstrap). A time-limit truncation
@@ -97,6 +98,8 @@ class Policy(ABC):
         self._enable_field = fields
         self._device = torch.device("cuda" if self._cfg.get("cuda") and torch.cuda.is_available() else "cpu")
         self._model = (model if model is not None else self._create_model()).to(self._device)
+        # continuous actions leave in the env's units (policy.action_range, filled by compile_config)
+        self._action_scale = ActionScale.from_config(self._cfg.get("action_range"), self._cfg.get("model", {}).get("action_shape"))
         for field in fields:
             getattr(self, f"_init_{field}")()
         self._learn_view = self._make_learn_mode()
@@ -277,12 +280,15 @@ class Policy(ABC):
             batch = {k: v.to(self._device, non_blocking=True) if isinstance(v, torch.Tensor) else v for k, v in batch.items()}
         return batch
 
-    def _act(self, model: Any, data: Dict[int, Any], **kwargs: Any) -> Dict[int, Any]:
-        """One batched forward of a sampling wrapper: ``{env_id: obs}`` -> ``{env_id: {'action': ...}}``."""
+    def _act(self, model: Any, data: Dict[int, Any], to_env: bool = False, **kwargs: Any) -> Dict[int, Any]:
+        """One batched forward of a sampling wrapper: ``{env_id: obs}`` -> ``{env_id: {'action': ...}}``;
+        ``to_env``: the wrapper's actions are squashed into [-1, 1] and leave in the env's units."""
         ids, obs = self._obs_batch(data)
         self._set_mode(False)
         with torch.inference_mode():  # only NumPy actions leave: no autograd bookkeeping at all (~5% of a step)
             action = model.forward(obs, **kwargs)["action"].cpu().numpy()
+        if to_env:
+            action = self._action_scale.to_env(action)
         return {env_id: {"action": a} for env_id, a in zip(ids, action)}
 
     def _obs_batch(self, data: Dict[int, Any]) -> tuple:

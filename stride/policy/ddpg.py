@@ -54,6 +54,9 @@ class DDPGPolicy(Policy):
         nstep=Setting(1, "[1, inf)"),
         # (int) uniformly random transitions collected before training (actions in the env's space).
         random_collect_size=Setting(25000, "[0, inf)"),
+        # ([low, high]|None) the env's action bounds: actions are learnt in [-1, 1] and handed out
+        # mapped onto them (None: compile_config takes them from the env's Box action space).
+        action_range=None,
         model=dict(
             # (str) 'regression': a deterministic tanh actor.
             action_space="regression",
@@ -184,11 +187,17 @@ class DDPGPolicy(Policy):
         self._gamma = self._cfg.discount_factor
 
     def _forward_collect(self, data: Dict[int, Any], **kwargs: Any) -> Dict[int, Any]:
-        return self._act(self._collect_model, data, mode="compute_actor", **kwargs)
+        return self._act(self._collect_model, data, to_env=True, mode="compute_actor", **kwargs)
+
+    def _process_transition(self, obs: Any, policy_output: Dict[str, Any], timestep: Any) -> Dict[str, Any]:
+        # the replay holds the [-1, 1] action the actor and critics learn with
+        transition = super()._process_transition(obs, policy_output, timestep)
+        transition["action"] = self._action_scale.from_env(transition["action"])
+        return transition
 
     # ---- eval --------------------------------------------------------------------------------
     def _init_eval(self) -> None:
         self._eval_model = model_wrap(self._model, "base")
 
     def _forward_eval(self, data: Dict[int, Any]) -> Dict[int, Any]:
-        return self._act(self._eval_model, data, mode="compute_actor")
+        return self._act(self._eval_model, data, to_env=True, mode="compute_actor")

@@ -78,7 +78,8 @@ class PPOPolicy(Policy):
         discount_factor=Setting(0.99, "(0, 1]"),
         # (float) GAE lambda; 1.0 gives discounted returns bootstrapped at the segment's end.
         gae_lambda=Setting(0.95, "[0, 1]"),
-        # (list|None) continuous actions sent to the env are clipped to [low, high] (scalars or per-dim lists).
+        # ([low, high]|None) continuous actions sent to the env are clipped to these bounds (scalars or
+        # per-dimension lists; None: compile_config takes them from the env's Box action space).
         action_range=None,
         learn=dict(
             # (int) passes over each collect's samples.
@@ -124,9 +125,9 @@ class PPOPolicy(Policy):
         if not hasattr(self, "_return_norm"):
             self._return_norm = ReturnNormalizer(self._cfg.learn.get("value_norm", False))
             self._continuous = self._action_space() == "continuous"
-            rng = self._cfg.get("action_range")
-            self._act_low = None if rng is None else torch.as_tensor(rng[0], dtype=torch.float32, device=self._device)
-            self._act_high = None if rng is None else torch.as_tensor(rng[1], dtype=torch.float32, device=self._device)
+            bounds = self._action_scale.bounds
+            self._act_low = None if bounds is None else torch.as_tensor(bounds[0], device=self._device)
+            self._act_high = None if bounds is None else torch.as_tensor(bounds[1], device=self._device)
 
     # ---- learn -------------------------------------------------------------------------------
     def _init_learn(self) -> None:

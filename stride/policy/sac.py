@@ -48,6 +48,9 @@ class SACPolicy(Policy):
         nstep=Setting(1, "[1, inf)"),
         # (int) uniformly random transitions collected before training (actions in the env's space).
         random_collect_size=Setting(10000, "[0, inf)"),
+        # ([low, high]|None) the env's action bounds: actions are learnt in [-1, 1] and handed out
+        # mapped onto them (None: compile_config takes them from the env's Box action space).
+        action_range=None,
         model=dict(
             # (str) 'reparameterization': a Gaussian actor (mu, sigma), squashed by tanh when sampled.
             action_space="reparameterization",
@@ -183,11 +186,17 @@ class SACPolicy(Policy):
         self._gamma = self._cfg.discount_factor
 
     def _forward_collect(self, data: Dict[int, Any], **kwargs: Any) -> Dict[int, Any]:
-        return self._act(self._collect_model, data, mode="compute_actor")
+        return self._act(self._collect_model, data, to_env=True, mode="compute_actor")
+
+    def _process_transition(self, obs: Any, policy_output: Dict[str, Any], timestep: Any) -> Dict[str, Any]:
+        # the replay holds the [-1, 1] action the actor and critics learn with
+        transition = super()._process_transition(obs, policy_output, timestep)
+        transition["action"] = self._action_scale.from_env(transition["action"])
+        return transition
 
     # ---- eval --------------------------------------------------------------------------------
     def _init_eval(self) -> None:
         self._eval_model = model_wrap(self._model, "deterministic_sample", tanh=True)
 
     def _forward_eval(self, data: Dict[int, Any]) -> Dict[int, Any]:
-        return self._act(self._eval_model, data, mode="compute_actor")
+        return self._act(self._eval_model, data, to_env=True, mode="compute_actor")

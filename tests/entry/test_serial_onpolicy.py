@@ -79,10 +79,18 @@ def test_ppo_continuous_pendulum_smoke(tmp_path):
     policy = serial_pipeline_onpolicy(tiny("ppo", "Pendulum-v1"), seed=0, max_train_iter=2,
                                       exp_name=str(tmp_path / "pend"), progress=False)
     assert policy.result["train_iter"] == 2 and policy.result["eval_return"] < 0
+    # no action_range given: taken from the env, so even wide Gaussian samples stay inside Box(-2, 2)
     cfg = copy.deepcopy(tiny("ppo", "Pendulum-v1"))
-    cfg[0]["policy"]["action_range"] = None  # unclipped Gaussian samples leave Box(-2, 2): the env refuses them
-    from stride.utils.errors import InvalidActionError
+    del cfg[0]["policy"]["action_range"]
+    cfg[0]["policy"]["model"]["sigma_init"] = 10.0
+    policy = serial_pipeline_onpolicy(cfg, seed=0, max_train_iter=2, exp_name=str(tmp_path / "auto"), progress=False)
+    assert policy.result["train_iter"] == 2
+    saved = json.loads((tmp_path / "auto" / "total_config.json").read_text())
+    assert saved["policy"]["action_range"] == [[-2.0], [2.0]]
+    # a range that does not match the env's is refused before anything runs
+    from stride.utils.errors import ConfigError
 
-    with pytest.raises(InvalidActionError):
-        cfg[0]["policy"]["model"]["sigma_init"] = 10.0
+    cfg[0]["policy"]["action_range"] = [-5.0, 5.0]
+    with pytest.raises(ConfigError, match=r"policy.action_range=.* does not match the env's action space"):
         serial_pipeline_onpolicy(cfg, seed=0, max_train_iter=2, exp_name=str(tmp_path / "bad"), progress=False)
+    assert not (tmp_path / "bad").exists()

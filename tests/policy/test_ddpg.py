@@ -76,8 +76,9 @@ def test_collect_adds_bounded_noise_and_eval_is_deterministic():
     ev1, ev2 = p.eval_mode.forward(obs), p.eval_mode.forward(obs)
     assert all(np.array_equal(ev1[i]["action"], ev2[i]["action"]) for i in obs)
     many = np.stack([p.collect_mode.forward(obs)[3]["action"] for _ in range(200)])
-    assert np.abs(many).max() <= 1.0
-    assert 0.05 < np.std(many - ev1[3]["action"]) < 0.15  # gauss sigma 0.1 (some clipped at the bound)
+    assert np.abs(many).max() <= 2.0  # Pendulum's torque range: actions leave in the env's units
+    # gauss sigma 0.1 in the actor's [-1, 1] is 0.2 of torque (some clipped at the bound)
+    assert 0.1 < np.std(many - ev1[3]["action"]) < 0.3
 
 
 def test_process_transition_done_means_terminated():

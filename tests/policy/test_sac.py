@@ -73,11 +73,12 @@ def test_collect_is_stochastic_and_bounded_eval_is_tanh_mu():
     p = make_policy()
     obs = {5: np.ones(OBS, np.float32)}
     samples = np.stack([p.collect_mode.forward(obs)[5]["action"] for _ in range(100)])
-    assert samples.shape == (100, ACT) and np.abs(samples).max() < 1.0 and samples.std() > 0.05
+    assert samples.shape == (100, ACT) and np.abs(samples).max() <= 2.0 and samples.std() > 0.1
     ev = p.eval_mode.forward(obs)[5]["action"]
     with torch.no_grad():
         mu = p.model(torch.ones(1, OBS), mode="compute_actor")["mu"][0].numpy()
-    assert np.allclose(ev, np.tanh(mu)) and np.array_equal(ev, p.eval_mode.forward(obs)[5]["action"])
+    # the tanh mean, mapped onto Pendulum's torque range [-2, 2]
+    assert np.allclose(ev, 2.0 * np.tanh(mu), atol=1e-6) and np.array_equal(ev, p.eval_mode.forward(obs)[5]["action"])
 
 
 def test_process_transition_done_means_terminated():

@@ -1,6 +1,6 @@
 """DDPG on Pendulum-v1: `stride -m serial -e pendulum -p ddpg -s 0` (or `-c` this file).
 
-Actions in [-1, 1] (``act_scale`` maps them onto the torque range [-2, 2]); 800 uniformly random
+The policy hands out torques in the env's own range [-2, 2] (learnt in [-1, 1]); 800 uniformly random
 warm-up transitions, then one critic step per env step, Gaussian exploration noise 0.1.
 Evaluation: 100 episodes (about 2 CPU seconds, not training time) every 1000 train iterations (=
 env steps after the warm-up). With 20 episodes every 500, the stop rule sometimes fired mid-way
@@ -11,7 +11,6 @@ main_config = dict(
     exp_name="pendulum_ddpg",
     env=dict(
         env_id="Pendulum-v1",
-        act_scale=True,
         collector_env_num=4,
         evaluator_env_num=10,
         n_evaluator_episode=100,

@@ -2,7 +2,7 @@
 
 Stops at -250 (DI-engine's threshold) over 100 evaluation episodes (10-20 let the stop rule fire
 on lucky starts). Gaussian policy with separate actor and critic networks; sampled actions are
-clipped to the action space [-2, 2] by the policy.
+clipped by the policy to the env's action space [-2, 2] (``policy.action_range``, filled from the env).
 Hyper-parameters after rl-baselines3-zoo's Pendulum PPO (gSDE off).
 """
 
@@ -21,7 +21,6 @@ main_config = dict(
                    sigma_init=1.0),
         discount_factor=0.9,
         gae_lambda=0.95,
-        action_range=[-2.0, 2.0],
         learn=dict(
             epoch_per_collect=10,
             batch_size=64,

@@ -1,6 +1,6 @@
 """TD3 on Pendulum-v1: `stride -m serial -e pendulum -p td3 -s 0` (or `-c` this file).
 
-Actions in [-1, 1] (``act_scale`` maps them onto the torque range [-2, 2]); 800 uniformly random
+The policy hands out torques in the env's own range [-2, 2] (learnt in [-1, 1]); 800 uniformly random
 warm-up transitions, then one critic step per env step, Gaussian exploration noise 0.1.
 Evaluation: 100 episodes (about 2 CPU seconds, not training time) every 2000 train iterations (=
 env steps after the warm-up). TD3's delayed actor learns the swing-up later and more steeply than
@@ -12,7 +12,6 @@ main_config = dict(
     exp_name="pendulum_td3",
     env=dict(
         env_id="Pendulum-v1",
-        act_scale=True,
         collector_env_num=4,
         evaluator_env_num=10,
         n_evaluator_episode=100,

@@ -1,0 +1,71 @@
+"""The env's units for continuous actions: ``policy.action_range`` and the affine map onto it.
+
+Continuous policies hand out actions in the units of the env's own ``Box`` action space, as
+Stable-Baselines3's ``predict`` does (``unscale_action``), so a user who steps a plain Gymnasium env
+with ``collect_mode`` / ``eval_mode`` output gets the torque the policy means. DI-engine instead
+emits [-1, 1] and relies on its env wrapper's ``act_scale``: on a plain Pendulum that is half the
+torque, and SAC never learns. ``compile_config`` fills ``policy.action_range`` from the env the
+config names (``[low, high]``, per dimension), so no flag is needed; learning keeps what each
+algorithm learns in: tanh-squashed actors (SAC, DDPG, TD3) learn in [-1, 1] and
+:class:`ActionScale` maps their outputs out and the stored actions back; Gaussian actors (PPO,
+A2C) learn in the env's units and only clip to the range.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional, Tuple
+
+import numpy as np
+
+from ..utils.errors import ConfigError
+
+
+def parse_action_range(value: Any, action_shape: Any) -> Optional[Tuple[np.ndarray, np.ndarray]]:
+    """``[low, high]`` (scalars or per-dimension lists) -> two float32 arrays of the action's size,
+    or None when ``value`` is None. Refuses non-finite bounds and ``low >= high`` with one line."""
+    if value is None:
+        return None
+    if not isinstance(value, (list, tuple)) or len(value) != 2:
+        raise ConfigError(f"policy.action_range must be [low, high] (scalars or per-dimension lists), got {value!r}")
+    size = int(np.prod(action_shape)) if action_shape is not None else None
+    try:
+        low, high = (np.asarray(v, dtype=np.float64).reshape(-1) for v in value)
+        if size is not None:
+            low, high = np.broadcast_to(low, (size,)), np.broadcast_to(high, (size,))
+    except (TypeError, ValueError):
+        raise ConfigError(f"policy.action_range {value!r} does not fit the action shape {action_shape!r}") from None
+    if not (np.all(np.isfinite(low)) and np.all(np.isfinite(high)) and np.all(low < high)):
+        raise ConfigError(f"policy.action_range must hold finite bounds with low < high, got {value!r}")
+    return low.astype(np.float32), high.astype(np.float32)
+
+
+class ActionScale:
+    """The affine map between a squashed actor's [-1, 1] and the env's ``[low, high]``, batch-wise
+    (the identity when no range is known). ``to_env`` clips to the bounds, so rounding never
+    leaves the space; ``from_env`` maps an env-unit action (the policy's own, a random warm-up
+    action, a demonstration) back to what the learner trains on."""
+
+    def __init__(self, bounds: Optional[Tuple[np.ndarray, np.ndarray]]) -> None:
+        self.bounds = bounds
+        if bounds is not None:
+            low, high = (b.astype(np.float64) for b in bounds)
+            self._low, self._high, self._half = low, high, (high - low) / 2.0
+
+    @classmethod
+    def from_config(cls, value: Any, action_shape: Any) -> "ActionScale":
+        return cls(parse_action_range(value, action_shape))
+
+    def to_env(self, action: np.ndarray) -> np.ndarray:
+        """[-1, 1] -> [low, high] (same dtype)."""
+        if self.bounds is None:
+            return action
+        out = self._low + (action + 1.0) * self._half
+        return np.clip(out, self._low, self._high).astype(action.dtype, copy=False)
+
+    def from_env(self, action: Any) -> np.ndarray:
+        """[low, high] -> [-1, 1] (float32)."""
+        a = np.asarray(action, dtype=np.float32)
+        if self.bounds is None:
+            return a
+        return np.clip((a - self._low) / self._half - 1.0, -1.0, 1.0).astype(np.float32)
+
