@@ -1,15 +1,17 @@
 """Stop-on-evaluation training of an SB3 model, with the CPU bookkeeping of the benchmarks.
 
-Stop rule (identical to Stride's): every ``eval_every`` env steps an evaluation (the caller's
-``evaluate``, e.g. a 100-episode deterministic run of :func:`bench_common.evaluate.evaluate_batched`);
-stop when its mean return is >= ``stop_value``. Train CPU s = process CPU from the start of ``learn()``
-(model and envs built, as Stride's clock starts after its components are built) to the passing
-evaluation, minus the CPU measured around each evaluation.
+Stop rule (the same as Stride's evaluator): every ``eval_every`` env steps an evaluation (the
+caller's ``evaluate``, e.g. a deterministic run of :func:`bench_common.evaluate.evaluate_batched`);
+with ``confirm`` given, an evaluation whose mean reaches ``stop_value`` is only a screen, and the
+run stops when ``confirm`` (e.g. 100 further episodes on other seeds) of the same policy reaches it
+too; without ``confirm`` the evaluation alone stops the run. Train CPU s = process CPU from the
+start of ``learn()`` (model and envs built, as Stride's clock starts after its components are
+built) to the stopping evaluation, minus the CPU measured around every evaluation.
 """
 
 from __future__ import annotations
 
-from typing import Any, Callable, List
+from typing import Any, Callable, List, Optional
 
 import numpy as np
 
@@ -18,13 +20,14 @@ from bench_common.proc import cpu
 Evaluate = Callable[[Callable[[np.ndarray], np.ndarray]], List[float]]
 
 
-def learn_until_stop(model: Any, total: int, evaluate: Evaluate, eval_every: int, stop_value: float) -> dict:
+def learn_until_stop(model: Any, total: int, evaluate: Evaluate, eval_every: int, stop_value: float,
+                     confirm: Optional[Evaluate] = None) -> dict:
     """``model.learn(total)`` with the stop-on-evaluation callback; returns the run's counts and CPU."""
     import torch
     from stable_baselines3.common.callbacks import BaseCallback
 
     state = {"eval_cpu": 0.0, "evals": 0, "stop": False, "env_step": None, "eval_return": None,
-             "last_eval": 0, "history": []}
+             "confirm_return": None, "last_eval": 0, "history": [], "unconfirmed": [], "first_screen_hit": None}
 
     class StopOnEval(BaseCallback):
         def _on_step(self) -> bool:
@@ -39,13 +42,19 @@ def learn_until_stop(model: Any, total: int, evaluate: Evaluate, eval_every: int
                     a, _ = self.model.predict(batch, deterministic=True)
                 return a
 
-            rets = evaluate(act)
-            state["eval_cpu"] += cpu() - c0
+            mean = float(np.mean(evaluate(act)))
             state["evals"] += 1
-            mean = float(np.mean(rets))
-            state["history"].append((n, round(mean, 1)))
-            if mean >= stop_value:
-                state.update(stop=True, env_step=n, eval_return=mean, stop_cpu=cpu())
+            confirmed = None
+            if mean >= stop_value and confirm is not None:
+                if state["first_screen_hit"] is None:
+                    state["first_screen_hit"] = n
+                confirmed = float(np.mean(confirm(act)))
+                if confirmed < stop_value:
+                    state["unconfirmed"].append((n, round(mean, 1), round(confirmed, 1)))
+            state["eval_cpu"] += cpu() - c0
+            state["history"].append((n, round(mean, 1)) if confirmed is None else (n, round(mean, 1), round(confirmed, 1)))
+            if mean >= stop_value and (confirm is None or confirmed >= stop_value):
+                state.update(stop=True, env_step=n, eval_return=mean, confirm_return=confirmed, stop_cpu=cpu())
                 return False
             return True
 
@@ -57,6 +66,9 @@ def learn_until_stop(model: Any, total: int, evaluate: Evaluate, eval_every: int
         "env_step": state["env_step"] if state["stop"] else int(model.num_timesteps),
         "train_iter": int(model._n_updates),  # gradient steps (PPO: minibatch gradient steps)
         "eval_return": state["eval_return"] if state["stop"] else (state["history"][-1][1] if state["history"] else None),
+        "confirm_return": state["confirm_return"],
+        "first_screen_hit": state["first_screen_hit"],
+        "unconfirmed": state["unconfirmed"],
         "train_cpu_seconds": t_end - t0 - state["eval_cpu"],
         "eval_cpu_seconds": state["eval_cpu"],
         "n_evals": state["evals"],

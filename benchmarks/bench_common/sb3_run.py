@@ -28,6 +28,11 @@ def main() -> None:
     ap.add_argument("--eval-every", type=int, default=2560)
     ap.add_argument("--eval-episodes", type=int, default=100)
     ap.add_argument("--eval-envs", type=int, default=8)
+    ap.add_argument("--confirm-episodes", type=int, default=0,
+                    help="an evaluation reaching the stop value is a screen; this many further episodes (other "
+                         "seeds) of the same policy must reach it too (0: the evaluation alone stops the run)")
+    ap.add_argument("--fresh-episodes", type=int, default=0,
+                    help="after the run, evaluate the returned policy on this many episodes of yet other seeds")
     ap.add_argument("--stop-value", type=float, required=True)
     ap.add_argument("--out", default=None)
     args = ap.parse_args()
@@ -48,10 +53,22 @@ def main() -> None:
     def evaluate(act_fn):
         return evaluate_batched(act_fn, args.eval_episodes, args.eval_envs, 10_000 + args.seed, env_id)
 
+    def confirm(act_fn):
+        return evaluate_batched(act_fn, args.confirm_episodes, args.eval_envs, 20_000 + args.seed, env_id)
+
     env = make_vec_env(env_id, n_envs=n_envs, seed=args.seed)
     cls = {"dqn": DQN, "ppo": PPO, "sac": SAC}[args.algo]
     model = cls(policy, env, seed=args.seed, verbose=0, device="cpu", **hp)
-    run = learn_until_stop(model, total, evaluate, args.eval_every, args.stop_value)
+    run = learn_until_stop(model, total, evaluate, args.eval_every, args.stop_value,
+                           confirm if args.confirm_episodes else None)
+    if args.fresh_episodes:
+        import torch
+
+        def act(batch):
+            with torch.no_grad():
+                return model.predict(batch, deterministic=True)[0]
+
+        run["fresh_returns"] = evaluate_batched(act, args.fresh_episodes, args.eval_envs, 30_000 + args.seed, env_id)
     res = {
         "contestant": "sb3", "algo": args.algo, "seed": args.seed, **run, "hyperparams_file": zoo["path"],
         "hyperparams_raw": {k: (v if isinstance(v, (int, float, str)) else str(v)) for k, v in zoo["raw"].items()},

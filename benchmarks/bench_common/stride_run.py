@@ -4,31 +4,81 @@ Run as ``python -m bench_common.stride_run --algo dqn|ppo|sac ...``.
 Stride measures itself: ``<exp_dir>/result.json`` carries ``train_cpu_seconds`` (process CPU time
 excluding evaluation) and ``eval_cpu_seconds``; the config actually used is
 ``<exp_dir>/total_config.json``. ``outer_cpu_seconds`` (CPU around the call; includes evaluation
-and set-up) is a cross-check.
+and set-up) is a cross-check. ``--eval-every / --eval-episodes / --confirm-episodes`` impose a stop
+rule on the run through Stride's own evaluator config (evaluate every N env steps; a passing
+evaluation is confirmed on further episodes); ``--set KEY=VALUE`` overrides any other config key
+(hyper-parameter sweeps); ``--fresh-episodes`` evaluates the returned policy afterwards with the
+benchmarks' own evaluator (``bench_common.evaluate``), on seeds no evaluation of the run used.
 """
 
 from __future__ import annotations
 
 import argparse
+import ast
 import copy
+import csv
 import glob
 import importlib
 import json
 import os
 
+import numpy as np
+
+from bench_common.evaluate import evaluate_batched
 from bench_common.proc import cpu, emit, log, setup_process
 
 CONFIGS = {"dqn": "stride.zoo.cartpole.config.cartpole_dqn_config",
            "ppo": "stride.zoo.cartpole.config.cartpole_ppo_config",
            "sac": "stride.zoo.pendulum.config.pendulum_sac_config"}
+ENV = {"dqn": "CartPole-v1", "ppo": "CartPole-v1", "sac": "Pendulum-v1"}
+
+
+def _set(cfg: dict, dotted: str, value) -> None:
+    node = cfg
+    *path, last = dotted.split(".")
+    for k in path:
+        node = node.setdefault(k, {})
+    node[last] = value
+
+
+def _literal(text: str):
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        return text
+
+
+def screen_history(exp_dir: str, stop_value: float) -> dict:
+    """From ``progress.csv``: the first passing screen and the screens whose confirmation failed."""
+    first, unconfirmed = None, []
+    path = os.path.join(exp_dir, "progress.csv")
+    if not os.path.exists(path):
+        return {"first_screen_hit": None, "unconfirmed": []}
+    with open(path) as f:
+        for row in csv.DictReader(f):
+            if not row.get("eval_return_mean"):
+                continue
+            screen = float(row["eval_return_mean"])
+            confirm = float(row["confirm_return_mean"]) if row.get("confirm_return_mean") else None
+            if screen >= stop_value and int(row["train_iter"]) > 0:
+                first = first if first is not None else int(row["envstep"])
+                if confirm is not None and confirm < stop_value:
+                    unconfirmed.append((int(row["envstep"]), round(screen, 1), round(confirm, 1)))
+    return {"first_screen_hit": first, "unconfirmed": unconfirmed}
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--algo", choices=sorted(CONFIGS), required=True)
+    ap.add_argument("--config-module", default=None, help="a config module instead of the algo's zoo config")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--max-env-steps", type=int, default=200_000)
     ap.add_argument("--exp-dir", required=True, help="must not exist yet")
+    ap.add_argument("--eval-every", type=int, default=0, help="evaluate every this many env steps (0: the config's)")
+    ap.add_argument("--eval-episodes", type=int, default=0, help="episodes per evaluation (0: the config's)")
+    ap.add_argument("--confirm-episodes", type=int, default=-1, help="confirmation episodes (-1: the config's)")
+    ap.add_argument("--fresh-episodes", type=int, default=0, help="evaluate the returned policy afterwards")
+    ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override a config key")
     ap.add_argument("--out", default=None)
     args = ap.parse_args()
     info = setup_process(args.seed)
@@ -36,12 +86,21 @@ def main() -> None:
     import stride
     from stride.entry import serial_pipeline
 
-    mod = importlib.import_module(CONFIGS[args.algo])
+    mod = importlib.import_module(args.config_module or CONFIGS[args.algo])
     main_cfg = copy.deepcopy(mod.main_config)
     main_cfg["exp_name"] = os.path.abspath(args.exp_dir)
+    if args.eval_every:
+        _set(main_cfg, "policy.eval.evaluator.eval_freq_envstep", args.eval_every)
+    if args.eval_episodes:
+        _set(main_cfg, "env.n_evaluator_episode", args.eval_episodes)
+    if args.confirm_episodes >= 0:
+        _set(main_cfg, "policy.eval.evaluator.confirm_episode", args.confirm_episodes)
+    for item in args.set:
+        key, _, value = item.partition("=")
+        _set(main_cfg, key, _literal(value))
     c0 = cpu()
     policy = serial_pipeline([main_cfg, copy.deepcopy(mod.create_config)], seed=args.seed,
-                             max_env_step=args.max_env_steps)
+                             max_env_step=args.max_env_steps, progress=False)
     outer = cpu() - c0
 
     exp_dir = main_cfg["exp_name"]
@@ -60,9 +119,17 @@ def main() -> None:
         n_params = int(sum(v.numel() for v in sd.values()))
     except Exception as e:  # noqa: BLE001 - informative only
         log(f"[stride] could not count model parameters: {e!r}")
-    emit({"contestant": "stride", "algo": args.algo, "seed": args.seed, "exp_dir": exp_dir, "result": result,
-          "total_config": total, "outer_cpu_seconds": outer, "n_params": n_params,
-          "stride_version": getattr(stride, "__version__", "?"), **info}, args.out)
+    record = {"contestant": "stride", "algo": args.algo, "seed": args.seed, "exp_dir": exp_dir, "result": result,
+              "total_config": total, "outer_cpu_seconds": outer, "n_params": n_params,
+              "stride_version": getattr(stride, "__version__", "?"), "overrides": args.set,
+              **screen_history(exp_dir, float(total["env"]["stop_value"])), **info}
+    if args.fresh_episodes:
+        def act(batch: np.ndarray) -> np.ndarray:
+            out = policy.eval_mode.forward({i: o for i, o in enumerate(batch)})
+            return np.stack([out[i]["action"] for i in range(len(batch))])
+
+        record["fresh_returns"] = evaluate_batched(act, args.fresh_episodes, 8, 30_000 + args.seed, ENV[args.algo])
+    emit(record, args.out)
 
 
 if __name__ == "__main__":

@@ -33,14 +33,16 @@ FRESH_SEED_OFFSET = 10_000  # evaluator envs of training are seeded with the run
 
 def eval_pipeline(path: str, n_episode: Optional[int] = None, seed: Optional[int] = None) -> Dict[str, Any]:
     """Evaluate the policy saved under ``path`` (an experiment folder -> its latest checkpoint, or a
-    checkpoint file) over ``n_episode`` episodes (default: the config's ``env.n_evaluator_episode``)
+    checkpoint file) over ``n_episode`` episodes (default: the config's confirmation size
+    ``policy.eval.evaluator.confirm_episode``, else ``env.n_evaluator_episode``)
     on evaluator envs seeded ``seed`` (default: the run's seed + 10000). Returns the summary
     (mean, std, min, max, returns, whether the mean reaches ``env.stop_value``)."""
     exp_dir, ckpt = resolve_resume(path)
     cfg = load_json_config(os.path.join(exp_dir, "total_config.json"))
     if n_episode is not None and n_episode < 1:
         raise ConfigError(f"the number of evaluation episodes must be >= 1, got {n_episode}")
-    n_episode = int(n_episode if n_episode is not None else cfg.env.n_evaluator_episode)
+    confirm = int(cfg.policy.eval.evaluator.get("confirm_episode", 0))
+    n_episode = int(n_episode if n_episode is not None else (confirm or cfg.env.n_evaluator_episode))
     seed = int(seed if seed is not None else cfg.seed + FRESH_SEED_OFFSET)
     import_components()
     torch.set_num_threads(int(cfg.get("num_threads", 1)))
@@ -50,7 +52,7 @@ def eval_pipeline(path: str, n_episode: Optional[int] = None, seed: Optional[int
     policy.eval_mode.load_state_dict({"model": state["policy"]["model"]})
     collector_env, env = build_env_managers(cfg, seed)
     try:
-        evaluator = BaseSerialEvaluator(dict(cfg.policy.eval.evaluator), env, policy.eval_mode)
+        evaluator = BaseSerialEvaluator(dict(cfg.policy.eval.evaluator, confirm_episode=0), env, policy.eval_mode)
         _, returns = evaluator.eval(n_episode=n_episode)
     finally:
         env.close()

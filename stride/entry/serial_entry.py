@@ -136,14 +136,17 @@ def _run(cfg: Config, policy: Any, learner: BaseLearner, collector: Any, evaluat
                 interrupted = True
                 learner.save_checkpoint()
                 break
-            if evaluator.should_eval(learner.train_iter):
+            if evaluator.should_eval(learner.train_iter, collector.envstep):
                 stop, returns = evaluator.eval(learner.save_checkpoint, learner.train_iter, collector.envstep)
                 eval_cpu += evaluator.last_eval_cpu_seconds
                 last_return = evaluator.last_eval_return
+                if evaluator.last_confirm_return is not None:  # the decisive evaluation
+                    last_return = evaluator.last_confirm_return
                 train_cpu = time.process_time() - cpu0 - eval_cpu
                 csv.write({"train_iter": learner.train_iter, "envstep": collector.envstep,
-                           "eval_return_mean": last_return, "eval_return_min": min(returns),
-                           "eval_return_max": max(returns), "train_cpu_seconds": round(train_cpu, 3),
+                           "eval_return_mean": last_return, "confirm_return_mean": evaluator.last_confirm_return,
+                           "eval_return_min": min(returns), "eval_return_max": max(returns),
+                           "train_cpu_seconds": round(train_cpu, 3),
                            "wall_seconds": round(time.perf_counter() - wall0, 3),
                            **{f"learner_{k}": v for k, v in learner.last_log.items()}})
                 bar.update(collector.envstep, learner.train_iter, last_return)

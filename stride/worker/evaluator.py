@@ -59,10 +59,15 @@ class BaseSerialEvaluator(Configurable):
         return dict(
             # (int) evaluate every this many train iterations.
             eval_freq=Setting(1000, "[1, inf)"),
+            # (int) evaluate every this many collected env steps instead (0: by eval_freq).
+            eval_freq_envstep=Setting(0, "[0, inf)"),
             # (float) filled from env.stop_value by compile_config.
             stop_value=float("inf"),
             # (int) filled from env.n_evaluator_episode by compile_config.
             n_episode=Setting(10, "[1, inf)"),
+            # (int) 0: stop when the n_episode evaluation reaches stop_value. N > 0: such an evaluation
+            # is only a screen; N further episodes of the same policy must reach it too.
+            confirm_episode=Setting(0, "[0, inf)"),
         )
 
     def __init__(self, cfg: Optional[dict] = None, env: Any = None, policy: Any = None, tb_logger: Any = None,
@@ -75,8 +80,10 @@ class BaseSerialEvaluator(Configurable):
         self._logger = build_logger(exp_name, instance_name)
         self._instance_name = instance_name
         self._last_eval_iter: Optional[int] = None
+        self._last_eval_mark: Optional[int] = None  # envstep // eval_freq_envstep at the last evaluation
         self._max_eval_return = -float("inf")
         self.last_eval_return: Optional[float] = None
+        self.last_confirm_return: Optional[float] = None
         self.last_eval_cpu_seconds = 0.0
 
     def reset_env(self, env: Any = None) -> None:
@@ -91,8 +98,17 @@ class BaseSerialEvaluator(Configurable):
         self.reset_env(env)
         self.reset_policy(policy)
 
-    def should_eval(self, train_iter: int) -> bool:
-        """True at the first call and every ``eval_freq`` train iterations after the last evaluation."""
+    def should_eval(self, train_iter: int, envstep: Optional[int] = None) -> bool:
+        """True at the first call and every ``eval_freq`` train iterations after the last evaluation
+        (with ``eval_freq_envstep``: whenever ``envstep`` passed another multiple of it)."""
+        freq = self._cfg["eval_freq_envstep"]
+        if freq and envstep is not None:
+            mark = int(envstep) // int(freq)
+            if self._last_eval_mark is not None and mark <= self._last_eval_mark:
+                return False
+            self._last_eval_mark = mark
+            self._last_eval_iter = train_iter
+            return True
         if self._last_eval_iter is not None and (
             train_iter == self._last_eval_iter or train_iter - self._last_eval_iter < self._cfg["eval_freq"]
         ):
@@ -103,14 +119,38 @@ class BaseSerialEvaluator(Configurable):
     def eval(self, save_ckpt_fn: Optional[Callable[[str], None]] = None, train_iter: int = -1, envstep: int = -1,
              n_episode: Optional[int] = None) -> Tuple[bool, List[float]]:
         """Run ``n_episode`` episodes; return ``(stop, episode_returns)`` with ``stop`` when the mean
-        return reaches ``stop_value``. Saves ``ckpt_best.pth.tar`` through ``save_ckpt_fn`` on a new best."""
+        return reaches ``stop_value``. Saves ``ckpt_best.pth.tar`` through ``save_ckpt_fn`` on a new best.
+
+        With ``confirm_episode`` N, an evaluation that reaches ``stop_value`` is a screen: N further
+        episodes of the same policy (the ones that follow in the eval envs' seed streams, so none of
+        the screen's) must reach it too, and their returns are the ones returned. A cheap frequent
+        screen finds good policies early; the confirmation keeps one lucky screen from stopping a
+        run with a policy that does not hold (SB3's EvalCallback and DI-engine stop on one evaluation)."""
         n_episode = n_episode if n_episode is not None else self._cfg["n_episode"]
-        env, policy = self._env, self._policy
-        cpu0, wall0 = time.process_time(), time.perf_counter()
-        if env.closed:
-            env.launch()
+        cpu0 = time.process_time()
+        if self._env.closed:
+            self._env.launch()
         else:
-            env.reset()
+            self._env.reset()
+        returns = self._episodes(n_episode, train_iter, envstep, self._instance_name)
+        mean = float(np.mean(returns))
+        self.last_eval_return, self.last_confirm_return = mean, None
+        if mean > self._max_eval_return:
+            self._max_eval_return = mean
+            if save_ckpt_fn is not None:
+                save_ckpt_fn("ckpt_best.pth.tar")  # evaluation bookkeeping: counted as evaluation time
+        stop = mean >= self._cfg["stop_value"] and train_iter > 0
+        if stop and self._cfg["confirm_episode"] > 0:
+            returns = self._episodes(self._cfg["confirm_episode"], train_iter, envstep, f"{self._instance_name}_confirm")
+            self.last_confirm_return = float(np.mean(returns))
+            stop = self.last_confirm_return >= self._cfg["stop_value"]
+        self.last_eval_cpu_seconds = time.process_time() - cpu0
+        return stop, returns
+
+    def _episodes(self, n_episode: int, train_iter: int, envstep: int, tag: str) -> List[float]:
+        """Returns of ``n_episode`` episodes from the envs as they stand (balanced over envs); logged."""
+        env, policy = self._env, self._policy
+        wall0 = time.perf_counter()
         policy.reset()
         monitor = VectorEvalMonitor(env.env_num, n_episode)
         steps = 0
@@ -132,33 +172,25 @@ class BaseSerialEvaluator(Configurable):
                     if not ts.info.get("abnormal"):
                         monitor.update_reward(env_id, ts.info["eval_episode_return"])
         returns = monitor.get_episode_return()
-        mean = float(np.mean(returns))
-        self.last_eval_cpu_seconds = time.process_time() - cpu0
-        self.last_eval_return = mean
         wall = time.perf_counter() - wall0
-        stats = {"reward_mean": mean, "reward_std": float(np.std(returns)), "reward_max": float(np.max(returns)),
-                 "reward_min": float(np.min(returns)), "episode_count": len(returns), "envstep_count": steps,
-                 "avg_envstep_per_sec": steps / max(wall, 1e-9)}
-        self._logger.info(f"[{self._instance_name}] train_iter={train_iter} envstep={envstep} "
+        stats = {"reward_mean": float(np.mean(returns)), "reward_std": float(np.std(returns)),
+                 "reward_max": float(np.max(returns)), "reward_min": float(np.min(returns)),
+                 "episode_count": len(returns), "envstep_count": steps, "avg_envstep_per_sec": steps / max(wall, 1e-9)}
+        self._logger.info(f"[{tag}] train_iter={train_iter} envstep={envstep} "
                           + " ".join(f"{k}={v:.4g}" for k, v in stats.items()))
         if self._tb is not None:
             for k, v in stats.items():
-                self._tb.add_scalar(f"{self._instance_name}_iter/{k}", v, train_iter)
-                self._tb.add_scalar(f"{self._instance_name}_step/{k}", v, envstep)
-        if mean > self._max_eval_return:
-            self._max_eval_return = mean
-            if save_ckpt_fn is not None:
-                save_ckpt_fn("ckpt_best.pth.tar")
-        # the best-checkpoint save is evaluation bookkeeping: it counts as evaluation time
-        self.last_eval_cpu_seconds = time.process_time() - cpu0
-        stop = mean >= self._cfg["stop_value"] and train_iter > 0
-        return stop, returns
+                self._tb.add_scalar(f"{tag}_iter/{k}", v, train_iter)
+                self._tb.add_scalar(f"{tag}_step/{k}", v, envstep)
+        return returns
 
     def state_dict(self) -> Dict[str, Any]:
-        return {"last_eval_iter": self._last_eval_iter, "max_eval_return": self._max_eval_return}
+        return {"last_eval_iter": self._last_eval_iter, "last_eval_mark": self._last_eval_mark,
+                "max_eval_return": self._max_eval_return}
 
     def load_state_dict(self, state: Dict[str, Any]) -> None:
         self._last_eval_iter = state["last_eval_iter"]
+        self._last_eval_mark = state.get("last_eval_mark")
         self._max_eval_return = state["max_eval_return"]
 
     def close(self) -> None:

@@ -31,7 +31,7 @@ def _train_and_confirm(seed: int, tmp_path) -> dict:
     assert prio.size and (prio != 1.0).mean() > 0.5, "the learner's priorities did not reach the buffer"
     # a fresh 100-episode evaluation of the final policy, on envs seeded differently from training
     _, env = build_env_managers(cfg, seed=10_000 + seed)
-    evaluator = BaseSerialEvaluator(dict(cfg.policy.eval.evaluator), env, policy.eval_mode)
+    evaluator = BaseSerialEvaluator(dict(cfg.policy.eval.evaluator, confirm_episode=0), env, policy.eval_mode)
     _, returns = evaluator.eval(n_episode=100)
     env.close()
     assert len(returns) == 100

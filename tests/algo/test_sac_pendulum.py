@@ -46,7 +46,7 @@ def _train_and_confirm(seed: int, tmp_path) -> dict:
     # a fresh 100-episode evaluation of the final policy, on envs seeded differently from training
     cfg = load_json_config(os.path.join(result["exp_dir"], "total_config.json"))
     _, env = build_env_managers(cfg, seed=10_000 + seed)
-    evaluator = BaseSerialEvaluator(dict(cfg.policy.eval.evaluator), env, policy.eval_mode)
+    evaluator = BaseSerialEvaluator(dict(cfg.policy.eval.evaluator, confirm_episode=0), env, policy.eval_mode)
     _, returns = evaluator.eval(n_episode=100)
     env.close()
     assert len(returns) == 100

@@ -142,7 +142,9 @@ class TestCompileConfig:
         assert "activation" not in zm["model"] and p.model.activation == "relu"  # a signature default
         # collector / evaluator / learner / buffer
         assert p.collect.collector.type == "sample" and "collect_print_freq" in p.collect.collector
-        assert p.eval.evaluator.eval_freq == zm["eval"]["evaluator"]["eval_freq"]
+        assert p.eval.evaluator.eval_freq_envstep == zm["eval"]["evaluator"]["eval_freq_envstep"]
+        assert p.eval.evaluator.confirm_episode == zm["eval"]["evaluator"]["confirm_episode"]
+        assert p.eval.evaluator.eval_freq == 1000  # the evaluator's default, unused when eval_freq_envstep is set
         ze = zoo.main_config["env"]
         assert p.eval.evaluator.stop_value == ze["stop_value"] == cfg.env.stop_value
         assert p.eval.evaluator.n_episode == ze["n_evaluator_episode"] == cfg.env.n_evaluator_episode

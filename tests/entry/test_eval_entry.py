@@ -30,7 +30,7 @@ def test_eval_matches_the_in_memory_policy_on_the_same_envs(run):
     r = eval_pipeline(exp, n_episode=12, seed=77)
     cfg = load_json_config(os.path.join(exp, "total_config.json"))
     _, env = build_env_managers(cfg, seed=77)
-    _, returns = BaseSerialEvaluator(dict(cfg.policy.eval.evaluator), env, policy.eval_mode).eval(n_episode=12)
+    _, returns = BaseSerialEvaluator(dict(cfg.policy.eval.evaluator, confirm_episode=0), env, policy.eval_mode).eval(n_episode=12)
     env.close()
     assert r["n_episode"] == 12 and len(r["returns"]) == 12
     assert sorted(r["returns"]) == sorted(returns)  # the checkpoint holds the final weights
@@ -44,7 +44,8 @@ def test_eval_defaults_to_fresh_seeds_and_the_configs_episode_count(run):
     _, exp = run
     r = eval_pipeline(exp, n_episode=None)
     assert r["seed"] == 1 + 10_000
-    assert r["n_episode"] == load_json_config(os.path.join(exp, "total_config.json")).env.n_evaluator_episode
+    # the size of the run's confirmation (100), not of its 10-episode screens
+    assert r["n_episode"] == load_json_config(os.path.join(exp, "total_config.json")).policy.eval.evaluator.confirm_episode
 
 
 def test_eval_command_prints_the_summary(run, capsys):

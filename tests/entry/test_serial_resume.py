@@ -15,7 +15,15 @@ import torch
 
 pytestmark = pytest.mark.timeout(240)
 
-CMD = [sys.executable, "-m", "stride", "-m", "serial", "-e", "cartpole", "-p", "dqn", "-s", "1", "--no-progress"]
+CMD = [sys.executable, "-m", "stride", "-m", "serial", "-c", "cartpole_dqn_long_config.py", "-s", "1", "--no-progress"]
+# the zoo's CartPole DQN, never stopping on its evaluations and evaluating often: a long enough run to interrupt
+LONG_CONFIG = """
+import copy
+from stride.zoo.cartpole.config.cartpole_dqn_config import main_config as zoo, create_config
+main_config = copy.deepcopy(zoo)
+main_config["env"]["stop_value"] = 1e9
+main_config["policy"]["eval"] = dict(evaluator=dict(eval_freq_envstep=200, confirm_episode=0))
+"""
 
 
 def _final_params(exp_dir: str, train_iter: int) -> dict:
@@ -25,6 +33,7 @@ def _final_params(exp_dir: str, train_iter: int) -> dict:
 
 def test_ctrl_c_saves_and_resume_matches_uninterrupted(tmp_path):
     total = 800
+    (tmp_path / "cartpole_dqn_long_config.py").write_text(LONG_CONFIG)
     # reference: uninterrupted
     ref = subprocess.run(CMD + ["--train-iter", str(total), "--exp-name", "ref"], cwd=tmp_path,
                          capture_output=True, text=True, timeout=200)

@@ -160,3 +160,32 @@ def test_evaluator_logs_to_tensorboard(managers):
 def test_evaluator_unknown_config_key(managers):
     with pytest.raises(ConfigError, match="eval_frq"):
         BaseSerialEvaluator({"eval_frq": 3}, managers(1), make_policy().eval_mode)
+
+
+def test_should_eval_by_envstep(managers):
+    ev, _ = make_evaluator(managers, eval_freq_envstep=1000)
+    steps = (0, 500, 999, 1000, 1500, 2600, 2700, 3000, 3000)
+    assert [ev.should_eval(i, envstep=s) for i, s in enumerate(steps)] == [
+        True, False, False, True, False, True, False, True, False]
+    ev2, _ = make_evaluator(managers, eval_freq_envstep=1000)
+    ev2.load_state_dict(ev.state_dict())  # resumed: the marks carry over
+    assert not ev2.should_eval(9, envstep=3500) and ev2.should_eval(10, envstep=4000)
+
+
+def _falling(i, ep, t):
+    # every env's k-th episode returns 1000 - 100 k (one reward at the last step; episodes are i+1 long)
+    return 1000.0 - 100 * ep if t == i else 0.0
+
+
+@pytest.mark.parametrize("stop_value,confirm,stop,confirmed", [
+    (950.0, 0, True, None),     # no confirmation asked: the screen alone stops
+    (950.0, 10, False, 850.0),  # the screen passes, the 10 episodes that follow do not
+    (800.0, 10, True, 850.0),   # both pass
+    (1001.0, 10, False, None),  # the screen fails: no confirmation is run
+])
+def test_confirmation_of_a_passing_screen(managers, stop_value, confirm, stop, confirmed):
+    ev, env = make_evaluator(managers, reward_fn=_falling, n_episode=5, stop_value=stop_value, confirm_episode=confirm)
+    got, returns = ev.eval(train_iter=3)
+    assert got is stop and ev.last_eval_return == 1000.0 and ev.last_confirm_return == confirmed
+    if confirmed is not None:  # the confirmation's own episodes: the next two of every env, none of the screen's
+        assert sorted(returns) == [800.0] * 5 + [900.0] * 5

@@ -1,6 +1,8 @@
 """A2C on CartPole-v1: `stride -m serial -e cartpole -p a2c -s 0` (or `-c` this file).
 
-Stops at 195 over 100 evaluation episodes (the classic CartPole threshold).
+Stops at 195 (the classic CartPole threshold). Evaluation: a 10-episode screen every 1,000 env steps; a screen at the stop value stops the run
+only if 100 further episodes of that policy reach it too (``confirm_episode``), so a lucky screen
+never ends a run with a policy that does not hold (benchmarks/learning judges by the same rule).
 """
 
 main_config = dict(
@@ -9,7 +11,8 @@ main_config = dict(
         env_id="CartPole-v1",
         collector_env_num=8,
         evaluator_env_num=8,
-        n_evaluator_episode=100,
+        # a 10-episode screen; a passing one must hold on 100 further episodes (confirm_episode)
+        n_evaluator_episode=10,
         stop_value=195,
     ),
     policy=dict(
@@ -24,7 +27,7 @@ main_config = dict(
             learner=dict(hook=dict(save_ckpt_after_iter=1000)),
         ),
         collect=dict(n_sample=40),
-        eval=dict(evaluator=dict(eval_freq=100)),
+        eval=dict(evaluator=dict(eval_freq_envstep=1000, confirm_episode=100)),
     ),
 )
 

@@ -6,7 +6,8 @@ main_config = dict(
         env_id="CartPole-v1",
         collector_env_num=8,
         evaluator_env_num=8,
-        n_evaluator_episode=100,
+        # a 10-episode screen; a passing one must hold on 100 further episodes (confirm_episode)
+        n_evaluator_episode=10,
         stop_value=195,
     ),
     policy=dict(
@@ -24,7 +25,7 @@ main_config = dict(
             learner=dict(hook=dict(save_ckpt_after_iter=1000)),
         ),
         collect=dict(n_sample=8),
-        eval=dict(evaluator=dict(eval_freq=30)),
+        eval=dict(evaluator=dict(eval_freq_envstep=1000, confirm_episode=100)),
         other=dict(
             eps=dict(type="exp", start=0.95, end=0.1, decay=10000),
             replay_buffer=dict(replay_buffer_size=20000),

@@ -1,9 +1,11 @@
 """PPO on Pendulum-v1 (continuous): `stride -m serial -e pendulum -p ppo -s 0` (or `-c` this file).
 
-Stops at -250 (DI-engine's threshold) over 100 evaluation episodes (10-20 let the stop rule fire
-on lucky starts). Gaussian policy with separate actor and critic networks; sampled actions are
+Stops at -250 (DI-engine's threshold). Gaussian policy with separate actor and critic networks; sampled actions are
 clipped by the policy to the env's action space [-2, 2] (``policy.action_range``, filled from the env).
 Hyper-parameters after rl-baselines3-zoo's Pendulum PPO (gSDE off).
+Evaluation: a 10-episode screen every 1,000 env steps; a screen at the stop value stops the run
+only if 100 further episodes of that policy reach it too (``confirm_episode``), so a lucky screen
+never ends a run with a policy that does not hold (benchmarks/learning judges by the same rule).
 """
 
 main_config = dict(
@@ -12,7 +14,8 @@ main_config = dict(
         env_id="Pendulum-v1",
         collector_env_num=4,
         evaluator_env_num=10,
-        n_evaluator_episode=100,
+        # a 10-episode screen; a passing one must hold on 100 further episodes (confirm_episode)
+        n_evaluator_episode=10,
         stop_value=-250,
     ),
     policy=dict(
@@ -30,7 +33,7 @@ main_config = dict(
             learner=dict(hook=dict(save_ckpt_after_iter=100)),
         ),
         collect=dict(n_sample=4096),
-        eval=dict(evaluator=dict(eval_freq=5)),
+        eval=dict(evaluator=dict(eval_freq_envstep=1000, confirm_episode=100)),
     ),
 )
 

@@ -1,0 +1,164 @@
+"""Time to a robust policy, judged the way a user compares libraries (issue 13). Run through ``run.sh``.
+
+The rule, the same for every contestant:
+  * every ``--eval-every`` (1,000) env steps, a deterministic evaluation of ``--eval-episodes`` (10)
+    episodes: the screen;
+  * a screen whose mean reaches the stop value is a hit only if ``--confirm-episodes`` (100) further
+    episodes of that same policy, on other seeds, reach it too; the run stops at the first
+    confirmed hit (a failed confirmation is counted and training goes on);
+  * train CPU seconds = process CPU of the training loop up to the confirmed hit, every evaluation
+    excluded; budget per algorithm in env steps, else "not confirmed";
+  * afterwards the returned policy is evaluated once more on ``--fresh-episodes`` (100) episodes of
+    seeds no evaluation used (the same seeds for every contestant);
+  * per algorithm: median over seeds (never the minimum), a seed that does not confirm counts as
+    infinite.
+
+Contestants, each seed in its own fresh process (``torch.set_num_threads(1)``), interleaved:
+  stride -- ``serial_pipeline`` on the zoo config (DQN, PPO: CartPole-v1; SAC: Pendulum-v1), the rule
+            imposed through Stride's evaluator (``eval_freq_envstep``, ``n_evaluator_episode``,
+            ``confirm_episode``);
+  sb3    -- stable-baselines3 with rl-zoo3's tuned hyper-parameters for the same env
+            (``bench_common.sb3_run``), the rule in an SB3 callback (``bench_common.sb3``).
+Targets: Stride's median train CPU below SB3's for every algorithm, and every Stride seed confirmed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Dict, List, Optional
+
+from bench_common.driver import Runner, add_common_args, fmt, median_or_inf, start, stride_eval_settings, uptime
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+CONFIGS = {"dqn": "stride.zoo.cartpole.config.cartpole_dqn_config",
+           "ppo": "stride.zoo.cartpole.config.cartpole_ppo_config",
+           "sac": "stride.zoo.pendulum.config.pendulum_sac_config"}
+BUDGET = {"dqn": 100_000, "ppo": 200_000, "sac": 50_000}
+
+
+def row_of(contestant: str, r: Optional[dict], stop_value: float) -> Dict[str, Any]:
+    """One run as the table's columns (None fields where the run failed)."""
+    if r is None:
+        return {"contestant": contestant, "failed": True}
+    if contestant == "stride":
+        res = r["result"]
+        confirmed = bool(res["stop"])
+        out = {"env_step": res["env_step"], "train_cpu": res["train_cpu_seconds"], "confirm": res["eval_return"]}
+    else:
+        confirmed = bool(r["stop"])
+        out = {"env_step": r["env_step"], "train_cpu": r["train_cpu_seconds"], "confirm": r.get("confirm_return")}
+    fresh = r.get("fresh_returns")
+    out.update(contestant=contestant, confirmed=confirmed, first_screen_hit=r.get("first_screen_hit"),
+               unconfirmed=len(r.get("unconfirmed", [])), unconfirmed_list=r.get("unconfirmed", []),
+               fresh=(sum(fresh) / len(fresh)) if fresh else None, failed=False,
+               fresh_holds=(fresh is not None and sum(fresh) / len(fresh) >= stop_value))
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_common_args(ap)
+    ap.add_argument("--algos", nargs="+", choices=sorted(CONFIGS), default=["dqn", "ppo", "sac"])
+    ap.add_argument("--only", nargs="+", choices=["stride", "sb3"], default=["stride", "sb3"])
+    ap.add_argument("--eval-every", type=int, default=1000)
+    ap.add_argument("--eval-episodes", type=int, default=10)
+    ap.add_argument("--confirm-episodes", type=int, default=100)
+    ap.add_argument("--fresh-episodes", type=int, default=100)
+    ap.add_argument("--budget", nargs="+", default=[], metavar="ALGO=STEPS",
+                    help=f"env-step budget per algorithm (default {BUDGET})")
+    ap.add_argument("--jobs", type=int, default=1, help="contestant processes at a time (CPU time is per process)")
+    ap.add_argument("--stride-set", action="append", default=[], metavar="KEY=VALUE",
+                    help="override a key of Stride's config (sweeps; the report says so)")
+    ap.add_argument("--stride-config-module", default=None, help="a config module instead of the zoo's (one algo)")
+    args = ap.parse_args()
+    budget = dict(BUDGET, **{k: int(float(v)) for k, v in (b.split("=") for b in args.budget)})
+
+    ses = start("learning", args.stride_ref)
+    run = Runner(ses.logdir, args.timeout, ses.stride_src, HERE)
+    rule = ["--eval-every", args.eval_every, "--eval-episodes", args.eval_episodes,
+            "--confirm-episodes", args.confirm_episodes, "--fresh-episodes", args.fresh_episodes]
+    jobs: List[tuple] = []
+    stop_values = {}
+    for algo in args.algos:
+        stop_values[algo] = stride_eval_settings(ses.stride_src, args.stride_config_module or CONFIGS[algo])["stop_value"]
+        for seed in args.seeds:
+            for c in args.only:
+                if c == "stride":
+                    extra = [x for kv in args.stride_set for x in ("--set", kv)]
+                    if args.stride_config_module:
+                        extra += ["--config-module", args.stride_config_module]
+                    jobs.append((algo, seed, c, "bench_common.stride_run",
+                                 ["--algo", algo, "--seed", seed, "--max-env-steps", budget[algo],
+                                  "--exp-dir", os.path.join(ses.logdir, f"stride_{algo}_seed{seed}"), *rule, *extra]))
+                else:
+                    jobs.append((algo, seed, c, "bench_common.sb3_run",
+                                 ["--algo", algo, "--seed", seed, "--max-env-steps", budget[algo],
+                                  "--stop-value", stop_values[algo], "--eval-episodes", args.eval_episodes,
+                                  "--eval-every", args.eval_every, "--confirm-episodes", args.confirm_episodes,
+                                  "--fresh-episodes", args.fresh_episodes]))
+    print(f"{len(jobs)} runs, {args.jobs} at a time; rule: screen {args.eval_episodes} episodes every {args.eval_every} "
+          f"env steps, confirm on {args.confirm_episodes}, fresh check on {args.fresh_episodes}; budgets {budget}")
+    with ThreadPoolExecutor(max_workers=args.jobs) as pool:
+        outs = list(pool.map(lambda j: run(f"{j[2]}_{j[0]}_seed{j[1]}", j[3], *j[4]), jobs))
+    raw: Dict[str, Any] = {}
+    for (algo, seed, c, _, _), r in zip(jobs, outs):
+        raw.setdefault(algo, {}).setdefault(c, {})[seed] = r
+
+    up_end = uptime()
+    lines = ses.report_header("Time to a robust policy (issue 13's rule)", up_end)
+    lines += [f"rule: {args.eval_episodes}-episode screen every {args.eval_every} env steps; a hit needs {args.confirm_episodes} "
+              f"further episodes of that policy to clear the threshold too; train CPU s exclude every evaluation; "
+              f"medians over seeds {args.seeds} (unconfirmed = inf); budgets {budget}",
+              f"fresh: the returned policy's mean over {args.fresh_episodes} episodes of seeds no evaluation used"]
+    if args.stride_set or args.stride_config_module:
+        lines.append(f"STRIDE CONFIG OVERRIDDEN: {args.stride_set} {args.stride_config_module or ''}")
+    lines.append("")
+    summary: Dict[str, Any] = {}
+    for algo in args.algos:
+        sv = stop_values[algo]
+        lines.append(f"{algo} ({'Pendulum-v1' if algo == 'sac' else 'CartPole-v1'}, threshold {sv:g}, budget {budget[algo]} env steps)")
+        lines.append("  seed  contestant  confirmed  env steps  train CPU s  first screen hit  failed confirms  "
+                     "confirm mean  fresh mean")
+        rows: Dict[str, List[dict]] = {c: [] for c in args.only}
+        for seed in args.seeds:
+            for c in args.only:
+                row = row_of(c, raw[algo][c].get(seed), sv)
+                rows[c].append(row)
+                if row["failed"]:
+                    lines.append(f"  {seed:>4}  {c:<10}  FAILED (see the log folder)")
+                    continue
+                lines.append(f"  {seed:>4}  {c:<10}  {'yes' if row['confirmed'] else 'NO':<9}  {row['env_step']:>9}  "
+                             f"{fmt(row['train_cpu']):>11}  {fmt(row['first_screen_hit'], '{}'):>16}  "
+                             f"{row['unconfirmed']:>15}  {fmt(row['confirm']):>12}  {fmt(row['fresh']):>10}")
+        med = {}
+        for c in args.only:
+            ok = [r for r in rows[c] if not r["failed"]]
+            cpu = median_or_inf(r["train_cpu"] if r["confirmed"] else None for r in ok) if ok else None
+            steps = median_or_inf(r["env_step"] if r["confirmed"] else None for r in ok) if ok else None
+            med[c] = {"train_cpu": cpu, "env_step": steps,
+                      "confirmed": sum(r["confirmed"] for r in ok), "runs": len(rows[c]),
+                      "unconfirmed": sum(r["unconfirmed"] for r in ok),
+                      "fresh_holds": sum(bool(r.get("fresh_holds")) for r in ok)}
+            lines.append(f"  median {c:<10} train CPU s {fmt(cpu)}, env steps {fmt(steps, '{:.0f}')}; confirmed "
+                         f"{med[c]['confirmed']}/{med[c]['runs']}; failed confirmations {med[c]['unconfirmed']}; "
+                         f"fresh check holds {med[c]['fresh_holds']}/{med[c]['runs']}")
+        if "stride" in med and "sb3" in med:
+            a, b = med["stride"]["train_cpu"], med["sb3"]["train_cpu"]
+            ratio = a / b if a is not None and b is not None and math.isfinite(a) and math.isfinite(b) else None
+            ok = ratio is not None and ratio < 1.0
+            lines.append(f"  Stride median train CPU s / SB3 median train CPU s = {fmt(ratio, '{:.3f}')}   target < 1   "
+                         f"[{'MET' if ok else 'NOT MET'}]")
+            med["ratio"] = ratio
+        if "stride" in med:
+            every = med["stride"]["confirmed"] == med["stride"]["runs"]
+            lines.append(f"  every Stride seed confirmed within the budget: {'MET' if every else 'NOT MET'}")
+        summary[algo] = med
+        lines.append("")
+    ses.write_report(lines, {"args": vars(args), "summary": summary, "runs": raw})
+
+
+if __name__ == "__main__":
+    main()
