@@ -131,18 +131,22 @@ def _build_extensions(stride_src: str) -> None:
 def stride_eval_settings(stride_src: str, config_module: str, iters_per_collect: bool = True) -> dict:
     """Stride's stop rule and evaluation period from a zoo config (plain dicts; no pipeline run).
 
-    The period in env steps is ``eval_freq x n_sample / update_per_collect``; with
-    ``iters_per_collect=False`` (PPO: one train iteration per collect) ``eval_freq x n_sample``.
+    The period in env steps is the evaluator's ``eval_freq_envstep`` when the config sets it, else
+    ``eval_freq x n_sample / update_per_collect`` (with ``iters_per_collect=False``, PPO: one
+    train iteration per collect, ``eval_freq x n_sample``); ``confirm_episode`` is the size of
+    the confirmation a passing evaluation needs (0: none).
     """
     sys.path.insert(0, stride_src)
     mod = importlib.import_module(config_module)
     p, e = mod.main_config["policy"], mod.main_config["env"]
     eval_freq = get(p, "eval.evaluator.eval_freq")
+    every_envstep = get(p, "eval.evaluator.eval_freq_envstep")
     n_sample = get(p, "collect.n_sample")
     upc = get(p, "learn.update_per_collect", 1) if iters_per_collect else 1
+    steps = every_envstep or (eval_freq * n_sample / upc if eval_freq and n_sample and upc else None)
     return {"stop_value": e.get("stop_value"), "n_evaluator_episode": e.get("n_evaluator_episode"),
             "evaluator_env_num": e.get("evaluator_env_num"), "eval_freq_train_iter": eval_freq,
-            "env_steps_per_eval": eval_freq * n_sample / upc if eval_freq and n_sample and upc else None}
+            "env_steps_per_eval": steps, "confirm_episode": get(p, "eval.evaluator.confirm_episode", 0) or 0}
 
 
 class Runner:

@@ -115,7 +115,8 @@ def main() -> None:
                 r = run(f"sb3_seed{s}_rep{k}", "bench_common.sb3_run", "--algo", "dqn", "--seed", s,
                         "--max-env-steps", args.max_env_steps,
                         "--eval-every", eval_every, "--eval-episodes", sd["n_evaluator_episode"],
-                        "--eval-envs", sd["evaluator_env_num"], "--stop-value", sd["stop_value"])
+                        "--eval-envs", sd["evaluator_env_num"], "--stop-value", sd["stop_value"],
+                        "--confirm-episodes", sd.get("confirm_episode", 0))
                 if r:
                     reps["sb3"].append(r)
         if reps["stride"]:
@@ -147,7 +148,8 @@ def main() -> None:
           f"(threads seen: {sorted({r.get('torch_threads') for d in (stride_runs, sb3_runs, floor_runs) for r in d.values() if r})})")
     p("timing: process CPU seconds (time.process_time), never wall time; each contestant in a fresh subprocess")
     p(f"stop rule (both): mean return of a {sd['n_evaluator_episode']}-episode deterministic evaluation on "
-      f"{sd['evaluator_env_num']} separate envs >= {sd['stop_value']}; cap {args.max_env_steps} env steps per run")
+      f"{sd['evaluator_env_num']} separate envs >= {sd['stop_value']}, confirmed on {sd.get('confirm_episode', 0)} "
+      f"further episodes; cap {args.max_env_steps} env steps per run")
     p(f"evaluation period: Stride every {sd.get('eval_freq_train_iter')} train iters "
       f"(~{fmt(sd.get('env_steps_per_eval'), '{:.0f}')} env steps); SB3 every {eval_every} env steps")
     p("train CPU s = process CPU time of the run minus CPU time inside evaluations "

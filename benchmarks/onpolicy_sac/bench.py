@@ -62,8 +62,8 @@ def floor_spec(algo: str, run: dict) -> dict:
         warn = []
         if m.get("activation", "relu") != "relu" or not m.get("twin_critic", True) or not L("auto_alpha", True):
             warn.append("Stride SAC config differs from the floor's (relu, twin critics, auto alpha)")
-        if get(tc, "policy.nstep", 1) != 1 or L("grad_clip_norm") is not None or not get(tc, "env.act_scale"):
-            warn.append("floor_sac assumes nstep=1, no grad clip, act_scale")
+        if get(tc, "policy.nstep", 1) != 1 or L("grad_clip_norm") is not None:
+            warn.append("floor_sac assumes nstep=1, no grad clip")
     if warn:
         spec["_warning"] = "; ".join(warn)
     return spec
@@ -100,7 +100,8 @@ def main() -> None:
         sd[algo].update(cap=cap, eval_every=eval_every)
         d = data[algo] = {"stride": {}, "floor": {}, "sb3": {}, "cleanrl": {}}
         peer_args = ["--eval-every", eval_every, "--eval-episodes", sd[algo]["n_evaluator_episode"],
-                     "--eval-envs", sd[algo]["evaluator_env_num"], "--stop-value", sd[algo]["stop_value"]]
+                     "--eval-envs", sd[algo]["evaluator_env_num"], "--stop-value", sd[algo]["stop_value"],
+                     "--confirm-episodes", sd[algo].get("confirm_episode", 0)]
         print(f"== {algo.upper()} on {ENV[algo]}: stop {sd[algo]['stop_value']}, cap {cap} env steps, "
               f"peers evaluated every {eval_every} env steps")
         for s in args.seeds:
@@ -153,7 +154,8 @@ def main() -> None:
         p("")
         p(f"===== {algo.upper()} on {ENV[algo]} =====")
         p(f"stop rule (all): mean return of a {S['n_evaluator_episode']}-episode deterministic evaluation on "
-          f"{S['evaluator_env_num']} separate envs >= {S['stop_value']}; cap {S['cap']} env steps per run")
+          f"{S['evaluator_env_num']} separate envs >= {S['stop_value']}, confirmed on {S.get('confirm_episode', 0)} "
+          f"further episodes; cap {S['cap']} env steps per run")
         p(f"evaluation period: Stride every {S['eval_freq_train_iter']} train iters (~{fmt(S['env_steps_per_eval'], '{:.0f}')} "
           f"env steps); peers every {S['eval_every']} env steps")
         sb = next((r for r in d["sb3"].values() if r), None)

@@ -5,8 +5,8 @@ number of envs (a list of gymnasium envs, auto-reset), ``random_collect_size`` u
 transitions, then collects of ``n_sample`` env steps each followed by ``update_per_collect`` gradient
 steps until Stride's train iterations are done; same model sizes (tanh-squashed Gaussian actor, twin
 critics, ReLU MLPs), batch size, learning rates, automatic temperature, Polyak target critics, fused
-Adam as Stride uses, NumPy ring buffer. Actions in [-1, 1] scaled to the torque range (Stride's
-``act_scale``). No evaluation; CPU of the whole loop after set-up.
+Adam as Stride uses, NumPy ring buffer. Actions in [-1, 1] scaled to the torque range (what Stride's
+SAC hands the env, ``policy.action_range``). No evaluation; CPU of the whole loop after set-up.
 """
 
 from __future__ import annotations
