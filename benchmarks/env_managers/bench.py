@@ -22,7 +22,6 @@ import gymnasium as gym
 import numpy as np
 
 from stride.envs import AsyncSubprocessEnvManager, BaseEnvManager, SyncSubprocessEnvManager
-from stride.envs.env_manager import base as base_module
 from stride.testing.fake_envs import BurnGymEnv, ImageGymEnv, make_gym_env
 
 N_ENVS = 8
@@ -255,8 +254,7 @@ def main() -> None:
     except OSError:
         load = (float("nan"),) * 3
     print(f"# env managers, {N_ENVS} envs, random actions, auto-reset; python {platform.python_version()}, "
-          f"gymnasium {gym.__version__}, numpy {np.__version__}, {os.cpu_count()} cpus, load avg {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; "
-          f"stride base manager loop: {'C (_fast_step)' if base_module._fast_run is not None else 'Python (C extension not built)'}")
+          f"gymnasium {gym.__version__}, numpy {np.__version__}, {os.cpu_count()} cpus, load avg {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
     summary = []
     for case in args.cases:
         label = {"cartpole": "CartPole-v1", "image": "4x84x84 uint8 obs, trivial dynamics", "burn": "1 ms CPU per step"}[case]

@@ -30,13 +30,6 @@ from ..base_env import BaseEnv, BaseEnvTimestep
 logger = logging.getLogger(__name__)
 
 _SEED_BLOCK = 64  # episode seeds drawn from an env's stream at a time
-_NP_INT64 = np.int64
-_new_tuple = tuple.__new__  # builds a BaseEnvTimestep at half the cost of its Python-level __new__
-try:  # the per-env loop of step() in C, built at install when a compiler is there (_fast_step.c)
-    from ._fast_step import ENDED as _ENDED, NOT_READY as _NOT_READY, RAISED as _RAISED, SLOW as _SLOW, run as _fast_run
-except ImportError:  # not built: the same loop in Python
-    _fast_run = None
-    _SLOW, _ENDED, _RAISED, _NOT_READY = 0, 1, 2, 3
 
 
 def _as_plain(action: Any) -> Any:
@@ -48,12 +41,6 @@ def _as_plain(action: Any) -> Any:
     if hasattr(action, "tolist"):
         return action.tolist()
     return action
-
-
-def _step_kernel(env: Any) -> Optional[tuple]:
-    """``env.step_kernel()`` (None for an env without one, e.g. a duck-typed env)."""
-    get = getattr(env, "step_kernel", None)
-    return None if get is None else get()
 
 
 @ENV_MANAGER_REGISTRY.register("base")
@@ -100,10 +87,8 @@ class BaseEnvManager:
         self._episode_count = [0] * self._env_num
         self._episode_seed: List[Optional[int]] = [None] * self._env_num
         self._episode_actions: List[list] = [[] for _ in range(self._env_num)]
-        self._kernels: List[Optional[tuple]] = [None] * self._env_num  # env.step_kernel() since its last reset
         self._spaces: Optional[tuple] = None
         self._reset_param: Dict[int, dict] = {}
-        self._use_fast_step = True  # tests switch the C loop off to compare it with _step_python
 
     # ---- properties ------------------------------------------------------------------------
     @property
@@ -249,7 +234,6 @@ class BaseEnvManager:
             self._episode_seed[env_id] = seed
             self._episode_actions[env_id] = []
             self._ready_obs[env_id] = obs
-            self._kernels[env_id] = _step_kernel(self._envs[env_id])
             return
         self.close()
         raise RuntimeError(
@@ -258,7 +242,6 @@ class BaseEnvManager:
         ) from last_exc
 
     def _renew_env(self, env_id: int) -> None:
-        self._kernels[env_id] = None
         try:
             self._envs[env_id].close()
         except Exception:  # the broken env may not close cleanly
@@ -268,83 +251,32 @@ class BaseEnvManager:
     def step(self, actions: Dict[int, Any]) -> Dict[int, BaseEnvTimestep]:
         """Step the given envs; finished ones are reset and reappear in ``ready_obs``.
 
-        The loop does per env only what the contract needs beyond the env's own step (record the
-        action for exact resume, hand out the timestep, update ``ready_obs``); episode ends and
-        crashes leave it for :meth:`_finish_step`. An env with a
-        :meth:`~stride.envs.BaseEnv.step_kernel` (a reset ``GymnasiumEnv`` with discrete
-        actions) has its ``step`` run inline for an int action in range: the same work without
-        the wrapper's Python frame. That loop runs in C (``_fast_step.c``, built at install) when
-        the extension is there, and as :meth:`_step_python` otherwise -- same results, tested.
+        Each env is stepped by its own ``step`` (the one place that turns an env's result into a
+        timestep and keeps the episode's return); per env this loop adds only what the contract
+        needs: record the action for exact resume, hand out the timestep, update ``ready_obs``.
+        A crash closes the episode as abnormal; a ``StrideError`` (a user error) propagates.
         """
         if self._closed:
             raise StrideError("env manager is closed; call launch() first")
-        if _fast_run is None or type(actions) is not dict or not self._use_fast_step:
-            return self._step_python(actions)
-        out: Dict[int, BaseEnvTimestep] = {}
-        ready = self._ready_obs
-        item = _fast_run(actions, 0, self._kernels, out, ready, self._episode_actions, BaseEnvTimestep, _NP_INT64)
-        while item is not None:
-            pos, env_id, action, kind, payload = item
-            if kind == _NOT_READY:
-                raise StrideError(f"env {env_id} is not ready (ready envs: {sorted(ready)})")
-            self._finish_step(env_id, action, kind, payload, out)
-            item = _fast_run(actions, pos, self._kernels, out, ready, self._episode_actions, BaseEnvTimestep, _NP_INT64)
-        return out
-
-    def _step_python(self, actions: Dict[int, Any]) -> Dict[int, BaseEnvTimestep]:
-        """:meth:`step`'s loop in Python (what ``_fast_step.c`` does, for when it is not built)."""
-        out: Dict[int, BaseEnvTimestep] = {}
-        ready, recorded, kernels = self._ready_obs, self._episode_actions, self._kernels
+        ready, recorded, envs = self._ready_obs, self._episode_actions, self._envs
         if not actions.keys() <= ready.keys():  # refuse before stepping anything: no half-applied call
             env_id = next(i for i in actions if i not in ready)
             raise StrideError(f"env {env_id} is not ready (ready envs: {sorted(ready)})")
+        out: Dict[int, BaseEnvTimestep] = {}
         for env_id, action in actions.items():
-            kernel = kernels[env_id]
-            if kernel is None:
-                self._finish_step(env_id, action, _SLOW, None, out)
-                continue
             try:
-                env, raw_step, table, lo, hi = kernel
-                t = type(action)
-                if not ((t is int or t is _NP_INT64) and lo <= action < hi):
-                    self._finish_step(env_id, action, _SLOW, None, out)
-                    continue
-                result = raw_step(table[action - lo])  # GymnasiumEnv.step, inline
-                obs, reward, terminated, truncated, info = result
-                env._episode_return += reward
-                if terminated or truncated:
-                    self._finish_step(env_id, action, _ENDED, result, out)
-                    continue
-            except Exception as e:
-                self._finish_step(env_id, action, _RAISED, e, out)
-                continue
-            out[env_id] = _new_tuple(BaseEnvTimestep, (obs, reward, False, info))
-            ready[env_id] = obs
+                timestep = envs[env_id].step(action)
+            except StrideError:
+                raise
+            except Exception as e:  # the env crashed: close the episode as abnormal, never stitch it
+                timestep = self._step_failed(env_id, e)
             recorded[env_id].append(action)
-        return out
-
-    def _finish_step(self, env_id: Any, action: Any, kind: int, payload: Any, out: Dict[int, BaseEnvTimestep]) -> None:
-        """The step of one env off the inline path: ``_SLOW`` (call its ``step``), ``_ENDED``
-        (inline step ended the episode; ``payload`` is the raw result) or ``_RAISED`` (it raised
-        ``payload``). Crashes close the episode as abnormal; a ``StrideError`` propagates."""
-        try:
-            if kind == _SLOW:
-                timestep = self._envs[env_id].step(action)
-            elif kind == _ENDED:
-                obs, reward, terminated, truncated, info = payload
-                timestep = self._kernels[env_id][0].end_timestep(obs, reward, terminated, truncated, info)
+            out[env_id] = timestep
+            if timestep[2]:  # done
+                self._episode_end(env_id)
             else:
-                raise payload
-        except StrideError:
-            raise
-        except Exception as e:  # the env crashed: close the episode as abnormal, never stitch it
-            timestep = self._step_failed(env_id, e)
-        self._episode_actions[env_id].append(action)
-        out[env_id] = timestep
-        if timestep[2]:  # done
-            self._episode_end(env_id)
-        else:
-            self._ready_obs[env_id] = timestep[0]
+                ready[env_id] = timestep[0]
+        return out
 
     def _step_failed(self, env_id: int, error: Exception) -> BaseEnvTimestep:
         """The abnormal last timestep of an env whose ``step`` raised (renewed if ``retry_type='renew'``)."""
@@ -368,7 +300,6 @@ class BaseEnvManager:
         if self._closed:
             return
         self._closed = True
-        self._kernels = [None] * self._env_num
         for i, env in enumerate(self._envs):
             if env is not None:
                 try:
@@ -452,7 +383,6 @@ class BaseEnvManager:
             self._episode_seed[i] = ep["seed"]
             self._episode_actions[i] = list(actions)
             self._ready_obs[i] = obs
-            self._kernels[i] = _step_kernel(env)
 
 
 def create_env_manager(manager_cfg: dict, env_fn: List[Callable[[], BaseEnv]]) -> BaseEnvManager:
