@@ -155,6 +155,15 @@ class GymnasiumEnv(BaseEnv):
     def reward_space(self) -> gym.spaces.Space:
         return gym.spaces.Box(-np.inf, np.inf, shape=(), dtype=np.float32)
 
+    @property
+    def env_id(self) -> str:
+        """The Gymnasium id (the wrapped env's ``spec.id`` when given an env object), else the
+        wrapped env's class name: what the env managers' messages name the env by."""
+        if self._env_id is not None:
+            return self._env_id
+        spec = getattr(self._env, "spec", None)
+        return spec.id if spec is not None else type(self._env).__name__
+
     # ---- episode ---------------------------------------------------------------------------
     def _obs(self, obs: Any) -> Any:
         if not self._cast_obs:

@@ -11,6 +11,12 @@ action twice, a DI-engine quirk); the env is then reset, retried up to ``max_ret
 (``retry_type='renew'`` rebuilds it from its factory). User errors (an action outside the space)
 are never retried. The manager records each in-flight episode's seed and actions, so
 :meth:`state_dict` / :meth:`load_state_dict` restore the envs exactly by replaying them.
+
+Every step and reset is checked (``checks.py``, ~0.2 us per step): an observation that does not
+fit the observation space stops the run with one line naming the expected and received shapes;
+a NaN or infinite reward or observation stops it with one line naming the env, its episode step
+and the bad value (``nonfinite='raise'``), or closes the episode as abnormal like a crash,
+counted in :attr:`nonfinite_dropped` (``nonfinite='drop'``).
 """
 
 from __future__ import annotations
@@ -26,10 +32,17 @@ from ...config.config import merge_config
 from ...utils.errors import ConfigError, StrideError
 from ...utils.registry import ENV_MANAGER_REGISTRY
 from ..base_env import BaseEnv, BaseEnvTimestep
+from .checks import (NONFINITE_CHOICES, NonFiniteError, ObservationShapeError, env_label, find_problem,
+                     make_step_check, nonfinite_message, shape_message)
 
 logger = logging.getLogger(__name__)
 
 _SEED_BLOCK = 64  # episode seeds drawn from an env's stream at a time
+
+
+class _Dropped(Exception):
+    """A step or reset whose reward or observation was not finite, under ``nonfinite='drop'``:
+    handled like an env crash (the episode closed as abnormal, a reset attempt failed)."""
 
 
 def _as_plain(action: Any) -> Any:
@@ -63,6 +76,10 @@ class BaseEnvManager:
             reset_timeout=None,
             # (float) seconds to wait between two reset attempts.
             retry_waiting_time=0.1,
+            # (str) a NaN or infinite reward or observation: 'raise' stops the run with one line
+            # naming the env and the step; 'drop' closes the episode as abnormal like a crashed env
+            # (a reset is retried), counts it (nonfinite_dropped) and warns; 'ignore' checks nothing.
+            nonfinite="raise",
         )
 
     def __init__(self, env_fn: List[Callable[[], BaseEnv]], cfg: Optional[dict] = None) -> None:
@@ -72,8 +89,16 @@ class BaseEnvManager:
         self._cfg = merged
         if merged["retry_type"] not in ("reset", "renew"):
             raise ConfigError(f"unknown retry_type '{merged['retry_type']}'; valid choices: renew, reset")
+        if merged["nonfinite"] not in NONFINITE_CHOICES:
+            raise ConfigError(f"unknown nonfinite '{merged['nonfinite']}'; valid choices: {', '.join(sorted(NONFINITE_CHOICES))}")
+        self._finite = merged["nonfinite"] != "ignore"
+        self._drop_nonfinite = merged["nonfinite"] == "drop"
+        self._nonfinite_dropped = 0
         self._env_fn = list(env_fn)
         self._env_num = len(env_fn)
+        # per env, from its own observation space when it is made: the step check (checks.py) and the space
+        self._checks: List[Optional[Callable[[Any, Any], bool]]] = [None] * self._env_num
+        self._obs_spaces: List[Optional[gym.spaces.Space]] = [None] * self._env_num
         self._max_retry = max(int(merged["max_retry"]), 1)
         self._episode_num = merged["episode_num"]
         self._auto_reset = bool(merged["auto_reset"])
@@ -103,6 +128,12 @@ class BaseEnvManager:
     @property
     def ready_obs_id(self) -> List[int]:
         return list(self._ready_obs)
+
+    @property
+    def nonfinite_dropped(self) -> int:
+        """Episodes closed and resets retried because of a NaN or infinite reward or observation
+        (``nonfinite='drop'``), since this manager was made."""
+        return self._nonfinite_dropped
 
     @property
     def done(self) -> bool:
@@ -196,6 +227,8 @@ class BaseEnvManager:
         env = self._env_fn[env_id]()
         if self._seed is not None:
             env.seed(self._seed + env_id, dynamic_seed=self._dynamic_seed)
+        self._obs_spaces[env_id] = space = env.observation_space
+        self._checks[env_id] = make_step_check(space, self._finite)
         return env
 
     def reset(self, reset_param: Optional[Dict[int, dict]] = None) -> None:
@@ -223,11 +256,14 @@ class BaseEnvManager:
                 if attempt > 0 and self._cfg["retry_type"] == "renew":
                     self._renew_env(env_id)
                 obs = self._envs[env_id].reset(seed=seed, **self._reset_param.get(env_id, {}))
+                if not self._checks[env_id](obs, 0.0):
+                    self._judge(env_id, obs, 0.0, None)
             except StrideError:
                 raise
-            except Exception as e:  # an env crash: retry
+            except Exception as e:  # an env crash (or a non-finite observation under 'drop'): retry
                 last_exc = e
-                logger.warning("env %d reset failed (attempt %d/%d): %r", env_id, attempt + 1, self._max_retry, e)
+                logger.warning("env %d reset failed (attempt %d/%d): %s", env_id, attempt + 1, self._max_retry,
+                               e if isinstance(e, _Dropped) else repr(e))
                 if attempt + 1 < self._max_retry:
                     time.sleep(self._cfg["retry_waiting_time"])
                 continue
@@ -263,9 +299,12 @@ class BaseEnvManager:
             env_id = next(i for i in actions if i not in ready)
             raise StrideError(f"env {env_id} is not ready (ready envs: {sorted(ready)})")
         out: Dict[int, BaseEnvTimestep] = {}
+        checks = self._checks
         for env_id, action in actions.items():
             try:
                 timestep = envs[env_id].step(action)
+                if not checks[env_id](timestep[0], timestep[1]):
+                    self._judge(env_id, timestep[0], timestep[1], len(recorded[env_id]) + 1)
             except StrideError:
                 raise
             except Exception as e:  # the env crashed: close the episode as abnormal, never stitch it
@@ -278,12 +317,44 @@ class BaseEnvManager:
                 ready[env_id] = timestep[0]
         return out
 
+    def _judge(self, env_id: int, obs: Any, reward: Any, step: Optional[int]) -> None:
+        """A step (``step`` = its number in the episode) or reset (None) that the cheap check
+        suspected: raise ``ObservationShapeError`` / ``NonFiniteError``, raise ``_Dropped``
+        (``nonfinite='drop'``), or return (a false suspicion, e.g. overflow in the check)."""
+        problem = find_problem(self._obs_spaces[env_id], obs, reward, self._finite)
+        if problem is None:
+            return
+        kind, what = problem
+        label = env_label(self._envs[env_id])
+        if kind == "shape":
+            raise ObservationShapeError(shape_message(env_id, label, what))
+        error = self._nonfinite_error(env_id, label, what, step)
+        if error is not None:
+            raise error
+        raise _Dropped(nonfinite_message(env_id, label, what, step, advice=False))
+
+    def _nonfinite_error(self, env_id: int, label: str, what: str, step: Optional[int]) -> Optional[NonFiniteError]:
+        """The error that stops the run (``nonfinite='raise'``), or None after counting the drop."""
+        if not self._drop_nonfinite:
+            return NonFiniteError(nonfinite_message(env_id, label, what, step, advice=True))
+        self._nonfinite_dropped += 1
+        return None
+
+    def _log_dropped(self, reason: str) -> None:
+        logger.warning("%s: its episode is closed as abnormal (nonfinite='drop'; %d so far)", reason, self._nonfinite_dropped)
+
     def _step_failed(self, env_id: int, error: Exception) -> BaseEnvTimestep:
-        """The abnormal last timestep of an env whose ``step`` raised (renewed if ``retry_type='renew'``)."""
-        logger.warning("env %d step failed: %r; its episode is closed as abnormal", env_id, error)
+        """The abnormal last timestep of an env whose ``step`` raised or returned a non-finite
+        value under ``nonfinite='drop'`` (renewed if ``retry_type='renew'``)."""
+        if isinstance(error, _Dropped):
+            reason = str(error)
+            self._log_dropped(reason)
+        else:
+            reason = repr(error)
+            logger.warning("env %d step failed: %s; its episode is closed as abnormal", env_id, reason)
         if self._cfg["retry_type"] == "renew":
             self._renew_env(env_id)
-        return BaseEnvTimestep(None, 0.0, True, {"abnormal": True, "error": repr(error)})
+        return BaseEnvTimestep(None, 0.0, True, {"abnormal": True, "error": reason})
 
     def _episode_end(self, env_id: int) -> None:
         """Count the episode; reset the env (auto-reset) or take it out of ``ready_obs``."""

@@ -156,6 +156,7 @@ class WorkerPoolEnvManager(BaseEnvManager):
             w.block = ObsBlock(self._layout, len(w.env_ids)) if self._layout is not None else None
             w.proc = ctx.Process(target=worker_main, args=(child, fns, seeds, self._dynamic_seed, self._layout,
                                                            self._spin.spin_s, 1 + len(self._workers)),
+                                 kwargs=dict(env_ids=list(w.env_ids), finite=self._finite),
                                  daemon=True, name=f"stride-env-worker-{w.index}")
             w.proc.start()
             child.close()

@@ -43,7 +43,8 @@ from ...utils.registry import ENV_MANAGER_REGISTRY
 from ..base_env import BaseEnvTimestep
 from .base import BaseEnvManager
 from .pool import WorkerPoolEnvManager, _abnormal, _Cmd, _Worker
-from .worker import CRASH, NO_RESET, OK, USER
+from .checks import nonfinite_message
+from .worker import CRASH, NO_RESET, NONFINITE, OK, USER
 
 logger = logging.getLogger(__name__)
 
@@ -109,11 +110,22 @@ class SyncSubprocessEnvManager(WorkerPoolEnvManager):
                         elif outcome is None:
                             to_reset.append(env_id)
                         else:
-                            failed.append((env_id, outcome))
+                            self._reset_failed(env_id, outcome, failed)
                 elif status == CRASH:
                     logger.warning("env %d step failed: %s; its episode is closed as abnormal", env_id, res[1].splitlines()[0])
                     crashed = True
                     if self._close_episode(env_id, _abnormal(res[1])):
+                        to_reset.append(env_id)
+                elif status == NONFINITE:  # like a crash; under 'raise' the error is raised once the reply is applied
+                    step = len(self._episode_actions[env_id])
+                    error = self._nonfinite_error(env_id, res[2], res[1], step)
+                    reason = nonfinite_message(env_id, res[2], res[1], step, advice=False)
+                    if error is None:
+                        self._log_dropped(reason)
+                    else:
+                        self._user_error = self._user_error or error
+                    crashed = True
+                    if self._close_episode(env_id, _abnormal(reason)):
                         to_reset.append(env_id)
                 else:  # the env refused the action: it is still where it was, waiting for a valid one
                     self._episode_actions[env_id].pop()
@@ -129,11 +141,10 @@ class SyncSubprocessEnvManager(WorkerPoolEnvManager):
                         self._episode_actions[env_id] = []
                     self._ready_obs[env_id] = res[1] if block is None else block.read(self._where[env_id][1], copy)
                     self._broken.pop(env_id, None)
-                elif res[0] == USER:
-                    self._resetting.pop(env_id, None)
+                elif res[0] == USER and cmd.kind == "replay":
                     self._user_error = self._user_error or pickle.loads(res[1])
                 elif cmd.kind == "reset":
-                    failed.append((env_id, res[1]))
+                    self._reset_failed(env_id, res, failed)
                 else:
                     self._user_error = self._user_error or RuntimeError(f"env {env_id} failed to replay its episode: {res[1]}")
         else:
@@ -142,6 +153,24 @@ class SyncSubprocessEnvManager(WorkerPoolEnvManager):
         if failed or to_reset:
             renew = self._cfg["retry_type"] == "renew" and (crashed or bool(failed))
             self._after_failures(w, failed, to_reset, renew)
+
+    def _reset_failed(self, env_id: int, res: tuple, failed: list) -> None:
+        """A reset's failed result (a reset command's reply or a reset done in place in a step):
+        a user error is raised once the reply is applied; a crash, or a non-finite observation
+        under ``nonfinite='drop'``, is a failed attempt (retried); ``'raise'`` raises."""
+        status = res[0]
+        if status == NONFINITE:
+            error = self._nonfinite_error(env_id, res[2], res[1], None)
+            if error is None:
+                failed.append((env_id, nonfinite_message(env_id, res[2], res[1], None, advice=False)))
+                return
+        elif status == USER:
+            error = pickle.loads(res[1])
+        else:
+            failed.append((env_id, res[1] or "reset failed"))
+            return
+        self._resetting.pop(env_id, None)
+        self._user_error = self._user_error or error
 
     # ---- the contract --------------------------------------------------------------------------
     def reset(self, reset_param: Optional[Dict[int, dict]] = None) -> None:

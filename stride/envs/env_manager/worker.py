@@ -22,9 +22,12 @@ a socket's); the socket pair the process starts with carries the handshake and t
 and gets back ``(command, [result per slot])`` (every command but ``prepare``). A step result is
 ``(OK, reward, done, info, obs)``, or when the episode ended ``(OK, reward, True, info, final_obs,
 reset_outcome, reset_obs)`` with
-``reset_outcome`` None (not reset), ``""`` (reset done) or the reset's error text; ``(CRASH,
+``reset_outcome`` None (not reset), ``""`` (reset done) or the failed reset's own result; ``(CRASH,
 error_text)`` for an exception in the env (the parent closes the episode as abnormal and retries),
-``(USER, pickled_exception)`` for a ``StrideError`` (re-raised in the parent, never retried).
+``(USER, pickled_exception)`` for a ``StrideError`` (re-raised in the parent, never retried; an
+observation that does not fit the space is one), ``(NONFINITE, what, env_label)`` for a NaN or
+infinite reward or observation (the parent raises or drops it, per ``nonfinite``). Steps and
+resets are checked by the same function as in the base manager (``checks.py``).
 Observations go into the shared-memory slot when there is one (then ``obs`` is None), except the
 final observation of an episode, which travels in the message because the slot already holds the
 next episode's first observation.
@@ -47,11 +50,12 @@ from typing import Any, List, Optional
 import cloudpickle
 
 from ...utils.errors import StrideError
+from .checks import ObservationShapeError, env_label, find_problem, make_step_check, shape_message
 from .shm import ObsBlock
 from .spin import SpinWait, make_poller
 from .wire import recv_blob, send_blob
 
-OK, CRASH, USER = 0, 1, 2
+OK, CRASH, USER, NONFINITE = 0, 1, 2, 3
 NO_RESET = -1
 _PROTO = pickle.HIGHEST_PROTOCOL
 
@@ -113,8 +117,12 @@ def _next_message(fd: int, poller: Any, spin: SpinWait) -> Any:
 
 
 def worker_main(conn: Any, env_fns_blob: bytes, env_seeds: List[Optional[int]], dynamic_seed: bool,
-                shm_layout: Optional[list], spin_s: float = 0.0, own_processes: int = 2) -> None:
-    """Run the envs built from ``env_fns_blob`` (cloudpickled factories) until ``close`` or EOF."""
+                shm_layout: Optional[list], spin_s: float = 0.0, own_processes: int = 2,
+                env_ids: Optional[List[int]] = None, finite: bool = True) -> None:
+    """Run the envs built from ``env_fns_blob`` (cloudpickled factories) until ``close`` or EOF.
+
+    ``env_ids``: the manager's indices of these envs (for messages); ``finite``: check rewards and
+    observations for NaN and inf (observation shapes are always checked)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     _die_with_parent()
     envs: list = []
@@ -142,9 +150,26 @@ def worker_main(conn: Any, env_fns_blob: bytes, env_seeds: List[Optional[int]], 
                 os.close(f)
         return
 
+    ids = list(env_ids) if env_ids is not None else list(range(len(envs)))
+    spaces = [env.observation_space for env in envs]
+    checks = [make_step_check(space, finite) for space in spaces]
+
+    def judge(slot: int, obs: Any, reward: Any) -> Optional[tuple]:
+        """After the check said "look closer": raise for a wrong shape, NONFINITE, or None (all fine)."""
+        problem = find_problem(spaces[slot], obs, reward, finite)
+        if problem is None:
+            return None
+        if problem[0] == "shape":
+            raise ObservationShapeError(shape_message(ids[slot], env_label(envs[slot]), problem[1]))
+        return (NONFINITE, problem[1], env_label(envs[slot]))
+
     def reset_one(slot: int, seed: Optional[int], kwargs: dict) -> tuple:
         try:
             obs = envs[slot].reset(seed=seed, **kwargs)
+            if not checks[slot](obs, 0.0):
+                bad = judge(slot, obs, 0.0)
+                if bad is not None:
+                    return bad
             return (OK, _put_obs(block, slot, obs))
         except StrideError as e:
             return _user_error(e)
@@ -166,6 +191,11 @@ def worker_main(conn: Any, env_fns_blob: bytes, env_seeds: List[Optional[int]], 
                 for slot, action, rseed in zip(slots, actions, reset_seeds):
                     try:
                         obs, reward, done, info = envs[slot].step(action)
+                        if not checks[slot](obs, reward):
+                            bad = judge(slot, obs, reward)
+                            if bad is not None:
+                                results.append(bad)
+                                continue
                         if not done:
                             results.append((OK, reward, False, info, _put_obs(block, slot, obs)))
                             continue
@@ -181,9 +211,8 @@ def worker_main(conn: Any, env_fns_blob: bytes, env_seeds: List[Optional[int]], 
                     res = reset_one(slot, rseed, reset_kwargs.get(slot, {}))
                     if res[0] == OK:
                         results.append((OK, reward, True, info, obs, "", res[1]))
-                    else:  # the parent retries the reset (a user error in reset is reported as text)
-                        err = res[1] if res[0] == CRASH else repr(pickle.loads(res[1]))
-                        results.append((OK, reward, True, info, obs, err or "reset failed", None))
+                    else:  # the parent handles it as the reply to a reset command
+                        results.append((OK, reward, True, info, obs, res, None))
                 reply: tuple = ("step", results)
             elif cmd == "reset":
                 _, slots, seeds, kwargs = msg
