@@ -7,9 +7,10 @@ a socket's); the socket pair the process starts with carries the handshake and t
 (shared-memory block, then the two pipe ends). The parent sends
 
 ==============================================  ==================================================
-``("step", slots, actions, reset_seeds)``       step each env; when one ends its episode and its
-                                                reset seed is not ``NO_RESET``, reset it in place
-                                                with that seed (saves a round trip per episode)
+``("step", slots, actions, reset_seeds)``       step each env and reply; then reset in place each
+                                                env that ended its episode and whose reset seed is
+                                                not ``NO_RESET`` (saves a command per episode),
+                                                and send an ``("autoreset", results)`` reply
 ``("reset", slots, seeds, kwargs)``             reset each env with its seed and kwargs
 ``("seed", slots, seeds, dynamic_seed)``        ``env.seed(...)`` (the env's own stream, action space)
 ``("replay", slots, seeds, kwargs, actions)``   reset with the seed and re-apply the actions (resume)
@@ -19,10 +20,12 @@ a socket's); the socket pair the process starts with carries the handshake and t
 ``("close",)``                                  close the envs, acknowledge and exit
 ==============================================  ==================================================
 
-and gets back ``(command, [result per slot])`` (every command but ``prepare``). A step result is
-``(OK, reward, done, info, obs)``, or when the episode ended ``(OK, reward, True, info, final_obs,
-reset_outcome, reset_obs)`` with
-``reset_outcome`` None (not reset), ``""`` (reset done) or the failed reset's own result; ``(CRASH,
+and gets back ``(command, [result per slot])`` (every command but ``prepare``); a step's reply is
+``("step", results, positions)``, where ``positions`` (indices into the command's slots) are the
+envs it now resets in place: an ``("autoreset", [reset result per position])`` reply follows, so
+the parent times each env's step against ``step_timeout`` and each reset against
+``reset_timeout`` (one reply for both could not tell a hung step from a slow reset). A step result
+is ``(OK, reward, done, info, obs)`` (``obs`` is the final one when the episode ended); ``(CRASH,
 error_text)`` for an exception in the env (the parent closes the episode as abnormal and retries),
 ``(USER, pickled_exception)`` for a ``StrideError`` (re-raised in the parent, never retried; an
 observation that does not fit the space is one), ``(NONFINITE, what, env_label)`` for a NaN or
@@ -98,6 +101,20 @@ def _put_obs(block: Optional[ObsBlock], slot: int, obs: Any) -> Any:
     except ValueError as e:
         raise StrideError(f"{e}; observations that do not match observation_space need shared_memory=False") from None
     return None
+
+
+def _send(fd_out: int, reply: tuple) -> bool:
+    """Send one reply; False when the parent is gone."""
+    try:
+        blob = pickle.dumps(reply, _PROTO)
+    except Exception as e:  # e.g. an info dict holding a lock
+        error = _user_error(StrideError(f"cannot send an env's result to the parent: {e!r}"))
+        blob = pickle.dumps((reply[0], [error] * len(reply[1])) + tuple(reply[2:]), _PROTO)
+    try:
+        send_blob(fd_out, blob)
+    except OSError:
+        return False
+    return True
 
 
 def _next_message(fd: int, poller: Any, spin: SpinWait) -> Any:
@@ -188,6 +205,7 @@ def worker_main(conn: Any, env_fns_blob: bytes, env_seeds: List[Optional[int]], 
             if cmd == "step":
                 _, slots, actions, reset_seeds = msg
                 results = []
+                in_place: List[int] = []  # positions of the envs to reset after the reply
                 for slot, action, rseed in zip(slots, actions, reset_seeds):
                     try:
                         obs, reward, done, info = envs[slot].step(action)
@@ -205,15 +223,16 @@ def worker_main(conn: Any, env_fns_blob: bytes, env_seeds: List[Optional[int]], 
                     except Exception as e:
                         results.append(_crash(e))
                         continue
-                    if rseed == NO_RESET:
-                        results.append((OK, reward, True, info, obs, None, None))
-                        continue
-                    res = reset_one(slot, rseed, reset_kwargs.get(slot, {}))
-                    if res[0] == OK:
-                        results.append((OK, reward, True, info, obs, "", res[1]))
-                    else:  # the parent handles it as the reply to a reset command
-                        results.append((OK, reward, True, info, obs, res, None))
-                reply: tuple = ("step", results)
+                    if rseed != NO_RESET:
+                        in_place.append(len(results))
+                    results.append((OK, reward, True, info, obs))
+                if in_place:  # reply now: the resets are timed as resets, not as part of the step
+                    if not _send(fd_out, ("step", results, in_place)):
+                        break
+                    results = [reset_one(slots[p], reset_seeds[p], reset_kwargs.get(slots[p], {})) for p in in_place]
+                    reply: tuple = ("autoreset", results)
+                else:
+                    reply = ("step", results, in_place)
             elif cmd == "reset":
                 _, slots, seeds, kwargs = msg
                 for slot, kw in zip(slots, kwargs):
@@ -263,13 +282,7 @@ def worker_main(conn: Any, env_fns_blob: bytes, env_seeds: List[Optional[int]], 
                 break
             else:
                 reply = ("error", f"unknown command {cmd!r}")
-            try:
-                blob = pickle.dumps(reply, _PROTO)
-            except Exception as e:  # e.g. an info dict holding a lock
-                blob = pickle.dumps((reply[0], [_user_error(StrideError(f"cannot send an env's result to the parent: {e!r}"))] * len(reply[1])), _PROTO)
-            try:
-                send_blob(fd_out, blob)
-            except OSError:
+            if not _send(fd_out, reply):
                 break
     finally:
         for env in envs:

@@ -190,7 +190,7 @@ def test_a_wrong_observation_shape_names_expected_and_received(make_manager, kin
     m.launch()
     with pytest.raises(ObservationShapeError, match=r"^env 1 \(BadValueEnv\) returned an observation of shape \(5,\) "
                                                     r"where the observation space Box\(.*\) has shape \(4,\)$"):
-        _run(m, 3)
+        _run(m, 500)  # the async manager may return env 1 rarely
 
 
 def test_unknown_nonfinite_choice_is_refused(make_manager):
