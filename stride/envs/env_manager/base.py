@@ -7,9 +7,10 @@ DI-engine, whose fixed seeds make all episodes of one env identical.
 
 Error tolerance: an exception in an env's ``step`` ends that episode with
 ``info['abnormal'] = True`` (the step is not re-issued: re-stepping a stateful env would apply the
-action twice, a DI-engine quirk); the env is then reset, retried up to ``max_retry`` times
-(``retry_type='renew'`` rebuilds it from its factory). User errors (an action outside the space)
-are never retried. The manager records each in-flight episode's seed and actions, so
+action twice, a DI-engine quirk) and the env is reset. A reset that raises is tried again, up to
+``max_retry`` attempts (3 by default; DI-engine's 1 ends the run at the first flaky reset), on the
+same env object (``retry_type='reset'``) or on one rebuilt from its factory (``'renew'``). User
+errors (an action outside the space) are never retried. The manager records each in-flight episode's seed and actions, so
 :meth:`state_dict` / :meth:`load_state_dict` restore the envs exactly by replaying them.
 
 Every step and reset is checked (``checks.py``, ~0.2 us per step): an observation that does not
@@ -65,15 +66,26 @@ class BaseEnvManager:
         return dict(
             # (int|float) episodes per env before the manager reports done; inf = run forever.
             episode_num=float("inf"),
-            # (int) attempts to reset an env (after a failure) before giving up with an error.
-            max_retry=1,
-            # (str) 'reset': reset the same env object; 'renew': rebuild it from its factory.
+            # (int) attempts at one reset (a reset that raises, hangs or returns a non-finite
+            # observation under nonfinite='drop' is tried again) before giving up with an error.
+            max_retry=3,
+            # (str) after a failed step or reset: 'reset' resets the same env object (a worker that
+            # hung or died is replaced all the same); 'renew' rebuilds the env from its factory
+            # (subprocess managers: in a new worker process).
             retry_type="reset",
             # (bool) reset an env as soon as its episode ends.
             auto_reset=True,
-            # (float|None) seconds an env may spend in one step / reset (enforced by subprocess managers).
-            step_timeout=None,
-            reset_timeout=None,
+            # (float|None) seconds one env may spend in one step; None waits forever. Enforced by
+            # the subprocess managers (an env in this process cannot be interrupted): a worker that
+            # has not answered within this per env it steps is replaced and the episode closed as
+            # abnormal. 60 s catches a hang within a minute and stays far above the steps of slow
+            # simulators (physics with rendering, Unity / CARLA-style clients: well under 10 s);
+            # ML-Agents gives a Unity env the same 60 s to answer.
+            step_timeout=60.0,
+            # (float|None) the same for one reset, which may load a level or start a simulator
+            # (CARLA map loads, MineRL world generation: tens of seconds to minutes): 300 s. A
+            # reset that overruns counts as a failed attempt (max_retry).
+            reset_timeout=300.0,
             # (float) seconds to wait between two reset attempts.
             retry_waiting_time=0.1,
             # (str) a NaN or infinite reward or observation: 'raise' stops the run with one line
