@@ -28,6 +28,8 @@ import logging
 import multiprocessing as mp
 import os
 import pickle
+import sys
+import threading
 import time
 from collections import deque
 from multiprocessing.connection import wait as mp_wait
@@ -38,6 +40,7 @@ import cloudpickle
 from ...utils.errors import ConfigError, StrideError
 from ..base_env import BaseEnv, BaseEnvTimestep
 from .base import BaseEnvManager
+from .lifeline import PARENT_ENV
 from .shm import ObsBlock, obs_layout, shm_available
 from .spin import HAS_POLL, SpinWait, make_poller
 from .wire import recv_blob, send_blob
@@ -46,8 +49,11 @@ from .worker import CRASH, worker_main
 logger = logging.getLogger(__name__)
 
 _PROTO = pickle.HIGHEST_PROTOCOL
-_PRELOAD = ["numpy", "gymnasium", "cloudpickle", "stride.envs.env_manager.worker"]
+# imported once by the fork server: workers start in ~10 ms instead of ~0.5 s, and lifeline makes
+# the fork server (and so every worker) die with the process that started it
+_PRELOAD = ["numpy", "gymnasium", "cloudpickle", "stride.envs.env_manager.lifeline", "stride.envs.env_manager.worker"]
 _preload_set = False
+_unguarded_warned = False
 
 
 class _Cmd:
@@ -137,10 +143,18 @@ class WorkerPoolEnvManager(BaseEnvManager):
     def _context(self) -> Any:
         global _preload_set
         ctx = mp.get_context(self._cfg["context"])
-        if self._cfg["context"] == "forkserver" and not _preload_set:
-            ctx.set_forkserver_preload(_PRELOAD)  # workers start in ~10 ms instead of ~0.5 s
-            _preload_set = True
+        if self._cfg["context"] == "forkserver":
+            os.environ[PARENT_ENV] = str(os.getpid())  # the fork server's race check (lifeline.py)
+            if not _preload_set:
+                ctx.set_forkserver_preload(_PRELOAD)
+                _preload_set = True
         return ctx
+
+    def _lifeline(self) -> tuple:
+        """``worker_main``'s ``parent``: whom a worker dies with (lifeline.py)."""
+        if self._cfg["context"] == "forkserver":
+            return (None, True)  # its parent, the fork server, which forks from its only thread
+        return (os.getpid(), threading.current_thread() is threading.main_thread())
 
     def _start_workers(self, workers: List[_Worker]) -> None:
         """Start processes for ``workers`` and wait until each has built its envs."""
@@ -152,7 +166,7 @@ class WorkerPoolEnvManager(BaseEnvManager):
             w.block = ObsBlock(self._layout, len(w.env_ids)) if self._layout is not None else None
             w.proc = ctx.Process(target=worker_main, args=(child, fns, seeds, self._dynamic_seed, self._layout,
                                                            self._spin.spin_s, 1 + len(self._workers)),
-                                 kwargs=dict(env_ids=list(w.env_ids), finite=self._finite),
+                                 kwargs=dict(env_ids=list(w.env_ids), finite=self._finite, parent=self._lifeline()),
                                  daemon=True, name=f"stride-env-worker-{w.index}")
             w.proc.start()
             child.close()
@@ -181,7 +195,8 @@ class WorkerPoolEnvManager(BaseEnvManager):
                 else:
                     kind, payload = pickle.loads(w.conn.recv_bytes())
                     if kind == "ready":
-                        w.pid = payload
+                        w.pid, guarded = payload
+                        self._warn_unguarded(guarded)
                     else:
                         error = f"failed to build its envs: {payload}"
             except (EOFError, OSError):
@@ -189,6 +204,17 @@ class WorkerPoolEnvManager(BaseEnvManager):
             if error is not None:
                 self.close()
                 raise RuntimeError(f"env worker {w.index} (envs {w.env_ids}) {error}")
+
+    def _warn_unguarded(self, guarded: bool) -> None:
+        """Once per process: say so when a fork server started elsewhere lacks Stride's guard."""
+        global _unguarded_warned
+        if guarded or self._cfg["context"] != "forkserver" or _unguarded_warned or not sys.platform.startswith("linux"):
+            return
+        _unguarded_warned = True
+        logger.warning("the multiprocessing fork server was started before Stride's first env manager (by other "
+                       "code, without Stride's preload): if this process is SIGKILLed while an env is stuck in a "
+                       "step, the fork server and that worker outlive it; launch a Stride manager first, or set "
+                       "env.manager.context='spawn'")
 
     def _stop_worker(self, w: _Worker, grace: float) -> None:
         """End ``w``'s process (politely for ``grace`` seconds, then SIGKILL) and free its resources."""

@@ -37,8 +37,9 @@ next episode's first observation.
 
 Between commands the child polls its pipe for up to ``spin_s`` before it blocks (the next command
 of a stepping loop usually arrives sooner than a blocked process is woken). The child ignores
-SIGINT (the parent owns Ctrl-C), asks the kernel for SIGKILL when its parent
-dies (the forkserver, which exits when the main process does), and exits on pipe EOF.
+SIGINT (the parent owns Ctrl-C), is killed by the kernel when its parent dies, even while stuck
+in env code (``lifeline.py``: the fork server, which exits when the main process does), and
+exits on pipe EOF.
 """
 
 from __future__ import annotations
@@ -46,14 +47,14 @@ from __future__ import annotations
 import os
 import pickle
 import signal
-import sys
 import traceback
-from typing import Any, List, Optional
+from typing import Any, List, Optional, Tuple
 
 import cloudpickle
 
 from ...utils.errors import StrideError
 from .checks import ObservationShapeError, env_label, find_problem, make_step_check, shape_message
+from .lifeline import die_with_parent, forkserver_guarded
 from .shm import ObsBlock
 from .spin import SpinWait, make_poller
 from .wire import recv_blob, send_blob
@@ -61,22 +62,6 @@ from .wire import recv_blob, send_blob
 OK, CRASH, USER, NONFINITE = 0, 1, 2, 3
 NO_RESET = -1
 _PROTO = pickle.HIGHEST_PROTOCOL
-
-
-def _die_with_parent() -> None:
-    """Linux: SIGKILL this process when its parent exits (prctl PR_SET_PDEATHSIG)."""
-    if not sys.platform.startswith("linux"):
-        return
-    try:
-        import ctypes
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        parent = os.getppid()
-        libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG = 1
-        if os.getppid() != parent:  # the parent died before prctl took effect
-            os._exit(1)
-    except Exception:  # no prctl: pipe EOF still ends the loop
-        pass
 
 
 def _user_error(e: BaseException) -> tuple:
@@ -135,13 +120,17 @@ def _next_message(fd: int, poller: Any, spin: SpinWait) -> Any:
 
 def worker_main(conn: Any, env_fns_blob: bytes, env_seeds: List[Optional[int]], dynamic_seed: bool,
                 shm_layout: Optional[list], spin_s: float = 0.0, own_processes: int = 2,
-                env_ids: Optional[List[int]] = None, finite: bool = True) -> None:
+                env_ids: Optional[List[int]] = None, finite: bool = True,
+                parent: Optional[Tuple[Optional[int], bool]] = None) -> None:
     """Run the envs built from ``env_fns_blob`` (cloudpickled factories) until ``close`` or EOF.
 
     ``env_ids``: the manager's indices of these envs (for messages); ``finite``: check rewards and
-    observations for NaN and inf (observation shapes are always checked)."""
+    observations for NaN and inf (observation shapes are always checked); ``parent``: the pid this
+    process must die with (None: its parent, the fork server) and whether that process started it
+    from its main thread (``lifeline.die_with_parent``)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    _die_with_parent()
+    parent_pid, from_main_thread = parent if parent is not None else (None, True)
+    die_with_parent(parent_pid, from_main_thread)
     envs: list = []
     block: Optional[ObsBlock] = None
     fd = fd_out = -1
@@ -156,7 +145,7 @@ def worker_main(conn: Any, env_fns_blob: bytes, env_seeds: List[Optional[int]], 
             if seed is not None:
                 env.seed(seed, dynamic_seed=dynamic_seed)
             envs.append(env)
-        conn.send_bytes(pickle.dumps(("ready", os.getpid()), _PROTO))
+        conn.send_bytes(pickle.dumps(("ready", (os.getpid(), forkserver_guarded())), _PROTO))
     except BaseException as e:  # report and exit: the parent raises a clear error
         try:
             conn.send_bytes(pickle.dumps(("error", _crash(e)[1]), _PROTO))
