@@ -41,6 +41,7 @@ from ...utils.errors import ConfigError, StrideError
 from ..base_env import BaseEnv, BaseEnvTimestep
 from .base import BaseEnvManager
 from .lifeline import PARENT_ENV
+from .main_guard import unguarded_main_line
 from .shm import ObsBlock, obs_layout, shm_available
 from .spin import HAS_POLL, SpinWait, make_poller
 from .wire import recv_blob, send_blob
@@ -158,6 +159,13 @@ class WorkerPoolEnvManager(BaseEnvManager):
 
     def _start_workers(self, workers: List[_Worker]) -> None:
         """Start processes for ``workers`` and wait until each has built its envs."""
+        if self._cfg["context"] != "fork":
+            where = unguarded_main_line()
+            if where is not None:
+                raise StrideError(
+                    f"{where[0]}, line {where[1]}, starts env worker processes outside `if __name__ == \"__main__\":`, "
+                    f"and with env.manager.context='{self._cfg['context']}' every worker runs the script again "
+                    f"(and would start the run again): put the code that starts the run under that guard")
         ctx = self._context()
         for w in workers:
             fns = cloudpickle.dumps([self._env_fn[i] for i in w.env_ids])
