@@ -18,8 +18,8 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
-from stride.envs import GymnasiumEnv
-from stride.envs.env_manager.checks import NonFiniteError, ObservationShapeError, find_problem, make_step_check
+from stride.envs import GymnasiumEnv, NonFiniteError, ObservationShapeError
+from stride.envs.env_manager.checks import find_problem, make_step_check
 from stride.utils.errors import ConfigError, StrideError
 
 KINDS = ["base", "subprocess", "async_subprocess"]
