@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import glob
 import importlib
 import json
 import math
@@ -99,7 +98,6 @@ def start(prefix: str, stride_ref: Optional[str]) -> Session:
         arch = subprocess.run(["git", "archive", "--format=tar", sha, "stride"], cwd=REPO, capture_output=True, check=True)
         subprocess.run(["tar", "-x", "-C", stride_src], input=arch.stdout, check=True)
         git_state = f"{sha} ({stride_ref}, exported with git archive to {stride_src})"
-        _build_extensions(stride_src)
     else:
         stride_src = REPO
         try:
@@ -109,23 +107,7 @@ def start(prefix: str, stride_ref: Optional[str]) -> Session:
             git_state = f"working tree at {head}" + (f" + {len(dirty)} uncommitted paths under stride/" if dirty else " (stride/ clean)")
         except Exception as e:  # noqa: BLE001
             git_state = f"unknown ({e!r})"
-    built = glob.glob(os.path.join(stride_src, "stride", "envs", "env_manager", "_fast_step*.so"))
-    git_state += "; env manager C loop: " + ("built" if built else "not built (the Python loop runs)")
     return Session(prefix, now, logdir, up_start, stride_src, git_state)
-
-
-def _build_extensions(stride_src: str) -> None:
-    """Compile Stride's optional C extension next to its exported source, as ``pip install`` does
-    for a checkout (the same compiler flags setuptools uses); a failure leaves the Python loop."""
-    source = os.path.join("stride", "envs", "env_manager", "_fast_step.c")
-    if not os.path.exists(os.path.join(stride_src, source)):
-        return  # a ref from before the extension
-    code = ("from setuptools import Extension, setup; "
-            f"setup(name='stride-ext', ext_modules=[Extension('stride.envs.env_manager._fast_step', [{source!r}])])")
-    done = subprocess.run([sys.executable, "-c", code, "build_ext", "--inplace", "--build-temp",
-                           os.path.join(stride_src, "build")], cwd=stride_src, capture_output=True, text=True)
-    if done.returncode != 0:
-        print(f"warning: building the env manager C loop failed; the Python loop runs:\n{done.stderr[-2000:]}")
 
 
 def stride_eval_settings(stride_src: str, config_module: str, iters_per_collect: bool = True) -> dict:

@@ -22,7 +22,6 @@ import gymnasium as gym
 import numpy as np
 
 from stride.envs import AsyncSubprocessEnvManager, BaseEnvManager, SyncSubprocessEnvManager
-from stride.envs.env_manager import base as base_module
 from stride.testing.fake_envs import BurnGymEnv, ImageGymEnv, make_gym_env
 
 N_ENVS = 8
@@ -181,7 +180,8 @@ STRIDE_SUB = {
     "stride async_subprocess (2 workers x 4 envs)": (AsyncSubprocessEnvManager, {"envs_per_worker": 4, "wait_num": 4}),
 }
 SUBPROCESS_PEERS = ("gymnasium AsyncVectorEnv (shm)", "sb3 SubprocVecEnv", "tianshou ShmemVectorEnv")
-IN_PROCESS = ("bare loop", "bare loop over stride GymnasiumEnv", "stride base", "gymnasium SyncVectorEnv", "sb3 DummyVecEnv")
+UNCHECKED = "stride base (nonfinite='ignore')"  # the same manager without the NaN/inf check: its cost
+IN_PROCESS = ("bare loop", "bare loop over stride GymnasiumEnv", "stride base", UNCHECKED, "gymnasium SyncVectorEnv", "sb3 DummyVecEnv")
 TWO_WORKERS = ("stride subprocess (2 workers x 4 envs)", "stride async_subprocess (2 workers x 4 envs)")
 
 
@@ -190,6 +190,7 @@ def contestants(case: str) -> Dict[str, Callable]:
         "bare loop": bare_loop,
         "bare loop over stride GymnasiumEnv": bare_stride_loop,
         "stride base": stride_manager(BaseEnvManager, {}),
+        UNCHECKED: stride_manager(BaseEnvManager, {"nonfinite": "ignore"}),
     }
     out.update({name: stride_manager(cls, cfg) for name, (cls, cfg) in STRIDE_SUB.items()})
     out.update({
@@ -255,8 +256,7 @@ def main() -> None:
     except OSError:
         load = (float("nan"),) * 3
     print(f"# env managers, {N_ENVS} envs, random actions, auto-reset; python {platform.python_version()}, "
-          f"gymnasium {gym.__version__}, numpy {np.__version__}, {os.cpu_count()} cpus, load avg {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; "
-          f"stride base manager loop: {'C (_fast_step)' if base_module._fast_run is not None else 'Python (C extension not built)'}")
+          f"gymnasium {gym.__version__}, numpy {np.__version__}, {os.cpu_count()} cpus, load avg {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
     summary = []
     for case in args.cases:
         label = {"cartpole": "CartPole-v1", "image": "4x84x84 uint8 obs, trivial dynamics", "burn": "1 ms CPU per step"}[case]
@@ -273,6 +273,10 @@ def main() -> None:
               f"{ratio(rc.get('stride base'), rc.get('bare loop'))} per CPU-s (target >= 0.9x); "
               f"stride base / bare loop over stride GymnasiumEnv = {ratio(r.get('stride base'), r.get('bare loop over stride GymnasiumEnv'))} wall, "
               f"{ratio(rc.get('stride base'), rc.get('bare loop over stride GymnasiumEnv'))} per CPU-s")
+        if rc.get("stride base") and rc.get(UNCHECKED):
+            cost_ns = (1 / rc["stride base"] - 1 / rc[UNCHECKED]) * 1e9
+            print(f"  NaN/inf check: stride base / {UNCHECKED} = {ratio(rc['stride base'], rc[UNCHECKED])} per CPU-s "
+                  f"({cost_ns:+.0f} ns per env step)")
         if case in ("cartpole", "image"):
             target = "3x" if case == "cartpole" else "2x"
             print(f"  ratios: best stride subprocess ({best_sub[0]}) / best subprocess peer ({best_peer[0]}) = "

@@ -2,7 +2,8 @@
 
 from .base_env import BaseEnv, BaseEnvTimestep
 from .gymnasium_env import GymnasiumEnv
-from .env_manager import AsyncSubprocessEnvManager, BaseEnvManager, SyncSubprocessEnvManager, create_env_manager
+from .env_manager import (AsyncSubprocessEnvManager, BaseEnvManager, NonFiniteError, ObservationShapeError,
+                          SyncSubprocessEnvManager, create_env_manager)
 
 __all__ = ["BaseEnv", "BaseEnvTimestep", "GymnasiumEnv", "BaseEnvManager", "SyncSubprocessEnvManager", "AsyncSubprocessEnvManager",
-           "create_env_manager"]
+           "create_env_manager", "NonFiniteError", "ObservationShapeError"]

@@ -53,11 +53,6 @@ class BaseEnv(gym.Env, Configurable, ABC):
     def step(self, action: Any) -> BaseEnvTimestep:
         """Advance one step."""
 
-    def step_kernel(self) -> Optional[tuple]:
-        """:meth:`step`'s hot path as data that an env manager may run inline, or None (always
-        call :meth:`step`). Only ``GymnasiumEnv`` has one (see there)."""
-        return None
-
     def seed(self, seed: Optional[int], dynamic_seed: bool = True) -> None:
         """Seed the episodes that follow; see the module docstring for ``dynamic_seed``."""
         self._seed = None if seed is None else int(seed)

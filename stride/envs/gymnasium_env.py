@@ -9,7 +9,6 @@ NumPy RNG), and an action outside the space fails with a message naming the spac
 from __future__ import annotations
 
 import dataclasses
-import functools
 from typing import Any, Dict, Optional, Sequence, Union
 
 import gymnasium as gym
@@ -45,13 +44,6 @@ def _seeds_only_through_np_random(env: gym.Env) -> bool:
             return False
         env = env.env
     return type(env).__module__.startswith("gymnasium.envs.")
-
-
-@functools.lru_cache(maxsize=None)
-def _plain_return_attribute(cls: type) -> bool:
-    """Whether ``_episode_return`` is a plain instance attribute of ``cls`` (no class attribute or
-    descriptor of that name), so that the C loop may add to it in the instance ``__dict__``."""
-    return not hasattr(cls, "_episode_return")
 
 
 @ENV_REGISTRY.register("gymnasium")
@@ -164,6 +156,15 @@ class GymnasiumEnv(BaseEnv):
     def reward_space(self) -> gym.spaces.Space:
         return gym.spaces.Box(-np.inf, np.inf, shape=(), dtype=np.float32)
 
+    @property
+    def env_id(self) -> str:
+        """The Gymnasium id (the wrapped env's ``spec.id`` when given an env object), else the
+        wrapped env's class name: what the env managers' messages name the env by."""
+        if self._env_id is not None:
+            return self._env_id
+        spec = getattr(self._env, "spec", None)
+        return spec.id if spec is not None else type(self._env).__name__
+
     # ---- episode ---------------------------------------------------------------------------
     def _obs(self, obs: Any) -> Any:
         if not self._cast_obs:
@@ -268,9 +269,8 @@ class GymnasiumEnv(BaseEnv):
         # as the cached NumPy scalar of the space's dtype -- what the space's sample() gives, and
         # what gymnasium's Discrete.contains (asserted by CartPole on every step) checks ~0.5 us
         # faster than a Python int. The timestep is built with tuple.__new__ (half the cost of
-        # the namedtuple's Python-level __new__, same object). BaseEnvManager runs this hot path
-        # inline (see step_kernel): a change here must be mirrored in BaseEnvManager._step_python
-        # and in env_manager/_fast_step.c (tests/envs/env_manager/test_fast_step.py compares them).
+        # the namedtuple's Python-level __new__, same object). Every env manager calls this
+        # method for every step: it is the only code that keeps the episode's return.
         t = type(action)
         if (t is int or t is _NP_INT64) and self._fast_lo <= action < self._fast_hi:
             action = self._int_actions[action - self._fast_lo]
@@ -281,10 +281,10 @@ class GymnasiumEnv(BaseEnv):
         if self._cast_obs:
             obs = self._obs(obs)
         if terminated or truncated:
-            return self.end_timestep(obs, reward, terminated, truncated, info)
+            return self._end_timestep(obs, reward, terminated, truncated, info)
         return _new_tuple(BaseEnvTimestep, (obs, reward, False, info))
 
-    def end_timestep(self, obs: Any, reward: Any, terminated: Any, truncated: Any, info: dict) -> BaseEnvTimestep:
+    def _end_timestep(self, obs: Any, reward: Any, terminated: Any, truncated: Any, info: dict) -> BaseEnvTimestep:
         """The last timestep of an episode (``_episode_return`` already holds ``reward``): a copy
         of ``info`` with ``terminated``, ``truncated`` (only when not terminated) and the return."""
         info = dict(info)
@@ -292,24 +292,6 @@ class GymnasiumEnv(BaseEnv):
         info["truncated"] = bool(truncated and not terminated)
         info["eval_episode_return"] = float(self._episode_return)
         return _new_tuple(BaseEnvTimestep, (obs, reward, True, info))
-
-    def step_kernel(self) -> Optional[tuple]:
-        """``(self, raw_step, actions, lo, hi)``: :meth:`step`'s hot path as data, for a manager
-        that runs it inline (one Python frame less per env step; see ``BaseEnvManager.step``).
-
-        For an int action ``a`` (Python or ``np.int64``) with ``lo <= a < hi`` the caller does
-        exactly what :meth:`step` does: ``raw_step(actions[a - lo])``, adds the reward to
-        ``self._episode_return`` and builds the timestep (:meth:`end_timestep` when the episode
-        ended); any other action goes through :meth:`step`. None (call :meth:`step`) unless the
-        env was reset, is discrete with cached actions, needs no observation cast, ``step`` is
-        not overridden and ``_episode_return`` is a plain instance attribute (the C loop adds to
-        it in the instance ``__dict__``). Valid until the env is closed; take a new one after
-        each reset.
-        """
-        if (type(self).step is not GymnasiumEnv.step or self._cast_obs or self._env is None
-                or self._fast_lo >= self._fast_hi or not _plain_return_attribute(type(self))):
-            return None
-        return (self, self._env.step, self._int_actions, self._fast_lo, self._fast_hi)
 
     def _prepare_action(self, action: Any) -> Any:
         """Make the env if needed, check ``action`` against the space and map a scaled Box action."""

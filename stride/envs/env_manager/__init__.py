@@ -3,6 +3,8 @@
 
 from .async_subprocess import AsyncSubprocessEnvManager
 from .base import BaseEnvManager, create_env_manager
+from .checks import NonFiniteError, ObservationShapeError
 from .subprocess import SyncSubprocessEnvManager
 
-__all__ = ["BaseEnvManager", "SyncSubprocessEnvManager", "AsyncSubprocessEnvManager", "create_env_manager"]
+__all__ = ["BaseEnvManager", "SyncSubprocessEnvManager", "AsyncSubprocessEnvManager", "create_env_manager",
+           "NonFiniteError", "ObservationShapeError"]

@@ -7,10 +7,17 @@ DI-engine, whose fixed seeds make all episodes of one env identical.
 
 Error tolerance: an exception in an env's ``step`` ends that episode with
 ``info['abnormal'] = True`` (the step is not re-issued: re-stepping a stateful env would apply the
-action twice, a DI-engine quirk); the env is then reset, retried up to ``max_retry`` times
-(``retry_type='renew'`` rebuilds it from its factory). User errors (an action outside the space)
-are never retried. The manager records each in-flight episode's seed and actions, so
+action twice, a DI-engine quirk) and the env is reset. A reset that raises is tried again, up to
+``max_retry`` attempts (3 by default; DI-engine's 1 ends the run at the first flaky reset), on the
+same env object (``retry_type='reset'``) or on one rebuilt from its factory (``'renew'``). User
+errors (an action outside the space) are never retried. The manager records each in-flight episode's seed and actions, so
 :meth:`state_dict` / :meth:`load_state_dict` restore the envs exactly by replaying them.
+
+Every step and reset is checked (``checks.py``, ~0.2 us per step): an observation that does not
+fit the observation space stops the run with one line naming the expected and received shapes;
+a NaN or infinite reward or observation stops it with one line naming the env, its episode step
+and the bad value (``nonfinite='raise'``), or closes the episode as abnormal like a crash,
+counted in :attr:`nonfinite_dropped` (``nonfinite='drop'``).
 """
 
 from __future__ import annotations
@@ -27,17 +34,17 @@ from ...config.config import merge_config
 from ...utils.errors import ConfigError, StrideError
 from ...utils.registry import ENV_MANAGER_REGISTRY
 from ..base_env import BaseEnv, BaseEnvTimestep
+from .checks import (NONFINITE_CHOICES, NonFiniteError, ObservationShapeError, env_label, find_problem,
+                     make_step_check, nonfinite_message, shape_message)
 
 logger = logging.getLogger(__name__)
 
 _SEED_BLOCK = 64  # episode seeds drawn from an env's stream at a time
-_NP_INT64 = np.int64
-_new_tuple = tuple.__new__  # builds a BaseEnvTimestep at half the cost of its Python-level __new__
-try:  # the per-env loop of step() in C, built at install when a compiler is there (_fast_step.c)
-    from ._fast_step import ENDED as _ENDED, NOT_READY as _NOT_READY, RAISED as _RAISED, SLOW as _SLOW, run as _fast_run
-except ImportError:  # not built: the same loop in Python
-    _fast_run = None
-    _SLOW, _ENDED, _RAISED, _NOT_READY = 0, 1, 2, 3
+
+
+class _Dropped(Exception):
+    """A step or reset whose reward or observation was not finite, under ``nonfinite='drop'``:
+    handled like an env crash (the episode closed as abnormal, a reset attempt failed)."""
 
 
 def _as_plain(action: Any) -> Any:
@@ -51,12 +58,6 @@ def _as_plain(action: Any) -> Any:
     return action
 
 
-def _step_kernel(env: Any) -> Optional[tuple]:
-    """``env.step_kernel()`` (None for an env without one, e.g. a duck-typed env)."""
-    get = getattr(env, "step_kernel", None)
-    return None if get is None else get()
-
-
 @ENV_MANAGER_REGISTRY.register("base")
 class BaseEnvManager(Configurable):
     """Step ``len(env_fn)`` envs in this process; envs that finish an episode are reset here."""
@@ -66,17 +67,32 @@ class BaseEnvManager(Configurable):
         return dict(
             # (int|float) episodes per env before the manager reports done; inf = run forever.
             episode_num=Setting(float("inf"), "[1, inf]"),
-            # (int) attempts to reset an env (after a failure) before giving up with an error.
-            max_retry=Setting(1, "[1, inf)"),
-            # (str) 'reset': reset the same env object; 'renew': rebuild it from its factory.
+            # (int) attempts at one reset (a reset that raises, hangs or returns a non-finite
+            # observation under nonfinite='drop' is tried again) before giving up with an error.
+            max_retry=Setting(3, "[1, inf)"),
+            # (str) after a failed step or reset: 'reset' resets the same env object (a worker that
+            # hung or died is replaced all the same); 'renew' rebuilds the env from its factory
+            # (subprocess managers: in a new worker process).
             retry_type=Setting("reset", ("reset", "renew")),
             # (bool) reset an env as soon as its episode ends.
             auto_reset=True,
-            # (float|None) seconds an env may spend in one step / reset (enforced by subprocess managers).
-            step_timeout=Setting(None, "(0, inf]"),
-            reset_timeout=Setting(None, "(0, inf]"),
+            # (float|None) seconds one env may spend in one step; None waits forever. Enforced by
+            # the subprocess managers (an env in this process cannot be interrupted): a worker that
+            # has not answered within this per env it steps is replaced and the episode closed as
+            # abnormal. 60 s catches a hang within a minute and stays far above the steps of slow
+            # simulators (physics with rendering, Unity / CARLA-style clients: well under 10 s);
+            # ML-Agents gives a Unity env the same 60 s to answer.
+            step_timeout=Setting(60.0, "(0, inf]", optional=True),
+            # (float|None) the same for one reset, which may load a level or start a simulator
+            # (CARLA map loads, MineRL world generation: tens of seconds to minutes): 300 s. A
+            # reset that overruns counts as a failed attempt (max_retry).
+            reset_timeout=Setting(300.0, "(0, inf]", optional=True),
             # (float) seconds to wait between two reset attempts.
             retry_waiting_time=Setting(0.1, "[0, inf)"),
+            # (str) a NaN or infinite reward or observation: 'raise' stops the run with one line
+            # naming the env and the step; 'drop' closes the episode as abnormal like a crashed env
+            # (a reset is retried), counts it (nonfinite_dropped) and warns; 'ignore' checks nothing.
+            nonfinite=Setting("raise", NONFINITE_CHOICES),
         )
 
     def __init__(self, env_fn: List[Callable[[], BaseEnv]], cfg: Optional[dict] = None) -> None:
@@ -85,9 +101,15 @@ class BaseEnvManager(Configurable):
         merged = merge_config(self.declared_config(), {k: v for k, v in (cfg or {}).items() if k != "type"},
                               prefix="env.manager.")
         self._cfg = merged
+        self._finite = merged["nonfinite"] != "ignore"
+        self._drop_nonfinite = merged["nonfinite"] == "drop"
+        self._nonfinite_dropped = 0
         self._env_fn = list(env_fn)
         self._env_num = len(env_fn)
-        self._max_retry = max(int(merged["max_retry"]), 1)
+        # per env, from its own observation space when it is made: the step check (checks.py) and the space
+        self._checks: List[Optional[Callable[[Any, Any], bool]]] = [None] * self._env_num
+        self._obs_spaces: List[Optional[gym.spaces.Space]] = [None] * self._env_num
+        self._max_retry = int(merged["max_retry"])
         self._episode_num = merged["episode_num"]
         self._auto_reset = bool(merged["auto_reset"])
         self._envs: List[Optional[BaseEnv]] = [None] * self._env_num
@@ -100,10 +122,8 @@ class BaseEnvManager(Configurable):
         self._episode_count = [0] * self._env_num
         self._episode_seed: List[Optional[int]] = [None] * self._env_num
         self._episode_actions: List[list] = [[] for _ in range(self._env_num)]
-        self._kernels: List[Optional[tuple]] = [None] * self._env_num  # env.step_kernel() since its last reset
         self._spaces: Optional[tuple] = None
         self._reset_param: Dict[int, dict] = {}
-        self._use_fast_step = True  # tests switch the C loop off to compare it with _step_python
 
     # ---- properties ------------------------------------------------------------------------
     @property
@@ -118,6 +138,12 @@ class BaseEnvManager(Configurable):
     @property
     def ready_obs_id(self) -> List[int]:
         return list(self._ready_obs)
+
+    @property
+    def nonfinite_dropped(self) -> int:
+        """Episodes closed and resets retried because of a NaN or infinite reward or observation
+        (``nonfinite='drop'``), since this manager was made."""
+        return self._nonfinite_dropped
 
     @property
     def done(self) -> bool:
@@ -211,6 +237,8 @@ class BaseEnvManager(Configurable):
         env = self._env_fn[env_id]()
         if self._seed is not None:
             env.seed(self._seed + env_id, dynamic_seed=self._dynamic_seed)
+        self._obs_spaces[env_id] = space = env.observation_space
+        self._checks[env_id] = make_step_check(space, self._finite)
         return env
 
     def reset(self, reset_param: Optional[Dict[int, dict]] = None) -> None:
@@ -238,18 +266,20 @@ class BaseEnvManager(Configurable):
                 if attempt > 0 and self._cfg["retry_type"] == "renew":
                     self._renew_env(env_id)
                 obs = self._envs[env_id].reset(seed=seed, **self._reset_param.get(env_id, {}))
+                if not self._checks[env_id](obs, 0.0):
+                    self._judge(env_id, obs, 0.0, None)
             except StrideError:
                 raise
-            except Exception as e:  # an env crash: retry
+            except Exception as e:  # an env crash (or a non-finite observation under 'drop'): retry
                 last_exc = e
-                logger.warning("env %d reset failed (attempt %d/%d): %r", env_id, attempt + 1, self._max_retry, e)
+                logger.warning("env %d reset failed (attempt %d/%d): %s", env_id, attempt + 1, self._max_retry,
+                               e if isinstance(e, _Dropped) else repr(e))
                 if attempt + 1 < self._max_retry:
                     time.sleep(self._cfg["retry_waiting_time"])
                 continue
             self._episode_seed[env_id] = seed
             self._episode_actions[env_id] = []
             self._ready_obs[env_id] = obs
-            self._kernels[env_id] = _step_kernel(self._envs[env_id])
             return
         self.close()
         raise RuntimeError(
@@ -258,7 +288,6 @@ class BaseEnvManager(Configurable):
         ) from last_exc
 
     def _renew_env(self, env_id: int) -> None:
-        self._kernels[env_id] = None
         try:
             self._envs[env_id].close()
         except Exception:  # the broken env may not close cleanly
@@ -268,90 +297,74 @@ class BaseEnvManager(Configurable):
     def step(self, actions: Dict[int, Any]) -> Dict[int, BaseEnvTimestep]:
         """Step the given envs; finished ones are reset and reappear in ``ready_obs``.
 
-        The loop does per env only what the contract needs beyond the env's own step (record the
-        action for exact resume, hand out the timestep, update ``ready_obs``); episode ends and
-        crashes leave it for :meth:`_finish_step`. An env with a
-        :meth:`~stride.envs.BaseEnv.step_kernel` (a reset ``GymnasiumEnv`` with discrete
-        actions) has its ``step`` run inline for an int action in range: the same work without
-        the wrapper's Python frame. That loop runs in C (``_fast_step.c``, built at install) when
-        the extension is there, and as :meth:`_step_python` otherwise -- same results, tested.
+        Each env is stepped by its own ``step`` (the one place that turns an env's result into a
+        timestep and keeps the episode's return); per env this loop adds only what the contract
+        needs: record the action for exact resume, hand out the timestep, update ``ready_obs``.
+        A crash closes the episode as abnormal; a ``StrideError`` (a user error) propagates.
         """
         if self._closed:
             raise StrideError("env manager is closed; call launch() first")
-        if _fast_run is None or type(actions) is not dict or not self._use_fast_step:
-            return self._step_python(actions)
-        out: Dict[int, BaseEnvTimestep] = {}
-        ready = self._ready_obs
-        item = _fast_run(actions, 0, self._kernels, out, ready, self._episode_actions, BaseEnvTimestep, _NP_INT64)
-        while item is not None:
-            pos, env_id, action, kind, payload = item
-            if kind == _NOT_READY:
-                raise StrideError(f"env {env_id} is not ready (ready envs: {sorted(ready)})")
-            self._finish_step(env_id, action, kind, payload, out)
-            item = _fast_run(actions, pos, self._kernels, out, ready, self._episode_actions, BaseEnvTimestep, _NP_INT64)
-        return out
-
-    def _step_python(self, actions: Dict[int, Any]) -> Dict[int, BaseEnvTimestep]:
-        """:meth:`step`'s loop in Python (what ``_fast_step.c`` does, for when it is not built)."""
-        out: Dict[int, BaseEnvTimestep] = {}
-        ready, recorded, kernels = self._ready_obs, self._episode_actions, self._kernels
+        ready, recorded, envs = self._ready_obs, self._episode_actions, self._envs
         if not actions.keys() <= ready.keys():  # refuse before stepping anything: no half-applied call
             env_id = next(i for i in actions if i not in ready)
             raise StrideError(f"env {env_id} is not ready (ready envs: {sorted(ready)})")
+        out: Dict[int, BaseEnvTimestep] = {}
+        checks = self._checks
         for env_id, action in actions.items():
-            kernel = kernels[env_id]
-            if kernel is None:
-                self._finish_step(env_id, action, _SLOW, None, out)
-                continue
             try:
-                env, raw_step, table, lo, hi = kernel
-                t = type(action)
-                if not ((t is int or t is _NP_INT64) and lo <= action < hi):
-                    self._finish_step(env_id, action, _SLOW, None, out)
-                    continue
-                result = raw_step(table[action - lo])  # GymnasiumEnv.step, inline
-                obs, reward, terminated, truncated, info = result
-                env._episode_return += reward
-                if terminated or truncated:
-                    self._finish_step(env_id, action, _ENDED, result, out)
-                    continue
-            except Exception as e:
-                self._finish_step(env_id, action, _RAISED, e, out)
-                continue
-            out[env_id] = _new_tuple(BaseEnvTimestep, (obs, reward, False, info))
-            ready[env_id] = obs
+                timestep = envs[env_id].step(action)
+                if not checks[env_id](timestep[0], timestep[1]):
+                    self._judge(env_id, timestep[0], timestep[1], len(recorded[env_id]) + 1)
+            except StrideError:
+                raise
+            except Exception as e:  # the env crashed: close the episode as abnormal, never stitch it
+                timestep = self._step_failed(env_id, e)
             recorded[env_id].append(action)
+            out[env_id] = timestep
+            if timestep[2]:  # done
+                self._episode_end(env_id)
+            else:
+                ready[env_id] = timestep[0]
         return out
 
-    def _finish_step(self, env_id: Any, action: Any, kind: int, payload: Any, out: Dict[int, BaseEnvTimestep]) -> None:
-        """The step of one env off the inline path: ``_SLOW`` (call its ``step``), ``_ENDED``
-        (inline step ended the episode; ``payload`` is the raw result) or ``_RAISED`` (it raised
-        ``payload``). Crashes close the episode as abnormal; a ``StrideError`` propagates."""
-        try:
-            if kind == _SLOW:
-                timestep = self._envs[env_id].step(action)
-            elif kind == _ENDED:
-                obs, reward, terminated, truncated, info = payload
-                timestep = self._kernels[env_id][0].end_timestep(obs, reward, terminated, truncated, info)
-            else:
-                raise payload
-        except StrideError:
-            raise
-        except Exception as e:  # the env crashed: close the episode as abnormal, never stitch it
-            timestep = self._step_failed(env_id, e)
-        self._episode_actions[env_id].append(action)
-        out[env_id] = timestep
-        if timestep[2]:  # done
-            self._episode_end(env_id)
-        else:
-            self._ready_obs[env_id] = timestep[0]
+    def _judge(self, env_id: int, obs: Any, reward: Any, step: Optional[int]) -> None:
+        """A step (``step`` = its number in the episode) or reset (None) that the cheap check
+        suspected: raise ``ObservationShapeError`` / ``NonFiniteError``, raise ``_Dropped``
+        (``nonfinite='drop'``), or return (a false suspicion, e.g. overflow in the check)."""
+        problem = find_problem(self._obs_spaces[env_id], obs, reward, self._finite)
+        if problem is None:
+            return
+        kind, what = problem
+        label = env_label(self._envs[env_id])
+        if kind == "shape":
+            raise ObservationShapeError(shape_message(env_id, label, what))
+        error = self._nonfinite_error(env_id, label, what, step)
+        if error is not None:
+            raise error
+        raise _Dropped(nonfinite_message(env_id, label, what, step, advice=False))
+
+    def _nonfinite_error(self, env_id: int, label: str, what: str, step: Optional[int]) -> Optional[NonFiniteError]:
+        """The error that stops the run (``nonfinite='raise'``), or None after counting the drop."""
+        if not self._drop_nonfinite:
+            return NonFiniteError(nonfinite_message(env_id, label, what, step, advice=True))
+        self._nonfinite_dropped += 1
+        return None
+
+    def _log_dropped(self, reason: str) -> None:
+        logger.warning("%s: its episode is closed as abnormal (nonfinite='drop'; %d so far)", reason, self._nonfinite_dropped)
 
     def _step_failed(self, env_id: int, error: Exception) -> BaseEnvTimestep:
-        """The abnormal last timestep of an env whose ``step`` raised (renewed if ``retry_type='renew'``)."""
-        logger.warning("env %d step failed: %r; its episode is closed as abnormal", env_id, error)
+        """The abnormal last timestep of an env whose ``step`` raised or returned a non-finite
+        value under ``nonfinite='drop'`` (renewed if ``retry_type='renew'``)."""
+        if isinstance(error, _Dropped):
+            reason = str(error)
+            self._log_dropped(reason)
+        else:
+            reason = repr(error)
+            logger.warning("env %d step failed: %s; its episode is closed as abnormal", env_id, reason)
         if self._cfg["retry_type"] == "renew":
             self._renew_env(env_id)
-        return BaseEnvTimestep(None, 0.0, True, {"abnormal": True, "error": repr(error)})
+        return BaseEnvTimestep(None, 0.0, True, {"abnormal": True, "error": reason})
 
     def _episode_end(self, env_id: int) -> None:
         """Count the episode; reset the env (auto-reset) or take it out of ``ready_obs``."""
@@ -368,7 +381,6 @@ class BaseEnvManager(Configurable):
         if self._closed:
             return
         self._closed = True
-        self._kernels = [None] * self._env_num
         for i, env in enumerate(self._envs):
             if env is not None:
                 try:
@@ -452,7 +464,6 @@ class BaseEnvManager(Configurable):
             self._episode_seed[i] = ep["seed"]
             self._episode_actions[i] = list(actions)
             self._ready_obs[i] = obs
-            self._kernels[i] = _step_kernel(env)
 
 
 def create_env_manager(manager_cfg: dict, env_fn: List[Callable[[], BaseEnv]]) -> BaseEnvManager:

@@ -8,7 +8,9 @@ sentinels and deadlines). Fault handling lives here too:
 
 * a dead child (pipe EOF or process sentinel) or one that overruns ``step_timeout`` /
   ``reset_timeout`` (deadlines kept by the parent with ``multiprocessing.connection.wait``, never
-  SIGALRM) is killed and replaced; its in-flight episodes are closed with
+  SIGALRM; a command covering k envs may take k times the limit, and resets done in place after
+  a step are timed as resets, not as part of the step) is killed and replaced; its warning quotes
+  the configured limit and the time it waited; its in-flight episodes are closed with
   ``info['abnormal'] = True`` and the envs it hosted that were waiting for an action are marked
   broken (their next step is abnormal too), never stitched to a new episode;
 * failed resets are retried up to ``max_retry`` times, in the same process (``retry_type='reset'``)
@@ -26,6 +28,8 @@ import logging
 import multiprocessing as mp
 import os
 import pickle
+import sys
+import threading
 import time
 from collections import deque
 from multiprocessing.connection import wait as mp_wait
@@ -37,6 +41,8 @@ from ...config import Setting
 from ...utils.errors import StrideError
 from ..base_env import BaseEnv, BaseEnvTimestep
 from .base import BaseEnvManager
+from .lifeline import PARENT_ENV
+from .main_guard import unguarded_main_line
 from .shm import ObsBlock, obs_layout, shm_available
 from .spin import HAS_POLL, SpinWait, make_poller
 from .wire import recv_blob, send_blob
@@ -45,8 +51,11 @@ from .worker import CRASH, worker_main
 logger = logging.getLogger(__name__)
 
 _PROTO = pickle.HIGHEST_PROTOCOL
-_PRELOAD = ["numpy", "gymnasium", "cloudpickle", "stride.envs.env_manager.worker"]
+# imported once by the fork server: workers start in ~10 ms instead of ~0.5 s, and lifeline makes
+# the fork server (and so every worker) die with the process that started it
+_PRELOAD = ["numpy", "gymnasium", "cloudpickle", "stride.envs.env_manager.lifeline", "stride.envs.env_manager.worker"]
 _preload_set = False
+_unguarded_warned = False
 
 
 class _Cmd:
@@ -126,25 +135,34 @@ class WorkerPoolEnvManager(BaseEnvManager):
         self._calls: Dict[int, Any] = {}  # replies to seed/call/replay commands
         self._user_error: Optional[BaseException] = None
         self._in_order = True  # sync: wait for workers one after the other (async overrides)
-        self._step_cmd_timeout = c["step_timeout"]
-        if c["step_timeout"] is not None and c["reset_timeout"] is not None:
-            self._step_cmd_timeout = c["step_timeout"] + c["reset_timeout"]  # a step may include the in-place reset
         self._spin = SpinWait(c["spin_wait"], own_processes=1 + len(self._workers))
-        # Episode ends are reset inside the step command unless only reset_timeout is set: then a
-        # hung reset must be told apart from a step that may legitimately take any time.
-        self._reset_in_place = not (c["step_timeout"] is None and c["reset_timeout"] is not None)
 
     # ---- worker processes -------------------------------------------------------------------
     def _context(self) -> Any:
         global _preload_set
         ctx = mp.get_context(self._cfg["context"])
-        if self._cfg["context"] == "forkserver" and not _preload_set:
-            ctx.set_forkserver_preload(_PRELOAD)  # workers start in ~10 ms instead of ~0.5 s
-            _preload_set = True
+        if self._cfg["context"] == "forkserver":
+            os.environ[PARENT_ENV] = str(os.getpid())  # the fork server's race check (lifeline.py)
+            if not _preload_set:
+                ctx.set_forkserver_preload(_PRELOAD)
+                _preload_set = True
         return ctx
+
+    def _lifeline(self) -> tuple:
+        """``worker_main``'s ``parent``: whom a worker dies with (lifeline.py)."""
+        if self._cfg["context"] == "forkserver":
+            return (None, True)  # its parent, the fork server, which forks from its only thread
+        return (os.getpid(), threading.current_thread() is threading.main_thread())
 
     def _start_workers(self, workers: List[_Worker]) -> None:
         """Start processes for ``workers`` and wait until each has built its envs."""
+        if self._cfg["context"] != "fork":
+            where = unguarded_main_line()
+            if where is not None:
+                raise StrideError(
+                    f"{where[0]}, line {where[1]}, starts env worker processes outside `if __name__ == \"__main__\":`, "
+                    f"and with env.manager.context='{self._cfg['context']}' every worker runs the script again "
+                    f"(and would start the run again): put the code that starts the run under that guard")
         ctx = self._context()
         for w in workers:
             fns = cloudpickle.dumps([self._env_fn[i] for i in w.env_ids])
@@ -153,6 +171,7 @@ class WorkerPoolEnvManager(BaseEnvManager):
             w.block = ObsBlock(self._layout, len(w.env_ids)) if self._layout is not None else None
             w.proc = ctx.Process(target=worker_main, args=(child, fns, seeds, self._dynamic_seed, self._layout,
                                                            self._spin.spin_s, 1 + len(self._workers)),
+                                 kwargs=dict(env_ids=list(w.env_ids), finite=self._finite, parent=self._lifeline()),
                                  daemon=True, name=f"stride-env-worker-{w.index}")
             w.proc.start()
             child.close()
@@ -181,7 +200,8 @@ class WorkerPoolEnvManager(BaseEnvManager):
                 else:
                     kind, payload = pickle.loads(w.conn.recv_bytes())
                     if kind == "ready":
-                        w.pid = payload
+                        w.pid, guarded = payload
+                        self._warn_unguarded(guarded)
                     else:
                         error = f"failed to build its envs: {payload}"
             except (EOFError, OSError):
@@ -189,6 +209,17 @@ class WorkerPoolEnvManager(BaseEnvManager):
             if error is not None:
                 self.close()
                 raise RuntimeError(f"env worker {w.index} (envs {w.env_ids}) {error}")
+
+    def _warn_unguarded(self, guarded: bool) -> None:
+        """Once per process: say so when a fork server started elsewhere lacks Stride's guard."""
+        global _unguarded_warned
+        if guarded or self._cfg["context"] != "forkserver" or _unguarded_warned or not sys.platform.startswith("linux"):
+            return
+        _unguarded_warned = True
+        logger.warning("the multiprocessing fork server was started before Stride's first env manager (by other "
+                       "code, without Stride's preload): if this process is SIGKILLed while an env is stuck in a "
+                       "step, the fork server and that worker outlive it; launch a Stride manager first, or set "
+                       "env.manager.context='spawn'")
 
     def _stop_worker(self, w: _Worker, grace: float) -> None:
         """End ``w``'s process (politely for ``grace`` seconds, then SIGKILL) and free its resources."""
@@ -218,21 +249,27 @@ class WorkerPoolEnvManager(BaseEnvManager):
         w.fd = w.fd_out = -1
         w.pending.clear()
 
-    def _renew_worker(self, w: _Worker, reason: str) -> None:
-        """Replace ``w``'s process; everything it was doing ends as abnormal or as a failed attempt."""
+    def _renew_worker(self, w: _Worker, reason: str, blame_head: bool = True) -> None:
+        """Replace ``w``'s process; the steps it had not answered end as abnormal, a reset it was
+        running when it died or overran (``blame_head``) counts as a failed attempt, resets it had
+        not reached are sent again."""
         logger.warning("env worker %d (envs %s) %s; starting a new process", w.index, w.env_ids, reason)
         pending = list(w.pending)
         self._stop_worker(w, grace=0.0)
         self._start_workers([w])
         failed, to_reset = [], []
-        for cmd in pending:
+        for k, cmd in enumerate(pending):
             if cmd.kind == "step":
                 for env_id in cmd.env_ids:
                     self._inflight.discard(env_id)
                     if self._close_episode(env_id, _abnormal(reason)):
                         to_reset.append(env_id)
-            elif cmd.kind == "reset":
-                failed.extend((env_id, reason) for env_id in cmd.env_ids if env_id in self._resetting)
+            elif cmd.kind in ("reset", "autoreset"):
+                ids = [env_id for env_id in cmd.env_ids if env_id in self._resetting]
+                if k == 0 and blame_head:
+                    failed.extend((env_id, reason) for env_id in ids)
+                else:
+                    to_reset.extend(ids)
             else:
                 for env_id in cmd.env_ids:
                     self._calls[env_id] = (CRASH, reason)
@@ -267,7 +304,7 @@ class WorkerPoolEnvManager(BaseEnvManager):
         if failed:
             time.sleep(self._cfg["retry_waiting_time"])
         if renew:
-            self._renew_worker(w, "is renewed after an env failure (retry_type='renew')")
+            self._renew_worker(w, "is renewed after an env failure (retry_type='renew')", blame_head=False)
         ids = [e for e, _ in failed] + to_reset
         if ids:
             self._send_resets(ids)
@@ -370,7 +407,7 @@ class WorkerPoolEnvManager(BaseEnvManager):
                         break
                     timeout = left if timeout is None else min(timeout, left)
             if expired is not None:
-                self._renew_worker(expired, f"exceeded its {expired.pending[0].kind} timeout of {expired.pending[0].timeout} s")
+                self._renew_worker(expired, self._overrun(expired.pending[0], now))
                 self._raise_user_error()
                 continue
             if self._spin.poll([w.poller for w in busy], float("inf") if timeout is None else timeout):
@@ -408,14 +445,33 @@ class WorkerPoolEnvManager(BaseEnvManager):
                 self._renew_worker(w, f"died (exit code {w.proc.exitcode})")
                 return
             cmd = w.pending.popleft()
+            reply = pickle.loads(blob)
+            if cmd.kind == "step" and reply[2]:  # the worker now resets these envs in place; it replies next
+                ids = [cmd.env_ids[k] for k in reply[2]]
+                w.pending.appendleft(_Cmd("autoreset", ids, self._deadline("reset_timeout", len(ids))))
             if w.pending:
                 w.pending[0].started = time.monotonic()
-            self._dispatch(w, cmd, pickle.loads(blob)[1])
+            self._dispatch(w, cmd, reply[1])
 
     @staticmethod
     def _readable(w: _Worker) -> bool:
         """Whether ``w`` has a reply (or EOF) waiting, without blocking."""
         return bool(w.poller.poll(0)) if w.poller is not None else bool(mp_wait([w.fd], 0))
+
+    def _deadline(self, key: str, n: int) -> Optional[float]:
+        """Seconds a command may take: ``step_timeout`` / ``reset_timeout`` per env it covers (a
+        worker runs its envs one after the other), None (no limit) when the key is None."""
+        per = self._cfg[key]
+        return None if per is None else float(per) * n
+
+    def _overrun(self, cmd: _Cmd, now: float) -> str:
+        """Why a worker is replaced after ``cmd`` ran past its deadline, quoting the configured limit."""
+        key = "step_timeout" if cmd.kind == "step" else "reset_timeout"
+        n = len(cmd.env_ids)
+        what = {"step": "step", "reset": "reset", "autoreset": "reset (after its episode ended)"}.get(cmd.kind, cmd.kind)
+        per_env = f" per env, {n} envs" if n > 1 else ""
+        return (f"did not finish a {what} of env(s) {list(cmd.env_ids)} within {key}={self._cfg[key]:g} s{per_env} "
+                f"(no reply after {now - cmd.started:.1f} s)")
 
     def _raise_user_error(self) -> None:
         if self._user_error is not None:
@@ -436,5 +492,5 @@ class WorkerPoolEnvManager(BaseEnvManager):
             w = self._workers[k]
             payload = ([self._where[i][1] for i in ids], [self._resetting[i][0] for i in ids],
                        [self._reset_param.get(i, {}) for i in ids])
-            self._send(w, "reset", ids, payload, timeout=self._cfg["reset_timeout"])
+            self._send(w, "reset", ids, payload, timeout=self._deadline("reset_timeout", len(ids)))
 

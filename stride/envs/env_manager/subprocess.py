@@ -9,7 +9,9 @@ than the peers on purpose:
 * **Cheap envs are not drowned in IPC.** ``envs_per_worker`` hosts several envs per process and a
   manager call sends one pickled message per worker, not per env (DI-engine, Gymnasium and SB3 pay
   one round trip per env per step). Episode ends are reset inside the worker with a seed the
-  parent drew in advance from its own stream, so auto-reset costs no extra round trip.
+  parent drew in advance from its own stream, so auto-reset costs no extra command (the worker
+  answers the step, then resets and answers again: each reset is timed against ``reset_timeout``,
+  each step against ``step_timeout``).
 * **Observations through shared memory that cannot leak**: an anonymous ``memfd`` per worker,
   handed over the pipe (no ``/dev/shm`` name, so even a SIGKILLed parent leaves nothing behind).
   A reply that covers all of a worker's envs costs one copy of its block, not one per env.
@@ -43,7 +45,8 @@ from ...utils.registry import ENV_MANAGER_REGISTRY
 from ..base_env import BaseEnvTimestep
 from .base import BaseEnvManager
 from .pool import WorkerPoolEnvManager, _abnormal, _Cmd, _Worker
-from .worker import CRASH, NO_RESET, OK, USER
+from .checks import nonfinite_message
+from .worker import CRASH, NO_RESET, NONFINITE, OK, USER
 
 logger = logging.getLogger(__name__)
 
@@ -97,43 +100,45 @@ class SyncSubprocessEnvManager(WorkerPoolEnvManager):
                         ready[env_id] = obs
                         results_out[env_id] = _new_tuple(BaseEnvTimestep, (obs, res[1], False, res[3]))
                     elif self._close_episode(env_id, BaseEnvTimestep(res[4], res[1], True, res[3])):
-                        outcome = res[5]
-                        if outcome == "":  # reset in place with the seed just drawn
-                            self._episode_seed[env_id] = self._resetting.pop(env_id)[0]
-                            self._episode_actions[env_id] = []
-                            slot = self._where[env_id][1]
-                            if block is None:
-                                ready[env_id] = res[6]
-                            else:
-                                ready[env_id] = batch[slot] if batch is not None else block.read(slot, copy)
-                        elif outcome is None:
-                            to_reset.append(env_id)
-                        else:
-                            failed.append((env_id, outcome))
+                        # the seed just drawn is the one the worker was given: unless the worker
+                        # resets this env in place (its "autoreset" reply follows), send a reset
+                        if w.pending and w.pending[0].kind == "autoreset" and env_id in w.pending[0].env_ids:
+                            continue
+                        to_reset.append(env_id)
                 elif status == CRASH:
                     logger.warning("env %d step failed: %s; its episode is closed as abnormal", env_id, res[1].splitlines()[0])
                     crashed = True
                     if self._close_episode(env_id, _abnormal(res[1])):
                         to_reset.append(env_id)
+                elif status == NONFINITE:  # like a crash; under 'raise' the error is raised once the reply is applied
+                    step = len(self._episode_actions[env_id])
+                    error = self._nonfinite_error(env_id, res[2], res[1], step)
+                    reason = nonfinite_message(env_id, res[2], res[1], step, advice=False)
+                    if error is None:
+                        self._log_dropped(reason)
+                    else:
+                        self._user_error = self._user_error or error
+                    crashed = True
+                    if self._close_episode(env_id, _abnormal(reason)):
+                        to_reset.append(env_id)
                 else:  # the env refused the action: it is still where it was, waiting for a valid one
                     self._episode_actions[env_id].pop()
                     ready[env_id] = self._sent_obs.get(env_id)
                     self._user_error = self._user_error or pickle.loads(res[1])
-        elif cmd.kind in ("reset", "replay"):
+        elif cmd.kind in ("reset", "autoreset", "replay"):
             for env_id, res in zip(cmd.env_ids, results):
-                if cmd.kind == "reset" and env_id not in self._resetting:
+                if cmd.kind != "replay" and env_id not in self._resetting:
                     continue  # superseded (the manager was reset or reloaded meanwhile)
                 if res[0] == OK:
-                    if cmd.kind == "reset":
+                    if cmd.kind != "replay":
                         self._episode_seed[env_id] = self._resetting.pop(env_id)[0]
                         self._episode_actions[env_id] = []
                     self._ready_obs[env_id] = res[1] if block is None else block.read(self._where[env_id][1], copy)
                     self._broken.pop(env_id, None)
-                elif res[0] == USER:
-                    self._resetting.pop(env_id, None)
+                elif res[0] == USER and cmd.kind == "replay":
                     self._user_error = self._user_error or pickle.loads(res[1])
-                elif cmd.kind == "reset":
-                    failed.append((env_id, res[1]))
+                elif cmd.kind != "replay":
+                    self._reset_failed(env_id, res, failed)
                 else:
                     self._user_error = self._user_error or RuntimeError(f"env {env_id} failed to replay its episode: {res[1]}")
         else:
@@ -142,6 +147,24 @@ class SyncSubprocessEnvManager(WorkerPoolEnvManager):
         if failed or to_reset:
             renew = self._cfg["retry_type"] == "renew" and (crashed or bool(failed))
             self._after_failures(w, failed, to_reset, renew)
+
+    def _reset_failed(self, env_id: int, res: tuple, failed: list) -> None:
+        """A reset's failed result (a reset command's reply or a reset done in place in a step):
+        a user error is raised once the reply is applied; a crash, or a non-finite observation
+        under ``nonfinite='drop'``, is a failed attempt (retried); ``'raise'`` raises."""
+        status = res[0]
+        if status == NONFINITE:
+            error = self._nonfinite_error(env_id, res[2], res[1], None)
+            if error is None:
+                failed.append((env_id, nonfinite_message(env_id, res[2], res[1], None, advice=False)))
+                return
+        elif status == USER:
+            error = pickle.loads(res[1])
+        else:
+            failed.append((env_id, res[1] or "reset failed"))
+            return
+        self._resetting.pop(env_id, None)
+        self._user_error = self._user_error or error
 
     # ---- the contract --------------------------------------------------------------------------
     def reset(self, reset_param: Optional[Dict[int, dict]] = None) -> None:
@@ -195,7 +218,7 @@ class SyncSubprocessEnvManager(WorkerPoolEnvManager):
             w, slot = where[env_id]
             spec = spec_cache.get(env_id, _MISSING)
             if spec is _MISSING:
-                spec = spec_cache[env_id] = self._peek_reset_spec(env_id) if self._reset_in_place else NO_RESET
+                spec = spec_cache[env_id] = self._peek_reset_spec(env_id)
             if isinstance(action, generic):  # NumPy scalars pickle an order of magnitude slower
                 action = action.item()
             b = batches.get(w)
@@ -204,10 +227,9 @@ class SyncSubprocessEnvManager(WorkerPoolEnvManager):
             b.append((env_id, slot, action, spec))
             inflight.add(env_id)
             sent_obs[env_id] = ready.pop(env_id)
-        timeout = self._step_cmd_timeout
         for w, b in batches.items():
             ids, slots, acts, specs = zip(*b)
-            self._send(w, "step", ids, (slots, acts, specs), timeout=timeout)
+            self._send(w, "step", ids, (slots, acts, specs), timeout=self._deadline("step_timeout", len(ids)))
         if broken:
             self._send_resets(broken)
 

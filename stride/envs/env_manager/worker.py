@@ -7,9 +7,10 @@ a socket's); the socket pair the process starts with carries the handshake and t
 (shared-memory block, then the two pipe ends). The parent sends
 
 ==============================================  ==================================================
-``("step", slots, actions, reset_seeds)``       step each env; when one ends its episode and its
-                                                reset seed is not ``NO_RESET``, reset it in place
-                                                with that seed (saves a round trip per episode)
+``("step", slots, actions, reset_seeds)``       step each env and reply; then reset in place each
+                                                env that ended its episode and whose reset seed is
+                                                not ``NO_RESET`` (saves a command per episode),
+                                                and send an ``("autoreset", results)`` reply
 ``("reset", slots, seeds, kwargs)``             reset each env with its seed and kwargs
 ``("seed", slots, seeds, dynamic_seed)``        ``env.seed(...)`` (the env's own stream, action space)
 ``("replay", slots, seeds, kwargs, actions)``   reset with the seed and re-apply the actions (resume)
@@ -19,20 +20,26 @@ a socket's); the socket pair the process starts with carries the handshake and t
 ``("close",)``                                  close the envs, acknowledge and exit
 ==============================================  ==================================================
 
-and gets back ``(command, [result per slot])`` (every command but ``prepare``). A step result is
-``(OK, reward, done, info, obs)``, or when the episode ended ``(OK, reward, True, info, final_obs,
-reset_outcome, reset_obs)`` with
-``reset_outcome`` None (not reset), ``""`` (reset done) or the reset's error text; ``(CRASH,
+and gets back ``(command, [result per slot])`` (every command but ``prepare``); a step's reply is
+``("step", results, positions)``, where ``positions`` (indices into the command's slots) are the
+envs it now resets in place: an ``("autoreset", [reset result per position])`` reply follows, so
+the parent times each env's step against ``step_timeout`` and each reset against
+``reset_timeout`` (one reply for both could not tell a hung step from a slow reset). A step result
+is ``(OK, reward, done, info, obs)`` (``obs`` is the final one when the episode ended); ``(CRASH,
 error_text)`` for an exception in the env (the parent closes the episode as abnormal and retries),
-``(USER, pickled_exception)`` for a ``StrideError`` (re-raised in the parent, never retried).
+``(USER, pickled_exception)`` for a ``StrideError`` (re-raised in the parent, never retried; an
+observation that does not fit the space is one), ``(NONFINITE, what, env_label)`` for a NaN or
+infinite reward or observation (the parent raises or drops it, per ``nonfinite``). Steps and
+resets are checked by the same function as in the base manager (``checks.py``).
 Observations go into the shared-memory slot when there is one (then ``obs`` is None), except the
 final observation of an episode, which travels in the message because the slot already holds the
 next episode's first observation.
 
 Between commands the child polls its pipe for up to ``spin_s`` before it blocks (the next command
 of a stepping loop usually arrives sooner than a blocked process is woken). The child ignores
-SIGINT (the parent owns Ctrl-C), asks the kernel for SIGKILL when its parent
-dies (the forkserver, which exits when the main process does), and exits on pipe EOF.
+SIGINT (the parent owns Ctrl-C), is killed by the kernel when its parent dies, even while stuck
+in env code (``lifeline.py``: the fork server, which exits when the main process does), and
+exits on pipe EOF.
 """
 
 from __future__ import annotations
@@ -40,36 +47,21 @@ from __future__ import annotations
 import os
 import pickle
 import signal
-import sys
 import traceback
-from typing import Any, List, Optional
+from typing import Any, List, Optional, Tuple
 
 import cloudpickle
 
 from ...utils.errors import StrideError
+from .checks import ObservationShapeError, env_label, find_problem, make_step_check, shape_message
+from .lifeline import die_with_parent, forkserver_guarded
 from .shm import ObsBlock
 from .spin import SpinWait, make_poller
 from .wire import recv_blob, send_blob
 
-OK, CRASH, USER = 0, 1, 2
+OK, CRASH, USER, NONFINITE = 0, 1, 2, 3
 NO_RESET = -1
 _PROTO = pickle.HIGHEST_PROTOCOL
-
-
-def _die_with_parent() -> None:
-    """Linux: SIGKILL this process when its parent exits (prctl PR_SET_PDEATHSIG)."""
-    if not sys.platform.startswith("linux"):
-        return
-    try:
-        import ctypes
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        parent = os.getppid()
-        libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG = 1
-        if os.getppid() != parent:  # the parent died before prctl took effect
-            os._exit(1)
-    except Exception:  # no prctl: pipe EOF still ends the loop
-        pass
 
 
 def _user_error(e: BaseException) -> tuple:
@@ -96,6 +88,20 @@ def _put_obs(block: Optional[ObsBlock], slot: int, obs: Any) -> Any:
     return None
 
 
+def _send(fd_out: int, reply: tuple) -> bool:
+    """Send one reply; False when the parent is gone."""
+    try:
+        blob = pickle.dumps(reply, _PROTO)
+    except Exception as e:  # e.g. an info dict holding a lock
+        error = _user_error(StrideError(f"cannot send an env's result to the parent: {e!r}"))
+        blob = pickle.dumps((reply[0], [error] * len(reply[1])) + tuple(reply[2:]), _PROTO)
+    try:
+        send_blob(fd_out, blob)
+    except OSError:
+        return False
+    return True
+
+
 def _next_message(fd: int, poller: Any, spin: SpinWait) -> Any:
     """The next command (None on EOF), polled for a moment before blocking (spin.py)."""
     if poller is None or not spin.poll([poller], spin.spin_s):
@@ -113,10 +119,18 @@ def _next_message(fd: int, poller: Any, spin: SpinWait) -> Any:
 
 
 def worker_main(conn: Any, env_fns_blob: bytes, env_seeds: List[Optional[int]], dynamic_seed: bool,
-                shm_layout: Optional[list], spin_s: float = 0.0, own_processes: int = 2) -> None:
-    """Run the envs built from ``env_fns_blob`` (cloudpickled factories) until ``close`` or EOF."""
+                shm_layout: Optional[list], spin_s: float = 0.0, own_processes: int = 2,
+                env_ids: Optional[List[int]] = None, finite: bool = True,
+                parent: Optional[Tuple[Optional[int], bool]] = None) -> None:
+    """Run the envs built from ``env_fns_blob`` (cloudpickled factories) until ``close`` or EOF.
+
+    ``env_ids``: the manager's indices of these envs (for messages); ``finite``: check rewards and
+    observations for NaN and inf (observation shapes are always checked); ``parent``: the pid this
+    process must die with (None: its parent, the fork server) and whether that process started it
+    from its main thread (``lifeline.die_with_parent``)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    _die_with_parent()
+    parent_pid, from_main_thread = parent if parent is not None else (None, True)
+    die_with_parent(parent_pid, from_main_thread)
     envs: list = []
     block: Optional[ObsBlock] = None
     fd = fd_out = -1
@@ -131,7 +145,7 @@ def worker_main(conn: Any, env_fns_blob: bytes, env_seeds: List[Optional[int]], 
             if seed is not None:
                 env.seed(seed, dynamic_seed=dynamic_seed)
             envs.append(env)
-        conn.send_bytes(pickle.dumps(("ready", os.getpid()), _PROTO))
+        conn.send_bytes(pickle.dumps(("ready", (os.getpid(), forkserver_guarded())), _PROTO))
     except BaseException as e:  # report and exit: the parent raises a clear error
         try:
             conn.send_bytes(pickle.dumps(("error", _crash(e)[1]), _PROTO))
@@ -142,9 +156,26 @@ def worker_main(conn: Any, env_fns_blob: bytes, env_seeds: List[Optional[int]], 
                 os.close(f)
         return
 
+    ids = list(env_ids) if env_ids is not None else list(range(len(envs)))
+    spaces = [env.observation_space for env in envs]
+    checks = [make_step_check(space, finite) for space in spaces]
+
+    def judge(slot: int, obs: Any, reward: Any) -> Optional[tuple]:
+        """After the check said "look closer": raise for a wrong shape, NONFINITE, or None (all fine)."""
+        problem = find_problem(spaces[slot], obs, reward, finite)
+        if problem is None:
+            return None
+        if problem[0] == "shape":
+            raise ObservationShapeError(shape_message(ids[slot], env_label(envs[slot]), problem[1]))
+        return (NONFINITE, problem[1], env_label(envs[slot]))
+
     def reset_one(slot: int, seed: Optional[int], kwargs: dict) -> tuple:
         try:
             obs = envs[slot].reset(seed=seed, **kwargs)
+            if not checks[slot](obs, 0.0):
+                bad = judge(slot, obs, 0.0)
+                if bad is not None:
+                    return bad
             return (OK, _put_obs(block, slot, obs))
         except StrideError as e:
             return _user_error(e)
@@ -163,9 +194,15 @@ def worker_main(conn: Any, env_fns_blob: bytes, env_seeds: List[Optional[int]], 
             if cmd == "step":
                 _, slots, actions, reset_seeds = msg
                 results = []
+                in_place: List[int] = []  # positions of the envs to reset after the reply
                 for slot, action, rseed in zip(slots, actions, reset_seeds):
                     try:
                         obs, reward, done, info = envs[slot].step(action)
+                        if not checks[slot](obs, reward):
+                            bad = judge(slot, obs, reward)
+                            if bad is not None:
+                                results.append(bad)
+                                continue
                         if not done:
                             results.append((OK, reward, False, info, _put_obs(block, slot, obs)))
                             continue
@@ -175,16 +212,16 @@ def worker_main(conn: Any, env_fns_blob: bytes, env_seeds: List[Optional[int]], 
                     except Exception as e:
                         results.append(_crash(e))
                         continue
-                    if rseed == NO_RESET:
-                        results.append((OK, reward, True, info, obs, None, None))
-                        continue
-                    res = reset_one(slot, rseed, reset_kwargs.get(slot, {}))
-                    if res[0] == OK:
-                        results.append((OK, reward, True, info, obs, "", res[1]))
-                    else:  # the parent retries the reset (a user error in reset is reported as text)
-                        err = res[1] if res[0] == CRASH else repr(pickle.loads(res[1]))
-                        results.append((OK, reward, True, info, obs, err or "reset failed", None))
-                reply: tuple = ("step", results)
+                    if rseed != NO_RESET:
+                        in_place.append(len(results))
+                    results.append((OK, reward, True, info, obs))
+                if in_place:  # reply now: the resets are timed as resets, not as part of the step
+                    if not _send(fd_out, ("step", results, in_place)):
+                        break
+                    results = [reset_one(slots[p], reset_seeds[p], reset_kwargs.get(slots[p], {})) for p in in_place]
+                    reply: tuple = ("autoreset", results)
+                else:
+                    reply = ("step", results, in_place)
             elif cmd == "reset":
                 _, slots, seeds, kwargs = msg
                 for slot, kw in zip(slots, kwargs):
@@ -234,13 +271,7 @@ def worker_main(conn: Any, env_fns_blob: bytes, env_seeds: List[Optional[int]], 
                 break
             else:
                 reply = ("error", f"unknown command {cmd!r}")
-            try:
-                blob = pickle.dumps(reply, _PROTO)
-            except Exception as e:  # e.g. an info dict holding a lock
-                blob = pickle.dumps((reply[0], [_user_error(StrideError(f"cannot send an env's result to the parent: {e!r}"))] * len(reply[1])), _PROTO)
-            try:
-                send_blob(fd_out, blob)
-            except OSError:
+            if not _send(fd_out, reply):
                 break
     finally:
         for env in envs:

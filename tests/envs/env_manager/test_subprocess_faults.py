@@ -215,7 +215,6 @@ def test_launch_close_cycles_leave_nothing_behind(make_manager, kind):
 
 _SCRIPT = """
 import json, signal, sys, time, functools
-import multiprocessing.forkserver as fs
 from stride.envs import {cls}
 from stride.testing import make_fake_env
 if __name__ == "__main__":
@@ -224,7 +223,7 @@ if __name__ == "__main__":
     signal.signal(signal.SIGINT, signal.default_int_handler)
     with {cls}([functools.partial(make_fake_env) for _ in range(3)], {{}}) as m:
         m.launch()
-        print(json.dumps({{"workers": m.worker_pids, "forkserver": fs._forkserver._forkserver_pid}}), flush=True)
+        print(json.dumps({{"workers": m.worker_pids}}), flush=True)
         while True:
             for i, ts in m.step({{i: 0 for i in m.ready_obs}}).items():
                 pass
@@ -239,7 +238,9 @@ def _start_script(tmp_path, cls):
     proc = subprocess.Popen([sys.executable, str(path)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env=env, start_new_session=True)
     info = json.loads(proc.stdout.readline())
-    return proc, info["workers"] + [info["forkserver"]]
+    family = [p.pid for p in psutil.Process(proc.pid).children(recursive=True)]  # workers, fork server, resource tracker
+    assert set(info["workers"]) < set(family)
+    return proc, family
 
 
 @pytest.mark.parametrize("cls", ["SyncSubprocessEnvManager", "AsyncSubprocessEnvManager"])
