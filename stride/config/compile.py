@@ -23,7 +23,8 @@ from ..utils.errors import ConfigError
 from ..utils.registry import (
     BUFFER_REGISTRY, COLLECTOR_REGISTRY, ENV_MANAGER_REGISTRY, ENV_REGISTRY, MODEL_REGISTRY, POLICY_REGISTRY,
 )
-from .config import REQUIRED, Config, declaration, deep_update, merge_config, missing_required, save_config
+from .config import (REQUIRED, Config, declaration, deep_update, load_json_config, merge_config, missing_required,
+                     save_config)
 from .setting import Setting
 
 _COMPONENT_PACKAGES = ("stride.envs", "stride.model", "stride.policy", "stride.data", "stride.worker")
@@ -174,6 +175,29 @@ def compile_config(
     return cfg
 
 
+def load_saved_config(path: str) -> Config:
+    """A run's ``total_config.json``, checked as a user's config is (unknown keys, types, ranges,
+    required keys) against the defaults of the components it names: what ``--resume`` and
+    ``-m eval`` read. Nothing in it is executed."""
+    saved = load_json_config(path)
+    if not all(isinstance(saved.get(k), Mapping) for k in ("env", "policy")):
+        raise ConfigError(f"'{path}' is not a Stride config (no env and policy sections)")
+    env, policy = saved.env, saved.policy
+    create: dict = {"env": {"type": env.get("type", "gymnasium")},
+                    "env_manager": {"type": env.get("manager", {}).get("type", "base")},
+                    "policy": {"type": policy.get("type")}}
+    for key, dotted in (("replay_buffer", ("other", "replay_buffer")), ("collector", ("collect", "collector"))):
+        node = policy.get(dotted[0], {}).get(dotted[1], {})
+        if isinstance(node, Mapping) and node.get("type"):
+            create[key] = {"type": node["type"]}
+    try:
+        cfg = merge_config(default_main_config(create, saved), saved)
+        _check_required(cfg)
+    except ConfigError as e:
+        raise ConfigError(f"'{path}': {e}") from None
+    return cfg
+
+
 def _check_required(cfg: Config) -> None:
     missing = missing_required(cfg)
     if missing:
@@ -190,10 +214,21 @@ def _check_required(cfg: Config) -> None:
 
 
 def make_exp_dir(name: str, renew: bool = True) -> str:
-    """Create the experiment folder; an existing one is never reused when ``renew`` (suffix _1, _2...)."""
+    """Create the experiment folder; an existing one is never reused when ``renew`` (suffix _1, _2...).
+
+    Creation is the test (``os.mkdir`` fails on an existing folder), so two runs started at the same
+    moment with the same name get two folders; checking first and creating after would hand both
+    the same one."""
+    parent = os.path.dirname(os.path.abspath(name))
+    os.makedirs(parent, exist_ok=True)
+    if not renew:
+        os.makedirs(name, exist_ok=True)
+        return name
     path, k = name, 0
-    while renew and os.path.exists(path):
-        k += 1
-        path = f"{name}_{k}"
-    os.makedirs(path, exist_ok=True)
-    return path
+    while True:
+        try:
+            os.mkdir(path)
+            return path
+        except FileExistsError:
+            k += 1
+            path = f"{name}_{k}"

@@ -16,6 +16,7 @@ import pprint
 from typing import Any, Dict, Iterable, Mapping, Optional
 
 from ..utils.errors import ConfigError, closest
+from ..utils.files import atomic_write_text
 from .setting import REQUIRED, Setting, check_like, plain
 
 
@@ -173,13 +174,6 @@ def _json_restore(obj: Any) -> Any:
     return obj
 
 
-def _atomic_write(path: str, text: str) -> None:
-    tmp = f"{path}.tmp{os.getpid()}"
-    with open(tmp, "w") as f:
-        f.write(text)
-    os.replace(tmp, path)
-
-
 def split_create_config(cfg: Mapping) -> tuple:
     """Split a compiled config into ``(main_config, create_config)`` (types go to create_config)."""
     main = copy.deepcopy(Config(cfg).to_dict())
@@ -201,24 +195,33 @@ def split_create_config(cfg: Mapping) -> tuple:
 def save_config(cfg: Mapping, exp_dir: str) -> None:
     """Write ``total_config.py``, ``formatted_total_config.py`` and ``total_config.json``."""
     plain = Config(cfg).to_dict()
-    _atomic_write(
+    atomic_write_text(
         os.path.join(exp_dir, "total_config.py"),
         "# The whole compiled config of this experiment (defaults merged with the user's).\n"
         f"exp_config = {_py_literal(plain)}\n",
     )
     main, create = split_create_config(plain)
-    _atomic_write(
+    atomic_write_text(
         os.path.join(exp_dir, "formatted_total_config.py"),
         "# Runnable: `stride -m serial -c formatted_total_config.py -s SEED` reproduces this experiment.\n"
         f"main_config = {_py_literal(main)}\n\ncreate_config = {_py_literal(create)}\n",
     )
-    _atomic_write(os.path.join(exp_dir, "total_config.json"), json.dumps(_json_safe(plain), indent=2) + "\n")
+    atomic_write_text(os.path.join(exp_dir, "total_config.json"), json.dumps(_json_safe(plain), indent=2) + "\n")
 
 
 def load_json_config(path: str) -> Config:
-    """Read a ``total_config.json`` back (data only: nothing is executed)."""
-    with open(path) as f:
-        return Config(_json_restore(json.load(f)))
+    """Read a ``total_config.json`` back (data only: nothing is executed); a file that is not a
+    JSON object (truncated, hand-edited into invalid JSON) is one ``ConfigError`` line."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            data = json.load(f)
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        where = f" at line {e.lineno} column {e.colno}" if isinstance(e, json.JSONDecodeError) else ""
+        raise ConfigError(f"'{path}' is not valid JSON{where} (truncated or hand-edited?): "
+                          f"{getattr(e, 'msg', None) or e.reason}") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"'{path}' does not hold a config (a JSON object), but a {type(data).__name__}")
+    return Config(_json_restore(data))
 
 
 def format_config(cfg: Mapping) -> str:

@@ -6,19 +6,18 @@ and renamed into place, so a crash mid-write never leaves a half-written file at
 
 from __future__ import annotations
 
-import os
 from typing import Any, Dict, Mapping, Tuple
 
 import numpy as np
+
+from ..utils.files import atomic_write
 
 
 def save_npz(path: str, columns: Mapping[str, np.ndarray], meta: Mapping[str, Any]) -> None:
     """Write ``columns`` and ``meta`` (arrays or scalars) to ``path`` atomically."""
     arrays = {f"col/{k}": v for k, v in columns.items()}
     arrays.update({f"meta/{k}": np.asarray(v) for k, v in meta.items()})
-    tmp = f"{path}.tmp{os.getpid()}.npz"  # ends in .npz: savez adds no suffix
-    np.savez(tmp, **arrays)
-    os.replace(tmp, path)
+    atomic_write(path, lambda f: np.savez(f, **arrays), binary=True)
 
 
 def load_npz(path: str) -> Tuple[Dict[str, np.ndarray], Dict[str, np.ndarray]]:

@@ -2,50 +2,131 @@
 
     stride -m serial -e cartpole -p dqn -s 0
     stride -m serial -c my_config.py -s 0 --env-step 100000
+    stride -m serial -e cartpole -p dqn --set policy.learn.learning_rate=3e-4   # any config key
     stride -m serial --resume cartpole_dqn_seed0          # continue an interrupted run
     stride -m eval --load cartpole_dqn_seed0 --episodes 100  # a fresh evaluation of its policy
 
-Every user error (unknown env or policy, missing config file, mistyped config key, action outside
-the action space...) ends with one line naming the bad value and the valid choices, exit code 2.
+Every user error (unknown env or policy, missing config file, mistyped config key or value out of
+range, bad flag value, action outside the action space...) ends with one line naming the bad value
+and the valid choices, exit code 2; a refusal of the machine (disk full, read-only folder) is one
+line too, exit code 1. SIGINT / SIGTERM save a checkpoint and exit with 130 / 143.
 """
 
 from __future__ import annotations
 
 import argparse
+import ast
+import math
 import os
+import re
 import sys
-from typing import List, Optional
+from typing import Any, Dict, List, NoReturn, Optional
 
 MODES = ("serial", "serial_onpolicy", "eval")
+MAX_SEED = 2**32 - 1  # NumPy's SeedSequence and torch take any such seed
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line (``stride: error: ...``), exit code 2."""
+
+    def error(self, message: str) -> NoReturn:
+        print(f"stride: error: {message} (see stride -h)", file=sys.stderr)
+        sys.exit(2)
+
+
+def _count(text: str) -> int:
+    """A positive whole number of steps or iterations (``20000``, ``2e4``); nan, inf, 0 and
+    fractions are refused."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not math.isfinite(value) or value < 1 or not value.is_integer():
+        raise argparse.ArgumentTypeError(f"{text!r} must be a whole number >= 1")
+    return int(value)
+
+
+def _seed(text: str) -> int:
+    """A seed: a whole number in [0, 2**32 - 1]."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if not 0 <= value <= MAX_SEED:
+        raise argparse.ArgumentTypeError(f"{value} is outside [0, {MAX_SEED}]")
+    return value
+
+
+def _setting(text: str) -> tuple:
+    """``KEY=VALUE`` -> ``(["a", "b"], value)``; the value is a Python literal (``3e-4``, ``[64, 64]``,
+    ``None``, ``True``) or else the string itself."""
+    key, sep, raw = text.partition("=")
+    if not sep or not re.fullmatch(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*", key.strip()):
+        raise argparse.ArgumentTypeError(f"{text!r} is not KEY=VALUE with a dotted key (e.g. policy.learn.learning_rate=3e-4)")
+    try:
+        value = ast.literal_eval(raw.strip())
+    except (ValueError, SyntaxError):
+        value = raw.strip()
+    return key.strip().split("."), value
+
+
+def apply_settings(main: Dict[str, Any], settings: List[tuple]) -> Dict[str, Any]:
+    """``main`` with each ``--set`` written at its dotted key; the merge with the defaults then
+    checks them like a config file's (unknown keys, types and ranges)."""
+    for path, value in settings:
+        node = main
+        for k in path[:-1]:
+            child = node.get(k)
+            if child is None:
+                child = node[k] = {}
+            elif not isinstance(child, dict):
+                raise _usage(f"--set {'.'.join(path)}: '{k}' holds {child!r}, not a section")
+            node = child
+        node[path[-1]] = value
+    return main
+
+
+def _usage(message: str) -> Exception:
+    from ..utils.errors import ConfigError
+
+    return ConfigError(message)
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = _Parser(
         prog="stride",
         description="Train reinforcement-learning agents with Stride.",
         epilog="Examples:\n  stride -m serial -e cartpole -p dqn -s 0\n  stride -m serial -c cartpole_dqn_config.py -s 0\n"
                "  stride -m serial --resume cartpole_dqn_seed0\n"
                "  stride -m eval --load cartpole_dqn_seed0 --episodes 100\n\n"
                "A -c config file is Python and is executed: only use files you trust. --resume reads the\n"
-               "experiment's total_config.json (data only) and its latest checkpoint.",
+               "experiment's total_config.json (data only) and its latest checkpoint, and keeps the run's\n"
+               "--env-step / --train-iter limits unless given again. Exit codes: 0 done, 2 bad usage or\n"
+               "input, 1 the machine refused (disk full, read-only folder), 130 / 143 interrupted by\n"
+               "SIGINT / SIGTERM (a checkpoint is saved first; resume to continue).",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("-m", "--mode", default="serial", help=f"pipeline to run; one of: {', '.join(MODES)} (default serial)")
     p.add_argument("-e", "--env", help="zoo environment name, e.g. cartpole (with -p)")
     p.add_argument("-p", "--policy", help="policy name, e.g. dqn (with -e)")
     p.add_argument("-c", "--config", help="a config .py file defining main_config and create_config")
-    p.add_argument("-s", "--seed", type=int, nargs="+", action="extend",
-                   help="seed(s); several seeds run one after another (default 0; -m eval: the eval envs' "
-                        "seed, default the run's seed + 10000)")
-    p.add_argument("--train-iter", type=float, default=None, help="stop after this many train iterations")
-    p.add_argument("--env-step", type=float, default=None, help="stop after this many env steps")
+    p.add_argument("-s", "--seed", type=_seed, nargs="+", action="extend",
+                   help=f"seed(s) in [0, {MAX_SEED}]; several seeds run one after another (default 0; -m eval: "
+                        "the eval envs' seed, default the run's seed + 10000)")
+    p.add_argument("--train-iter", type=_count, default=None,
+                   help="stop after this many train iterations (--resume: the run's own limit unless given)")
+    p.add_argument("--env-step", type=_count, default=None,
+                   help="stop after this many env steps (--resume: the run's own limit unless given)")
+    p.add_argument("--set", dest="settings", type=_setting, action="append", default=[], metavar="KEY=VALUE",
+                   help="override a config key, checked like the config file (repeatable), e.g. "
+                        "--set policy.learn.learning_rate=3e-4; recorded in the saved configs")
     p.add_argument("--exp-name", default=None,
                    help="experiment folder (default: <config exp_name>_seed<S>; never overwritten: _1, _2... appended)")
     p.add_argument("--resume", default=None, metavar="PATH",
                    help="continue from an experiment folder (its latest checkpoint) or a checkpoint file")
     p.add_argument("--load", default=None, metavar="PATH",
                    help="-m eval: the experiment folder (its latest checkpoint) or checkpoint file to evaluate")
-    p.add_argument("--episodes", type=int, default=None,
+    p.add_argument("--episodes", type=_count, default=None,
                    help="-m eval: evaluation episodes (default: the config's env.n_evaluator_episode)")
     p.add_argument("--no-progress", action="store_true", help="don't show the progress bar")
     p.add_argument("-v", "--version", action="store_true", help="print the version and exit")
@@ -57,10 +138,12 @@ def _run(args: argparse.Namespace) -> int:
 
     if args.mode not in MODES:
         raise ConfigError(f"unknown mode '{args.mode}'; valid choices: {', '.join(MODES)}")
+    from .run_state import EXIT_CODES
     from .utils import read_config, zoo_config
 
     if args.mode == "eval":
         return _eval(args)
+
     def pipeline(input_cfg, **kw):  # noqa: ANN001, ANN202 - imports torch only once the input is known valid
         if args.mode == "serial_onpolicy":
             from .serial_entry_onpolicy import serial_pipeline_onpolicy
@@ -70,13 +153,14 @@ def _run(args: argparse.Namespace) -> int:
 
         return serial_pipeline(input_cfg, **kw)
 
-    train_iter = None if args.train_iter is None else int(args.train_iter)
-    env_step = None if args.env_step is None else int(args.env_step)
     if args.resume:
-        policy = pipeline(None, max_train_iter=train_iter, max_env_step=env_step, resume=args.resume,
-                                 progress=not args.no_progress)
-        _report(policy.result)
-        return 0
+        if args.settings:
+            raise ConfigError("--set cannot change a resumed run (its saved config is what it was started with); "
+                              "start a new run instead")
+        policy = pipeline(None, max_train_iter=args.train_iter, max_env_step=args.env_step, resume=args.resume,
+                          progress=not args.no_progress)
+        _report(policy.result, args.mode)
+        return EXIT_CODES.get(policy.result.get("signal"), 130) if policy.result.get("interrupted") else 0
     if args.config:
         main, create = read_config(args.config)
         default_name = os.path.splitext(os.path.basename(args.config))[0].replace("_config", "")
@@ -85,17 +169,28 @@ def _run(args: argparse.Namespace) -> int:
         default_name = main.get("exp_name", f"{args.env}_{args.policy}")
     else:
         raise ConfigError("give either -c CONFIG_FILE or both -e ENV and -p POLICY (see stride -h)")
+    main = apply_settings(_copy(main), args.settings)
     seeds = args.seed or [0]
+    # a config saved by a run (formatted_total_config.py) names the run's folder, <name>_seed<S>:
+    # its seed suffix is replaced, never doubled (name_seed1_seed1)
+    base = _SEED_SUFFIX.sub("", str(args.exp_name or main.get("exp_name", default_name)))
     for seed in seeds:
-        exp_name = args.exp_name or f"{main.get('exp_name', default_name)}_seed{seed}"
-        if args.exp_name and len(seeds) > 1:
-            exp_name = f"{args.exp_name}_seed{seed}"
-        policy = pipeline([main, create], seed=seed, max_train_iter=train_iter, max_env_step=env_step,
-                                 exp_name=exp_name, progress=not args.no_progress)
-        _report(policy.result)
+        exp_name = args.exp_name if args.exp_name and len(seeds) == 1 else f"{base}_seed{seed}"
+        policy = pipeline([main, create], seed=seed, max_train_iter=args.train_iter, max_env_step=args.env_step,
+                          exp_name=exp_name, progress=not args.no_progress)
+        _report(policy.result, args.mode)
         if policy.result.get("interrupted"):
-            return 130
+            return EXIT_CODES.get(policy.result.get("signal"), 130)
     return 0
+
+
+_SEED_SUFFIX = re.compile(r"_seed\d+(_\d+)?$")
+
+
+def _copy(obj: Any) -> Any:
+    import copy
+
+    return copy.deepcopy(obj)
 
 
 def _eval(args: argparse.Namespace) -> int:
@@ -117,11 +212,19 @@ def _eval(args: argparse.Namespace) -> int:
     return 0
 
 
-def _report(result: dict) -> None:
+def _report(result: dict, mode: str) -> None:
+    from .run_state import resume_command
+
     exp = result["exp_dir"]
     ret = result["eval_return"]
+    if result.get("already_finished"):
+        reached = "reached the stop value" if result["stop"] else "stopped at its step/iteration limit"
+        print(f"stride: {exp} already finished ({reached} at env_step={result['env_step']} "
+              f"train_iter={result['train_iter']}); nothing to resume (give a larger --env-step / --train-iter "
+              "to train further)")
+        return
     if result.get("interrupted"):
-        status = "interrupted"
+        status = f"interrupted ({result.get('signal') or 'SIGINT'})"
     elif result["stop"]:
         status = "reached the stop value"
     else:
@@ -130,27 +233,39 @@ def _report(result: dict) -> None:
           f"eval_return={'-' if ret is None else f'{ret:.2f}'} train_cpu={result['train_cpu_seconds']:.1f}s")
     print(f"stride: results in {os.path.abspath(exp)} (config, ckpt/, log/, progress.csv, result.json)")
     if result.get("interrupted"):
-        print(f"stride: resume with: stride -m serial --resume {exp}")
+        command = resume_command(mode, exp, result.get("max_env_step"), result.get("max_train_iter"))
+        print(f"stride: resume with: {command}")
 
 
 def main(argv: Optional[List[str]] = None) -> int:
     """Entry point of the ``stride`` command; returns the exit code."""
-    args = _parser().parse_args(argv)
+    try:
+        args = _parser().parse_args(argv)
+    except SystemExit as e:  # -h, or a usage error already printed as one line
+        return int(e.code or 0)
     if args.version:
         from .. import __version__
 
         print(f"stride {__version__}")
         return 0
-    from ..utils.errors import StrideError
+    from ..utils.errors import StrideError, resource_error
 
     try:
         return _run(args)
     except StrideError as e:
-        print(f"stride: error: {e}", file=sys.stderr)
-        return 2
+        print(f"stride: error: {_one_line(e)}", file=sys.stderr)
+        return e.exit_code
+    except OSError as e:  # the machine refused a write or a read (disk full, read-only, permissions)
+        err = resource_error("write" if e.filename else "use", str(e.filename or "a file"), e)
+        print(f"stride: error: {_one_line(err)}", file=sys.stderr)
+        return err.exit_code
     except KeyboardInterrupt:
         print("stride: aborted", file=sys.stderr)
         return 130
+
+
+def _one_line(error: BaseException) -> str:
+    return " ".join(str(error).split())
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -12,16 +12,15 @@ and written (atomically) to ``<exp>/eval/<checkpoint>_seed<S>.json``.
 
 from __future__ import annotations
 
-import json
 import os
 from typing import Any, Dict, Optional
 
 import numpy as np
 import torch
 
-from ..config import load_json_config
-from ..config.compile import import_components
+from ..config.compile import import_components, load_saved_config
 from ..utils.errors import ConfigError
+from ..utils.files import atomic_write_json
 from ..utils.registry import POLICY_REGISTRY
 from ..utils.seed import set_pkg_seed
 from ..worker import BaseSerialEvaluator
@@ -38,7 +37,7 @@ def eval_pipeline(path: str, n_episode: Optional[int] = None, seed: Optional[int
     on evaluator envs seeded ``seed`` (default: the run's seed + 10000). Returns the summary
     (mean, std, min, max, returns, whether the mean reaches ``env.stop_value``)."""
     exp_dir, ckpt = resolve_resume(path)
-    cfg = load_json_config(os.path.join(exp_dir, "total_config.json"))
+    cfg = load_saved_config(os.path.join(exp_dir, "total_config.json"))
     if n_episode is not None and n_episode < 1:
         raise ConfigError(f"the number of evaluation episodes must be >= 1, got {n_episode}")
     confirm = int(cfg.policy.eval.evaluator.get("confirm_episode", 0))
@@ -70,8 +69,6 @@ def eval_pipeline(path: str, n_episode: Optional[int] = None, seed: Optional[int
     os.makedirs(out_dir, exist_ok=True)
     name = os.path.basename(ckpt).replace(".pth.tar", "")
     out = os.path.join(out_dir, f"{name}_seed{seed}.json")
-    with open(out + ".tmp", "w") as f:
-        json.dump(result, f, indent=2)
-    os.replace(out + ".tmp", out)
+    atomic_write_json(out, result)
     result["result_file"] = out
     return result

@@ -13,30 +13,31 @@ in-flight episodes and RNG states restored, so a resumed run matches an uninterr
 from __future__ import annotations
 
 import copy
-import json
 import os
 import time
 from typing import Any, Optional, Union
 
 import torch
 
-from ..config import Config, compile_config, load_json_config, save_config
-from ..config.compile import make_exp_dir
-from ..config.compile import import_components
+from ..config import Config, compile_config, save_config
+from ..config.compile import import_components, load_saved_config, make_exp_dir
 from ..data import create_buffer
+from ..utils.files import atomic_write_json
 from ..utils.log import ProgressCSV, build_tb_writer
 from ..policy.random_policy import random_collect_mode
 from ..utils.registry import POLICY_REGISTRY
 from ..utils.seed import set_pkg_seed
 from ..worker import BaseLearner, BaseSerialEvaluator, create_collector
+from ..worker.learner.learner import read_checkpoint
 from .progress import ProgressBar
+from .run_state import RESULT_FILE, finished, read_limits, read_result, write_limits
 from .utils import Interrupt, build_env_managers, check_spaces, read_config, resolve_resume
 
 
 def _load_cfg(input_cfg: Union[str, tuple, list], seed: int, exp_name: Optional[str], resume: Optional[str]) -> tuple:
     if resume is not None:
         exp_dir, ckpt = resolve_resume(resume)
-        cfg = load_json_config(os.path.join(exp_dir, "total_config.json"))
+        cfg = load_saved_config(os.path.join(exp_dir, "total_config.json"))
         cfg.exp_name = exp_dir
         return cfg, ckpt
     main, create = read_config(input_cfg) if isinstance(input_cfg, str) else input_cfg
@@ -62,13 +63,26 @@ def serial_pipeline(
         input_cfg: ``[main_config, create_config]`` or the path of a config ``.py`` file.
         seed: seeds every RNG (envs get their own streams derived from it).
         model: use this model instead of the policy's default.
-        max_train_iter / max_env_step: stop after this many train iterations / env steps.
+        max_train_iter / max_env_step: stop after this many train iterations / env steps (a resumed
+            run keeps the limits it was started with unless given again).
         exp_name: experiment folder (overrides ``main_config['exp_name']``).
-        resume: an experiment folder or checkpoint to continue from.
-        progress: show a progress bar on the terminal.
+        resume: an experiment folder or checkpoint to continue from. A run that already ended
+            (stop value reached, or its limits) is not trained again: the policy of its latest
+            checkpoint comes back with ``result['already_finished']`` set.
+        progress: a bar on a terminal; progress lines every 10 s where stdout is not one.
     """
     import_components()
     cfg, resume_ckpt = _load_cfg(input_cfg, seed, exp_name, resume)
+    if resume_ckpt is not None:
+        saved_env_step, saved_train_iter = read_limits(cfg.exp_name)
+        given = (max_env_step, max_train_iter) != (None, None)
+        max_env_step = saved_env_step if max_env_step is None else max_env_step
+        max_train_iter = saved_train_iter if max_train_iter is None else max_train_iter
+        done = read_result(cfg.exp_name)
+        if finished(done, max_env_step, max_train_iter):
+            return _finished_policy(cfg, model, resume_ckpt, done)
+        if given:
+            write_limits(cfg.exp_name, max_env_step, max_train_iter)
     seed = cfg.seed
     torch.set_num_threads(int(cfg.get("num_threads", 1)))
     set_pkg_seed(seed, use_cuda=cfg.policy.cuda)
@@ -78,6 +92,7 @@ def serial_pipeline(
     if resume_ckpt is None:
         cfg.exp_name = make_exp_dir(cfg.exp_name)
         save_config(cfg, cfg.exp_name)
+        write_limits(cfg.exp_name, max_env_step, max_train_iter)
     exp = cfg.exp_name
     tb = build_tb_writer(exp)
     try:
@@ -102,11 +117,18 @@ def serial_pipeline(
         if tb is not None:
             tb.close()
     result["final_checkpoint"] = os.path.join(exp, "ckpt", f"iteration_{learner.train_iter}.pth.tar")
-    tmp = os.path.join(exp, "result.json.tmp")
-    with open(tmp, "w") as f:
-        json.dump(result, f, indent=2)
-    os.replace(tmp, os.path.join(exp, "result.json"))
+    result["max_env_step"], result["max_train_iter"] = max_env_step, max_train_iter
+    atomic_write_json(os.path.join(exp, RESULT_FILE), result)
     policy.result = result
+    return policy
+
+
+def _finished_policy(cfg: Config, model: Optional[torch.nn.Module], ckpt: str, result: dict) -> Any:
+    """The policy of a run that already ended, from its latest checkpoint; nothing is trained or
+    written (its ``result.json`` stays as it is)."""
+    policy = POLICY_REGISTRY.get(cfg.policy.type)(cfg.policy, model=model)
+    policy.learn_mode.load_state_dict(read_checkpoint(ckpt)["policy"])
+    policy.result = dict(result, already_finished=True)
     return policy
 
 
@@ -170,7 +192,8 @@ def _run(cfg: Config, policy: Any, learner: BaseLearner, collector: Any, evaluat
                 break
     bar.close()
     return {
-        "stop": bool(stop), "interrupted": interrupted, "env_step": collector.envstep, "train_iter": learner.train_iter,
+        "stop": bool(stop), "interrupted": interrupted, "signal": interrupt.signal_name,
+        "env_step": collector.envstep, "train_iter": learner.train_iter,
         "eval_return": last_return, "train_cpu_seconds": time.process_time() - cpu0 - eval_cpu,
         "eval_cpu_seconds": eval_cpu, "wall_seconds": time.perf_counter() - wall0, "exp_dir": exp,
     }

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import importlib
+import importlib.machinery
 import importlib.util
 import os
 import pkgutil
 import signal
 import sys
 from functools import partial
-from typing import Any, Callable, List, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import gymnasium as gym
 import numpy as np
@@ -28,17 +29,25 @@ def read_config(path: str) -> Tuple[dict, dict]:
 
     The file is Python and runs: only use config files you trust (resume reads JSON instead).
     """
-    if not os.path.isfile(path):
+    if not os.path.exists(path):
         raise ConfigError(f"config file '{path}' does not exist")
-    spec = importlib.util.spec_from_file_location("_stride_user_config", path)
-    module = importlib.util.module_from_spec(spec)
+    if not os.path.isfile(path):
+        raise ConfigError(f"config file '{path}' is not a file (give a .py file defining main_config and create_config)")
+    loader = importlib.machinery.SourceFileLoader("_stride_user_config", path)  # any file name, not only *.py
+    module = importlib.util.module_from_spec(importlib.util.spec_from_loader(loader.name, loader))
     try:
-        spec.loader.exec_module(module)
-    except Exception as e:
-        raise ConfigError(f"config file '{path}' failed to run: {type(e).__name__}: {e}") from None
+        loader.exec_module(module)
+    except SyntaxError as e:
+        raise ConfigError(f"config file '{path}' is not valid Python (line {e.lineno}: {e.msg})") from None
+    except Exception as e:  # the user's code raised
+        reason = " ".join(str(e).split())
+        raise ConfigError(f"config file '{path}' failed to run: {type(e).__name__}: {reason}") from None
     missing = [n for n in ("main_config", "create_config") if not hasattr(module, n)]
     if missing:
         raise ConfigError(f"config file '{path}' must define main_config and create_config (missing: {', '.join(missing)})")
+    for name in ("main_config", "create_config"):
+        if not isinstance(getattr(module, name), dict):
+            raise ConfigError(f"config file '{path}': {name} must be a dict, got {type(getattr(module, name)).__name__}")
     return module.main_config, module.create_config
 
 
@@ -105,30 +114,36 @@ def check_spaces(cfg: Config, env: Any) -> None:
 
 
 class Interrupt:
-    """First Ctrl-C: ask the pipeline to save a checkpoint and stop at the next safe point.
-    Second Ctrl-C: stop now (``KeyboardInterrupt``)."""
+    """First SIGINT (Ctrl-C) or SIGTERM (``kill``, a cluster's time limit): ask the pipeline to save
+    a checkpoint and stop at the next safe point; ``signal_name`` says which came. A second one:
+    stop now (``KeyboardInterrupt``)."""
+
+    SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
     def __init__(self) -> None:
         self.requested = False
-        self._previous: Any = None
+        self.signal_name: Optional[str] = None
+        self._previous: Dict[int, Any] = {}
 
     def __enter__(self) -> "Interrupt":
         import threading
 
         if threading.current_thread() is threading.main_thread():
-            self._previous = signal.signal(signal.SIGINT, self._handle)
+            for sig in self.SIGNALS:
+                self._previous[sig] = signal.signal(sig, self._handle)
         return self
 
     def _handle(self, signum: int, frame: Any) -> None:
         if self.requested:
             raise KeyboardInterrupt
         self.requested = True
-        print("\nstride: interrupt received: saving a checkpoint and stopping (Ctrl-C again to abort)",
-              file=sys.stderr, flush=True)
+        self.signal_name = signal.Signals(signum).name
+        print(f"\nstride: interrupt received ({self.signal_name}): saving a checkpoint and stopping "
+              "(a second one aborts at once)", file=sys.stderr, flush=True)
 
     def __exit__(self, *exc: Any) -> None:
-        if self._previous is not None:
-            signal.signal(signal.SIGINT, self._previous)
+        for sig, previous in self._previous.items():
+            signal.signal(sig, previous)
 
 
 def resolve_resume(path: str) -> Tuple[str, str]:

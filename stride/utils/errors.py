@@ -7,7 +7,30 @@ from typing import Iterable
 
 
 class StrideError(Exception):
-    """Base class of user-facing errors: the message alone must tell what to fix."""
+    """Base class of user-facing errors: the message alone must tell what to fix. The ``stride``
+    command prints it as one line and exits with ``exit_code`` (2: bad usage or input)."""
+
+    exit_code = 2
+
+
+class ResourceError(StrideError, OSError):
+    """The machine refused something the run needs (disk full, read-only folder, permissions):
+    nothing wrong with the command itself, so the ``stride`` command exits with 1."""
+
+    exit_code = 1
+
+
+def resource_error(action: str, path: str, error: OSError) -> StrideError:
+    """One line for an ``OSError`` met while ``action`` on ``path``: a ``ResourceError`` (exit 1)
+    for the machine's refusals, a ``ConfigError`` (exit 2) for a name the file system cannot hold."""
+    import errno
+
+    reason = error.strerror or type(error).__name__
+    if error.errno == errno.ENAMETOOLONG:
+        return ConfigError(f"cannot {action} '{path}': {reason} (choose a shorter experiment name)")
+    hint = {errno.ENOSPC: " (free some disk space)", errno.EROFS: " (run from a writable folder)",
+            errno.EACCES: " (run from a folder you may write to)", errno.EDQUOT: " (disk quota exceeded)"}
+    return ResourceError(f"cannot {action} '{path}': {reason}{hint.get(error.errno or 0, '')}")
 
 
 class ConfigError(StrideError, ValueError):

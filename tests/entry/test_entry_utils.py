@@ -23,7 +23,7 @@ def test_read_config(tmp_path):
 @pytest.mark.parametrize("text,match", [
     ("main_config = dict()\n", r"must define main_config and create_config \(missing: create_config\)"),
     ("x = 1\n", r"missing: main_config, create_config"),
-    ("main_config = dict(\n", r"failed to run: SyntaxError"),
+    ("main_config = dict(\n", r"is not valid Python \(line 1: "),
     ("raise RuntimeError('boom')\n", r"failed to run: RuntimeError: boom"),
 ])
 def test_read_config_errors(tmp_path, text, match):

@@ -36,7 +36,10 @@ StepCheck = Callable[[Any, Any], bool]
 
 
 class NonFiniteError(StrideError, ValueError):
-    """An env returned a NaN or infinite reward or observation (``env.manager.nonfinite='raise'``)."""
+    """An env returned a NaN or infinite reward or observation (``env.manager.nonfinite='raise'``).
+    A failure of the env at run time, not of the command: the ``stride`` command exits with 1."""
+
+    exit_code = 1
 
 
 class ObservationShapeError(StrideError, ValueError):

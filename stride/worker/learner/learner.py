@@ -9,6 +9,8 @@ resumes exactly where it stopped and loading a checkpoint never runs code.
 from __future__ import annotations
 
 import os
+import pickle
+import warnings
 from typing import Any, Callable, Dict, List, Optional
 
 import torch
@@ -16,6 +18,7 @@ import torch
 from ...config.config import Configurable, merge_config
 from ...config.setting import Setting
 from ...utils.errors import StrideError
+from ...utils.files import atomic_write, atomic_write_text
 from ...utils.log import build_logger
 from ...utils.seed import get_rng_state, set_rng_state
 from .hooks import POSITIONS, LearnerHook, LoadCkptHook, LogFlushHook, LogShowHook, SaveCkptHook, ckpt_dir
@@ -24,14 +27,23 @@ CKPT_FORMAT = 1
 
 
 def read_checkpoint(path: str) -> Dict[str, Any]:
-    """A checkpoint file's contents, loaded with ``weights_only`` (no code runs); one clear error if
-    it is missing or not loadable that way."""
+    """A checkpoint file's contents, loaded with ``weights_only`` (no code runs). Anything else --
+    missing, truncated, not a checkpoint, or holding objects a safe load refuses -- is one line
+    that says which; it never suggests loading unsafely (torch's own message does)."""
     if not os.path.isfile(path):
         raise StrideError(f"checkpoint '{path}' does not exist")
     try:
-        return torch.load(path, map_location="cpu", weights_only=True)
-    except Exception as e:
-        raise StrideError(f"checkpoint '{path}' cannot be loaded safely (weights_only): {e}") from None
+        with warnings.catch_warnings():  # torch warns about foreign pickle protocols on stderr
+            warnings.simplefilter("ignore")
+            state = torch.load(path, map_location="cpu", weights_only=True)
+    except pickle.UnpicklingError:
+        raise StrideError(f"checkpoint '{path}' holds objects a safe load refuses (not a checkpoint Stride wrote; "
+                          "loading it could run code), refused") from None
+    except Exception as e:  # a truncated zip (RuntimeError), an empty file (EOFError), text (KeyError) ...
+        raise StrideError(f"checkpoint '{path}' is truncated or not a checkpoint file ({type(e).__name__})") from None
+    if not isinstance(state, dict) or "policy" not in state or "train_iter" not in state:
+        raise StrideError(f"checkpoint '{path}' is not a Stride checkpoint (no policy state and train_iter in it)")
+    return state
 
 
 class BaseLearner(Configurable):
@@ -171,14 +183,9 @@ class BaseLearner(Configurable):
             "rng": get_rng_state(),
             "components": {name: comp.state_dict() for name, comp in self._states.items()},
         }
-        tmp = f"{path}.tmp{os.getpid()}"
-        torch.save(state, tmp)
-        os.replace(tmp, path)
-        latest = os.path.join(folder, "ckpt_latest.txt")
+        atomic_write(path, lambda f: torch.save(state, f), binary=True)
         if ckpt_name is None or ckpt_name != "ckpt_best.pth.tar":
-            with open(latest + ".tmp", "w") as f:
-                f.write(os.path.basename(path) + "\n")
-            os.replace(latest + ".tmp", latest)
+            atomic_write_text(os.path.join(folder, "ckpt_latest.txt"), os.path.basename(path) + "\n")
         return path
 
     def load_checkpoint(self, path: str) -> None:

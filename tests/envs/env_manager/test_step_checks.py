@@ -264,7 +264,7 @@ def test_the_stride_command_prints_one_line(tmp_path):
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     done = subprocess.run([sys.executable, "-m", "stride", "-m", "serial", "-c", "nan_config.py", "-s", "0", "--env-step", "2000"],
                           cwd=tmp_path, env=env, capture_output=True, text=True, timeout=240)
-    assert done.returncode == 2, done.stderr
+    assert done.returncode == 1, done.stderr  # the env failed at run time: not a usage error
     errors = [line for line in done.stderr.splitlines() if line.startswith("stride: error:")]
     assert len(errors) == 1 and "Traceback" not in done.stderr, done.stderr
     assert "(NanCartPole-v0) returned a non-finite observation[3] = nan (1 of 4 values) at episode step 30" in errors[0]
