@@ -55,9 +55,12 @@ def items(n: int) -> List[Dict[str, Any]]:
 
 def side(data: Any, extra: Dict[str, Any], its: List[Dict[str, Any]]) -> Dict[str, Callable[[], Any]]:
     """The benchmark's sampling operations on one side's buffers."""
-    naive = data.NaiveReplayBuffer({"replay_buffer_size": CAP, **extra}, seed=0)
-    adv = data.AdvancedReplayBuffer({"replay_buffer_size": CAP, "priority": False, **extra}, seed=0)
-    per = data.AdvancedReplayBuffer({"replay_buffer_size": CAP, "priority": True, **extra}, seed=0)
+    def cfg(cls: Any) -> Dict[str, Any]:  # (the keys this buffer knows: max_use is advanced only)
+        return {k: v for k, v in extra.items() if k in cls.default_config()}
+
+    naive = data.NaiveReplayBuffer({"replay_buffer_size": CAP, **cfg(data.NaiveReplayBuffer)}, seed=0)
+    adv = data.AdvancedReplayBuffer({"replay_buffer_size": CAP, "priority": False, **cfg(data.AdvancedReplayBuffer)}, seed=0)
+    per = data.AdvancedReplayBuffer({"replay_buffer_size": CAP, "priority": True, **cfg(data.AdvancedReplayBuffer)}, seed=0)
     for s in range(0, len(its), 1000):
         for b in (naive, adv, per):
             b.push(its[s:s + 1000])
@@ -95,6 +98,7 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=15)
     ap.add_argument("--calls", type=int, default=400)
     ap.add_argument("--new-cfg", nargs="*", default=[], help="key=value buffer config of the new side")
+    ap.add_argument("--cfg", nargs="*", default=[], help="key=value buffer config of both sides (e.g. max_use=100)")
     ap.add_argument("--only", nargs="*", default=None, help="operations to time (default: all)")
     args = ap.parse_args()
     sys.path.insert(0, REPO)
@@ -105,8 +109,9 @@ def main() -> None:
 
     old = import_old(args.old_rev)
     extra = {k: ast.literal_eval(v) for k, v in (kv.split("=", 1) for kv in args.new_cfg)}
+    both = {k: ast.literal_eval(v) for k, v in (kv.split("=", 1) for kv in args.cfg)}
     its = items(N_ITEMS)
-    ops_old, ops_new = side(old, {}, its), side(new, extra, its)
+    ops_old, ops_new = side(old, both, its), side(new, {**both, **extra}, its)
     names = args.only or list(ops_old)
     times: Dict[str, Tuple[List[float], List[float]]] = {op: ([], []) for op in names}
     up0 = os.getloadavg()
@@ -117,7 +122,8 @@ def main() -> None:
             for k, ops in pair:
                 times[op][k].append(block(ops[op], calls))
     up1 = os.getloadavg()
-    print(f"# old {args.old_rev} vs this checkout{' with ' + str(extra) if extra else ''}; {args.rounds} rounds "
+    print(f"# old {args.old_rev} vs this checkout{' with ' + str(extra) if extra else ''}"
+          f"{'; both with ' + str(both) if both else ''}; {args.rounds} rounds "
           f"of interleaved blocks; load average {up0[0]:.2f} -> {up1[0]:.2f}")
     print(f"{'operation':<26}{'old us':>9}{'new us':>9}{'new/old':>9}   (median of per-round ratios)")
     for op in names:

@@ -523,36 +523,40 @@ def main() -> None:
         def ratio(a: Any, b: Any) -> str:
             return f"{a / b:6.2f}x" if isinstance(a, (int, float)) and isinstance(b, (int, float)) else "   n/a"
 
+        def line(label: str, value: str, note: str) -> None:
+            say(f"    {label:<66}{value}  {note}")
+
         bare = r.get("bare", {}).get("sample64")
         bare_distinct = r.get("bare", {}).get("sample_distinct64")
         for s in ("stride_naive", "stride_advanced", "stride_naive_replace", "stride_advanced_replace"):
             if s in r and "error" not in r[s]:
-                say(f"    {s} sample_batch64 / bare ring sample64       {ratio(r[s].get('sample_batch64'), bare)}  (>= 0.8)")
+                line(f"{s} sample_batch64 / bare ring sample64", ratio(r[s].get('sample_batch64'), bare), "(>= 0.8)")
         for s in ("stride_naive", "stride_advanced"):
             if s in r and "error" not in r[s]:
-                say(f"    {s} sample_batch64 / bare ring sample_distinct64  {ratio(r[s].get('sample_batch64'), bare_distinct)}  (info: both distinct)")
+                line(f"{s} sample_batch64 / bare ring sample_distinct64", ratio(r[s].get('sample_batch64'), bare_distinct),
+                     "(info: both distinct)")
         for s in ("stride_naive", "stride_advanced"):
             rs = r.get(s + "_replace", {})
             if s in r and "error" not in r[s] and rs and "error" not in rs:
                 for op in ("sample64", "sample_batch64", "sample256", "per64", "per64_list"):
                     if op in r[s] and op in rs:
-                        say(f"    {s} {op}: replace=False / replace=True{'':<{max(0, 20 - len(op))}}{ratio(r[s][op], rs[op])}  (info)")
+                        line(f"{s} {op}: replace=False / replace=True", ratio(r[s][op], rs[op]), "(info)")
         ts_per = r.get("tianshou", {}).get("per64")
         adv = r.get("stride_advanced", {})
-        say(f"    stride_advanced per64 / tianshou per64              {ratio(adv.get('per64'), ts_per)}  (>= 2)")
+        line("stride_advanced per64 / tianshou per64", ratio(adv.get('per64'), ts_per), "(>= 2)")
         if "stride_advanced_replace" in r:
-            say(f"    stride_advanced_replace per64 / tianshou per64      "
-                f"{ratio(r['stride_advanced_replace'].get('per64'), ts_per)}  (info)")
-        say(f"    stride_advanced per64_list / tianshou per64         {ratio(adv.get('per64_list'), ts_per)}  (info)")
+            line("stride_advanced_replace per64 / tianshou per64", ratio(r['stride_advanced_replace'].get('per64'), ts_per),
+                 "(info)")
+        line("stride_advanced per64_list / tianshou per64", ratio(adv.get('per64_list'), ts_per), "(info)")
         if "torchrl" in r and "per64" in r["torchrl"]:
-            say(f"    stride_advanced per64 / torchrl per64               {ratio(adv.get('per64'), r['torchrl']['per64'])}  (info)")
+            line("stride_advanced per64 / torchrl per64", ratio(adv.get('per64'), r['torchrl']['per64']), "(info)")
         peers = {p: r[p]["sample64"] for p in ("tianshou", "torchrl", "sb3") if p in r and "sample64" in r[p]}
         if peers:
             best = max(peers, key=peers.get)
             for s in ("stride_naive", "stride_advanced"):
                 if s in r and "sample64" in r[s]:
-                    say(f"    {s} sample64 (list of dicts) / best peer sample64 ({best})  "
-                        f"{ratio(r[s]['sample64'], peers[best])}  (> 1)")
+                    line(f"{s} sample64 (list of dicts) / best peer sample64 ({best})", ratio(r[s]['sample64'], peers[best]),
+                         "(> 1)")
     up = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
     say()
     say(f"# uptime at end: {up}")

@@ -317,10 +317,11 @@ class BlockSumSampler:
         c2 = total - n * wmax  # > 0 (n w_max <= SAMPFORD_MAX_SHARE total)
         sure = total / c2
         k = int(n * wmax * hi / c2 * 1.25) + 16  # expected kept: >= 1.25 n
+        hi_f = float(hi)
         while tries:
             tries -= 1
             u = rng.random(2 * k)  # candidates and their acceptance uniforms: one call
-            cand = (u[:k] * hi).astype(np.int64)
+            cand = (u[:k] * hi_f).astype(np.int64)
             wc = w.take(cand)
             t = u[k:]
             t *= wmax
@@ -329,9 +330,9 @@ class BlockSumSampler:
                 sel = acc[:n]
                 ws = wc.take(sel)
                 ts = t.take(sel)
-                ts[0] = 0.0  # (unit 1 is not thinned)
                 ts *= sure
-                if np.less(ts, ws).tobytes().count(1) != n:  # (bytes.count: ~0.1 us less than count_nonzero)
+                sure_kept = np.less(ts, ws).tobytes().count(1)  # (bytes.count: ~0.1 us less than count_nonzero)
+                if sure_kept != n and (sure_kept != n - 1 or ts[0] < ws[0]):  # (unit 1 is not thinned)
                     ts = t.take(sel)
                     ts[0] = 0.0
                     if np.less(ts * (total - n * ws), ws * c2).tobytes().count(1) != n:  # one is thinned out

@@ -116,7 +116,7 @@ class BatchLimit:
 
     def distinct(self, slots: np.ndarray) -> bool:
         """Whether no slot repeats (~0.4 us for 64: one scattered write, one gather, one bytes compare)."""
-        ar, ar_bytes = self._positions(slots.size)
+        ar, ar_bytes = self._pos.get(slots.size) or self._positions(slots.size)
         stamp = self._stamp
         stamp[slots] = ar  # a repeated slot keeps its last position ...
         return stamp.take(slots).tobytes() == ar_bytes  # ... so its earlier copies read back another one
@@ -162,7 +162,10 @@ class BatchLimit:
         if self.distinct(slots):  # every usable slot may appear at least once
             return slots
         n = slots.size
-        kept = slots[occurrence_rank(slots) < cap(slots)]
+        ok = occurrence_rank(slots) < cap(slots)
+        if ok.all():  # repeats, none past its cap
+            return slots
+        kept = slots[ok]
         while kept.size < n:
             vals, counts = np.unique(kept, return_counts=True)
             cand = draw(n - kept.size, vals[counts >= cap(vals)])
