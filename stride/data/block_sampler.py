@@ -61,10 +61,12 @@ class BlockSumSampler:
         acceptance it is uniform below the leaf); see :meth:`_sampford` for the one comparison
         that settles it in ~85% of the batches. Candidate slots and their acceptance uniforms come
         from one ``rng.random(2k)`` (~1 us less than ``rng.integers`` + ``rng.random``; the draws
-        of this mode are new anyway). Cost at 40k items: ~2 us over an i.i.d. batch (~7 us) --
-        the thinning check ~0.9 us, the repeat check ~0.7 us, redrawn batches ~0.4 us, the rare
-        full thinning ~0.3 us, less the ~0.7 us the single ``rng.random`` saves; each is a handful
-        of NumPy calls on 64 values, whose fixed cost is the floor.
+        of this mode are new anyway). Cost at the benchmark's 40k items: ~2.5 us over an i.i.d.
+        batch (~7 us; ``per64``, sample + update, +13%) -- the thinning check ~0.9 us, the repeat
+        check ~0.7 us, batches drawn again for a repeat (~7%) ~0.4 us, the full thinning test
+        (~8%) ~0.3 us, the rest call overhead, less the ~0.7 us the single ``rng.random`` saves;
+        each is a handful of NumPy calls on 64 values, whose fixed cost is the floor
+        (``benchmarks/buffers/README.md``, issue 13).
       - Small buffers (where ``n (n - 1) / (2 hi) > SAMPFORD_MAX_LOAD``: Sampford would keep under
         ~22% of its batches), a bound ``n w_max`` above ``SAMPFORD_MAX_SHARE`` of the total (items
         that may be certain; the bound is tightened first), and ``SAMPFORD_TRIES`` rejected batches

@@ -19,8 +19,9 @@ Per slot it keeps the priority ``p`` the learner sent (or the one an item was pu
   share of the batch (``P(i)`` with replacement), the max over every stored item (the least likely
   one): ``(w_i / w_min)^-beta <= 1``, with ``w_i`` capped at ``tau`` when some item is certain
   (``min(w_i, tau) / min(w_min, tau)``). ``1 / q_i`` is the Horvitz-Thompson weight of the design,
-  so at ``beta = 1`` the weighted batch mean is unbiased in both modes. ``beta`` is annealed
-  linearly to 1 over ``anneal_step`` sample calls.
+  so at ``beta = 1`` the IS-weighted batch mean estimates the buffer's mean without bias in both
+  modes (up to the constant normalisation by the max). ``beta`` is annealed linearly to 1 over
+  ``anneal_step`` sample calls.
 
 Why it is fast: one sample + update of 64 is ~25 NumPy calls in all -- the sampler hands back the
 accepted leaves with the slots (no second gather for IS), ``update`` finds the batch's smallest and
