@@ -11,6 +11,11 @@ uint8[4,84,84] ("atari"). Operations (ops/s = calls per process-CPU second, medi
     sample64     uniform sample of 64 (Stride: list-of-dicts ``sample`` AND columns ``sample_batch``)
     sample256    uniform sample of 256
     per64        prioritized sample of 64 + priority update of those 64
+    sample_distinct64  bare ring only: 64 distinct items (``Generator.choice(replace=False)``), the
+                 like-for-like baseline of Stride's default batches (distinct items since issue 13)
+
+Stride runs twice per buffer: the default (``replace=False``: distinct items per batch) and
+``replace=True`` (i.i.d. draws, what every buffer did before issue 13): ``stride_*_replace``.
 
 Each contestant runs in its own fresh process (clean CPU accounting), torch with 1 thread; the
 contestants take turns, ``--rounds`` times, and each number is the median over rounds (the machine
@@ -34,7 +39,8 @@ from typing import Any, Callable, Dict, List, Tuple
 import numpy as np
 
 CAP = 100_000
-CONTESTANTS = ["bare", "stride_naive", "stride_advanced", "tianshou", "torchrl", "sb3"]
+CONTESTANTS = ["bare", "stride_naive", "stride_advanced", "stride_naive_replace", "stride_advanced_replace",
+               "tianshou", "torchrl", "sb3"]
 CASES = {"float4": ((4,), np.float32), "atari": ((4, 84, 84), np.uint8)}
 
 
@@ -110,14 +116,24 @@ class Bare:
         idx = self.rng.integers(0, self.size, n)
         return {k: col[idx] for k, col in self.cols.items()}
 
+    def sample_distinct(self, n: int) -> Dict[str, np.ndarray]:
+        """``n`` distinct items, NumPy's way (Floyd's algorithm + shuffle)."""
+        idx = self.rng.choice(self.size, n, replace=False)
+        return {k: col[idx] for k, col in self.cols.items()}
+
 
 class StrideNaive:
     name = "Stride NaiveReplayBuffer"
+    replace = False  # the buffers' default: distinct items per batch
 
     def __init__(self, case: str) -> None:
         from stride.data import NaiveReplayBuffer
 
-        self.b = NaiveReplayBuffer({"replay_buffer_size": CAP}, seed=0)
+        self.b = NaiveReplayBuffer({"replay_buffer_size": CAP, **self.mode()}, seed=0)
+
+    @classmethod
+    def mode(cls) -> Dict[str, Any]:
+        return {"replace": True} if cls.replace else {}
 
     def push1(self, it):
         self.b.push(it)
@@ -138,8 +154,8 @@ class StrideAdvanced(StrideNaive):
     def __init__(self, case: str) -> None:
         from stride.data import AdvancedReplayBuffer
 
-        self.b = AdvancedReplayBuffer({"replay_buffer_size": CAP, "priority": False}, seed=0)  # uniform
-        self.per = AdvancedReplayBuffer({"replay_buffer_size": CAP, "priority": True}, seed=0)
+        self.b = AdvancedReplayBuffer({"replay_buffer_size": CAP, "priority": False, **self.mode()}, seed=0)  # uniform
+        self.per = AdvancedReplayBuffer({"replay_buffer_size": CAP, "priority": True, **self.mode()}, seed=0)
         self.rng = np.random.default_rng(1)
 
     def fill_per(self, cols: Dict[str, np.ndarray], n: int) -> None:
@@ -156,6 +172,16 @@ class StrideAdvanced(StrideNaive):
         self.per.update({"replay_unique_id": [d["replay_unique_id"] for d in s],
                          "replay_buffer_idx": [d["replay_buffer_idx"] for d in s],
                          "priority": self.rng.random(64) + 0.01})
+
+
+class StrideNaiveReplace(StrideNaive):
+    name = "Stride NaiveReplayBuffer replace=True"
+    replace = True
+
+
+class StrideAdvancedReplace(StrideAdvanced):
+    name = "Stride AdvancedReplayBuffer replace=True"
+    replace = True
 
 
 class Tianshou:
@@ -273,8 +299,9 @@ class SB3:
             self.push1(it)
 
 
-CLASSES = {"bare": Bare, "stride_naive": StrideNaive, "stride_advanced": StrideAdvanced, "tianshou": Tianshou,
-           "torchrl": TorchRL, "sb3": SB3}
+CLASSES = {"bare": Bare, "stride_naive": StrideNaive, "stride_advanced": StrideAdvanced,
+           "stride_naive_replace": StrideNaiveReplace, "stride_advanced_replace": StrideAdvancedReplace,
+           "tianshou": Tianshou, "torchrl": TorchRL, "sb3": SB3}
 
 
 def setup(name: str, case: str, reps: int, quick: bool) -> Tuple[Dict[str, Any], Dict[str, Tuple[Callable[[], Any], int]]]:
@@ -290,7 +317,7 @@ def setup(name: str, case: str, reps: int, quick: bool) -> Tuple[Dict[str, Any],
     out: Dict[str, Any] = {"name": c.name}
     out["push1"] = timed_stream(lambda k: c.push1(items[k]), n_push, reps)
     n8 = n_push // 8
-    if name in ("bare", "tianshou", "torchrl", "sb3"):
+    if not name.startswith("stride"):
         batches = [{k: v[n_push + 8 * j: n_push + 8 * j + 8] for k, v in cols.items()} for j in range(n8)]
     else:  # Stride takes lists of dicts (the collector's output)
         batches = [items[n_push + 8 * j: n_push + 8 * j + 8] for j in range(n8)]
@@ -303,6 +330,8 @@ def setup(name: str, case: str, reps: int, quick: bool) -> Tuple[Dict[str, Any],
         ops[f"sample{n}"] = ((lambda n=n: c.sample(n)), calls if n == 64 else calls // 3)
         if hasattr(c, "sample_batch"):
             ops[f"sample_batch{n}"] = ((lambda n=n: c.sample_batch(n)), calls if n == 64 else calls // 3)
+    if hasattr(c, "sample_distinct"):
+        ops["sample_distinct64"] = ((lambda: c.sample_distinct(64)), calls)
     if hasattr(c, "per64"):
         try:
             c.fill_per(cols, 2 * n_push)
@@ -475,14 +504,15 @@ def main() -> None:
                 vals = [r[key] for r in runs if isinstance(r.get(key), (int, float))]
                 merged[key] = statistics.median(vals) if vals else runs[0][key]
             results[case][name] = merged
-        cols = ["push1", "push8", "sample64", "sample_batch64", "sample256", "sample_batch256", "per64", "per64_list"]
+        cols = ["push1", "push8", "sample64", "sample_batch64", "sample256", "sample_batch256", "per64", "per64_list",
+                "sample_distinct64"]
         say()
         say(f"## case {case}: obs {CASES[case][1].__name__}{list(CASES[case][0])}, capacity {CAP}")
-        say(f"{'contestant':<46}" + "".join(f"{c:>10}" for c in cols))
+        say(f"{'contestant':<46}" + "".join(f"{c:>{max(10, len(c) + 1)}}" for c in cols))
         for name, r in results[case].items():
             if "error" in r:
                 continue
-            say(f"{r['name'][:46]:<46}" + "".join(f"{fmt(r.get(c)):>10}" for c in cols))
+            say(f"{r['name'][:46]:<46}" + "".join(f"{fmt(r.get(c)):>{max(10, len(c) + 1)}}" for c in cols))
         say("  (Stride: sample = list of dicts, sample_batch = columns; per64_list = list-of-dicts sample + update)")
         for name, res in results[case].items():
             if "per64_error" in res:
@@ -493,23 +523,40 @@ def main() -> None:
         def ratio(a: Any, b: Any) -> str:
             return f"{a / b:6.2f}x" if isinstance(a, (int, float)) and isinstance(b, (int, float)) else "   n/a"
 
+        def line(label: str, value: str, note: str) -> None:
+            say(f"    {label:<66}{value}  {note}")
+
         bare = r.get("bare", {}).get("sample64")
+        bare_distinct = r.get("bare", {}).get("sample_distinct64")
+        for s in ("stride_naive", "stride_advanced", "stride_naive_replace", "stride_advanced_replace"):
+            if s in r and "error" not in r[s]:
+                line(f"{s} sample_batch64 / bare ring sample64", ratio(r[s].get('sample_batch64'), bare), "(>= 0.8)")
         for s in ("stride_naive", "stride_advanced"):
             if s in r and "error" not in r[s]:
-                say(f"    {s} sample_batch64 / bare ring sample64       {ratio(r[s].get('sample_batch64'), bare)}  (>= 0.8)")
+                line(f"{s} sample_batch64 / bare ring sample_distinct64", ratio(r[s].get('sample_batch64'), bare_distinct),
+                     "(info: both distinct)")
+        for s in ("stride_naive", "stride_advanced"):
+            rs = r.get(s + "_replace", {})
+            if s in r and "error" not in r[s] and rs and "error" not in rs:
+                for op in ("sample64", "sample_batch64", "sample256", "per64", "per64_list"):
+                    if op in r[s] and op in rs:
+                        line(f"{s} {op}: replace=False / replace=True", ratio(r[s][op], rs[op]), "(info)")
         ts_per = r.get("tianshou", {}).get("per64")
         adv = r.get("stride_advanced", {})
-        say(f"    stride_advanced per64 / tianshou per64              {ratio(adv.get('per64'), ts_per)}  (>= 2)")
-        say(f"    stride_advanced per64_list / tianshou per64         {ratio(adv.get('per64_list'), ts_per)}  (info)")
+        line("stride_advanced per64 / tianshou per64", ratio(adv.get('per64'), ts_per), "(>= 2)")
+        if "stride_advanced_replace" in r:
+            line("stride_advanced_replace per64 / tianshou per64", ratio(r['stride_advanced_replace'].get('per64'), ts_per),
+                 "(info)")
+        line("stride_advanced per64_list / tianshou per64", ratio(adv.get('per64_list'), ts_per), "(info)")
         if "torchrl" in r and "per64" in r["torchrl"]:
-            say(f"    stride_advanced per64 / torchrl per64               {ratio(adv.get('per64'), r['torchrl']['per64'])}  (info)")
+            line("stride_advanced per64 / torchrl per64", ratio(adv.get('per64'), r['torchrl']['per64']), "(info)")
         peers = {p: r[p]["sample64"] for p in ("tianshou", "torchrl", "sb3") if p in r and "sample64" in r[p]}
         if peers:
             best = max(peers, key=peers.get)
             for s in ("stride_naive", "stride_advanced"):
                 if s in r and "sample64" in r[s]:
-                    say(f"    {s} sample64 (list of dicts) / best peer sample64 ({best})  "
-                        f"{ratio(r[s]['sample64'], peers[best])}  (> 1)")
+                    line(f"{s} sample64 (list of dicts) / best peer sample64 ({best})", ratio(r[s]['sample64'], peers[best]),
+                         "(> 1)")
     up = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
     say()
     say(f"# uptime at end: {up}")

@@ -153,7 +153,8 @@ def test_update_sets_priority_and_ignores_stale_ids():
 
 
 def test_is_weights_formula_and_beta_annealing():
-    b = buf(4, alpha=0.5, beta=0.4, anneal_step=10)
+    """i.i.d. batches (replace=True): IS_i = (N P(i))^-beta / max_j; distinct batches: tests/data/test_replay_batches.py."""
+    b = buf(4, alpha=0.5, beta=0.4, anneal_step=10, replace=True)
     b.push([{**item(i), "priority": float(i + 1)} for i in range(4)])
     w = np.array([1.0, 2.0, 3.0, 4.0]) ** 0.5
     p = w / w.sum()
@@ -179,14 +180,14 @@ def test_evicted_items_never_sampled_and_zero_is_never_returned():
 
 
 # ---- max_use / staleness ----------------------------------------------------------------------------
-def test_max_use_counts_duplicates_in_a_batch():
-    b = buf(2, max_use=3, alpha=1.0)
+def test_max_use_counts_every_copy_and_caps_the_batch():
+    b = buf(2, max_use=3, alpha=1.0, replace=True)
     b.push([{**item(0), "priority": 1e-6}, {**item(1), "priority": 1e6}])  # item 1 drawn almost surely
     s = b.sample_batch(2)
     assert s["replay_unique_id"].tolist() == [1, 1] and b.count() == 2 and b._use[1] == 2
-    s = b.sample_batch(2)  # reaches 4 >= 3 in this batch: both copies returned, then evicted
-    assert s["replay_unique_id"].tolist() == [1, 1] and b.count() == 1 and b.live_slots().tolist() == [0]
-    assert b.monitor_info()["removed_max_use"] == 1
+    s = b.sample_batch(2)  # one use left: the second copy is drawn again from the others, then item 1 goes
+    assert s["replay_unique_id"].tolist() == [1, 0] and b.count() == 1 and b.live_slots().tolist() == [0]
+    assert b.monitor_info()["removed_max_use"] == 1 and b._use[0] == 1
 
 
 def test_staleness_eviction_and_collect_iter_sources():

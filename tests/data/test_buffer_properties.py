@@ -1,5 +1,5 @@
-"""Property tests (Hypothesis) for AdvancedReplayBuffer: sampling frequency, IS weights, FIFO
-eviction, max_use and staleness eviction, save/load without loss or duplication."""
+"""Property tests (Hypothesis) for AdvancedReplayBuffer: sampling frequency and IS weights (i.i.d. and
+distinct batches), FIFO eviction, max_use and staleness eviction, save/load without loss or duplication."""
 
 from __future__ import annotations
 
@@ -8,6 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from stride.data import AdvancedReplayBuffer
+
+from .stats_refs import ref_inclusion
 
 SETTINGS = settings(max_examples=25, deadline=None)
 
@@ -25,22 +27,29 @@ def live_ids(b: AdvancedReplayBuffer) -> list:
 
 
 @settings(max_examples=6, deadline=None)
-@given(prios=st.lists(st.floats(0.05, 20.0), min_size=3, max_size=8), alpha=st.sampled_from([0.0, 0.4, 0.6, 1.0]))
-def test_sampling_frequency_proportional_to_priority_pow_alpha(prios, alpha):
+@given(prios=st.lists(st.floats(0.05, 20.0), min_size=3, max_size=8), alpha=st.sampled_from([0.0, 0.4, 0.6, 1.0]),
+       replace=st.booleans())
+def test_sampling_frequency_proportional_to_priority_pow_alpha(prios, alpha, replace):
+    """Appearances per batch: n P(i) with i.i.d. draws; n P(i) capped at 1 (the rest shared alike) for
+    distinct batches."""
     n = len(prios)
-    b = make(n, seed=0, alpha=alpha)
+    k = max(n // 2, 1)
+    b = make(n, seed=0, alpha=alpha, replace=replace)
     b.push([{**item(i), "priority": p} for i, p in enumerate(prios)])
-    draws = 2400
+    batches = 2400 // k
     counts = np.zeros(n)
-    for _ in range(draws // n):
-        s = b.sample_batch(n)
+    for _ in range(batches):
+        s = b.sample_batch(k)
         np.add.at(counts, s["replay_unique_id"], 1)
-    total = counts.sum()
     w = np.power(np.asarray(prios), alpha)
-    expected = total * w / w.sum()
-    chi2 = float(((counts - expected) ** 2 / expected).sum())
-    df = n - 1
-    # mean df, sd sqrt(2 df): the threshold is > 12 sd away for every df here (seeded: deterministic)
+    share = k * w / w.sum() if replace else ref_inclusion(w, k)
+    expected = batches * share
+    m = np.ones(n, dtype=bool) if replace else share < 1.0  # (items in every distinct batch: checked exactly)
+    assert (counts[~m] == batches).all()
+    var = expected * (1.0 if replace else 1.0 - share)
+    chi2 = float(((counts - expected)[m] ** 2 / var[m]).sum())
+    df = int(m.sum())
+    # mean ~df, sd ~sqrt(2 df): the threshold is > 12 sd away for every df here (seeded: deterministic)
     assert chi2 < df + 12 * np.sqrt(2 * df) + 10, f"chi2={chi2:.1f} df={df} counts={counts} expected={expected}"
 
 
@@ -48,20 +57,22 @@ def test_sampling_frequency_proportional_to_priority_pow_alpha(prios, alpha):
 @given(prios=st.lists(st.floats(1e-3, 1e3), min_size=1, max_size=12), alpha=st.floats(0.0, 1.0),
        beta=st.floats(0.0, 1.0), extra=st.integers(0, 4))
 def test_is_weights_equal_formula_and_at_most_one(prios, alpha, beta, extra):
+    """IS_i = (N q_i)^-beta / max_j (N q_j)^-beta: q = P (i.i.d.) or pi / n (distinct batches)."""
     n = len(prios)
-    b = make(n + extra, seed=1, alpha=alpha, beta=beta, anneal_step=0)
-    b.push([{**item(i), "priority": p} for i, p in enumerate(prios)])
-    s = b.sample_batch(n)
-    p_all = np.power(np.asarray(prios), alpha)
-    p_all = p_all / p_all.sum()
-    N = n
-    w_all = (N * p_all) ** -beta
-    expect = (N * p_all[s["replay_unique_id"]]) ** -beta / w_all.max()
-    np.testing.assert_allclose(s["IS"], expect, rtol=1e-5, atol=1e-7)
-    assert (s["IS"] <= 1.0 + 1e-6).all() and (s["IS"] > 0).all()
-    items = b.sample(n)
-    np.testing.assert_allclose([d["IS"] for d in items],
-                               (N * p_all[[d["replay_unique_id"] for d in items]]) ** -beta / w_all.max(), rtol=1e-5)
+    k = max(n - extra, 1)
+    for replace in (True, False):
+        b = make(n + extra, seed=1, alpha=alpha, beta=beta, anneal_step=0, replace=replace)
+        b.push([{**item(i), "priority": p} for i, p in enumerate(prios)])
+        w = np.power(np.asarray(prios), alpha)
+        q = w / w.sum() if replace else ref_inclusion(w, k) / k
+        w_all = (n * q) ** -beta
+        s = b.sample_batch(k)
+        expect = (n * q[s["replay_unique_id"]]) ** -beta / w_all.max()
+        np.testing.assert_allclose(s["IS"], expect, rtol=1e-5, atol=1e-7)
+        assert (s["IS"] <= 1.0 + 1e-6).all() and (s["IS"] > 0).all()
+        items = b.sample(k)
+        np.testing.assert_allclose([d["IS"] for d in items],
+                                   (n * q[[d["replay_unique_id"] for d in items]]) ** -beta / w_all.max(), rtol=1e-5)
 
 
 @settings(max_examples=15, deadline=None)

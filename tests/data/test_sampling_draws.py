@@ -2,10 +2,20 @@
 
 Recorded learning results (the DQN-PER learning test, the benchmarks' runs) depend on the exact
 sequence of sampled indices, so a speed-up of a buffer's sampling must not change a single draw.
-The digests below were taken with the code before the list-of-dicts / prioritized sampling
-speed-ups; they cover uniform sampling (naive; advanced with and without holes), prioritized
-sampling with learner updates (rejection rounds, extra rounds and the two-level search of very
-skewed priorities), ``max_use`` eviction, and the benchmark's shape (100k slots, 40k items).
+Two records:
+
+* ``RECORDED_IID`` -- ``replace=True`` (i.i.d. draws, what every buffer did before issue 13). The
+  digests were taken with the code before the list-of-dicts / prioritized sampling speed-ups and
+  still hold, except the ``*_use`` ones (``max_use=3``): those batches used to return an item more
+  often than its remaining uses (3 uses left, 4 copies in a batch of 32); since issue 13 the copies
+  past the cap are drawn again from the others (the draws up to the first excess copy are the old
+  ones), so they were re-recorded (issue 13).
+* ``RECORDED_DISTINCT`` -- the default ``replace=False`` (distinct items per batch; recorded when it
+  was introduced, issue 13).
+
+They cover uniform sampling (naive; advanced with and without holes), prioritized sampling with
+learner updates (rejection rounds, extra rounds and the two-level search of very skewed
+priorities), ``max_use`` eviction, and the benchmark's shape (100k slots, 40k items).
 """
 
 from __future__ import annotations
@@ -37,9 +47,9 @@ def _feed(h: "hashlib._Hash", s, with_is: bool) -> None:
             h.update(s["IS"].tobytes())
 
 
-def naive_digest(seed: int) -> str:
+def naive_digest(seed: int, replace: bool) -> str:
     h = hashlib.sha256()
-    b = NaiveReplayBuffer({"replay_buffer_size": 500}, seed=seed)
+    b = NaiveReplayBuffer({"replay_buffer_size": 500, "replace": replace}, seed=seed)
     for i in range(300):
         b.push(item(i))
     b.push([item(i) for i in range(300, 700)])
@@ -50,11 +60,11 @@ def naive_digest(seed: int) -> str:
     return h.hexdigest()[:16]
 
 
-def advanced_digest(seed: int, prio: bool, variant: str) -> str:
+def advanced_digest(seed: int, prio: bool, variant: str, replace: bool) -> str:
     """Pushes of 1-11 items between samples (both forms), learner updates; ``use``: max_use 3;
     ``skew``: priorities spread over 7 decades (the two-level search answers most calls)."""
     h = hashlib.sha256()
-    cfg = {"replay_buffer_size": 1000, "priority": prio, "monitor": {"log_freq": 7}}
+    cfg = {"replay_buffer_size": 1000, "priority": prio, "monitor": {"log_freq": 7}, "replace": replace}
     if variant == "use":
         cfg["max_use"] = 3
     b = AdvancedReplayBuffer(cfg, seed=seed)
@@ -85,9 +95,9 @@ def advanced_digest(seed: int, prio: bool, variant: str) -> str:
     return h.hexdigest()[:16]
 
 
-def bench_digest(seed: int) -> str:
+def bench_digest(seed: int, replace: bool) -> str:
     """The benchmark's per64: 100k slots, 40k items, sample_batch(64) + update(64), then the RNG state."""
-    b = AdvancedReplayBuffer({"replay_buffer_size": 100_000, "priority": True}, seed=seed)
+    b = AdvancedReplayBuffer({"replay_buffer_size": 100_000, "priority": True, "replace": replace}, seed=seed)
     for s0 in range(0, 40_000, 1000):
         b.push([item(i) for i in range(s0, s0 + 1000)])
     h = hashlib.sha256()
@@ -97,54 +107,101 @@ def bench_digest(seed: int) -> str:
         _feed(h, s, True)
         b.update({"replay_unique_id": s["replay_unique_id"], "replay_buffer_idx": s["replay_buffer_idx"],
                   "priority": rng.random(64) + 0.01})
-    h.update(repr(b._rng.bit_generator.state).encode())
+    h.update(repr(b.state_dict()["rng"]).encode())
     return h.hexdigest()[:16]
 
 
-RECORDED: Dict[int, Dict[str, str]] = {
+RECORDED_IID: Dict[int, Dict[str, str]] = {
     0: {
         "naive": "566324f2524aa33b",
         "advanced_prio0_plain": "84b2f9f52730b21a",
-        "advanced_prio0_use": "c0199a6d34f17aa0",
+        "advanced_prio0_use": "d21fa5a172f75b4e",  # re-recorded (issue 13: max_use caps the batch)
         "advanced_prio1_plain": "2187e29f19d23325",
-        "advanced_prio1_use": "9c8ab8e0f59359bb",
+        "advanced_prio1_use": "b689ba2a5e3c733e",  # re-recorded (issue 13: max_use caps the batch)
         "advanced_prio1_skew": "c69be3cd93477ae5",
         "bench_per64": "469157ca496ab0bc",
     },
     1: {
         "naive": "03e2194f0a5170bd",
         "advanced_prio0_plain": "4a192d9103acdd8a",
-        "advanced_prio0_use": "0aa4e9941735c9ae",
+        "advanced_prio0_use": "ad287577a65d0b18",  # re-recorded (issue 13: max_use caps the batch)
         "advanced_prio1_plain": "26aca5df15d1665b",
-        "advanced_prio1_use": "1d6ac8d0502dd57f",
+        "advanced_prio1_use": "a6ae5ac483c12422",  # re-recorded (issue 13: max_use caps the batch)
         "advanced_prio1_skew": "80bc8f109ad91a69",
     },
     2: {
         "naive": "5cffec339898f9f3",
         "advanced_prio0_plain": "ccbfba4c6d01391d",
-        "advanced_prio0_use": "6ae595a328d34159",
+        "advanced_prio0_use": "239da6038a87e2db",  # re-recorded (issue 13: max_use caps the batch)
         "advanced_prio1_plain": "073abb6714c3efb2",
-        "advanced_prio1_use": "5c13c0d4dcbee9c5",
+        "advanced_prio1_use": "ec68e50de971134c",  # re-recorded (issue 13: max_use caps the batch)
         "advanced_prio1_skew": "413defaaf17e896e",
     },
     3: {
         "naive": "51b76d5520346381",
         "advanced_prio0_plain": "2613b10f6e3ebf1c",
-        "advanced_prio0_use": "c6683cfbeaef2f97",
+        "advanced_prio0_use": "93ad551f8496e2a2",  # re-recorded (issue 13: max_use caps the batch)
         "advanced_prio1_plain": "f38c1cb1657b3dd6",
-        "advanced_prio1_use": "67ede8c35a1e6b7e",
+        "advanced_prio1_use": "e525a5d8fe74dbd7",  # re-recorded (issue 13: max_use caps the batch)
         "advanced_prio1_skew": "123551bed6e6b915",
         "bench_per64": "5f62b8086485f198",
     },
 }
 
+RECORDED_DISTINCT: Dict[int, Dict[str, str]] = {
+    0: {
+        "naive": "bc559dabade19ec4",
+        "advanced_prio0_plain": "6b4cfe0354c0088d",
+        "advanced_prio0_use": "3b9fad16c392c5a9",
+        "advanced_prio1_plain": "6104ac07a6aa78de",
+        "advanced_prio1_use": "828cdbd5cceb6851",
+        "advanced_prio1_skew": "561faff285204363",
+        "bench_per64": "a05eb47e0269d96f",
+    },
+    1: {
+        "naive": "dbd9a05b3b11a836",
+        "advanced_prio0_plain": "c8496cdcbd0db791",
+        "advanced_prio0_use": "8fe5023e8f3e149e",
+        "advanced_prio1_plain": "1235a2e6cba6ed74",
+        "advanced_prio1_use": "bd38807dfc7a2047",
+        "advanced_prio1_skew": "b5c7f1342be53ad5",
+    },
+    2: {
+        "naive": "8697beb0ba566b81",
+        "advanced_prio0_plain": "e268a03cc265e8d9",
+        "advanced_prio0_use": "4e1ffa73ae97754e",
+        "advanced_prio1_plain": "203f11d82c3a8995",
+        "advanced_prio1_use": "a753d338384afdac",
+        "advanced_prio1_skew": "18d38472a8065a29",
+    },
+    3: {
+        "naive": "b8df390728706776",
+        "advanced_prio0_plain": "51872a572dfdd19c",
+        "advanced_prio0_use": "2ca1158dae8907fa",
+        "advanced_prio1_plain": "c0590c2d4bd2e1ea",
+        "advanced_prio1_use": "f06a51dd0bc98c82",
+        "advanced_prio1_skew": "0bf65c8d1c0ddafe",
+        "bench_per64": "559240c1d01830b6",
+    },
+}
 
-@pytest.mark.parametrize("seed", sorted(RECORDED))
-def test_sampling_draws_unchanged(seed):
-    rec = RECORDED[seed]
-    got = {"naive": naive_digest(seed)}
+
+def _digests(seed: int, replace: bool, bench: bool) -> Dict[str, str]:
+    got = {"naive": naive_digest(seed, replace)}
     for prio, variant in ((False, "plain"), (False, "use"), (True, "plain"), (True, "use"), (True, "skew")):
-        got[f"advanced_prio{int(prio)}_{variant}"] = advanced_digest(seed, prio, variant)
-    if "bench_per64" in rec:  # (seeds 0 and 3 only: the 40k pushes take a while)
-        got["bench_per64"] = bench_digest(seed)
-    assert got == rec
+        got[f"advanced_prio{int(prio)}_{variant}"] = advanced_digest(seed, prio, variant, replace)
+    if bench:  # (seeds 0 and 3 only: the 40k pushes take a while)
+        got["bench_per64"] = bench_digest(seed, replace)
+    return got
+
+
+@pytest.mark.parametrize("seed", sorted(RECORDED_IID))
+def test_sampling_draws_unchanged_iid(seed):
+    rec = RECORDED_IID[seed]
+    assert _digests(seed, True, "bench_per64" in rec) == rec
+
+
+@pytest.mark.parametrize("seed", sorted(RECORDED_DISTINCT))
+def test_sampling_draws_unchanged_distinct(seed):
+    rec = RECORDED_DISTINCT[seed]
+    assert _digests(seed, False, "bench_per64" in rec) == rec

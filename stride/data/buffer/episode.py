@@ -1,7 +1,9 @@
 """``EpisodeReplayBuffer``: each element is a whole episode (a list of transitions).
 
 For algorithms that need whole episodes (board/card games rewarded at the end, HER, ...). A FIFO
-ring of ``replay_buffer_size`` episodes, sampled uniformly with replacement. Each episode is stored
+ring of ``replay_buffer_size`` episodes, sampled uniformly: distinct episodes, every subset alike
+(the rule of the other buffers, :class:`~stride.data.draws.BatchLimit`), or i.i.d. draws with
+``replace=True``. Each episode is stored
 as columns (``{field: array[T, ...]}``, one array per field, stacked once at push), so ``sample``
 hands out copies (the seeds' form: a list of episodes, each a list of transition dicts carrying the
 episode's ``replay_unique_id`` and ``replay_buffer_idx``) and ``sample_batch`` the columns
@@ -19,6 +21,7 @@ import torch
 from ...config.config import Configurable, merge_config
 from ...config.setting import Setting
 from ...utils.registry import BUFFER_REGISTRY
+from ..draws import BatchLimit, uniform_ints
 from ..npz import load_npz, save_npz
 from ..storage import _as_array
 
@@ -53,6 +56,8 @@ class EpisodeReplayBuffer(Configurable):
             replay_buffer_size=Setting(1000, "[1, inf)"),
             # (int) sampling returns None while the buffer holds fewer episodes than this (or than the batch).
             min_sample_size=Setting(0, "[0, inf)"),
+            # (bool) False: a batch holds distinct episodes, every subset alike; True: i.i.d. draws (repeats possible).
+            replace=False,
         )
 
     def __init__(self, cfg: Optional[dict] = None, seed: Optional[int] = None, **_: Any) -> None:
@@ -66,6 +71,8 @@ class EpisodeReplayBuffer(Configurable):
         self._next_id = 0
         self._push_count = 0
         self._rng = np.random.default_rng(seed)
+        self._replace = bool(merged["replace"])
+        self._limit = BatchLimit(self._capacity)
 
     # ---- write -------------------------------------------------------------------------------
     @staticmethod
@@ -100,11 +107,14 @@ class EpisodeReplayBuffer(Configurable):
     def _sample_slots(self, size: int) -> Optional[np.ndarray]:
         if self._size < max(size, self._cfg["min_sample_size"], 1):
             return None
-        return self._rng.integers(0, self._size, size=size)
+        if self._replace:
+            return uniform_ints(self._rng, self._size, size)  # (= rng.integers(0, self._size, size=size))
+        return self._limit.uniform(self._rng, self._size, size)
 
     def sample(self, size: int, cur_learner_iter: int = -1) -> Optional[List[List[Dict[str, Any]]]]:
-        """``size`` episodes drawn uniformly with replacement, each a list of transition dicts (copies);
-        None while fewer than ``size`` episodes are stored."""
+        """``size`` distinct episodes drawn uniformly (every subset alike; i.i.d. draws with
+        ``replace=True``), each a list of transition dicts (copies); None while fewer than
+        ``max(size, min_sample_size)`` episodes are stored."""
         slots = self._sample_slots(size)
         if slots is None:
             return None
@@ -122,7 +132,8 @@ class EpisodeReplayBuffer(Configurable):
         return out
 
     def sample_batch(self, size: int, cur_learner_iter: int = -1) -> Optional[List[Dict[str, Any]]]:
-        """``size`` episodes as columns: each ``{field: array[T, ...], 'replay_unique_id', 'replay_buffer_idx'}``."""
+        """The episodes :meth:`sample` would draw, as columns: each ``{field: array[T, ...],
+        'replay_unique_id', 'replay_buffer_idx'}`` (distinct episodes unless ``replace=True``)."""
         slots = self._sample_slots(size)
         if slots is None:
             return None

@@ -2,8 +2,10 @@
 
 DI-engine's two early-eviction rules, kept per slot:
 
-* ``max_use``: an item is evicted once it has been sampled this many times (a slot drawn twice in
-  one batch counts twice; the batch still returns both copies, then the item goes);
+* ``max_use``: an item is evicted once it has been sampled this many times. A batch never holds an
+  item more often than its remaining uses (:meth:`~UseStalenessEviction.remaining`, the cap the
+  buffer's :class:`~stride.data.draws.BatchLimit` enforces, counting the batch itself); a copy
+  counts as a use, and the item goes once the batch that used it up is built;
 * ``max_staleness``: an item is evicted when ``cur_learner_iter - collect_iter > max_staleness`` at
   sample time (counted in learner iterations, not wall-clock time).
 
@@ -27,6 +29,7 @@ class UseStalenessEviction:
         self.max_use = float(max_use)
         self.max_staleness = float(max_staleness)
         self.use_on = self.max_use != math.inf  # use counts are kept only when they can evict
+        self._uses = math.ceil(self.max_use) if self.use_on else 0  # uses an item gets: k < max_use for k = 0, 1, ...
         self.stale_on = self.max_staleness != math.inf
         self.use = np.zeros(capacity, dtype=np.int64)
         self.collect_iter = np.zeros(capacity, dtype=np.int64)
@@ -53,6 +56,10 @@ class UseStalenessEviction:
         live_ci = self.collect_iter[keep]
         self.min_collect_iter = int(live_ci.min()) if live_ci.size else _NO_ITER
         return stale
+
+    def remaining(self, slots: np.ndarray) -> np.ndarray:
+        """Uses left to each slot's item (>= 1 for a live one): at most this many copies per batch."""
+        return self._uses - self.use.take(slots)
 
     def count_use(self, slots: np.ndarray) -> None:
         """Register one use per drawn slot (repeats count)."""

@@ -3,7 +3,11 @@
 Stored in preallocated columns (``ColumnStorage``). Two ways out: the seeds' ``sample`` (a list of
 dicts, built column-wise by :mod:`stride.data.items`: one ``take`` per field, one dict display per
 item) and ``sample_batch`` (one array per field, no Python object per item), which the learner
-uses: one ``rng.integers`` and one ``take`` per field, within a few percent of a bare NumPy ring.
+uses: one draw of slots and one ``take`` per field, within a few percent of a bare NumPy ring.
+A batch holds distinct items, every ``size``-subset of the stored items equally likely (DI-engine's
+``np.random.choice(..., replace=False)``; here a few more i.i.d. draws than the batch and a
+~0.4 us check for repeats, :meth:`~stride.data.draws.BatchLimit.uniform`); ``replace=True``
+gives i.i.d. draws, the same as earlier versions.
 A single pushed item is written field by field without temporary arrays (``append_one``). A push
 longer than the capacity keeps the newest items (DI-engine over-counts there).
 """
@@ -19,7 +23,7 @@ from ...config.config import Configurable, merge_config
 from ...config.setting import Setting
 from ...utils.registry import BUFFER_REGISTRY
 from ..npz import load_npz, save_npz
-from ..draws import uniform_ints
+from ..draws import BatchLimit, uniform_ints
 from ..storage import ColumnStorage
 
 META_KEYS = ("replay_unique_id", "replay_buffer_idx")
@@ -37,6 +41,9 @@ class NaiveReplayBuffer(Configurable):
             replay_buffer_size=Setting(10000, "[1, inf)"),
             # (int) sampling never starts before the buffer holds this many items (and a batch).
             min_sample_size=Setting(0, "[0, inf)"),
+            # (bool) False: a batch holds distinct items, every subset alike (None while fewer than its size are
+            # stored); True: i.i.d. draws (repeats possible).
+            replace=False,
         )
 
     def __init__(self, cfg: Optional[dict] = None, seed: Optional[int] = None, **_: Any) -> None:
@@ -48,6 +55,8 @@ class NaiveReplayBuffer(Configurable):
         self._ids = np.full(self._storage.capacity, -1, dtype=np.int64)
         self._push_count = 0
         self._sample_count = 0
+        self._replace = bool(merged["replace"])
+        self._limit = BatchLimit(self._storage.capacity)
 
     # ---- write -------------------------------------------------------------------------------
     def push(self, data: Union[Dict[str, Any], List[Dict[str, Any]]], cur_collector_envstep: int = -1) -> None:
@@ -78,12 +87,15 @@ class NaiveReplayBuffer(Configurable):
             return None
         self._sample_count += size
         # occupied slots are always 0..n-1 (the ring starts at 0 and only wraps when full)
-        return uniform_ints(self._rng, n, size)
+        if self._replace:
+            return uniform_ints(self._rng, n, size)
+        return self._limit.uniform(self._rng, n, size)
 
     def sample(self, size: int, cur_learner_iter: int = -1) -> Optional[List[Dict[str, Any]]]:
-        """``size`` items drawn uniformly with replacement, each a dict carrying ``replay_unique_id``
-        and ``replay_buffer_idx``; None while the buffer holds fewer than ``size`` items. Array fields
-        are rows of one gathered copy (writing to them never touches the buffer)."""
+        """``size`` distinct items drawn uniformly (every ``size``-subset alike; i.i.d. draws with
+        ``replace=True``), each a dict carrying ``replay_unique_id`` and ``replay_buffer_idx``; None
+        while the buffer holds fewer than ``max(size, min_sample_size)`` items. Array fields are rows
+        of one gathered copy (writing to them never touches the buffer)."""
         slots = self._sample_slots(size)
         if slots is None:
             return None
@@ -91,7 +103,8 @@ class NaiveReplayBuffer(Configurable):
         return self._storage.get_items(slots, META_KEYS, (self._ids.take(slots).tolist(), slots.tolist()))
 
     def sample_batch(self, size: int, cur_learner_iter: int = -1) -> Optional[Dict[str, np.ndarray]]:
-        """Like :meth:`sample` but as columns: ``{field: array[size, ...]}`` plus the id arrays."""
+        """Like :meth:`sample` (the same draws: distinct items unless ``replace=True``) but as columns:
+        ``{field: array[size, ...]}`` plus the id arrays."""
         slots = self._sample_slots(size)
         if slots is None:
             return None

@@ -8,8 +8,19 @@ Per slot it keeps the priority ``p`` the learner sent (or the one an item was pu
   (0 would never be sampled again); NaN / inf is refused even for an entry that is then ignored.
 * ``update`` ignores entries whose slot no longer holds the sampled id (overwritten or evicted
   since it was sampled; DI-engine checks this only on some iterations).
-* IS weights: ``IS_i = (N P(i))^-beta / max_j (N P(j))^-beta = (w_i / w_min)^-beta <= 1``, the max
-  over every stored item (the least likely one), ``beta`` annealed linearly to 1 over
+* Batches: with ``replace=True`` ``n`` i.i.d. draws with ``P(i) = w_i / W`` (``w = p^alpha``,
+  ``W = sum_j w_j``), as PER; by default (``replace=False``) ``n`` distinct items, item ``i``
+  included with probability ``pi_i = n w_i / W`` -- the same expected number of appearances per
+  batch -- or with certainty when that exceeds 1 (the rest drawn alike from the others: then
+  ``pi_i = n min(w_i, tau) / sum_j min(w_j, tau)``), by
+  :meth:`~stride.data.block_sampler.BlockSumSampler.sample_distinct` (Sampford's method, or
+  systematic sampling on small buffers).
+* IS weights: ``IS_i = (N q_i)^-beta / max_j (N q_j)^-beta`` with ``q_i = pi_i / n`` the item's
+  share of the batch (``P(i)`` with replacement), the max over every stored item (the least likely
+  one): ``(w_i / w_min)^-beta <= 1``, with ``w_i`` capped at ``tau`` when some item is certain
+  (``min(w_i, tau) / min(w_min, tau)``). ``1 / q_i`` is the Horvitz-Thompson weight of the design,
+  so at ``beta = 1`` the IS-weighted batch mean estimates the buffer's mean without bias in both
+  modes (up to the constant normalisation by the max). ``beta`` is annealed linearly to 1 over
   ``anneal_step`` sample calls.
 
 Why it is fast: one sample + update of 64 is ~25 NumPy calls in all -- the sampler hands back the
@@ -23,19 +34,22 @@ per-call cost (~0.3-1 us a call) and the block sums (one ``take`` of 64 rows + o
 from __future__ import annotations
 
 import math
-from typing import Any, Dict, Optional, Tuple
+from typing import Any, Callable, Dict, Optional, Tuple
 
 import numpy as np
 import torch
 
 from ..block_sampler import BlockSumSampler
+from ..draws import BatchLimit
+
+_INF = math.inf
 
 
 class PriorityTable:
     """Priorities of ``capacity`` slots; proportional sampling and IS weights when ``prioritized``."""
 
     def __init__(self, capacity: int, prioritized: bool, alpha: float, beta: float, anneal_step: int,
-                 min_priority: float, is_weight: bool) -> None:
+                 min_priority: float, is_weight: bool, limit: Optional[BatchLimit] = None) -> None:
         self.capacity = int(capacity)
         self.alpha = float(alpha)
         self.beta0 = float(beta)
@@ -43,7 +57,7 @@ class PriorityTable:
         self.min_priority = float(min_priority)
         self.is_weight = bool(prioritized and is_weight)
         self.prio = np.zeros(self.capacity)
-        self.sampler: Optional[BlockSumSampler] = BlockSumSampler(self.capacity) if prioritized else None
+        self.sampler: Optional[BlockSumSampler] = BlockSumSampler(self.capacity, limit) if prioritized else None
         self.max_priority = 1.0
 
     def beta(self, sample_calls: int) -> float:
@@ -88,17 +102,43 @@ class PriorityTable:
             self.sampler.set(slots, np.zeros(slots.size), 0.0, 0.0)
 
     # ---- sampling ------------------------------------------------------------------------------
-    def sample(self, size: int, rng: np.random.Generator, hi: int,
-               sample_calls: int) -> Tuple[np.ndarray, Optional[np.ndarray]]:
-        """``size`` slots drawn proportionally, and their IS weights (float32) or None."""
+    def sample(self, size: int, rng: np.random.Generator, hi: int, sample_calls: int, replace: bool,
+               limit: Optional[Callable[[np.ndarray], Optional[np.ndarray]]] = None
+               ) -> Optional[Tuple[np.ndarray, Optional[np.ndarray]]]:
+        """``size`` slots and their IS weights (float32, or None when ``priority_IS_weight`` is off):
+        i.i.d. proportional draws (``replace``; ``limit`` may then replace some of them, e.g. copies
+        past ``max_use``) or a distinct pi-ps batch (see the module docstring). None when the batch
+        cannot be filled (fewer than ``size`` items of positive weight)."""
         sampler = self.sampler
-        slots, w = sampler.sample_weighted(size, rng, hi)
+        if replace:
+            slots, w = sampler.sample_weighted(size, rng, hi)
+            tau = _INF
+            if limit is not None:
+                capped = limit(slots)
+                if capped is not slots:
+                    if capped is None:
+                        return None
+                    slots, w = capped, sampler.weights(capped)
+        else:
+            got = sampler.sample_distinct(size, rng, hi)
+            if got is None:
+                return None
+            slots, w, tau = got
+        return slots, self.is_weights(w, sample_calls, tau)
+
+    def is_weights(self, leaves: np.ndarray, sample_calls: int, tau: float = math.inf) -> Optional[np.ndarray]:
+        """IS weights (float32) of the slots whose ``leaves`` (a fresh array: scaled in place) were
+        drawn, or None when ``priority_IS_weight`` is off."""
         if not self.is_weight:
-            return slots, None
-        w *= 1.0 / sampler.min_positive()
+            return None
+        w_min = self.sampler.min_positive()
+        if tau != _INF:
+            np.minimum(leaves, tau, out=leaves)
+            w_min = min(w_min, tau)
+        leaves *= 1.0 / w_min
         beta = self.beta0 if self.anneal_step <= 0 else \
             min(1.0, self.beta0 + (1.0 - self.beta0) * sample_calls / self.anneal_step)  # (= self.beta(sample_calls))
-        return slots, np.power(w, -beta, dtype=np.float32)
+        return np.power(leaves, -beta, dtype=np.float32)
 
     # ---- the learner's priorities ----------------------------------------------------------------
     def update(self, info: Dict[str, Any], ids: np.ndarray) -> int:

@@ -57,16 +57,19 @@ class RateControl:
                             f"(dropped; {mon.push_refused} so far); sample more or push less")
         return allowed
 
-    def admit_sample(self, size: int) -> bool:
-        """Whether a sample of ``size`` may happen now; registers it if so."""
+    def may_sample(self, size: int) -> bool:
+        """Whether a sample of ``size`` may happen now (a refusal is counted and warned); the buffer
+        registers it with :meth:`sampled` once the batch is drawn (a draw can still come back short)."""
         if not self.limiter.can_sample(size):
             mon = self.monitor
             mon.sample_refused += 1
             self.logger.warning(f"[{mon.instance_name}] rate limiter refused a sample of {size} "
                                 f"({mon.sample_refused} so far); push more data first")
             return False
-        self.limiter.sample(size)
         return True
+
+    def sampled(self, size: int) -> None:
+        self.limiter.sample(size)
 
     def inserted(self, n: int) -> None:
         self.limiter.insert(n)
