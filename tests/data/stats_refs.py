@@ -65,3 +65,14 @@ def capped_stream_law(p: Sequence[float], caps: Sequence[int], n: int) -> Dict[T
                 nxt[tuple(c)] = nxt.get(tuple(c), 0.0) + prob * p[i] / z
         law = nxt
     return law
+
+
+def check_inclusion(counts: np.ndarray, pi: np.ndarray, reps: int) -> None:
+    """Inclusion counts over ``reps`` batches against the design's probabilities ``pi`` (a chi-square
+    over the uncertain items; items with ``pi >= 1`` in every batch)."""
+    certain = pi >= 1.0
+    assert (counts[certain] == reps).all(), "an item that must be in every batch was left out"
+    m = ~certain & (pi > 0)
+    expected = reps * pi[m]
+    stat = float(((counts[m] - expected) ** 2 / (expected * (1.0 - pi[m]))).sum())
+    assert stat < bound(int(m.sum())), f"chi2 {stat:.1f} over {int(m.sum())} items"

@@ -12,16 +12,7 @@ import pytest
 from stride.data.block_sampler import BlockSumSampler
 from stride.data.pps import certainty_items, systematic_pps
 
-from .stats_refs import bound, chi2, ref_inclusion
-
-
-def _check_inclusion(counts: np.ndarray, pi: np.ndarray, reps: int) -> None:
-    certain = pi >= 1.0
-    assert (counts[certain] == reps).all(), "an item that must be in every batch was left out"
-    m = ~certain & (pi > 0)
-    expected = reps * pi[m]
-    stat = float(((counts[m] - expected) ** 2 / (expected * (1.0 - pi[m]))).sum())
-    assert stat < bound(int(m.sum())), f"chi2 {stat:.1f} over {int(m.sum())} items"
+from .stats_refs import bound, check_inclusion, chi2, ref_inclusion
 
 
 @pytest.mark.parametrize("path", ["sampford", "sampford_blocks", "systematic"])
@@ -49,7 +40,7 @@ def test_distinct_sampler_paths_match_the_design(path):
     incl = np.zeros(w.size)
     for c, j in subsets.items():
         incl[list(c)] += counts[j]
-    _check_inclusion(incl, pi, reps)
+    check_inclusion(incl, pi, reps)
     if path != "systematic":
         lam = pi / (1 - pi)
         law = np.array([np.prod(lam[list(c)]) * np.sum(1 - pi[list(c)]) for c in subsets])

@@ -20,7 +20,7 @@ import torch
 
 from stride.data import AdvancedReplayBuffer, EpisodeReplayBuffer, NaiveReplayBuffer
 
-from .stats_refs import bound, chi2, ref_inclusion, successive_inclusion
+from .stats_refs import bound, check_inclusion, chi2, ref_inclusion, successive_inclusion
 
 
 def item(i: int) -> dict:
@@ -138,15 +138,6 @@ def _inclusion_counts(b: AdvancedReplayBuffer, size: int, reps: int, n_items: in
     return counts
 
 
-def _check_inclusion(counts: np.ndarray, pi: np.ndarray, reps: int) -> None:
-    certain = pi >= 1.0
-    assert (counts[certain] == reps).all(), "an item that must be in every batch was left out"
-    m = ~certain & (pi > 0)
-    expected = reps * pi[m]
-    stat = float(((counts[m] - expected) ** 2 / (expected * (1.0 - pi[m]))).sum())
-    assert stat < bound(int(m.sum())), f"chi2 {stat:.1f} over {int(m.sum())} items"
-
-
 @pytest.mark.parametrize("name,prios,alpha,size,reps", [
     ("sampford_skewed", [1, 2, 3, 4, 5, 6, 7, 8], 1.0, 2, 60000),
     ("sampford_alpha", [0.5, 8.0, 2.0, 30.0, 1.0, 4.0, 16.0, 0.25, 3.0], 0.6, 2, 30000),
@@ -160,7 +151,7 @@ def test_prioritized_inclusion_is_n_times_p_alpha_share(name, prios, alpha, size
     b = advanced(n_items, seed=11, alpha=alpha)
     b.push([{**item(i), "priority": float(p)} for i, p in enumerate(prios)])
     pi = ref_inclusion(np.power(prios, alpha), size)
-    _check_inclusion(_inclusion_counts(b, size, reps, n_items), pi, reps)
+    check_inclusion(_inclusion_counts(b, size, reps, n_items), pi, reps)
     if name == "sampford_skewed":  # successive sampling would fail this test by far
         succ = successive_inclusion(prios, size)
         noncentral = reps * float(((succ - pi) ** 2 / (pi * (1 - pi))).sum())
