@@ -24,14 +24,16 @@ KS_IDS = [f"{k}-{'shm' if s else 'pipe'}" for k, s in KIND_SHM]
 ROOT = Path(__file__).resolve().parents[3]
 
 
-def _collect(m, n_transitions: int, rng: random.Random, on_step=None) -> dict:
+def _collect(m, n_transitions: int, rng: random.Random, on_step=None, stats_out=None) -> dict:
     """Step random actions until ``n_transitions`` results came back; check every result's key.
 
-    Returns counts; asserts that no (instance, episode, t) key comes twice, that an env's steps
+    ``stats_out`` (a list) receives the live stats dict, for ``on_step``. Returns counts; asserts that no (instance, episode, t) key comes twice, that an env's steps
     follow each other within an episode, and that after an abnormal end the env starts afresh.
     """
     seen, prev = set(), {}
-    stats = dict(issued=0, delivered=0, abnormal=0, per_env={i: [] for i in range(m.env_num)})
+    stats = dict(issued=0, delivered=0, abnormal=0, per_env={i: [] for i in range(m.env_num)}, stepping=set())
+    if stats_out is not None:
+        stats_out.append(stats)
 
     def check(results):
         for i, ts in results.items():
@@ -40,8 +42,10 @@ def _collect(m, n_transitions: int, rng: random.Random, on_step=None) -> dict:
             if ts.info.get("abnormal"):
                 assert ts.done and ts.obs is None
                 stats["abnormal"] += 1
+                stats["stepping"].discard(i)
                 prev[i] = None
                 continue
+            stats["stepping"].add(i)  # its worker is up and past its (re)launch
             key = ts.info["key"]
             assert key not in seen, f"transition {key} delivered twice"
             seen.add(key)
@@ -76,12 +80,17 @@ def _kill_run(make_manager, kind, shm, n_transitions, every):
         pids_seen.update(m.worker_pids)
         if next_kill[0] <= delivered < n_transitions - every // 2:  # a kill at the very end would go unnoticed
             next_kill[0] += every
-            pid = rng.choice([p for p in m.worker_pids if p not in killed])
+            # Only a worker that has stepped since its (re)launch has an episode open to close: one killed
+            # while still starting (a slow respawn on a loaded machine) is a failed launch, retried, and
+            # closes no episode.
+            stepping = stats_ref[0]["stepping"]
+            pid = rng.choice([p for i, p in enumerate(m.worker_pids) if i in stepping and p not in killed])
             os.kill(pid, signal.SIGKILL)
             killed.append(pid)
 
     shm_before = shm_entries()
-    stats = _collect(m, n_transitions, rng, maybe_kill)
+    stats_ref: list = []
+    stats = _collect(m, n_transitions, rng, maybe_kill, stats_ref)
     pids_seen.update(m.worker_pids)
     assert stats["abnormal"] == len(killed) > 0  # each kill closed exactly one episode as abnormal
     assert len(pids_seen) == 4 + len(killed)  # one respawn per kill
