@@ -1,14 +1,10 @@
 """Index draws for replay sampling: i.i.d. uniform slots, distinct batches, batches under per-slot caps.
 
-* :func:`uniform_ints` -- ``rng.integers(0, hi, size=n)``, the same draws ~1 us cheaper: the
-  with-replacement draws of every buffer (kept bit for bit, so ``replace=True`` runs reproduce).
-  Its fixed cost (~4.4 us through ``Generator.integers``) is ~10% of a sample of 64; ~1.2 us of it
-  is ``np.prod(size)``, which NumPy's bounded-integer code calls on the size: for a plain ``int``
-  that goes through ``getattr(size, "prod")``, an ``AttributeError`` and a ufunc reduction. A size
-  that is an ``int`` with its own trivial ``prod`` answers at once. Nothing else changes: the same
-  bounded-integer routine fills the same number of values from the same bit stream, so values,
-  dtype and generator state are identical (``tests/data/test_draws.py``). Should NumPy stop calling
-  ``prod`` there, the size is still an ``int`` and only the saving goes.
+* :func:`uniform_ints` -- ``rng.integers(0, hi, size=n)``: the with-replacement draws of every
+  buffer (kept bit for bit, so ``replace=True`` runs reproduce). Through NumPy's public API only:
+  an earlier version passed an ``int`` subclass with its own ``prod()`` as the size to skip
+  ``np.prod(size)`` inside NumPy's bounded-integer code (~1 us of ~5 us), which relied on a private
+  detail of NumPy; the saving is given up.
 * :func:`uniform_index` -- ``floor(u * hi)`` from one ``rng.random(n)``: uniform up to the 2^-53
   resolution of a double (each value gets ``2^53 / hi`` of the ``2^53`` outcomes, give or take
   one), ~1 us cheaper again than :func:`uniform_ints`. The without-replacement draws use it: their
@@ -38,18 +34,9 @@ Draw = Callable[[int, np.ndarray], np.ndarray]
 Cap = Callable[[np.ndarray], np.ndarray]
 
 
-class _Size(int):
-    """An ``int`` whose ``prod()`` is itself (what ``np.prod`` of a scalar size returns)."""
-
-    __slots__ = ()
-
-    def prod(self, axis=None, dtype=None, out=None, **kwargs) -> int:  # noqa: ARG002 (NumPy's signature)
-        return int(self)
-
-
 def uniform_ints(rng: np.random.Generator, hi: int, n: int) -> np.ndarray:
     """``n`` int64 values uniform over ``[0, hi)``: exactly ``rng.integers(0, hi, size=n)``."""
-    return rng.integers(0, hi, size=_Size(n))
+    return rng.integers(0, hi, size=n)
 
 
 def uniform_index(rng: np.random.Generator, hi: int, n: int) -> np.ndarray:
