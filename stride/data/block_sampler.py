@@ -13,9 +13,13 @@ import math
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 import numpy as np
+import numpy.typing as npt
 
 from .draws import BatchLimit, uniform_ints
 from .pps import systematic_pps
+
+Slots = npt.NDArray[np.int64]
+Floats = npt.NDArray[np.float64]
 
 _UP, _DOWN = 1.0 + 1e-12, 1.0 - 1e-12  # margins for weights computed outside NumPy's power loop
 _INF = math.inf
@@ -397,10 +401,20 @@ class BlockSumSampler:
             return None
         return slots, np.concatenate(got_w)
 
-    def _sample_blocks(self, n: int, rng: np.random.Generator) -> np.ndarray:
-        b, bsum = self.BLOCK, self._bsum
-        cum = np.add.accumulate(bsum)
-        u = rng.random(n) * cum[-1]
+    def find(self, prefix_sums: npt.ArrayLike) -> Slots:
+        """The slot whose cumulative range of leaves holds each prefix sum ``u`` in ``[0, total)``
+        (the two-level search; a sum at or past the total, or one that rounding puts on a zero
+        leaf, goes to the last positive leaf before it: a zero leaf is never returned)."""
+        u = np.asarray(prefix_sums, dtype=np.float64).reshape(-1)
+        return self._find(u, np.add.accumulate(self._bsum))
+
+    def _sample_blocks(self, n: int, rng: np.random.Generator) -> Slots:
+        cum = np.add.accumulate(self._bsum)
+        return self._find(rng.random(n) * cum[-1], cum)
+
+    def _find(self, u: Floats, cum: Floats) -> Slots:
+        """:meth:`find` with the running sum ``cum`` of the block sums already taken."""
+        b, bsum, n = self.BLOCK, self._bsum, u.size
         blk = cum.searchsorted(u, side="right")
         np.minimum(blk, self._nb - 1, out=blk)
         r = u - (cum.take(blk) - bsum.take(blk))  # position inside the chosen block
@@ -411,7 +425,7 @@ class BlockSumSampler:
         start = np.arange(0, n * b, b)
         pos = cs.searchsorted(r + (cs.take(start) - rows.take(start)), side="right") - start
         np.clip(pos, 0, b - 1, out=pos)
-        slots = blk * b + pos
+        slots: Slots = blk * b + pos
         bad = self._w.take(slots) <= 0.0
         if bad.any():  # rounding at a block edge: resolve exactly (rare)
             slots[bad] = self._exact(u[bad])

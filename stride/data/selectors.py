@@ -18,10 +18,12 @@ How it differs from the peers, on purpose:
   :class:`EmptySelectorError` (RL-Flow returns ``(None, None)``, DI-engine ``None`` + a print).
 * ids need not be small slot numbers (RL-Flow's uniform scheme indexes an array with them): the
   uniform and prioritized selectors keep dense positions with swap-with-last removal.
-* The prioritized selector samples and updates whole batches through a batched :class:`SumTree`
-  and grows its capacity as needed; it does not zero out sampled items as RL-Flow does (an item
-  sampled twice in a batch is Reverb's and PER's i.i.d. semantics; ask for ``stratified=True`` for
-  DI-engine's lower-variance draws).
+* The uniform and prioritized selectors draw with the replay buffers' own machinery (one
+  implementation per rule): :mod:`stride.data.draws` for uniform batches, the
+  :class:`~stride.data.block_sampler.BlockSumSampler` for proportional ones (whole batches per
+  NumPy call; capacity grows as needed). By default a batch is i.i.d. (Reverb's and PER's
+  semantics; ``stratified=True`` for DI-engine's lower-variance draws); ``replace=False`` gives the
+  buffers' default batches of distinct ids. RL-Flow zeroes out sampled items instead.
 * Every selector owns its ``numpy.random.Generator`` (seed or generator in the constructor) and
   saves its state, so a resumed run samples exactly what the original would have.
 * Deterministic selectors (FIFO/LIFO/heaps) answer ``sample_batch(n)`` with the same id ``n`` times
@@ -32,18 +34,25 @@ How it differs from the peers, on purpose:
 from __future__ import annotations
 
 import heapq
+import math
 import operator
 from abc import ABC, abstractmethod
 from collections import deque
-from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
+from typing import Any, Deque, Dict, Iterable, KeysView, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
+import numpy.typing as npt
 
-from stride.data.sum_tree import SumTree
-from stride.utils.errors import StrideError
+from ..utils.errors import StrideError
+from .block_sampler import BlockSumSampler
+from .draws import BatchLimit, uniform_ints
 
 SeedLike = Union[None, int, np.random.Generator]
-ArrayLike = Union[Sequence[float], np.ndarray]
+Ids = npt.NDArray[np.int64]
+Floats = npt.NDArray[np.float64]
+IdsLike = Union[Iterable[int], Ids]
+FloatsLike = Union[Sequence[float], npt.NDArray[np.floating[Any]]]
+ArrayLike = FloatsLike  # (the name earlier versions exported)
 
 __all__ = [
     "Selector",
@@ -221,10 +230,12 @@ class Selector(ABC):
 class _DenseSelector(Selector):
     """ids in a dense array + id -> position map; removal moves the last id into the hole."""
 
-    def __init__(self, rng: SeedLike = None, initial_capacity: int = 1024) -> None:
+    def __init__(self, rng: SeedLike = None, initial_capacity: int = 1024, replace: bool = True) -> None:
         super().__init__(rng)
+        self.replace = bool(replace)
         self._ids = np.zeros(max(int(initial_capacity), 1), dtype=np.int64)
         self._pos: Dict[int, int] = {}
+        self._limit = BatchLimit(self._ids.size)  # distinct batches (scratch array of the capacity)
 
     def __len__(self) -> int:
         return len(self._pos)
@@ -252,6 +263,18 @@ class _DenseSelector(Selector):
         ids = np.zeros(capacity, dtype=np.int64)
         ids[: len(self._pos)] = self._ids[: len(self._pos)]
         self._ids = ids
+        self._limit = BatchLimit(capacity)
+
+    def _sample_uniform(self, n: int) -> Tuple[Ids, Floats]:
+        """``n`` ids, every stored id alike: i.i.d. (``replace``) or distinct (every subset alike)."""
+        size = len(self._pos)
+        if self.replace:
+            pos = uniform_ints(self._rng, size, n)
+        else:
+            if n > size:
+                raise ValueError(f"cannot draw {n} distinct ids from a {type(self).__name__} of {size}")
+            pos = self._limit.uniform(self._rng, size, n)
+        return self._ids[pos], np.full(n, 1.0 / size)
 
     def _add(self, keys: List[int], prio: np.ndarray) -> None:
         start = len(self._pos)
@@ -297,17 +320,21 @@ class _DenseSelector(Selector):
 
 
 class UniformSelector(_DenseSelector):
-    """Every stored id equally likely (with replacement); priorities are accepted and ignored. O(1)."""
+    """Every stored id equally likely; priorities are accepted and ignored. O(1) per id.
 
-    def _sample(self, n: int) -> Tuple[np.ndarray, np.ndarray]:
-        size = len(self._pos)
-        pos = self._rng.integers(0, size, n)
-        return self._ids[pos], np.full(n, 1.0 / size)
+    ``replace=True`` (default, Reverb's semantics): ``sample_batch(n)`` draws i.i.d.
+    (:func:`~stride.data.draws.uniform_ints`, the draws of the buffers' ``replace=True``);
+    ``replace=False``: ``n`` distinct ids, every ``n``-subset alike
+    (:meth:`~stride.data.draws.BatchLimit.uniform`, the buffers' default batches).
+    """
+
+    def _sample(self, n: int) -> Tuple[Ids, Floats]:
+        return self._sample_uniform(n)
 
     def state_dict(self) -> Dict[str, Any]:
         return {"ids": self.ids(), "rng": self._rng_state()}
 
-    def load_state_dict(self, state: Dict[str, Any]) -> None:
+    def load_state_dict(self, state: Mapping[str, Any]) -> None:
         self.clear()
         ids = np.asarray(state["ids"], dtype=np.int64)
         self.add_batch(ids)
@@ -315,13 +342,17 @@ class UniformSelector(_DenseSelector):
 
 
 class PrioritizedSelector(_DenseSelector):
-    """``P(id) = priority ** priority_exponent / sum`` over a batched :class:`SumTree`.
+    """``P(id) = priority ** priority_exponent / sum`` over a :class:`~stride.data.block_sampler.BlockSumSampler`
+    (the proportional sampler of ``AdvancedReplayBuffer``: the same rejection sampling, two-level
+    search and pi-ps batches).
 
     Priorities must be finite and >= 0; an id with priority 0 is never sampled (unless every
     priority is 0: then all ids are equally likely, so replay never stalls). ``sample_batch``
     draws i.i.d. (Reverb, PER); ``stratified=True`` draws one id per equal-mass segment
-    (DI-engine, lower variance). :meth:`importance_weights` turns probabilities into PER's
-    normalised IS weights ``(N p)^-beta / max``.
+    (DI-engine, lower variance); ``replace=False`` draws ``n`` distinct ids, id ``i`` included with
+    probability ``n P(i)`` (capped at 1; :meth:`~stride.data.block_sampler.BlockSumSampler.sample_distinct`)
+    and reports each id's share of the batch (``P(i)`` unless some id is certain).
+    :meth:`importance_weights` turns probabilities into PER's normalised IS weights ``(N p)^-beta / max``.
     """
 
     def __init__(
@@ -330,15 +361,17 @@ class PrioritizedSelector(_DenseSelector):
         rng: SeedLike = None,
         initial_capacity: int = 1024,
         stratified: bool = False,
+        replace: bool = True,
     ) -> None:
         exponent = float(priority_exponent)
         if not (np.isfinite(exponent) and exponent >= 0):
             raise ValueError(f"priority_exponent must be finite and >= 0, got {priority_exponent!r}")
         self.priority_exponent = exponent
         self.stratified = bool(stratified)
-        super().__init__(rng, initial_capacity)
+        super().__init__(rng, initial_capacity, replace)
         self._prio = np.zeros(self._ids.size)
-        self._tree = SumTree(self._ids.size)
+        self._sampler = BlockSumSampler(self._ids.size, self._limit)
+        self._p_min: Optional[float] = None  # least share of the last distinct batch with certain ids
 
     def _resize(self, capacity: int) -> None:
         size = len(self._pos)
@@ -346,41 +379,42 @@ class PrioritizedSelector(_DenseSelector):
         prio = np.zeros(capacity)
         prio[:size] = self._prio[:size]
         self._prio = prio
-        tree = SumTree(capacity)
         leaves = np.zeros(capacity)
-        leaves[:size] = self._tree.leaves()[:size]
-        tree.set_all(leaves)
-        self._tree = tree
+        leaves[:size] = self._sampler.weights(np.arange(size))
+        bound = self._sampler.state()
+        self._sampler = BlockSumSampler(capacity, self._limit)
+        self._sampler.set_all(leaves)
+        self._sampler.load_state(bound)  # (the same bound of the leaves: growing does not change the draws)
 
-    def _check_priorities(self, prio: np.ndarray) -> np.ndarray:
+    def _check_priorities(self, prio: Floats) -> Floats:
         prio = super()._check_priorities(prio)
         if prio.size and prio.min() < 0:
             raise ValueError(f"priorities must be >= 0, got {prio[prio < 0][:5].tolist()}")
         return prio
 
-    def _set_weights(self, positions: np.ndarray, prio: np.ndarray) -> None:
-        self._prio[positions] = prio  # a repeated position keeps the last value, as the tree does
-        self._tree.update(positions, self._weight(prio))
+    def _set_weights(self, positions: Ids, prio: Floats) -> None:
+        self._prio[positions] = prio  # a repeated position keeps the last value, as the sampler does
+        self._sampler.set(positions, self._weight(prio))
 
     def _move_weight(self, src: int, dst: int) -> None:
         self._prio[dst] = self._prio[src]
 
-    def _weight(self, prio: np.ndarray) -> np.ndarray:
+    def _weight(self, prio: Floats) -> Floats:
         """Sampling mass ``priority ** exponent``; 0 stays 0 even for exponent 0 (never sampled)."""
         return np.where(prio > 0, np.power(prio, self.priority_exponent), 0.0)
 
-    def _refresh_weights(self, positions: np.ndarray) -> None:
+    def _refresh_weights(self, positions: Ids) -> None:
         size = len(self._pos)
         live = positions < size
         self._prio[positions[~live]] = 0.0
         weights = np.where(live, self._weight(self._prio[positions]), 0.0)
-        self._tree.update(positions, weights)
+        self._sampler.set(positions, weights)
 
     def _clear_weights(self) -> None:
         self._prio[:] = 0.0
-        self._tree.clear()
+        self._sampler.clear()
 
-    def priorities(self, ids: Union[Iterable[int], np.ndarray]) -> np.ndarray:
+    def priorities(self, ids: IdsLike) -> Floats:
         """Current priorities of ``ids`` (unknown ids raise :class:`SelectorKeyError`)."""
         keys = _as_ids(ids)
         missing = [k for k in keys if k not in self._pos]
@@ -388,30 +422,47 @@ class PrioritizedSelector(_DenseSelector):
             raise SelectorKeyError(f"id {missing[0]} is not in the {type(self).__name__}")
         return self._prio[[self._pos[k] for k in keys]]
 
-    def _sample(self, n: int) -> Tuple[np.ndarray, np.ndarray]:
+    def _sample(self, n: int) -> Tuple[Ids, Floats]:
         size = len(self._pos)
-        if self._tree.total() <= 0.0:  # every priority is 0: fall back to uniform
-            pos = self._rng.integers(0, size, n)
-            return self._ids[pos], np.full(n, 1.0 / size)
+        sampler, rng = self._sampler, self._rng
+        total = sampler.total()
+        if total <= 0.0:  # every priority is 0: fall back to uniform
+            return self._sample_uniform(n)
+        if not self.replace:
+            return self._sample_distinct(n, size, total)
+        self._p_min = None
         if self.stratified and n > 0:
-            pos, prob = self._tree.sample_stratified(n, self._rng)
-            order = self._rng.permutation(n)  # segments come out sorted; don't leak that order
-            pos, prob = pos[order], prob[order]
+            pos = sampler.find((np.arange(n) + rng.random(n)) * (total / n))
+            pos = pos[rng.permutation(n)]  # segments come out sorted; don't leak that order
+            w = sampler.weights(pos)
         else:
-            pos, prob = self._tree.sample(n, self._rng)
-        return self._ids[pos], prob
+            pos, w = sampler.sample_weighted(n, rng, size)
+        return self._ids[pos], w / total
 
-    def importance_weights(self, probabilities: ArrayLike, beta: float) -> np.ndarray:
-        """PER weights ``(N p)^-beta`` divided by their largest possible value (min-probability item).
+    def _sample_distinct(self, n: int, size: int, total: float) -> Tuple[Ids, Floats]:
+        """``n`` distinct ids (pi-ps) and each one's share of the batch ``min(w, tau) / (n tau)``."""
+        got = self._sampler.sample_distinct(n, self._rng, size)
+        if got is None:
+            raise ValueError(f"cannot draw {n} distinct ids: fewer have a positive priority")
+        pos, w, tau = got
+        if tau == math.inf:
+            self._p_min = None
+            return self._ids[pos], w / total
+        self._p_min = min(self._sampler.min_positive(), tau) / (n * tau)
+        return self._ids[pos], np.minimum(w, tau) / (n * tau)
+
+    def importance_weights(self, probabilities: FloatsLike, beta: float) -> Floats:
+        """PER weights ``(N p)^-beta`` divided by their largest possible value (least likely item).
 
         Dividing by the maximum over *all stored* items, not just this batch, keeps the scale of
         the loss independent of which items the batch happens to contain (as DI-engine/PER do).
-        """
+        ``probabilities``: what the latest :meth:`sample_batch` returned (for a distinct batch with
+        certain ids the least share is that batch's)."""
         p = np.asarray(probabilities, dtype=np.float64)
-        total = self._tree.total()
+        total = self._sampler.total()
         if total <= 0.0:  # uniform fallback: every weight is 1
             return np.ones_like(p)
-        p_min = self._tree.min_positive() / total
+        p_min = self._sampler.min_positive() / total if self._p_min is None else self._p_min
         return np.power(p / p_min, -float(beta))
 
     def state_dict(self) -> Dict[str, Any]:
@@ -420,16 +471,19 @@ class PrioritizedSelector(_DenseSelector):
             "ids": self.ids(),
             "priorities": self._prio[:size].copy(),
             "priority_exponent": self.priority_exponent,
+            "sampler": self._sampler.state(),
             "rng": self._rng_state(),
         }
 
-    def load_state_dict(self, state: Dict[str, Any]) -> None:
+    def load_state_dict(self, state: Mapping[str, Any]) -> None:
         if float(state["priority_exponent"]) != self.priority_exponent:
             raise ValueError(
                 f"state has priority_exponent {state['priority_exponent']}, this selector {self.priority_exponent}"
             )
         self.clear()
         self.add_batch(np.asarray(state["ids"], dtype=np.int64), np.asarray(state["priorities"]))
+        if state.get("sampler") is not None:
+            self._sampler.load_state(state["sampler"])
         self._load_rng_state(state.get("rng"))
 
 

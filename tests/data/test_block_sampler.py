@@ -125,3 +125,15 @@ def test_min_positive_follows_overwrites_of_its_slot():
     assert s.min_positive() == 3.0
     s.clear()
     assert s.min_positive() == math.inf
+
+
+def test_find_maps_prefix_sums_to_leaves_and_never_to_a_zero_leaf():
+    w = np.random.default_rng(4).random(1000)
+    w[::7] = 0.0
+    s = BlockSumSampler(1000)
+    s.set(np.arange(1000), w)
+    cum = np.cumsum(w)
+    u = np.random.default_rng(5).random(500) * cum[-1]
+    np.testing.assert_array_equal(s.find(u), cum.searchsorted(u, side="right"))
+    last = int(np.flatnonzero(w)[-1])
+    assert s.find([cum[-1], cum[-1] * 2]).tolist() == [last, last]
