@@ -44,8 +44,8 @@ import numpy as np
 import numpy.typing as npt
 
 from ..utils.errors import StrideError
-from .block_sampler import BlockSumSampler
 from .draws import BatchLimit, uniform_ints
+from .priority import PriorityTable
 
 SeedLike = Union[None, int, np.random.Generator]
 Ids = npt.NDArray[np.int64]
@@ -342,17 +342,17 @@ class UniformSelector(_DenseSelector):
 
 
 class PrioritizedSelector(_DenseSelector):
-    """``P(id) = priority ** priority_exponent / sum`` over a :class:`~stride.data.block_sampler.BlockSumSampler`
-    (the proportional sampler of ``AdvancedReplayBuffer``: the same rejection sampling, two-level
-    search and pi-ps batches).
+    """``P(id) = priority ** priority_exponent / sum``, sampled by ``AdvancedReplayBuffer``'s own
+    :class:`~stride.data.priority.PriorityTable` (its ``BlockSumSampler``: rejection sampling, the
+    two-level search, pi-ps batches; PER's importance weights) over the ids' dense positions.
 
     Priorities must be finite and >= 0; an id with priority 0 is never sampled (unless every
     priority is 0: then all ids are equally likely, so replay never stalls). ``sample_batch``
     draws i.i.d. (Reverb, PER); ``stratified=True`` draws one id per equal-mass segment
     (DI-engine, lower variance); ``replace=False`` draws ``n`` distinct ids, id ``i`` included with
-    probability ``n P(i)`` (capped at 1; :meth:`~stride.data.block_sampler.BlockSumSampler.sample_distinct`)
-    and reports each id's share of the batch (``P(i)`` unless some id is certain).
-    :meth:`importance_weights` turns probabilities into PER's normalised IS weights ``(N p)^-beta / max``.
+    probability ``n P(i)`` (capped at 1, the buffers' default batches), and reports each id's share
+    of the batch (``P(i)`` unless some id is certain). :meth:`importance_weights` turns the latest
+    batch's probabilities into PER's normalised IS weights ``(N p)^-beta / max``.
     """
 
     def __init__(
@@ -369,22 +369,19 @@ class PrioritizedSelector(_DenseSelector):
         self.priority_exponent = exponent
         self.stratified = bool(stratified)
         super().__init__(rng, initial_capacity, replace)
-        self._prio = np.zeros(self._ids.size)
-        self._sampler = BlockSumSampler(self._ids.size, self._limit)
-        self._p_min: Optional[float] = None  # least share of the last distinct batch with certain ids
+        self.table = self._new_table(self._ids.size)
+        self._scale: Tuple[int, float] = (0, math.inf)  # (n, tau) of the latest batch: tau < inf if some id was certain
+
+    def _new_table(self, capacity: int) -> PriorityTable:
+        return PriorityTable(capacity, True, self.priority_exponent, 1.0, 0, 0.0, True, self._limit)
 
     def _resize(self, capacity: int) -> None:
         size = len(self._pos)
         super()._resize(capacity)
-        prio = np.zeros(capacity)
-        prio[:size] = self._prio[:size]
-        self._prio = prio
-        leaves = np.zeros(capacity)
-        leaves[:size] = self._sampler.weights(np.arange(size))
-        bound = self._sampler.state()
-        self._sampler = BlockSumSampler(capacity, self._limit)
-        self._sampler.set_all(leaves)
-        self._sampler.load_state(bound)  # (the same bound of the leaves: growing does not change the draws)
+        old, self.table = self.table, self._new_table(capacity)
+        bound = old.sampler_state()
+        self.table.restore(np.arange(size), old.prio[:size])
+        self.table.load_sampler_state(bound)  # (the same bound of the weights: growing does not change the draws)
 
     def _check_priorities(self, prio: Floats) -> Floats:
         prio = super()._check_priorities(prio)
@@ -393,26 +390,20 @@ class PrioritizedSelector(_DenseSelector):
         return prio
 
     def _set_weights(self, positions: Ids, prio: Floats) -> None:
-        self._prio[positions] = prio  # a repeated position keeps the last value, as the sampler does
-        self._sampler.set(positions, self._weight(prio))
+        self.table.write(positions, prio)
 
     def _move_weight(self, src: int, dst: int) -> None:
-        self._prio[dst] = self._prio[src]
-
-    def _weight(self, prio: Floats) -> Floats:
-        """Sampling mass ``priority ** exponent``; 0 stays 0 even for exponent 0 (never sampled)."""
-        return np.where(prio > 0, np.power(prio, self.priority_exponent), 0.0)
+        self.table.prio[dst] = self.table.prio[src]
 
     def _refresh_weights(self, positions: Ids) -> None:
-        size = len(self._pos)
-        live = positions < size
-        self._prio[positions[~live]] = 0.0
-        weights = np.where(live, self._weight(self._prio[positions]), 0.0)
-        self._sampler.set(positions, weights)
+        live = positions < len(self._pos)
+        self.table.erase(positions[~live])
+        kept = positions[live]
+        if kept.size:
+            self.table.write(kept, self.table.prio[kept])
 
     def _clear_weights(self) -> None:
-        self._prio[:] = 0.0
-        self._sampler.clear()
+        self.table.reset()
 
     def priorities(self, ids: IdsLike) -> Floats:
         """Current priorities of ``ids`` (unknown ids raise :class:`SelectorKeyError`)."""
@@ -420,58 +411,50 @@ class PrioritizedSelector(_DenseSelector):
         missing = [k for k in keys if k not in self._pos]
         if missing:
             raise SelectorKeyError(f"id {missing[0]} is not in the {type(self).__name__}")
-        return self._prio[[self._pos[k] for k in keys]]
+        return self.table.prio[[self._pos[k] for k in keys]]
+
+    def _total(self) -> float:
+        return self.table.sampler.total() if self.table.sampler is not None else 0.0
 
     def _sample(self, n: int) -> Tuple[Ids, Floats]:
-        size = len(self._pos)
-        sampler, rng = self._sampler, self._rng
-        total = sampler.total()
+        total = self._total()
+        self._scale = (n, math.inf)
         if total <= 0.0:  # every priority is 0: fall back to uniform
             return self._sample_uniform(n)
-        if not self.replace:
-            return self._sample_distinct(n, size, total)
-        self._p_min = None
-        if self.stratified and n > 0:
+        if self.stratified and self.replace and n > 0:
+            sampler, rng = self.table.sampler, self._rng
+            assert sampler is not None
             pos = sampler.find((np.arange(n) + rng.random(n)) * (total / n))
             pos = pos[rng.permutation(n)]  # segments come out sorted; don't leak that order
-            w = sampler.weights(pos)
-        else:
-            pos, w = sampler.sample_weighted(n, rng, size)
-        return self._ids[pos], w / total
-
-    def _sample_distinct(self, n: int, size: int, total: float) -> Tuple[Ids, Floats]:
-        """``n`` distinct ids (pi-ps) and each one's share of the batch ``min(w, tau) / (n tau)``."""
-        got = self._sampler.sample_distinct(n, self._rng, size)
+            return self._ids[pos], sampler.weights(pos) / total
+        got = self.table.draw(n, self._rng, len(self._pos), self.replace)
         if got is None:
             raise ValueError(f"cannot draw {n} distinct ids: fewer have a positive priority")
         pos, w, tau = got
-        if tau == math.inf:
-            self._p_min = None
-            return self._ids[pos], w / total
-        self._p_min = min(self._sampler.min_positive(), tau) / (n * tau)
-        return self._ids[pos], np.minimum(w, tau) / (n * tau)
+        self._scale = (n, tau)
+        return self._ids[pos], (w / total if tau == math.inf else np.minimum(w, tau) / (n * tau))
 
     def importance_weights(self, probabilities: FloatsLike, beta: float) -> Floats:
-        """PER weights ``(N p)^-beta`` divided by their largest possible value (least likely item).
+        """PER weights ``(N p)^-beta`` divided by their largest possible value (least likely item):
+        :meth:`~stride.data.priority.PriorityTable.importance_weights` of the latest batch.
 
         Dividing by the maximum over *all stored* items, not just this batch, keeps the scale of
-        the loss independent of which items the batch happens to contain (as DI-engine/PER do).
-        ``probabilities``: what the latest :meth:`sample_batch` returned (for a distinct batch with
-        certain ids the least share is that batch's)."""
+        the loss independent of which items the batch happens to contain (as DI-engine/PER do)."""
         p = np.asarray(probabilities, dtype=np.float64)
-        total = self._sampler.total()
+        total = self._total()
         if total <= 0.0:  # uniform fallback: every weight is 1
             return np.ones_like(p)
-        p_min = self._sampler.min_positive() / total if self._p_min is None else self._p_min
-        return np.power(p / p_min, -float(beta))
+        n, tau = self._scale
+        leaves = p * (total if tau == math.inf else n * tau)
+        return self.table.importance_weights(leaves, float(beta), tau)
 
     def state_dict(self) -> Dict[str, Any]:
         size = len(self._pos)
         return {
             "ids": self.ids(),
-            "priorities": self._prio[:size].copy(),
+            "priorities": self.table.prio[:size].copy(),
             "priority_exponent": self.priority_exponent,
-            "sampler": self._sampler.state(),
+            "sampler": self.table.sampler_state(),
             "rng": self._rng_state(),
         }
 
@@ -483,7 +466,7 @@ class PrioritizedSelector(_DenseSelector):
         self.clear()
         self.add_batch(np.asarray(state["ids"], dtype=np.int64), np.asarray(state["priorities"]))
         if state.get("sampler") is not None:
-            self._sampler.load_state(state["sampler"])
+            self.table.load_sampler_state(state["sampler"])
         self._load_rng_state(state.get("rng"))
 
 

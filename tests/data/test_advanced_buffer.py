@@ -432,7 +432,8 @@ def test_update_slot_index_from_the_end_and_past_the_end():
 
 def test_split_modules_keep_public_names():
     import stride.data as data
-    from stride.data.buffer import advanced, advanced_state, eviction, priority, rate_control
+    from stride.data import priority
+    from stride.data.buffer import advanced, advanced_state, eviction, rate_control
 
     assert data.AdvancedReplayBuffer is advanced.AdvancedReplayBuffer
     assert issubclass(advanced.AdvancedReplayBuffer, advanced_state.AdvancedPersistence)

@@ -315,3 +315,14 @@ def test_growing_the_capacity_does_not_change_the_draws():
         s.update_priorities_batch([3], [0.5])  # the bound stays at 50 ** 0.6
         s.add_batch(np.arange(60, 70), prio[60:])  # the small one grows
     np.testing.assert_array_equal(small.sample_batch(256)[0], big.sample_batch(256)[0])
+
+
+@pytest.mark.parametrize("cls", ALL)
+def test_removing_every_id_one_by_one_empties_the_selector(cls):
+    sel = cls()
+    sel.add_batch([1, 2, 3], [1.0, 2.0, 3.0])
+    for k in (3, 1, 2):
+        sel.remove(k)
+    assert len(sel) == 0 and 2 not in sel
+    with pytest.raises(EmptySelectorError):
+        sel.sample()

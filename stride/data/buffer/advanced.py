@@ -70,7 +70,7 @@ from ..storage import ColumnStorage
 from .eviction import UseStalenessEviction
 from .advanced_state import AdvancedPersistence
 from .monitor import BufferMonitor
-from .priority import PriorityTable
+from ..priority import PriorityTable
 from .rate_control import RateControl
 
 META_KEYS = ("replay_unique_id", "replay_buffer_idx", "IS", "priority", "collect_iter")
