@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
+import numpy.typing as npt
 import torch
 
 from .items import column_gatherer, item_builder
@@ -18,7 +19,8 @@ from .items import column_gatherer, item_builder
 _NUMERIC = (np.ndarray, np.generic, float, int)  # bool is an int
 
 
-def _as_array(value: Any) -> np.ndarray:
+def as_array(value: Any) -> npt.NDArray[Any]:
+    """A stored value as an array: tensors to NumPy, float64 to float32 (the storage's float type)."""
     if isinstance(value, torch.Tensor):
         value = value.detach().cpu().numpy()
     arr = np.asarray(value)
@@ -28,7 +30,12 @@ def _as_array(value: Any) -> np.ndarray:
 
 
 class ColumnStorage:
-    """Fixed-capacity ring of items (dicts with the same keys), stored column-wise."""
+    """Fixed-capacity ring of items (dicts with the same keys), stored column-wise.
+
+    Its interface is :class:`~stride.data.file_storage.FileStorage`'s: the ``names`` arguments
+    (the file storage's file names) are accepted and ignored, ``free`` has nothing to delete."""
+
+    folder: Optional[str] = None  # (items live in memory)
 
     def __init__(self, capacity: int) -> None:
         if capacity < 1:
@@ -60,7 +67,7 @@ class ColumnStorage:
 
     def _allocate(self, item: Mapping[str, Any]) -> None:
         for key, value in item.items():
-            arr = _as_array(value) if value is not None and not isinstance(value, (str, dict, list)) else None
+            arr = as_array(value) if value is not None and not isinstance(value, (str, dict, list)) else None
             if arr is None or arr.dtype == object:
                 self._columns[key] = np.empty(self.capacity, dtype=object)
             else:
@@ -85,7 +92,7 @@ class ColumnStorage:
             elif arr is not None and arr.dtype == np.float64:
                 arr = arr.astype(np.float32)
         if arr is None:
-            arr = np.stack([_as_array(v) for v in values]) if len(values) > 1 else _as_array(values[0])[None]
+            arr = np.stack([as_array(v) for v in values]) if len(values) > 1 else as_array(values[0])[None]
         if arr.shape[1:] != col.shape[1:]:
             raise ValueError(f"field '{key}' has shape {arr.shape[1:]} but the buffer stores {col.shape[1:]}")
         return self._fit(key, arr)
@@ -108,7 +115,7 @@ class ColumnStorage:
         return arr
 
     # ---- write -------------------------------------------------------------------------------
-    def append(self, items: List[Mapping[str, Any]]) -> np.ndarray:
+    def append(self, items: Sequence[Mapping[str, Any]], names: Optional[Sequence[Any]] = None) -> npt.NDArray[np.int64]:
         """Write items (oldest overwritten when full); returns the slots written, in order.
 
         Every field is converted and checked before anything is written, so a refused batch
@@ -153,7 +160,7 @@ class ColumnStorage:
         self._specs = specs
         return specs
 
-    def append_one(self, item: Mapping[str, Any]) -> int:
+    def append_one(self, item: Mapping[str, Any], name: Any = None) -> int:
         """:meth:`append` for one item; returns its slot (same effects, same errors).
 
         The collector's one-at-a-time push: a value that already has its column's dtype and shape
@@ -188,7 +195,8 @@ class ColumnStorage:
             self.size += 1
         return slot
 
-    def append_columns(self, columns: Mapping[str, np.ndarray]) -> np.ndarray:
+    def append_columns(self, columns: Mapping[str, npt.NDArray[Any]],
+                       names: Optional[Sequence[Any]] = None) -> npt.NDArray[np.int64]:
         """Write a batch already in column form (fast path)."""
         n = len(next(iter(columns.values())))
         if not self._columns:
@@ -224,6 +232,28 @@ class ColumnStorage:
         if build is None:
             build = self._builders[extra_keys] = item_builder(self._columns, extra_keys)
         return build(slots, *extra_values)
+
+    def write_at(self, slots: npt.NDArray[np.int64], columns: Mapping[str, npt.NDArray[Any]],
+                 names: Optional[Sequence[Any]] = None) -> None:
+        """Write column rows at given slots (restoring a saved layout: the ring position is set apart)."""
+        if not columns:
+            return
+        if not self._columns:
+            self._allocate({k: v[0] for k, v in columns.items()})
+        for key, value in columns.items():
+            arr = self._fit(key, np.asarray(value))  # (may promote the column: read it after)
+            self._columns[key][slots] = arr
+
+    def free(self, slots: npt.NDArray[np.int64]) -> None:
+        """Nothing to delete: the ring reuses the rows."""
+
+    def reset_layout(self) -> None:
+        """Empty, and forget the fields (the next write allocates them anew)."""
+        self.clear()
+        self.columns = {}
+
+    def close(self) -> None:
+        self.reset_layout()
 
     def valid_slots(self) -> np.ndarray:
         """Occupied slots, oldest first."""

@@ -432,12 +432,13 @@ def test_update_slot_index_from_the_end_and_past_the_end():
 
 def test_split_modules_keep_public_names():
     import stride.data as data
-    from stride.data import priority
-    from stride.data.buffer import advanced, advanced_state, eviction, rate_control
+    from stride.data import block_sampler, priority
+    from stride.data.buffer import advanced
+    from stride.data.rate_limiters import MinSize
 
     assert data.AdvancedReplayBuffer is advanced.AdvancedReplayBuffer
-    assert issubclass(advanced.AdvancedReplayBuffer, advanced_state.AdvancedPersistence)
-    assert advanced.BlockSumSampler is priority.BlockSumSampler
+    assert advanced.BlockSumSampler is block_sampler.BlockSumSampler
+    assert isinstance(data.PrioritizedSelector(rng=0).table, priority.PriorityTable)  # (the buffer's own part)
     b = buf(4, max_use=2, max_staleness=3, rate_limiter=dict(type="min_size", min_size_to_sample=1))
-    assert isinstance(b._pri, priority.PriorityTable) and isinstance(b._evictor, eviction.UseStalenessEviction)
-    assert isinstance(b._rate, rate_control.RateControl) and b.rate_limiter is b._rate.limiter
+    assert isinstance(b.rate_limiter, MinSize)
+    assert not hasattr(advanced, "AdvancedPersistence")  # persistence is the buffer's own, through its parts' public API

@@ -29,8 +29,12 @@ DI-engine's features):
 that is what the serial pipeline uses. The learner sends ``update({'replay_unique_id',
 'replay_buffer_idx', 'priority'})`` back; an entry whose id no longer sits in that slot is ignored.
 ``save_data``/``load_data`` use ``.npz`` without pickle and keep ids, priorities, use counts and
-collect iterations; ``state_dict``/``load_state_dict`` (tensors + plain values) resume exactly
-(:mod:`.advanced_state`).
+collect iterations (the live items oldest first: what a new buffer, maybe of another capacity or
+storage type, loads -- the newest ``capacity`` items if more); ``state_dict``/``load_state_dict``
+hold the live items at their slots plus the ring position, RNG, sampler bound, beta schedule,
+monitor and limiter counters as tensors and plain values, so that a resumed run samples exactly
+what an uninterrupted one would (checkpoints load with ``torch.load(weights_only=True)``). Each
+part saves and restores its own state through its public methods.
 
 Why the batched prioritized path beats Tianshou's ``PrioritizedReplayBuffer`` several times over:
 a sample + update of 64 is ~30 NumPy calls in all (rejection sampling against an upper bound of
@@ -57,6 +61,8 @@ import logging
 from typing import Any, Dict, List, Mapping, Optional, Tuple, Union
 
 import numpy as np
+import numpy.typing as npt
+import torch
 
 from ...config.config import Configurable, merge_config
 from ...config.setting import Setting
@@ -65,10 +71,10 @@ from ...utils.registry import BUFFER_REGISTRY
 from ..block_sampler import BlockSumSampler
 from ..draws import BatchLimit, uniform_excluding, uniform_ints
 from ..file_storage import FileStorage
+from ..npz import load_npz, save_npz
 from ..rate_limiters import RateLimiter
 from ..storage import ColumnStorage
 from .eviction import UseStalenessEviction
-from .advanced_state import AdvancedPersistence
 from .monitor import BufferMonitor
 from ..priority import PriorityTable
 from .rate_control import RateControl
@@ -76,12 +82,13 @@ from .rate_control import RateControl
 META_KEYS = ("replay_unique_id", "replay_buffer_idx", "IS", "priority", "collect_iter")
 _ID_KEYS = ("replay_unique_id", "replay_buffer_idx")
 _ID_IS_KEYS = ("replay_unique_id", "replay_buffer_idx", "IS")
+Slots = npt.NDArray[np.int64]
 
 __all__ = ["AdvancedReplayBuffer", "FileStorage", "BlockSumSampler"]
 
 
 @BUFFER_REGISTRY.register("advanced")
-class AdvancedReplayBuffer(AdvancedPersistence, Configurable):
+class AdvancedReplayBuffer(Configurable):
     """Prioritized (or uniform) replay with use/staleness eviction, monitor and non-blocking rate control."""
 
     @classmethod
@@ -240,10 +247,7 @@ class AdvancedReplayBuffer(AdvancedPersistence, Configurable):
         slot = storage.tail
         uid = self._next_id
         overwrite = bool(self._live[slot])
-        if self._file:
-            storage.append([item], [uid])  # deletes the overwritten item's file
-        else:
-            storage.append_one(item)
+        storage.append_one(item, uid)  # (file storage: deletes the overwritten item's file)
         if overwrite:  # FIFO eviction: the new item's metadata replaces the old one's below
             self._n_live -= 1
             if self._rate is not None:
@@ -301,8 +305,7 @@ class AdvancedReplayBuffer(AdvancedPersistence, Configurable):
         self._ids[slots] = -1
         if not overwrite:
             self._pri.erase(slots)
-            if self._file:
-                self._storage.free(slots)
+            self._storage.free(slots)
         self._n_live -= int(slots.size)
         self._live_cache = None
         if self._rate is not None:
@@ -398,15 +401,7 @@ class AdvancedReplayBuffer(AdvancedPersistence, Configurable):
         slots, is_w = drawn
         ids = self._ids.take(slots).tolist()
         idx = slots.tolist()
-        if self._file:
-            items = self._storage.get_items(slots)
-            for item, i, s in zip(items, ids, idx):
-                item["replay_unique_id"] = i
-                item["replay_buffer_idx"] = s
-            if is_w is not None:
-                for item, w in zip(items, is_w.tolist()):
-                    item["IS"] = w
-        elif is_w is None:
+        if is_w is None:
             items = self._storage.get_items(slots, _ID_KEYS, (ids, idx))
         else:
             items = self._storage.get_items(slots, _ID_IS_KEYS, (ids, idx, is_w.tolist()))
@@ -477,10 +472,100 @@ class AdvancedReplayBuffer(AdvancedPersistence, Configurable):
     def close(self) -> None:
         """Clear, and for file storage remove its folder."""
         self.clear()
-        if self._file:
-            self._storage.close()
+        self._storage.close()
 
     @property
     def file_folder(self) -> Optional[str]:
         """The folder of the item files (file storage), else None."""
-        return self._storage.folder if self._file else None
+        return self._storage.folder
+
+    # ---- persistence -------------------------------------------------------------------------
+    def _live_columns(self, slots: Slots) -> Dict[str, npt.NDArray[Any]]:
+        cols = self._storage.get_columns(slots)
+        bad = [k for k, c in cols.items() if c.dtype == object]
+        if bad:
+            raise ValueError(f"fields {bad} hold Python objects and cannot be saved without pickle")
+        return cols
+
+    def save_data(self, path: str) -> None:
+        """Write the live items (oldest first) with ids, priorities, use counts and collect iterations
+        to an ``.npz`` file, without pickle."""
+        order = self.live_slots()
+        save_npz(path, self._live_columns(order) if order.size else {},
+                 {"replay_unique_id": self._ids[order], "priority": self._pri.prio[order],
+                  "use_count": self._evictor.use[order], "collect_iter": self._evictor.collect_iter[order],
+                  "next_id": self._next_id, "max_priority": self._pri.max_priority})
+
+    def load_data(self, path: str) -> None:
+        """Replace the contents with what :meth:`save_data` wrote (the newest ``capacity`` items if more)."""
+        cols, meta = load_npz(path)
+        ids, prio, use, cit = meta["replay_unique_id"], meta["priority"], meta["use_count"], meta["collect_iter"]
+        self._storage.reset_layout()
+        self._reset_meta()
+        if cols and len(ids):
+            keep = min(len(ids), self._storage.capacity)
+            cols = {k: v[-keep:] for k, v in cols.items()}
+            ids, prio, use, cit = ids[-keep:], prio[-keep:], use[-keep:], cit[-keep:]
+            slots = self._storage.append_columns(cols, ids.tolist())
+            self._restore_meta(slots, ids, prio, use, cit)
+        self._next_id = max(int(meta["next_id"]), self._next_id)
+        self._pri.max_priority = float(meta["max_priority"])
+        if self._rate is not None:
+            self._rate.reset(self._n_live)  # the limiter sees the loaded items as inserted
+
+    def _restore_meta(self, slots: Slots, ids: npt.NDArray[np.int64], prio: npt.NDArray[np.float64],
+                      use: npt.NDArray[np.int64], cit: npt.NDArray[np.int64]) -> None:
+        slots = np.asarray(slots, dtype=np.int64)
+        self._ids[slots] = ids
+        self._live[slots] = True
+        self._pri.restore(slots, prio)
+        self._evictor.restore(slots, use, cit)
+        self._n_live = int(self._live.sum())
+        self._live_cache = None
+
+    def state_dict(self) -> Dict[str, Any]:
+        """Live items at their slots, ring position, metadata, RNG, beta schedule, counters (tensors + plain values)."""
+        slots = np.flatnonzero(self._live)
+        cols = self._live_columns(slots) if slots.size else {}
+
+        def t(a: npt.NDArray[Any]) -> torch.Tensor:
+            return torch.from_numpy(np.ascontiguousarray(a))
+
+        return {
+            "columns": {k: t(v) for k, v in cols.items()},
+            "slots": t(slots),
+            "tail": int(self._storage.tail),
+            "ring_size": int(self._storage.size),
+            "ids": t(self._ids[slots]),
+            "priority": t(self._pri.prio[slots]),
+            "use_count": t(self._evictor.use[slots]),
+            "collect_iter": t(self._evictor.collect_iter[slots]),
+            "next_id": self._next_id,
+            "max_priority": self._pri.max_priority,
+            "sampler": self._pri.sampler_state(),
+            "learner_iter": self._learner_iter,
+            "rng": self._rng.bit_generator.state,
+            "monitor": self.monitor.state_dict(),
+            "limiter": self._rate.state_dict() if self._rate is not None else None,
+        }
+
+    def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        """Restore what :meth:`state_dict` returned (same capacity)."""
+        cols = {k: v.numpy() for k, v in state["columns"].items()}
+        slots = state["slots"].numpy().astype(np.int64)
+        ids = state["ids"].numpy()
+        self._storage.reset_layout()
+        self._reset_meta()
+        self._storage.write_at(slots, cols, ids.tolist())
+        self._storage.tail = int(state["tail"])
+        self._storage.size = int(state["ring_size"])
+        self._restore_meta(slots, ids, state["priority"].numpy(), state["use_count"].numpy(),
+                           state["collect_iter"].numpy())
+        self._next_id = int(state["next_id"])
+        self._pri.max_priority = float(state["max_priority"])
+        self._pri.load_sampler_state(state.get("sampler"))
+        self._learner_iter = int(state["learner_iter"])
+        self._rng.bit_generator.state = state["rng"]
+        self.monitor.load_state_dict(state["monitor"])
+        if self._rate is not None and state.get("limiter") is not None:
+            self._rate.load_state_dict(state["limiter"])

@@ -23,7 +23,7 @@ from ...config.setting import Setting
 from ...utils.registry import BUFFER_REGISTRY
 from ..draws import BatchLimit, uniform_ints
 from ..npz import load_npz, save_npz
-from ..storage import _as_array
+from ..storage import as_array
 
 META_KEYS = ("replay_unique_id", "replay_buffer_idx")
 Episode = Sequence[Mapping[str, Any]]
@@ -32,7 +32,7 @@ Episode = Sequence[Mapping[str, Any]]
 def _stack(values: List[Any]) -> np.ndarray:
     """One field of an episode as an array; values without a common numeric shape become an object array."""
     if all(v is not None and not isinstance(v, (str, dict, list)) for v in values):
-        arrs = [_as_array(v) for v in values]
+        arrs = [as_array(v) for v in values]
         if arrs[0].dtype != object and all(a.shape == arrs[0].shape for a in arrs):
             try:
                 return np.stack(arrs)
