@@ -26,12 +26,15 @@ from __future__ import annotations
 from typing import Callable, Dict, Optional, Tuple
 
 import numpy as np
+import numpy.typing as npt
+
+Slots = npt.NDArray[np.int64]
 
 #: ``draw(k, exhausted)``: ``k`` i.i.d. slots from the base distribution restricted to the slots
 #: not in ``exhausted`` (sorted, distinct); an empty result means nothing is left to draw.
-Draw = Callable[[int, np.ndarray], np.ndarray]
+Draw = Callable[[int, Slots], Slots]
 #: ``cap(slots)``: how many copies of each slot one batch may hold (>= 1 for every usable slot).
-Cap = Callable[[np.ndarray], np.ndarray]
+Cap = Callable[[Slots], npt.NDArray[np.int64]]
 
 
 def uniform_ints(rng: np.random.Generator, hi: int, n: int) -> np.ndarray:
@@ -107,6 +110,16 @@ class BatchLimit:
         stamp = self._stamp
         stamp[slots] = ar  # a repeated slot keeps its last position ...
         return stamp.take(slots).tobytes() == ar_bytes  # ... so its earlier copies read back another one
+
+    def draw(self, rng: np.random.Generator, hi: int, n: int, replace: bool,
+             live: Optional[Slots] = None) -> Slots:
+        """``n`` slots uniform over the population (``live``, sorted slots, or ``0..hi-1``): i.i.d.
+        (``replace``: :func:`uniform_ints`) or distinct, every subset alike (:meth:`uniform`). The
+        uniform batch of every buffer and of :class:`~stride.data.selectors.UniformSelector`."""
+        if not replace:
+            return self.uniform(rng, hi, n, live)
+        pos = uniform_ints(rng, hi, n)
+        return pos if live is None else live.take(pos)
 
     def uniform(self, rng: np.random.Generator, hi: int, n: int, live: Optional[np.ndarray] = None) -> np.ndarray:
         """``n`` distinct slots of the population (``live``, sorted slots, or ``0..hi-1``; ``hi >= n``),

@@ -44,7 +44,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..utils.errors import StrideError
-from .draws import BatchLimit, uniform_ints
+from .draws import BatchLimit
 from .priority import PriorityTable
 
 SeedLike = Union[None, int, np.random.Generator]
@@ -268,12 +268,9 @@ class _DenseSelector(Selector):
     def _sample_uniform(self, n: int) -> Tuple[Ids, Floats]:
         """``n`` ids, every stored id alike: i.i.d. (``replace``) or distinct (every subset alike)."""
         size = len(self._pos)
-        if self.replace:
-            pos = uniform_ints(self._rng, size, n)
-        else:
-            if n > size:
-                raise ValueError(f"cannot draw {n} distinct ids from a {type(self).__name__} of {size}")
-            pos = self._limit.uniform(self._rng, size, n)
+        if not self.replace and n > size:
+            raise ValueError(f"cannot draw {n} distinct ids from a {type(self).__name__} of {size}")
+        pos = self._limit.draw(self._rng, size, n, self.replace)
         return self._ids[pos], np.full(n, 1.0 / size)
 
     def _add(self, keys: List[int], prio: np.ndarray) -> None:

@@ -69,7 +69,7 @@ from ...config.setting import Setting
 from ...utils.errors import ConfigError
 from ...utils.registry import BUFFER_REGISTRY
 from ..block_sampler import BlockSumSampler
-from ..draws import BatchLimit, uniform_excluding, uniform_ints
+from ..draws import BatchLimit, uniform_excluding
 from ..file_storage import FileStorage
 from ..npz import load_npz, save_npz
 from ..rate_limiters import RateLimiter
@@ -324,40 +324,41 @@ class AdvancedReplayBuffer(Configurable):
             return None
         if self._rate is not None and not self._rate.may_sample(size):
             return None
-        replace, rng = self._replace, self._rng
-        if self._tree is not None:
-            drawn = self._pri.sample(size, rng, self._storage.size, self.monitor.sample_calls, replace,
-                                     self._cap_weighted if replace and self._use_on else None)
-            if drawn is None:  # (fewer than `size` items of positive priority)
-                self.monitor.sample_insufficient += 1
-                return None
-            slots, is_w = drawn
-        else:
-            n_ring = self._storage.size
-            holes = self._n_live != n_ring  # (else slots 0..n_ring-1 are all live: the ring starts at 0)
-            if not replace:  # distinct (a live item has a use left)
-                slots = self._limit.uniform(rng, n_ring, size) if not holes else \
-                    self._limit.uniform(rng, self._n_live, size, self._live_slots())
-            else:
-                slots = uniform_ints(rng, n_ring, size) if not holes else self._uniform_live(size)
-                if self._use_on:
-                    slots = self._limit.capped(slots, self._uniform_excluding, self._evictor.remaining)
-            is_w = None
+        drawn = self._draw_prioritized(size) if self._tree is not None else (self._draw_uniform(size), None)
+        if drawn is None:  # (fewer than `size` items of positive priority)
+            self.monitor.sample_insufficient += 1
+            return None
+        slots, is_w = drawn
         if self._rate is not None:
             self._rate.sampled(size)
         if self._use_on:
             self._evictor.count_use(slots)
         return slots, is_w
 
+    def _draw_prioritized(self, size: int) -> Optional[Tuple[Slots, Optional[npt.NDArray[np.float32]]]]:
+        """Proportional slots and IS weights (:class:`~stride.data.priority.PriorityTable`), or None."""
+        capped = self._cap_weighted if self._replace and self._use_on else None
+        return self._pri.sample(size, self._rng, self._storage.size, self.monitor.sample_calls, self._replace, capped)
+
+    def _draw_uniform(self, size: int) -> Slots:
+        """Uniform live slots (:meth:`~stride.data.draws.BatchLimit.draw`); with replacement, no slot
+        more often than its remaining uses (a live item has a use left, so distinct batches need no check)."""
+        n_ring = self._storage.size
+        holes = self._n_live != n_ring  # (else slots 0..n_ring-1 are all live: the ring starts at 0)
+        if holes:
+            slots = self._limit.draw(self._rng, self._n_live, size, self._replace, self._live_slots())
+        else:
+            slots = self._limit.draw(self._rng, n_ring, size, self._replace)
+        if self._replace and self._use_on:
+            capped = self._limit.capped(slots, self._uniform_excluding, self._evictor.remaining)
+            assert capped is not None  # (the live items' remaining uses always fill a batch of live items)
+            slots = capped
+        return slots
+
     def _live_slots(self) -> np.ndarray:
         if self._live_cache is None:
             self._live_cache = np.flatnonzero(self._live)
         return self._live_cache
-
-    def _uniform_live(self, size: int) -> np.ndarray:
-        """I.i.d. uniform over the live slots when early evictions left holes in the ring."""
-        live = self._live_slots()
-        return live[uniform_ints(self._rng, live.size, size)]
 
     def _uniform_excluding(self, k: int, exhausted: np.ndarray) -> np.ndarray:
         """``k`` i.i.d. live slots, uniform, ``exhausted`` ones left out (:class:`BatchLimit`'s further draws)."""

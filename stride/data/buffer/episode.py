@@ -21,7 +21,7 @@ import torch
 from ...config.config import Configurable, merge_config
 from ...config.setting import Setting
 from ...utils.registry import BUFFER_REGISTRY
-from ..draws import BatchLimit, uniform_ints
+from ..draws import BatchLimit
 from ..npz import load_npz, save_npz
 from ..storage import as_array
 
@@ -107,9 +107,7 @@ class EpisodeReplayBuffer(Configurable):
     def _sample_slots(self, size: int) -> Optional[np.ndarray]:
         if self._size < max(size, self._cfg["min_sample_size"], 1):
             return None
-        if self._replace:
-            return uniform_ints(self._rng, self._size, size)  # (= rng.integers(0, self._size, size=size))
-        return self._limit.uniform(self._rng, self._size, size)
+        return self._limit.draw(self._rng, self._size, size, self._replace)
 
     def sample(self, size: int, cur_learner_iter: int = -1) -> Optional[List[List[Dict[str, Any]]]]:
         """``size`` distinct episodes drawn uniformly (every subset alike; i.i.d. draws with

@@ -23,7 +23,7 @@ from ...config.config import Configurable, merge_config
 from ...config.setting import Setting
 from ...utils.registry import BUFFER_REGISTRY
 from ..npz import load_npz, save_npz
-from ..draws import BatchLimit, uniform_ints
+from ..draws import BatchLimit
 from ..storage import ColumnStorage
 
 META_KEYS = ("replay_unique_id", "replay_buffer_idx")
@@ -87,9 +87,7 @@ class NaiveReplayBuffer(Configurable):
             return None
         self._sample_count += size
         # occupied slots are always 0..n-1 (the ring starts at 0 and only wraps when full)
-        if self._replace:
-            return uniform_ints(self._rng, n, size)
-        return self._limit.uniform(self._rng, n, size)
+        return self._limit.draw(self._rng, n, size, self._replace)
 
     def sample(self, size: int, cur_learner_iter: int = -1) -> Optional[List[Dict[str, Any]]]:
         """``size`` distinct items drawn uniformly (every ``size``-subset alike; i.i.d. draws with
