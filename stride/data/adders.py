@@ -52,7 +52,7 @@ How this differs from the peers, on purpose:
 from __future__ import annotations
 
 from collections import deque
-from typing import Any, Callable, Deque, Dict, List, Mapping, Optional
+from typing import Any, Callable, Deque, Dict, List, Mapping, Optional, Tuple
 
 import numpy as np
 
@@ -198,7 +198,7 @@ class NStepTransitionAdder(Adder):
             raise ValueError(f"discount must be in [0, 1], got {discount}")
         self.n_step = int(n_step)
         self.discount = discount
-        self._window: Deque[tuple] = deque()  # (obs, action, reward) of the steps not yet emitted
+        self._window: Deque[Tuple[Any, Any, Any]] = deque()  # (obs, action, reward) of the steps not yet emitted
 
     def _emit_oldest(self, next_obs: Any, done: bool, truncated: bool) -> None:
         obs, action, _ = self._window[0]

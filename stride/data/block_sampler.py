@@ -106,8 +106,9 @@ class BlockSumSampler:
         self._limit = BatchLimit(self.capacity) if limit is None else limit  # repeat checks of Sampford batches
 
     # ---- reads -------------------------------------------------------------------------------
-    def weights(self, slots: np.ndarray) -> np.ndarray:
-        return self._w[slots]
+    def weights(self, slots: Slots) -> Floats:
+        """The leaves at ``slots`` (a fresh array)."""
+        return self._w.take(slots)
 
     def leaves(self) -> np.ndarray:
         return self._w[: self.capacity].copy()
@@ -127,10 +128,11 @@ class BlockSumSampler:
             pos = np.flatnonzero(self._w > 0)
             if pos.size:
                 j = int(pos[np.argmin(self._w[pos])])
-                self._min, self._min_slot = float(self._w[j]), j
+                m, self._min_slot = float(self._w[j]), j
             else:
-                self._min, self._min_slot = math.inf, -1
-        return self._min
+                m, self._min_slot = math.inf, -1
+            self._min = m
+        return m
 
     # ---- writes ------------------------------------------------------------------------------
     def set(self, slots: np.ndarray, weights: np.ndarray, top: Optional[float] = None,
@@ -261,7 +263,7 @@ class BlockSumSampler:
         cum = np.cumsum(leaves)
         if not cum[-1] > 0.0:
             return np.empty(0, dtype=np.int64)
-        idx = cum.searchsorted(rng.random(k) * cum[-1], side="right")
+        idx: Slots = cum.searchsorted(rng.random(k) * cum[-1], side="right")
         return np.minimum(idx, int(np.flatnonzero(leaves)[-1]))
 
     # ---- distinct batches (without replacement) ------------------------------------------------
@@ -334,6 +336,7 @@ class BlockSumSampler:
             acc = np.less(t, wc).nonzero()[0]  # accepted proportionally to the leaves
             if acc.size >= n:
                 sel = acc[:n]
+                kept = True
                 ws = wc.take(sel)
                 ts = t.take(sel)
                 ts *= sure
@@ -341,9 +344,8 @@ class BlockSumSampler:
                 if sure_kept != n and (sure_kept != n - 1 or ts[0] < ws[0]):  # (unit 1 is not thinned)
                     ts = t.take(sel)
                     ts[0] = 0.0
-                    if np.less(ts * (total - n * ws), ws * c2).tobytes().count(1) != n:  # one is thinned out
-                        sel = None
-                if sel is not None:
+                    kept = np.less(ts * (total - n * ws), ws * c2).tobytes().count(1) == n  # (else one is thinned out)
+                if kept:
                     slots = cand.take(sel)
                     if distinct(slots):
                         return slots, ws, _INF

@@ -152,7 +152,8 @@ class BatchLimit:
             ar = np.arange(x.size, dtype=np.int32)
             stamp[x] = ar
             once = x[stamp.take(x) == ar]
-        return once[:n]
+        out: Slots = once[:n]
+        return out
 
     def capped(self, slots: np.ndarray, draw: Draw, cap: Cap) -> Optional[np.ndarray]:
         """``slots`` (``n`` i.i.d. draws) with every copy past a slot's ``cap`` replaced by further

@@ -51,7 +51,7 @@ class FileStorage:
             arrays[k] = arr
         path = os.path.join(self.folder, f"{name}.npz")
         with open(path, "wb") as f:
-            np.savez(f, **arrays)
+            np.savez(f, allow_pickle=False, **arrays)
         self.paths[slot] = path
 
     def append(self, items: Sequence[Mapping[str, Any]], names: Optional[Sequence[Any]] = None) -> Slots:
@@ -119,10 +119,10 @@ class FileStorage:
 
     def get_columns(self, slots: np.ndarray, keys: Optional[Sequence[str]] = None) -> Dict[str, np.ndarray]:
         items = self.get_items(slots)
-        keys = self.fields if keys is None else keys
+        names = (self.fields or []) if keys is None else keys
         if not items:
-            return {k: np.empty(0) for k in (keys or [])}
-        return {k: np.stack([np.asarray(it[k]) for it in items]) for k in keys}
+            return {k: np.empty(0) for k in names}
+        return {k: np.stack([np.asarray(it[k]) for it in items]) for k in names}
 
     def clear(self) -> None:
         self.free(np.arange(self.capacity))

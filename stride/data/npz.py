@@ -17,7 +17,7 @@ def save_npz(path: str, columns: Mapping[str, np.ndarray], meta: Mapping[str, An
     """Write ``columns`` and ``meta`` (arrays or scalars) to ``path`` atomically."""
     arrays = {f"col/{k}": v for k, v in columns.items()}
     arrays.update({f"meta/{k}": np.asarray(v) for k, v in meta.items()})
-    atomic_write(path, lambda f: np.savez(f, **arrays), binary=True)
+    atomic_write(path, lambda f: np.savez(f, allow_pickle=False, **arrays), binary=True)
 
 
 def load_npz(path: str) -> Tuple[Dict[str, np.ndarray], Dict[str, np.ndarray]]:

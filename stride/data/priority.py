@@ -85,7 +85,8 @@ class PriorityTable:
         prio = np.asarray(prio, dtype=np.float64).reshape(-1)
         if prio.size and not np.isfinite(prio).all():
             raise ValueError(f"priorities must be finite, got {prio[~np.isfinite(prio)][:5].tolist()}")
-        return np.maximum(prio, self.min_priority)
+        out: Floats = np.maximum(prio, self.min_priority)
+        return out
 
     def write_one(self, slot: int, prio: Optional[float]) -> None:
         """A new item at ``slot``: ``prio`` (from :meth:`check`) or the current maximum."""
@@ -141,6 +142,11 @@ class PriorityTable:
             return None
         slots, w, tau = got
         return slots, self.is_weights(w, sample_calls, tau)
+
+    def draw_excluding(self, k: int, rng: np.random.Generator, hi: int, exhausted: Slots) -> Slots:
+        """``k`` i.i.d. proportional slots with the (sorted, distinct) ``exhausted`` ones left out
+        (:meth:`~stride.data.block_sampler.BlockSumSampler.sample_excluding`; empty when none is left)."""
+        return self._sampler().sample_excluding(k, rng, hi, exhausted)
 
     def is_weights(self, leaves: Floats, sample_calls: int, tau: float = math.inf) -> Optional[npt.NDArray[np.float32]]:
         """IS weights (float32) of the slots whose ``leaves`` (a fresh array: scaled in place) were

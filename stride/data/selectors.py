@@ -184,7 +184,7 @@ class Selector(ABC):
         return prio
 
     def _rng_state(self) -> Dict[str, Any]:
-        return self._rng.bit_generator.state
+        return dict(self._rng.bit_generator.state)
 
     def _load_rng_state(self, state: Optional[Dict[str, Any]]) -> None:
         if state is not None:
@@ -476,7 +476,7 @@ class _OrderSelector(Selector):
     def __init__(self, rng: SeedLike = None) -> None:
         super().__init__(rng)
         self._seq: Dict[int, int] = {}  # id -> insertion number (dict keeps insertion order)
-        self._order: deque = deque()
+        self._order: Deque[Tuple[int, int]] = deque()
         self._next_seq = 0
 
     def __len__(self) -> int:
@@ -508,7 +508,7 @@ class _OrderSelector(Selector):
         while True:
             seq, k = order[-1] if self._from_newest else order[0]
             if self._seq.get(k) == seq:
-                return k
+                return int(k)
             if self._from_newest:
                 order.pop()
             else:

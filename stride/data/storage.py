@@ -144,7 +144,7 @@ class ColumnStorage:
     def _fast_specs(self) -> List[Tuple[str, int, Any]]:
         """Per field: ``(key, kind, what)`` for :meth:`append_one`: kind 0 = array rows of shape and
         dtype ``what``, 1 = float32 scalars, 2 = int64 scalars, 3 = bool scalars, 4 = anything else."""
-        specs = []
+        specs: List[Tuple[str, int, Any]] = []
         for key, col in self._columns.items():
             dt = col.dtype
             if col.ndim > 1 and dt != object and dt != np.float64:  # (append rounds float64 through float32)
@@ -224,7 +224,7 @@ class ColumnStorage:
         return {k: self._columns[k].take(slots, axis=0) for k in keys}
 
     def get_items(self, slots: np.ndarray, extra_keys: Tuple[str, ...] = (),
-                  extra_values: Sequence[list] = ()) -> List[Dict[str, Any]]:
+                  extra_values: Sequence[List[Any]] = ()) -> List[Dict[str, Any]]:
         """The seeds' form: one dict per slot, plus ``extra_keys`` with per-item values in lists (see
         :mod:`stride.data.items`: array fields are rows of one gathered copy, float32 / int64 / bool
         scalars Python scalars, other scalars NumPy scalars). The item builder is cached per layout."""

@@ -92,7 +92,7 @@ class AdvancedReplayBuffer(Configurable):
     """Prioritized (or uniform) replay with use/staleness eviction, monitor and non-blocking rate control."""
 
     @classmethod
-    def declared_config(cls) -> dict:
+    def declared_config(cls) -> Dict[str, Any]:
         return dict(
             type="advanced",
             # (int) capacity in items; when full the oldest slot is overwritten (FIFO remover).
@@ -145,7 +145,7 @@ class AdvancedReplayBuffer(Configurable):
             ),
         )
 
-    def __init__(self, cfg: Optional[dict] = None, seed: Optional[int] = None, tb_logger: Any = None,
+    def __init__(self, cfg: Optional[Dict[str, Any]] = None, seed: Optional[int] = None, tb_logger: Any = None,
                  exp_name: Optional[str] = None, instance_name: str = "buffer", **_: Any) -> None:
         self._cfg = cfg = merge_config(self.declared_config(), cfg or {}, prefix="policy.other.replay_buffer.")
         cap = int(cfg["replay_buffer_size"])
@@ -373,7 +373,7 @@ class AdvancedReplayBuffer(Configurable):
 
     def _weighted_excluding(self, k: int, exhausted: np.ndarray) -> np.ndarray:
         """``k`` i.i.d. slots proportional to their priority weight, ``exhausted`` ones left out."""
-        return self._tree.sample_excluding(k, self._rng, self._storage.size, exhausted)
+        return self._pri.draw_excluding(k, self._rng, self._storage.size, exhausted)
 
     def _after_sample(self, slots: np.ndarray, cur_learner_iter: int) -> None:
         mon = self.monitor

@@ -49,7 +49,7 @@ class EpisodeReplayBuffer(Configurable):
     """FIFO ring of whole episodes, sampled uniformly."""
 
     @classmethod
-    def declared_config(cls) -> dict:
+    def declared_config(cls) -> Dict[str, Any]:
         return dict(
             type="episode",
             # (int) capacity in episodes; the oldest episode is overwritten.
@@ -60,7 +60,7 @@ class EpisodeReplayBuffer(Configurable):
             replace=False,
         )
 
-    def __init__(self, cfg: Optional[dict] = None, seed: Optional[int] = None, **_: Any) -> None:
+    def __init__(self, cfg: Optional[Dict[str, Any]] = None, seed: Optional[int] = None, **_: Any) -> None:
         merged = merge_config(self.declared_config(), cfg or {}, prefix="policy.other.replay_buffer.")
         self._cfg = merged
         self._capacity = int(merged["replay_buffer_size"])

@@ -34,7 +34,7 @@ class NaiveReplayBuffer(Configurable):
     """FIFO replay buffer with uniform sampling."""
 
     @classmethod
-    def declared_config(cls) -> dict:
+    def declared_config(cls) -> Dict[str, Any]:
         return dict(
             type="naive",
             # (int) capacity in items; the oldest are overwritten.
@@ -46,7 +46,7 @@ class NaiveReplayBuffer(Configurable):
             replace=False,
         )
 
-    def __init__(self, cfg: Optional[dict] = None, seed: Optional[int] = None, **_: Any) -> None:
+    def __init__(self, cfg: Optional[Dict[str, Any]] = None, seed: Optional[int] = None, **_: Any) -> None:
         merged = merge_config(self.declared_config(), cfg or {}, prefix="policy.other.replay_buffer.")
         self._cfg = merged
         self._storage = ColumnStorage(int(merged["replay_buffer_size"]))
@@ -151,7 +151,7 @@ class NaiveReplayBuffer(Configurable):
 
     def state_dict(self) -> Dict[str, Any]:
         """Contents (in slot order), ids and sampling RNG as tensors / plain values (for checkpoints)."""
-        phys = self._storage.physical_state() if self._storage.size else {"columns": {}, "tail": 0}
+        phys: Dict[str, Any] = self._storage.physical_state() if self._storage.size else {"columns": {}, "tail": 0}
         return {
             "columns": {k: torch.from_numpy(np.ascontiguousarray(v)) for k, v in phys["columns"].items()},
             "tail": phys["tail"],
@@ -170,6 +170,6 @@ class NaiveReplayBuffer(Configurable):
         self._push_count = state.get("push_count", 0)
 
 
-def create_buffer(cfg: dict, seed: Optional[int] = None, **kwargs: Any) -> Any:
+def create_buffer(cfg: Dict[str, Any], seed: Optional[int] = None, **kwargs: Any) -> Any:
     """Build the buffer named by ``cfg['type']`` (default ``'naive'``)."""
     return BUFFER_REGISTRY.get(cfg.get("type", "naive"))(cfg, seed=seed, **kwargs)
