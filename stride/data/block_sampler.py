@@ -184,11 +184,11 @@ class BlockSumSampler:
         self._wmax = 0.0
         self._since_refresh = 0
 
-    def state(self) -> Dict[str, Any]:
+    def state(self) -> Dict[str, float]:
         """What sampling depends on besides the leaves (for an exact resume)."""
         return {"wmax": self._wmax, "since_refresh": self._since_refresh}
 
-    def load_state(self, state: Mapping[str, Any]) -> None:
+    def load_state(self, state: Mapping[str, float]) -> None:
         self._wmax = float(state["wmax"])
         self._since_refresh = int(state["since_refresh"])
 

@@ -54,7 +54,7 @@ class FileStorage:
             np.savez(f, allow_pickle=False, **arrays)
         self.paths[slot] = path
 
-    def append(self, items: Sequence[Mapping[str, Any]], names: Optional[Sequence[Any]] = None) -> Slots:
+    def append(self, items: Sequence[Mapping[str, object]], names: Optional[Sequence[object]] = None) -> Slots:
         """Write items (the newest ``capacity`` of them) to the next ring slots; returns the slots.
         ``names``: the files' names (default: the slot numbers, unique since a slot's file is
         deleted before it is written again)."""
@@ -77,16 +77,16 @@ class FileStorage:
         self.size = min(self.size + n, self.capacity)
         return slots
 
-    def append_one(self, item: Mapping[str, Any], name: Any = None) -> int:
+    def append_one(self, item: Mapping[str, object], name: object = None) -> int:
         """:meth:`append` for one item; returns its slot."""
         return int(self.append([item], None if name is None else [name])[0])
 
-    def append_columns(self, columns: Mapping[str, npt.NDArray[Any]], names: Optional[Sequence[Any]] = None) -> Slots:
+    def append_columns(self, columns: Mapping[str, npt.NDArray[np.generic]], names: Optional[Sequence[object]] = None) -> Slots:
         n = len(next(iter(columns.values())))
         items = [{k: v[i] for k, v in columns.items()} for i in range(n)]
         return self.append(items, names)
 
-    def write_at(self, slots: Slots, columns: Mapping[str, npt.NDArray[Any]], names: Optional[Sequence[Any]] = None) -> None:
+    def write_at(self, slots: Slots, columns: Mapping[str, npt.NDArray[np.generic]], names: Optional[Sequence[object]] = None) -> None:
         """Write column rows to given slots (used to restore a saved layout; default names: the slots)."""
         if self.fields is None and columns:
             self.fields = list(columns.keys())
@@ -106,7 +106,7 @@ class FileStorage:
                 self.paths[slot] = None
 
     def get_items(self, slots: Slots, extra_keys: Sequence[str] = (),
-                  extra_values: Sequence[Sequence[Any]] = ()) -> List[Dict[str, Any]]:
+                  extra_values: Sequence[Sequence[object]] = ()) -> List[Dict[str, Any]]:
         """One dict per slot (read from its file), plus ``extra_keys`` with per-item values in lists."""
         out = []
         for slot in np.asarray(slots).tolist():

@@ -41,10 +41,10 @@ _PY_SCALAR_DTYPES = frozenset({np.dtype(np.float32), np.dtype(np.int64), np.dtyp
 ROWS, PYLIST, ITER = 0, 1, 2  # how a column enters an item: array rows, Python scalars, NumPy scalars / objects
 
 ItemBuilder = Callable[..., List[Dict[Any, Any]]]  # build(slots, *extra_lists)
-ColumnGatherer = Callable[[npt.NDArray[np.int64]], Dict[Any, npt.NDArray[Any]]]
+ColumnGatherer = Callable[[npt.NDArray[np.int64]], Dict[str, npt.NDArray[np.generic]]]
 
 
-def column_kind(col: npt.NDArray[Any]) -> int:
+def column_kind(col: npt.NDArray[np.generic]) -> int:
     """How a stored column (``array[capacity, ...]``) enters sampled items."""
     if col.ndim > 1:
         return ROWS
@@ -75,7 +75,7 @@ def _item_factory(keys: Tuple[Any, ...], kinds: Tuple[int, ...], n_extra: int) -
     return cast(Callable[..., ItemBuilder], namespace["make"])
 
 
-def item_builder(columns: Mapping[Any, npt.NDArray[Any]], extra_keys: Sequence[Any] = ()) -> ItemBuilder:
+def item_builder(columns: Mapping[str, npt.NDArray[np.generic]], extra_keys: Sequence[str] = ()) -> ItemBuilder:
     """``build(slots, *extra_values) -> list of dicts`` over the stored ``columns`` (bound now: build a
     new one when a column array is replaced), plus ``extra_keys`` whose per-item values are given as
     lists (ids, slots, IS weights)."""
@@ -99,7 +99,7 @@ def _column_factory(keys: Tuple[Any, ...], kinds: Tuple[int, ...]) -> Callable[.
     return cast(Callable[..., ColumnGatherer], namespace["make"])
 
 
-def column_gatherer(columns: Mapping[Any, npt.NDArray[Any]]) -> ColumnGatherer:
+def column_gatherer(columns: Mapping[str, npt.NDArray[np.generic]]) -> ColumnGatherer:
     """``gather(slots) -> {field: array[len(slots), ...]}`` (copies) over the stored ``columns``
     (bound now, like :func:`item_builder`)."""
     make = _column_factory(tuple(columns), tuple(column_kind(c) for c in columns.values()))

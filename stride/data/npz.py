@@ -13,7 +13,7 @@ import numpy as np
 from ..utils.files import atomic_write
 
 
-def save_npz(path: str, columns: Mapping[str, np.ndarray], meta: Mapping[str, Any]) -> None:
+def save_npz(path: str, columns: Mapping[str, np.ndarray], meta: Mapping[str, object]) -> None:
     """Write ``columns`` and ``meta`` (arrays or scalars) to ``path`` atomically."""
     arrays = {f"col/{k}": v for k, v in columns.items()}
     arrays.update({f"meta/{k}": np.asarray(v) for k, v in meta.items()})

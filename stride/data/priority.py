@@ -80,7 +80,7 @@ class PriorityTable:
         return min(1.0, self.beta0 + (1.0 - self.beta0) * sample_calls / self.anneal_step)
 
     # ---- writes from the buffer ----------------------------------------------------------------
-    def check(self, prio: Any) -> np.ndarray:
+    def check(self, prio: object) -> Floats:
         """Priorities given with pushed items: float64, finite, at least ``min_priority``."""
         prio = np.asarray(prio, dtype=np.float64).reshape(-1)
         if prio.size and not np.isfinite(prio).all():
@@ -155,18 +155,24 @@ class PriorityTable:
             return None
         beta = self.beta0 if self.anneal_step <= 0 else \
             min(1.0, self.beta0 + (1.0 - self.beta0) * sample_calls / self.anneal_step)  # (= self.beta(sample_calls))
-        return self.importance_weights(leaves, beta, tau, np.float32)
+        out: npt.NDArray[np.float32] = np.power(self.relative_weights(leaves, tau), -beta, dtype=np.float32)
+        return out
 
-    def importance_weights(self, leaves: Floats, beta: float, tau: float = math.inf,
-                           dtype: npt.DTypeLike = np.float64) -> npt.NDArray[Any]:
-        """``(min(leaf, tau) / min(w_min, tau)) ** -beta``, ``w_min`` the least positive leaf of all
-        (``leaves`` is scaled in place): PER's weights ``(N q)^-beta`` over their largest possible value."""
+    def importance_weights(self, leaves: Floats, beta: float, tau: float = math.inf) -> Floats:
+        """PER's weights ``(N q)^-beta`` over their largest possible value (float64; ``leaves`` is
+        scaled in place): :meth:`relative_weights` to the power ``-beta``."""
+        out: Floats = np.power(self.relative_weights(leaves, tau), -beta)
+        return out
+
+    def relative_weights(self, leaves: Floats, tau: float = math.inf) -> Floats:
+        """``min(leaf, tau) / min(w_min, tau)`` in place, ``w_min`` the least positive leaf of all:
+        each drawn item's share of a batch over the least likely item's (>= 1)."""
         w_min = self._sampler().min_positive()
         if tau != _INF:
             np.minimum(leaves, tau, out=leaves)
             w_min = min(w_min, tau)
         leaves *= 1.0 / w_min
-        return np.power(leaves, -beta, dtype=dtype)
+        return leaves
 
     def _sampler(self) -> BlockSumSampler:
         if self.sampler is None:
@@ -174,7 +180,7 @@ class PriorityTable:
         return self.sampler
 
     # ---- the learner's priorities ----------------------------------------------------------------
-    def update(self, info: Dict[str, Any], ids: np.ndarray) -> int:
+    def update(self, info: Mapping[str, object], ids: Slots) -> int:
         """Apply ``{'replay_unique_id', 'replay_buffer_idx', 'priority'}`` where ``ids[slot]`` still
         equals the id; returns how many entries were applied (a repeated slot keeps its last value)."""
         slots = np.asarray(info["replay_buffer_idx"], dtype=np.int64)
@@ -216,11 +222,11 @@ class PriorityTable:
         return int(slots.size)
 
     # ---- state ---------------------------------------------------------------------------------
-    def sampler_state(self) -> Optional[Dict[str, Any]]:
+    def sampler_state(self) -> Optional[Dict[str, float]]:
         """What sampling depends on besides the weights (the sampler's bound; None when not prioritized)."""
         return self.sampler.state() if self.sampler is not None else None
 
-    def load_sampler_state(self, state: Optional[Mapping[str, Any]]) -> None:
+    def load_sampler_state(self, state: Optional[Mapping[str, float]]) -> None:
         if self.sampler is not None and state is not None:
             self.sampler.load_state(state)
 

@@ -147,7 +147,7 @@ class RateLimiter:
         self.inserts = self.samples = self.deletes = 0
 
     # ---- state --------------------------------------------------------------------------------
-    def state_dict(self) -> Dict[str, Any]:
+    def state_dict(self) -> Dict[str, float]:
         """Parameters and counters as plain numbers."""
         return {
             "samples_per_insert": self.samples_per_insert,
@@ -159,7 +159,7 @@ class RateLimiter:
             "deletes": self.deletes,
         }
 
-    def load_state_dict(self, state: Mapping[str, Any]) -> None:
+    def load_state_dict(self, state: Mapping[str, float]) -> None:
         """Restore the counters; the parameters in ``state`` must match this limiter's."""
         for key in ("samples_per_insert", "min_size_to_sample", "min_diff", "max_diff"):
             if float(state[key]) != float(getattr(self, key)):

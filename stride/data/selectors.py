@@ -206,11 +206,11 @@ class Selector(ABC):
         """Forget every id."""
 
     @abstractmethod
-    def state_dict(self) -> Dict[str, Any]:
+    def state_dict(self) -> Dict[str, object]:
         """Plain arrays/numbers (and the RNG state) that :meth:`load_state_dict` restores exactly."""
 
     @abstractmethod
-    def load_state_dict(self, state: Dict[str, Any]) -> None:
+    def load_state_dict(self, state: Mapping[str, Any]) -> None:
         """Restore what :meth:`state_dict` returned."""
 
     @abstractmethod
@@ -328,7 +328,7 @@ class UniformSelector(_DenseSelector):
     def _sample(self, n: int) -> Tuple[Ids, Floats]:
         return self._sample_uniform(n)
 
-    def state_dict(self) -> Dict[str, Any]:
+    def state_dict(self) -> Dict[str, object]:
         return {"ids": self.ids(), "rng": self._rng_state()}
 
     def load_state_dict(self, state: Mapping[str, Any]) -> None:
@@ -445,7 +445,7 @@ class PrioritizedSelector(_DenseSelector):
         leaves = p * (total if tau == math.inf else n * tau)
         return self.table.importance_weights(leaves, float(beta), tau)
 
-    def state_dict(self) -> Dict[str, Any]:
+    def state_dict(self) -> Dict[str, object]:
         size = len(self._pos)
         return {
             "ids": self.ids(),
@@ -521,14 +521,14 @@ class _OrderSelector(Selector):
         self._seq.clear()
         self._order.clear()
 
-    def state_dict(self) -> Dict[str, Any]:
+    def state_dict(self) -> Dict[str, object]:
         return {
             "ids": np.fromiter(self._seq.keys(), dtype=np.int64, count=len(self._seq)),
             "seqs": np.fromiter(self._seq.values(), dtype=np.int64, count=len(self._seq)),
             "next_seq": self._next_seq,
         }
 
-    def load_state_dict(self, state: Dict[str, Any]) -> None:
+    def load_state_dict(self, state: Mapping[str, Any]) -> None:
         self.clear()
         for k, s in zip(np.asarray(state["ids"]).tolist(), np.asarray(state["seqs"]).tolist()):
             self._seq[int(k)] = int(s)
@@ -602,7 +602,7 @@ class _HeapSelector(Selector):
         self._entry.clear()
         self._heap.clear()
 
-    def state_dict(self) -> Dict[str, Any]:
+    def state_dict(self) -> Dict[str, object]:
         n = len(self._entry)
         return {
             "ids": np.fromiter(self._entry.keys(), dtype=np.int64, count=n),
@@ -611,7 +611,7 @@ class _HeapSelector(Selector):
             "next_seq": self._next_seq,
         }
 
-    def load_state_dict(self, state: Dict[str, Any]) -> None:
+    def load_state_dict(self, state: Mapping[str, Any]) -> None:
         self.clear()
         ids = np.asarray(state["ids"]).tolist()
         prios = np.asarray(state["priorities"], dtype=np.float64).tolist()

@@ -8,7 +8,7 @@ numeric shape fall back to an object column.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, TypedDict
 
 import numpy as np
 import numpy.typing as npt
@@ -19,7 +19,7 @@ from .items import column_gatherer, item_builder
 _NUMERIC = (np.ndarray, np.generic, float, int)  # bool is an int
 
 
-def as_array(value: Any) -> npt.NDArray[Any]:
+def as_array(value: object) -> npt.NDArray[np.generic]:
     """A stored value as an array: tensors to NumPy, float64 to float32 (the storage's float type)."""
     if isinstance(value, torch.Tensor):
         value = value.detach().cpu().numpy()
@@ -27,6 +27,13 @@ def as_array(value: Any) -> npt.NDArray[Any]:
     if arr.dtype == np.float64:
         arr = arr.astype(np.float32)
     return arr
+
+
+class PhysicalState(TypedDict):
+    """:meth:`ColumnStorage.physical_state`: the occupied rows in slot order and the write position."""
+
+    columns: Dict[str, npt.NDArray[np.generic]]
+    tail: int
 
 
 class ColumnStorage:
@@ -115,7 +122,7 @@ class ColumnStorage:
         return arr
 
     # ---- write -------------------------------------------------------------------------------
-    def append(self, items: Sequence[Mapping[str, Any]], names: Optional[Sequence[Any]] = None) -> npt.NDArray[np.int64]:
+    def append(self, items: Sequence[Mapping[str, object]], names: Optional[Sequence[object]] = None) -> npt.NDArray[np.int64]:
         """Write items (oldest overwritten when full); returns the slots written, in order.
 
         Every field is converted and checked before anything is written, so a refused batch
@@ -160,7 +167,7 @@ class ColumnStorage:
         self._specs = specs
         return specs
 
-    def append_one(self, item: Mapping[str, Any], name: Any = None) -> int:
+    def append_one(self, item: Mapping[str, object], name: object = None) -> int:
         """:meth:`append` for one item; returns its slot (same effects, same errors).
 
         The collector's one-at-a-time push: a value that already has its column's dtype and shape
@@ -175,7 +182,7 @@ class ColumnStorage:
         values = []
         for key, kind, what in specs:
             try:
-                v = item[key]
+                v: Any = item[key]  # (checked below by its exact type: the fast path must not pay isinstance)
             except KeyError:
                 return int(self.append([item])[0])  # raises the field-mismatch error
             t = type(v)
@@ -195,8 +202,8 @@ class ColumnStorage:
             self.size += 1
         return slot
 
-    def append_columns(self, columns: Mapping[str, npt.NDArray[Any]],
-                       names: Optional[Sequence[Any]] = None) -> npt.NDArray[np.int64]:
+    def append_columns(self, columns: Mapping[str, npt.NDArray[np.generic]],
+                       names: Optional[Sequence[object]] = None) -> npt.NDArray[np.int64]:
         """Write a batch already in column form (fast path)."""
         n = len(next(iter(columns.values())))
         if not self._columns:
@@ -224,7 +231,7 @@ class ColumnStorage:
         return {k: self._columns[k].take(slots, axis=0) for k in keys}
 
     def get_items(self, slots: np.ndarray, extra_keys: Tuple[str, ...] = (),
-                  extra_values: Sequence[List[Any]] = ()) -> List[Dict[str, Any]]:
+                  extra_values: Sequence[Sequence[object]] = ()) -> List[Dict[str, Any]]:
         """The seeds' form: one dict per slot, plus ``extra_keys`` with per-item values in lists (see
         :mod:`stride.data.items`: array fields are rows of one gathered copy, float32 / int64 / bool
         scalars Python scalars, other scalars NumPy scalars). The item builder is cached per layout."""
@@ -233,8 +240,8 @@ class ColumnStorage:
             build = self._builders[extra_keys] = item_builder(self._columns, extra_keys)
         return build(slots, *extra_values)
 
-    def write_at(self, slots: npt.NDArray[np.int64], columns: Mapping[str, npt.NDArray[Any]],
-                 names: Optional[Sequence[Any]] = None) -> None:
+    def write_at(self, slots: npt.NDArray[np.int64], columns: Mapping[str, npt.NDArray[np.generic]],
+                 names: Optional[Sequence[object]] = None) -> None:
         """Write column rows at given slots (restoring a saved layout: the ring position is set apart)."""
         if not columns:
             return
@@ -269,7 +276,7 @@ class ColumnStorage:
                 col[:] = None
 
     # ---- persistence (no pickle) -------------------------------------------------------------
-    def physical_state(self) -> Dict[str, Any]:
+    def physical_state(self) -> PhysicalState:
         """Occupied rows in slot order plus the write position: restoring it reproduces sampling exactly."""
         bad = [k for k, c in self._columns.items() if c.dtype == object]
         if bad:
@@ -288,7 +295,7 @@ class ColumnStorage:
             self._columns[k][:n] = v
         self.size, self.tail = n, int(tail)
 
-    def numeric_state(self) -> Dict[str, Any]:
+    def numeric_state(self) -> Dict[str, npt.NDArray[np.generic]]:
         """Occupied rows of numeric columns, oldest first, plus layout (object columns refused)."""
         bad = [k for k, c in self._columns.items() if c.dtype == object]
         if bad:

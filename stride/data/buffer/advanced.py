@@ -58,7 +58,7 @@ counts items (deterministic, resumable) instead of decaying counters over wall-c
 from __future__ import annotations
 
 import logging
-from typing import Any, Dict, List, Mapping, Optional, Tuple, Union
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
 import numpy.typing as npt
@@ -75,7 +75,7 @@ from ..npz import load_npz, save_npz
 from ..rate_limiters import RateLimiter
 from ..storage import ColumnStorage
 from .eviction import UseStalenessEviction
-from .monitor import BufferMonitor
+from .monitor import BufferMonitor, ScalarWriter
 from ..priority import PriorityTable
 from .rate_control import RateControl
 
@@ -145,8 +145,8 @@ class AdvancedReplayBuffer(Configurable):
             ),
         )
 
-    def __init__(self, cfg: Optional[Dict[str, Any]] = None, seed: Optional[int] = None, tb_logger: Any = None,
-                 exp_name: Optional[str] = None, instance_name: str = "buffer", **_: Any) -> None:
+    def __init__(self, cfg: Optional[Mapping[str, object]] = None, seed: Optional[int] = None, tb_logger: Optional[ScalarWriter] = None,
+                 exp_name: Optional[str] = None, instance_name: str = "buffer", **_: object) -> None:
         self._cfg = cfg = merge_config(self.declared_config(), cfg or {}, prefix="policy.other.replay_buffer.")
         cap = int(cfg["replay_buffer_size"])
         alpha, beta = float(cfg["alpha"]), float(cfg["beta"])
@@ -206,7 +206,7 @@ class AdvancedReplayBuffer(Configurable):
         return self._n_live
 
     # ---- write -------------------------------------------------------------------------------
-    def push(self, data: Union[Dict[str, Any], List[Dict[str, Any]]], cur_collector_envstep: int = -1,
+    def push(self, data: Union[Mapping[str, object], Sequence[Mapping[str, object]]], cur_collector_envstep: int = -1,
              collect_iter: Optional[int] = None) -> int:
         """Add one item or a list of items; returns how many were accepted.
 
@@ -425,7 +425,7 @@ class AdvancedReplayBuffer(Configurable):
         self._after_sample(slots, cur_learner_iter)
         return batch
 
-    def update(self, info: Optional[Dict[str, Any]]) -> int:
+    def update(self, info: Optional[Mapping[str, object]]) -> int:
         """Set priorities: ``{'replay_unique_id', 'replay_buffer_idx', 'priority'}`` (lists or arrays).
 
         Entries whose slot no longer holds that id (overwritten or evicted since sampling) are
@@ -481,7 +481,7 @@ class AdvancedReplayBuffer(Configurable):
         return self._storage.folder
 
     # ---- persistence -------------------------------------------------------------------------
-    def _live_columns(self, slots: Slots) -> Dict[str, npt.NDArray[Any]]:
+    def _live_columns(self, slots: Slots) -> Dict[str, npt.NDArray[np.generic]]:
         cols = self._storage.get_columns(slots)
         bad = [k for k, c in cols.items() if c.dtype == object]
         if bad:
@@ -529,7 +529,7 @@ class AdvancedReplayBuffer(Configurable):
         slots = np.flatnonzero(self._live)
         cols = self._live_columns(slots) if slots.size else {}
 
-        def t(a: npt.NDArray[Any]) -> torch.Tensor:
+        def t(a: npt.NDArray[np.generic]) -> torch.Tensor:
             return torch.from_numpy(np.ascontiguousarray(a))
 
         return {

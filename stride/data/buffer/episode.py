@@ -60,7 +60,7 @@ class EpisodeReplayBuffer(Configurable):
             replace=False,
         )
 
-    def __init__(self, cfg: Optional[Dict[str, Any]] = None, seed: Optional[int] = None, **_: Any) -> None:
+    def __init__(self, cfg: Optional[Mapping[str, object]] = None, seed: Optional[int] = None, **_: object) -> None:
         merged = merge_config(self.declared_config(), cfg or {}, prefix="policy.other.replay_buffer.")
         self._cfg = merged
         self._capacity = int(merged["replay_buffer_size"])
@@ -143,7 +143,7 @@ class EpisodeReplayBuffer(Configurable):
             out.append(ep)
         return out
 
-    def update(self, info: Any) -> None:
+    def update(self, info: Optional[Mapping[str, object]]) -> None:
         """Priorities are meaningless for uniform sampling: ignored."""
 
     # ---- queries -----------------------------------------------------------------------------
@@ -232,7 +232,7 @@ class EpisodeReplayBuffer(Configurable):
             "rng": self._rng.bit_generator.state,
         }
 
-    def load_state_dict(self, state: Dict[str, Any]) -> None:
+    def load_state_dict(self, state: Mapping[str, Any]) -> None:
         self.clear()
         eps = self._unflat({k: v.numpy() for k, v in state["columns"].items()}, state["episode_len"].numpy())
         for i, ep in enumerate(eps):

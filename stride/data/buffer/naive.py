@@ -14,7 +14,7 @@ longer than the capacity keeps the newest items (DI-engine over-counts there).
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional, Union
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Union, cast
 
 import numpy as np
 import torch
@@ -24,7 +24,7 @@ from ...config.setting import Setting
 from ...utils.registry import BUFFER_REGISTRY
 from ..npz import load_npz, save_npz
 from ..draws import BatchLimit
-from ..storage import ColumnStorage
+from ..storage import ColumnStorage, PhysicalState
 
 META_KEYS = ("replay_unique_id", "replay_buffer_idx")
 
@@ -46,7 +46,7 @@ class NaiveReplayBuffer(Configurable):
             replace=False,
         )
 
-    def __init__(self, cfg: Optional[Dict[str, Any]] = None, seed: Optional[int] = None, **_: Any) -> None:
+    def __init__(self, cfg: Optional[Mapping[str, object]] = None, seed: Optional[int] = None, **_: object) -> None:
         merged = merge_config(self.declared_config(), cfg or {}, prefix="policy.other.replay_buffer.")
         self._cfg = merged
         self._storage = ColumnStorage(int(merged["replay_buffer_size"]))
@@ -59,9 +59,9 @@ class NaiveReplayBuffer(Configurable):
         self._limit = BatchLimit(self._storage.capacity)
 
     # ---- write -------------------------------------------------------------------------------
-    def push(self, data: Union[Dict[str, Any], List[Dict[str, Any]]], cur_collector_envstep: int = -1) -> None:
+    def push(self, data: Union[Mapping[str, object], Sequence[Mapping[str, object]]], cur_collector_envstep: int = -1) -> None:
         """Add one item or a list of items (dicts with the same fields)."""
-        items = [data] if isinstance(data, dict) else list(data)
+        items = [data] if isinstance(data, dict) else list(cast(Sequence[Mapping[str, object]], data))
         if not items:
             return
         items = [{k: v for k, v in it.items() if k not in META_KEYS} for it in items] \
@@ -111,7 +111,7 @@ class NaiveReplayBuffer(Configurable):
         batch["replay_buffer_idx"] = slots
         return batch
 
-    def update(self, info: Dict[str, Any]) -> None:
+    def update(self, info: Optional[Mapping[str, object]]) -> None:
         """Priorities are meaningless for uniform sampling: ignored."""
 
     def count(self) -> int:
@@ -151,7 +151,7 @@ class NaiveReplayBuffer(Configurable):
 
     def state_dict(self) -> Dict[str, Any]:
         """Contents (in slot order), ids and sampling RNG as tensors / plain values (for checkpoints)."""
-        phys: Dict[str, Any] = self._storage.physical_state() if self._storage.size else {"columns": {}, "tail": 0}
+        phys: PhysicalState = self._storage.physical_state() if self._storage.size else {"columns": {}, "tail": 0}
         return {
             "columns": {k: torch.from_numpy(np.ascontiguousarray(v)) for k, v in phys["columns"].items()},
             "tail": phys["tail"],
@@ -161,7 +161,7 @@ class NaiveReplayBuffer(Configurable):
             "push_count": self._push_count,
         }
 
-    def load_state_dict(self, state: Dict[str, Any]) -> None:
+    def load_state_dict(self, state: Mapping[str, Any]) -> None:
         self._storage.load_physical_state({k: v.numpy() for k, v in state["columns"].items()}, state["tail"])
         self._ids[:] = -1
         self._ids[: len(state["ids"])] = state["ids"].numpy()
@@ -170,6 +170,7 @@ class NaiveReplayBuffer(Configurable):
         self._push_count = state.get("push_count", 0)
 
 
-def create_buffer(cfg: Dict[str, Any], seed: Optional[int] = None, **kwargs: Any) -> Any:
-    """Build the buffer named by ``cfg['type']`` (default ``'naive'``)."""
-    return BUFFER_REGISTRY.get(cfg.get("type", "naive"))(cfg, seed=seed, **kwargs)
+def create_buffer(cfg: Mapping[str, object], seed: Optional[int] = None, **kwargs: object) -> Any:
+    """Build the buffer named by ``cfg['type']`` (default ``'naive'``): any class registered in
+    ``BUFFER_REGISTRY``, user buffers too, so the type is only known at run time (hence ``Any``)."""
+    return BUFFER_REGISTRY.get(str(cfg.get("type", "naive")))(cfg, seed=seed, **kwargs)

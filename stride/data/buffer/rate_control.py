@@ -82,8 +82,8 @@ class RateControl:
         self.limiter.reset()
         self.limiter.inserts = size
 
-    def state_dict(self) -> Dict[str, Any]:
+    def state_dict(self) -> Dict[str, float]:
         return self.limiter.state_dict()
 
-    def load_state_dict(self, state: Mapping[str, Any]) -> None:
+    def load_state_dict(self, state: Mapping[str, float]) -> None:
         self.limiter.load_state_dict(state)
