@@ -113,6 +113,15 @@ class BlockSumSampler:
     def leaves(self) -> np.ndarray:
         return self._w[: self.capacity].copy()
 
+    @property
+    def bound(self) -> float:
+        """The maintained upper bound of every leaf (rejection sampling's ``w_max``)."""
+        return self._wmax
+
+    def block_sums(self) -> Floats:
+        """A copy of the exact sums of the 64-leaf blocks (the last one padded with zero leaves)."""
+        return self._bsum.copy()
+
     def total(self) -> float:
         return float(np.add.reduce(self._bsum))
 

@@ -23,18 +23,26 @@
 
 from __future__ import annotations
 
-from typing import Callable, Dict, Optional, Tuple
+from typing import Callable, Dict, Optional, Tuple, TypeVar
 
 import numpy as np
 import numpy.typing as npt
 
 Slots = npt.NDArray[np.int64]
+_T = TypeVar("_T", bound=np.generic)
 
 #: ``draw(k, exhausted)``: ``k`` i.i.d. slots from the base distribution restricted to the slots
 #: not in ``exhausted`` (sorted, distinct); an empty result means nothing is left to draw.
 Draw = Callable[[int, Slots], Slots]
 #: ``cap(slots)``: how many copies of each slot one batch may hold (>= 1 for every usable slot).
 Cap = Callable[[Slots], npt.NDArray[np.int64]]
+
+
+def read_only(a: npt.NDArray[_T]) -> npt.NDArray[_T]:
+    """A view of ``a`` that cannot be written through (how the buffers show their per-slot metadata)."""
+    view = a.view()
+    view.flags.writeable = False
+    return view
 
 
 def uniform_ints(rng: np.random.Generator, hi: int, n: int) -> np.ndarray:

@@ -69,7 +69,7 @@ from ...config.setting import Setting
 from ...utils.errors import ConfigError
 from ...utils.registry import BUFFER_REGISTRY
 from ..block_sampler import BlockSumSampler
-from ..draws import BatchLimit, uniform_excluding
+from ..draws import BatchLimit, read_only, uniform_excluding
 from ..file_storage import FileStorage
 from ..npz import load_npz, save_npz
 from ..rate_limiters import RateLimiter
@@ -201,6 +201,42 @@ class AdvancedReplayBuffer(Configurable):
 
     def count(self) -> int:
         return self._n_live
+
+    # ---- read-only views of the parts (inspection, tests) --------------------------------------
+    @property
+    def storage(self) -> Union[ColumnStorage, FileStorage]:
+        """Where the items' fields live (ring slots)."""
+        return self._storage
+
+    @property
+    def priority_table(self) -> PriorityTable:
+        """The prioritization part (per-slot priorities, the proportional sampler)."""
+        return self._pri
+
+    @property
+    def unique_ids(self) -> Slots:
+        """Per slot: the id of the item there (-1: empty), read-only."""
+        return read_only(self._ids)
+
+    @property
+    def priorities(self) -> npt.NDArray[np.float64]:
+        """Per slot: the item's priority (0: empty), read-only."""
+        return read_only(self._pri.prio)
+
+    @property
+    def use_counts(self) -> npt.NDArray[np.int64]:
+        """Per slot: how often the item was sampled (kept while ``max_use`` is finite), read-only."""
+        return read_only(self._evictor.use)
+
+    @property
+    def collect_iters(self) -> npt.NDArray[np.int64]:
+        """Per slot: the learner iteration the item was collected at, read-only."""
+        return read_only(self._evictor.collect_iter)
+
+    @property
+    def next_id(self) -> int:
+        """The id the next pushed item gets (ids are never reused)."""
+        return self._next_id
 
     def __len__(self) -> int:
         return self._n_live

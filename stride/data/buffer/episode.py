@@ -16,12 +16,13 @@ from __future__ import annotations
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
 
 import numpy as np
+import numpy.typing as npt
 import torch
 
 from ...config.config import Configurable, merge_config
 from ...config.setting import Setting
 from ...utils.registry import BUFFER_REGISTRY
-from ..draws import BatchLimit
+from ..draws import BatchLimit, read_only
 from ..npz import load_npz, save_npz
 from ..storage import as_array
 
@@ -170,6 +171,19 @@ class EpisodeReplayBuffer(Configurable):
     @property
     def push_count(self) -> int:
         return self._push_count
+
+    def slots(self) -> npt.NDArray[np.int64]:
+        """Occupied slots, oldest episode first."""
+        return self._order()
+
+    def episode_at(self, slot: int) -> Dict[str, npt.NDArray[np.generic]]:
+        """The stored columns of the episode at ``slot`` (read-only views)."""
+        return {k: read_only(v) for k, v in self._data[slot].items()}
+
+    @property
+    def unique_ids(self) -> npt.NDArray[np.int64]:
+        """Per slot: the id of the episode there (-1: empty), read-only."""
+        return read_only(self._ids)
 
     def clear(self) -> None:
         self._data[:] = None

@@ -17,13 +17,14 @@ from __future__ import annotations
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Union, cast
 
 import numpy as np
+import numpy.typing as npt
 import torch
 
 from ...config.config import Configurable, merge_config
 from ...config.setting import Setting
 from ...utils.registry import BUFFER_REGISTRY
 from ..npz import load_npz, save_npz
-from ..draws import BatchLimit
+from ..draws import BatchLimit, read_only
 from ..storage import ColumnStorage, PhysicalState
 
 META_KEYS = ("replay_unique_id", "replay_buffer_idx")
@@ -130,6 +131,21 @@ class NaiveReplayBuffer(Configurable):
     @property
     def push_count(self) -> int:
         return self._push_count
+
+    @property
+    def storage(self) -> ColumnStorage:
+        """Where the items' fields live (ring slots)."""
+        return self._storage
+
+    @property
+    def unique_ids(self) -> npt.NDArray[np.int64]:
+        """Per slot: the id of the item there (-1: empty), read-only."""
+        return read_only(self._ids)
+
+    @property
+    def next_id(self) -> int:
+        """The id the next pushed item gets."""
+        return self._next_id
 
     # ---- persistence -------------------------------------------------------------------------
     def save_data(self, path: str) -> None:
