@@ -142,9 +142,11 @@ class RateLimiter:
             raise ValueError(f"cannot delete {n} items from a table of {self.size}")
         self.deletes += n
 
-    def reset(self) -> None:
-        """The table was cleared: forget all counts (as Reverb does on ``Table.reset``)."""
-        self.inserts = self.samples = self.deletes = 0
+    def reset(self, inserted: int = 0) -> None:
+        """The table was cleared: forget all counts (as Reverb does on ``Table.reset``); ``inserted``
+        items already in it (e.g. loaded from a file) count as inserted."""
+        self.inserts = _count(inserted, "inserts")
+        self.samples = self.deletes = 0
 
     # ---- state --------------------------------------------------------------------------------
     def state_dict(self) -> Dict[str, float]:

@@ -79,8 +79,7 @@ class RateControl:
 
     def reset(self, size: int = 0) -> None:
         """Forget the history; ``size`` items already in the buffer count as inserted."""
-        self.limiter.reset()
-        self.limiter.inserts = size
+        self.limiter.reset(size)
 
     def state_dict(self) -> Dict[str, float]:
         return self.limiter.state_dict()
