@@ -10,7 +10,7 @@ lets ``AdvancedReplayBuffer``'s prioritized sample+update run several times fast
 from __future__ import annotations
 
 import math
-from typing import Any, Dict, List, Mapping, Optional, Tuple
+from typing import Dict, List, Mapping, Optional, Tuple
 
 import numpy as np
 import numpy.typing as npt

@@ -6,7 +6,7 @@ and renamed into place, so a crash mid-write never leaves a half-written file at
 
 from __future__ import annotations
 
-from typing import Any, Dict, Mapping, Tuple
+from typing import Dict, Mapping, Tuple
 
 import numpy as np
 

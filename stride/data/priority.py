@@ -36,7 +36,7 @@ per-call cost (~0.3-1 us a call) and the block sums (one ``take`` of 64 rows + o
 from __future__ import annotations
 
 import math
-from typing import Any, Callable, Dict, Mapping, Optional, Tuple
+from typing import Callable, Dict, Mapping, Optional, Tuple
 
 import numpy as np
 import numpy.typing as npt

@@ -25,7 +25,7 @@ from __future__ import annotations
 import math
 import sys
 import warnings
-from typing import Any, Callable, Dict, Mapping, Tuple, Union
+from typing import Callable, Dict, Mapping, Tuple, Union
 
 from stride.utils.errors import StrideError
 
