@@ -6,9 +6,11 @@ DI-engine's features):
 * **storage** -- :class:`~stride.data.storage.ColumnStorage` (one preallocated array per field,
   written as a ring), or, for big payloads, :class:`~stride.data.file_storage.FileStorage` (one
   ``.npz`` file per item, only metadata in memory);
-* **what is sampled** -- :class:`~.priority.PriorityTable`: proportional prioritized replay
+* **what is sampled** -- :class:`~stride.data.priority.PriorityTable` (the part
+  :class:`~stride.data.selectors.PrioritizedSelector` wraps too): proportional prioritized replay
   (``P(i) = p_i^alpha / sum``, new items at the max priority, IS weights, beta annealing) over a
-  :class:`~stride.data.block_sampler.BlockSumSampler`; or uniform over the live slots. Slots are
+  :class:`~stride.data.block_sampler.BlockSumSampler`; or uniform over the live slots
+  (:meth:`~stride.data.draws.BatchLimit.draw`, the batch of every buffer and selector). Slots are
   already dense integer ids, so no id -> position map is needed. A batch holds ``size`` distinct
   items (``replace=False``, the default, as DI-engine): uniform -- every ``size``-subset of the
   live items equally likely; prioritized -- item ``i`` in the batch with probability
