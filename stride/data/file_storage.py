@@ -106,7 +106,7 @@ class FileStorage:
                 self.paths[slot] = None
 
     def get_items(self, slots: Slots, extra_keys: Sequence[str] = (),
-                  extra_values: Sequence[Sequence[object]] = ()) -> List[Dict[str, Any]]:
+                  extra_values: Sequence[Sequence[object]] = ()) -> List[Dict[str, object]]:
         """One dict per slot (read from its file), plus ``extra_keys`` with per-item values in lists."""
         out = []
         for slot in np.asarray(slots).tolist():

@@ -40,7 +40,7 @@ _PY_SCALAR_DTYPES = frozenset({np.dtype(np.float32), np.dtype(np.int64), np.dtyp
 
 ROWS, PYLIST, ITER = 0, 1, 2  # how a column enters an item: array rows, Python scalars, NumPy scalars / objects
 
-ItemBuilder = Callable[..., List[Dict[Any, Any]]]  # build(slots, *extra_lists)
+ItemBuilder = Callable[..., List[Dict[str, object]]]  # build(slots, *extra_lists)
 ColumnGatherer = Callable[[npt.NDArray[np.int64]], Dict[str, npt.NDArray[np.generic]]]
 
 

@@ -92,6 +92,20 @@ def _as_ids(keys: Union[Iterable[int], np.ndarray]) -> List[int]:
     return [_as_id(k) for k in (keys.tolist() if isinstance(keys, np.ndarray) else keys)]
 
 
+def _number(value: object) -> float:
+    """A saved number (plain or a 0-d array) as a float; anything else is a TypeError."""
+    if isinstance(value, (int, float, np.number, np.ndarray)) and not isinstance(value, bool):
+        return float(value)
+    raise TypeError(f"expected a number in the selector's state, got {value!r}")
+
+
+def _integer(value: object) -> int:
+    """A saved integer (Python or NumPy) as an int; anything else is a TypeError."""
+    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+        return int(value)
+    raise TypeError(f"expected an integer in the selector's state, got {value!r}")
+
+
 def _as_priorities(priorities: Optional[ArrayLike], n: int, default: float = 1.0) -> np.ndarray:
     if priorities is None:
         return np.full(n, default)
@@ -186,9 +200,11 @@ class Selector(ABC):
     def _rng_state(self) -> Dict[str, Any]:
         return dict(self._rng.bit_generator.state)
 
-    def _load_rng_state(self, state: Optional[Dict[str, Any]]) -> None:
+    def _load_rng_state(self, state: object) -> None:
         if state is not None:
-            self._rng.bit_generator.state = state
+            if not isinstance(state, Mapping):
+                raise TypeError(f"a selector's saved rng state is a dict, got {type(state).__name__}")
+            self._rng.bit_generator.state = dict(state)
 
     # ---- to implement -----------------------------------------------------------------------
     @abstractmethod
@@ -210,7 +226,7 @@ class Selector(ABC):
         """Plain arrays/numbers (and the RNG state) that :meth:`load_state_dict` restores exactly."""
 
     @abstractmethod
-    def load_state_dict(self, state: Mapping[str, Any]) -> None:
+    def load_state_dict(self, state: Mapping[str, object]) -> None:
         """Restore what :meth:`state_dict` returned."""
 
     @abstractmethod
@@ -331,7 +347,7 @@ class UniformSelector(_DenseSelector):
     def state_dict(self) -> Dict[str, object]:
         return {"ids": self.ids(), "rng": self._rng_state()}
 
-    def load_state_dict(self, state: Mapping[str, Any]) -> None:
+    def load_state_dict(self, state: Mapping[str, object]) -> None:
         self.clear()
         ids = np.asarray(state["ids"], dtype=np.int64)
         self.add_batch(ids)
@@ -455,15 +471,16 @@ class PrioritizedSelector(_DenseSelector):
             "rng": self._rng_state(),
         }
 
-    def load_state_dict(self, state: Mapping[str, Any]) -> None:
-        if float(state["priority_exponent"]) != self.priority_exponent:
+    def load_state_dict(self, state: Mapping[str, object]) -> None:
+        if _number(state["priority_exponent"]) != self.priority_exponent:
             raise ValueError(
                 f"state has priority_exponent {state['priority_exponent']}, this selector {self.priority_exponent}"
             )
         self.clear()
         self.add_batch(np.asarray(state["ids"], dtype=np.int64), np.asarray(state["priorities"]))
-        if state.get("sampler") is not None:
-            self.table.load_sampler_state(state["sampler"])
+        bound = state.get("sampler")
+        if isinstance(bound, Mapping):
+            self.table.load_sampler_state({str(k): _number(v) for k, v in bound.items()})
         self._load_rng_state(state.get("rng"))
 
 
@@ -528,12 +545,12 @@ class _OrderSelector(Selector):
             "next_seq": self._next_seq,
         }
 
-    def load_state_dict(self, state: Mapping[str, Any]) -> None:
+    def load_state_dict(self, state: Mapping[str, object]) -> None:
         self.clear()
         for k, s in zip(np.asarray(state["ids"]).tolist(), np.asarray(state["seqs"]).tolist()):
             self._seq[int(k)] = int(s)
             self._order.append((int(s), int(k)))
-        self._next_seq = int(state["next_seq"])
+        self._next_seq = _integer(state["next_seq"])
 
 
 class FIFOSelector(_OrderSelector):
@@ -611,7 +628,7 @@ class _HeapSelector(Selector):
             "next_seq": self._next_seq,
         }
 
-    def load_state_dict(self, state: Mapping[str, Any]) -> None:
+    def load_state_dict(self, state: Mapping[str, object]) -> None:
         self.clear()
         ids = np.asarray(state["ids"]).tolist()
         prios = np.asarray(state["priorities"], dtype=np.float64).tolist()
@@ -620,7 +637,7 @@ class _HeapSelector(Selector):
             self._entry[int(k)] = (float(p), int(s))
         self._heap = [(self._sign * p, s, k) for k, (p, s) in self._entry.items()]
         heapq.heapify(self._heap)
-        self._next_seq = int(state["next_seq"])
+        self._next_seq = _integer(state["next_seq"])
 
 
 class MaxHeapSelector(_HeapSelector):

@@ -231,7 +231,7 @@ class ColumnStorage:
         return {k: self._columns[k].take(slots, axis=0) for k in keys}
 
     def get_items(self, slots: np.ndarray, extra_keys: Tuple[str, ...] = (),
-                  extra_values: Sequence[Sequence[object]] = ()) -> List[Dict[str, Any]]:
+                  extra_values: Sequence[Sequence[object]] = ()) -> List[Dict[str, object]]:
         """The seeds' form: one dict per slot, plus ``extra_keys`` with per-item values in lists (see
         :mod:`stride.data.items`: array fields are rows of one gathered copy, float32 / int64 / bool
         scalars Python scalars, other scalars NumPy scalars). The item builder is cached per layout."""

@@ -451,3 +451,12 @@ def test_metadata_views_are_read_only():
         with pytest.raises(ValueError, match="read-only"):
             view[0] = 7
     assert b.unique_ids[:3].tolist() == [0, 1, 2] and b.next_id == 3
+
+
+def test_rate_limiter_numbers_must_be_numbers():
+    from stride.data.buffer.rate_control import build_limiter
+    from stride.utils.errors import ConfigError
+
+    assert build_limiter({"type": "min_size", "min_size_to_sample": 3}).min_size_to_sample == 3
+    with pytest.raises(ConfigError, match="min_size_to_sample"):
+        build_limiter({"type": "min_size", "min_size_to_sample": "3"})

@@ -326,3 +326,17 @@ def test_removing_every_id_one_by_one_empties_the_selector(cls):
     assert len(sel) == 0 and 2 not in sel
     with pytest.raises(EmptySelectorError):
         sel.sample()
+
+
+def test_a_malformed_state_is_refused_by_type():
+    sel = PrioritizedSelector(rng=0)
+    sel.add_batch([1, 2], [1.0, 2.0])
+    state = sel.state_dict()
+    with pytest.raises(TypeError, match="number"):
+        PrioritizedSelector(rng=0).load_state_dict({**state, "priority_exponent": "0.6"})
+    with pytest.raises(TypeError, match="rng"):
+        PrioritizedSelector(rng=0).load_state_dict({**state, "rng": [1, 2]})
+    fifo = FIFOSelector()
+    fifo.add(3)
+    with pytest.raises(TypeError, match="integer"):
+        FIFOSelector().load_state_dict({**fifo.state_dict(), "next_seq": 1.5})

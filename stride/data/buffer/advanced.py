@@ -94,7 +94,7 @@ class AdvancedReplayBuffer(Configurable):
     """Prioritized (or uniform) replay with use/staleness eviction, monitor and non-blocking rate control."""
 
     @classmethod
-    def declared_config(cls) -> Dict[str, Any]:
+    def declared_config(cls) -> Dict[str, object]:
         return dict(
             type="advanced",
             # (int) capacity in items; when full the oldest slot is overwritten (FIFO remover).
@@ -428,7 +428,7 @@ class AdvancedReplayBuffer(Configurable):
         if self._use_on:
             self._evict(self._evictor.used_up(slots), "max_use")
 
-    def sample(self, size: int, cur_learner_iter: int = -1) -> Optional[List[Dict[str, Any]]]:
+    def sample(self, size: int, cur_learner_iter: int = -1) -> Optional[List[Dict[str, object]]]:
         """``size`` items, each a dict with ``replay_unique_id``, ``replay_buffer_idx`` and (prioritized
         with ``priority_IS_weight``) ``IS``: distinct items (default), or i.i.d. draws with
         ``replace=True`` (see the module docstring); no item more often than its remaining
@@ -562,7 +562,7 @@ class AdvancedReplayBuffer(Configurable):
         self._n_live = int(self._live.sum())
         self._live_cache = None
 
-    def state_dict(self) -> Dict[str, Any]:
+    def state_dict(self) -> Dict[str, object]:
         """Live items at their slots, ring position, metadata, RNG, beta schedule, counters (tensors + plain values)."""
         slots = np.flatnonzero(self._live)
         cols = self._live_columns(slots) if slots.size else {}

@@ -50,7 +50,7 @@ class EpisodeReplayBuffer(Configurable):
     """FIFO ring of whole episodes, sampled uniformly."""
 
     @classmethod
-    def declared_config(cls) -> Dict[str, Any]:
+    def declared_config(cls) -> Dict[str, object]:
         return dict(
             type="episode",
             # (int) capacity in episodes; the oldest episode is overwritten.
@@ -110,7 +110,7 @@ class EpisodeReplayBuffer(Configurable):
             return None
         return self._limit.draw(self._rng, self._size, size, self._replace)
 
-    def sample(self, size: int, cur_learner_iter: int = -1) -> Optional[List[List[Dict[str, Any]]]]:
+    def sample(self, size: int, cur_learner_iter: int = -1) -> Optional[List[List[Dict[str, object]]]]:
         """``size`` distinct episodes drawn uniformly (every subset alike; i.i.d. draws with
         ``replace=True``), each a list of transition dicts (copies); None while fewer than
         ``max(size, min_sample_size)`` episodes are stored."""
@@ -130,7 +130,7 @@ class EpisodeReplayBuffer(Configurable):
             out.append(ep)
         return out
 
-    def sample_batch(self, size: int, cur_learner_iter: int = -1) -> Optional[List[Dict[str, Any]]]:
+    def sample_batch(self, size: int, cur_learner_iter: int = -1) -> Optional[List[Dict[str, object]]]:
         """The episodes :meth:`sample` would draw, as columns: each ``{field: array[T, ...],
         'replay_unique_id', 'replay_buffer_idx'}`` (distinct episodes unless ``replace=True``)."""
         slots = self._sample_slots(size)
@@ -232,7 +232,7 @@ class EpisodeReplayBuffer(Configurable):
         self._tail = self._size % self._capacity
         self._next_id = next_id
 
-    def state_dict(self) -> Dict[str, Any]:
+    def state_dict(self) -> Dict[str, object]:
         """Episodes in slot order, ring position, ids, RNG (tensors + plain values)."""
         order = np.arange(self._size)
         return {

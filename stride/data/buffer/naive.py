@@ -35,7 +35,7 @@ class NaiveReplayBuffer(Configurable):
     """FIFO replay buffer with uniform sampling."""
 
     @classmethod
-    def declared_config(cls) -> Dict[str, Any]:
+    def declared_config(cls) -> Dict[str, object]:
         return dict(
             type="naive",
             # (int) capacity in items; the oldest are overwritten.
@@ -90,7 +90,7 @@ class NaiveReplayBuffer(Configurable):
         # occupied slots are always 0..n-1 (the ring starts at 0 and only wraps when full)
         return self._limit.draw(self._rng, n, size, self._replace)
 
-    def sample(self, size: int, cur_learner_iter: int = -1) -> Optional[List[Dict[str, Any]]]:
+    def sample(self, size: int, cur_learner_iter: int = -1) -> Optional[List[Dict[str, object]]]:
         """``size`` distinct items drawn uniformly (every ``size``-subset alike; i.i.d. draws with
         ``replace=True``), each a dict carrying ``replay_unique_id`` and ``replay_buffer_idx``; None
         while the buffer holds fewer than ``max(size, min_sample_size)`` items. Array fields are rows
@@ -165,7 +165,7 @@ class NaiveReplayBuffer(Configurable):
             self._ids[slots] = ids[-len(slots):]
         self._next_id = next_id
 
-    def state_dict(self) -> Dict[str, Any]:
+    def state_dict(self) -> Dict[str, object]:
         """Contents (in slot order), ids and sampling RNG as tensors / plain values (for checkpoints)."""
         phys: PhysicalState = self._storage.physical_state() if self._storage.size else {"columns": {}, "tail": 0}
         return {
