@@ -1,8 +1,9 @@
 """``PriorityTable``: proportional prioritization (PER) over slots, the one implementation of its rules.
 
 ``AdvancedReplayBuffer`` (slots of its ring) and :class:`~stride.data.selectors.PrioritizedSelector`
-(dense positions of its ids) both sample through it. Per slot it keeps the priority ``p`` the learner sent (or the one an item was pushed with); with
-``priority=True`` it also keeps the sampling weights ``p ** alpha`` in a
+(dense positions of its ids) both sample through it. Per slot it keeps the priority ``p`` the
+learner sent (or the one an item was pushed with); with ``priority=True`` it also keeps the
+sampling weights ``p ** alpha`` in a
 :class:`~stride.data.block_sampler.BlockSumSampler`, so ``P(i) = p_i^alpha / sum_j p_j^alpha``.
 
 * New items get the current maximum priority (PER); priorities are raised to ``min_priority``
