@@ -126,7 +126,7 @@ class BatchLimit:
         uniform batch of every buffer and of :class:`~stride.data.selectors.UniformSelector`."""
         if not replace:
             return self.uniform(rng, hi, n, live)
-        pos = uniform_ints(rng, hi, n)
+        pos = rng.integers(0, hi, size=n)  # (= uniform_ints: one call layer less on the hot path)
         return pos if live is None else live.take(pos)
 
     def uniform(self, rng: np.random.Generator, hi: int, n: int, live: Optional[np.ndarray] = None) -> np.ndarray:
