@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import ast
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -31,11 +32,21 @@ CAP, N_ITEMS = 100_000, 40_000
 
 
 def import_old(rev: str) -> Any:
-    """The ``stride`` package of ``rev``, imported as ``stride_old`` (its imports are relative)."""
+    """The ``stride`` package of ``rev``, imported as ``stride_old`` (its absolute ``stride.`` imports rewritten)."""
     tmp = tempfile.mkdtemp(prefix="stride_ab_")
     archive = subprocess.run(["git", "-C", REPO, "archive", rev, "stride"], check=True, capture_output=True).stdout
     subprocess.run(["tar", "-x", "-C", tmp], input=archive, check=True)
     os.rename(os.path.join(tmp, "stride"), os.path.join(tmp, "stride_old"))
+    for folder, _, files in os.walk(os.path.join(tmp, "stride_old")):  # absolute imports of the old package
+        for name in files:
+            if name.endswith(".py"):
+                path = os.path.join(folder, name)
+                with open(path) as f:
+                    src = f.read()
+                fixed = re.sub(r"\b(from|import) stride([. ])", r"\1 stride_old\2", src)
+                if fixed != src:
+                    with open(path, "w") as f:
+                        f.write(fixed)
     sys.path.insert(0, tmp)
     import stride_old.data  # noqa: F401
 

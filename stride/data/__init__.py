@@ -2,7 +2,6 @@
 
 from .storage import ColumnStorage
 from .buffer import NaiveReplayBuffer, AdvancedReplayBuffer, EpisodeReplayBuffer, FileStorage, BufferMonitor, create_buffer
-from .sum_tree import SumTree
 from .selectors import (
     UniformSelector, PrioritizedSelector, FIFOSelector, LIFOSelector, MaxHeapSelector, MinHeapSelector,
     SelectorKeyError, EmptySelectorError,
@@ -12,7 +11,7 @@ from .adders import TransitionAdder, NStepTransitionAdder, SequenceAdder, Episod
 
 __all__ = [
     "ColumnStorage", "NaiveReplayBuffer", "AdvancedReplayBuffer", "EpisodeReplayBuffer", "FileStorage", "BufferMonitor",
-    "create_buffer", "SumTree",
+    "create_buffer",
     "UniformSelector", "PrioritizedSelector", "FIFOSelector", "LIFOSelector", "MaxHeapSelector", "MinHeapSelector",
     "SelectorKeyError", "EmptySelectorError", "RateLimiter", "MinSize", "SampleToInsertRatio", "Queue", "Stack",
     "RateLimitedError", "TransitionAdder", "NStepTransitionAdder", "SequenceAdder", "EpisodeAdder", "episode_end",

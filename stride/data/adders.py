@@ -52,7 +52,7 @@ How this differs from the peers, on purpose:
 from __future__ import annotations
 
 from collections import deque
-from typing import Any, Callable, Deque, Dict, List, Mapping, Optional
+from typing import Any, Callable, Deque, Dict, List, Mapping, Optional, Tuple
 
 import numpy as np
 
@@ -70,7 +70,7 @@ __all__ = [
 _RUNNING, _TERMINATED, _TRUNCATED, _ABNORMAL = "running", "terminated", "truncated", "abnormal"
 
 
-def episode_end(done: bool, info: Optional[Mapping[str, Any]]) -> str:
+def episode_end(done: bool, info: Optional[Mapping[str, object]]) -> str:
     """``'running'``, ``'terminated'``, ``'truncated'`` or ``'abnormal'`` for one step's ``(done, info)``.
 
     Termination wins when an env reports both (gymnasium allows it): there is nothing to bootstrap.
@@ -90,14 +90,14 @@ def episode_end(done: bool, info: Optional[Mapping[str, Any]]) -> str:
 class Adder:
     """Episode bookkeeping shared by all adders; subclasses get :meth:`_step` and :meth:`_end` calls."""
 
-    def __init__(self, on_generate: Callable[[Dict[str, Any]], Any]) -> None:
+    def __init__(self, on_generate: Callable[[Dict[str, object]], object]) -> None:
         if not callable(on_generate):
             raise TypeError(f"on_generate must be callable, got {on_generate!r}")
         self.on_generate = on_generate
         self._last_obs: Any = None
         self._in_episode = False
 
-    def add_first(self, obs: Any) -> None:
+    def add_first(self, obs: object) -> None:
         """Start an episode at ``obs``; an episode still open must be ended or :meth:`reset` first."""
         if self._in_episode:
             raise ValueError(
@@ -108,11 +108,11 @@ class Adder:
 
     def add(
         self,
-        obs: Any,
-        rew: Any = 0.0,
+        obs: object,
+        rew: object = 0.0,
         done: bool = False,
-        info: Optional[Mapping[str, Any]] = None,
-        action: Any = None,
+        info: Optional[Mapping[str, object]] = None,
+        action: object = None,
     ) -> None:
         """Report one ``env.step(action)`` result, or start an episode (see the module docstring)."""
         if not self._in_episode:
@@ -189,7 +189,7 @@ class NStepTransitionAdder(Adder):
     ``done`` says whether the episode terminated there). Rewards may be arrays (vector rewards).
     """
 
-    def __init__(self, on_generate: Callable[[Dict[str, Any]], Any], n_step: int, discount: float) -> None:
+    def __init__(self, on_generate: Callable[[Dict[str, object]], object], n_step: int, discount: float) -> None:
         super().__init__(on_generate)
         if isinstance(n_step, bool) or int(n_step) != n_step or n_step < 1:
             raise ValueError(f"n_step must be a positive integer, got {n_step!r}")
@@ -198,7 +198,7 @@ class NStepTransitionAdder(Adder):
             raise ValueError(f"discount must be in [0, 1], got {discount}")
         self.n_step = int(n_step)
         self.discount = discount
-        self._window: Deque[tuple] = deque()  # (obs, action, reward) of the steps not yet emitted
+        self._window: Deque[Tuple[Any, Any, Any]] = deque()  # (obs, action, reward) of the steps not yet emitted
 
     def _emit_oldest(self, next_obs: Any, done: bool, truncated: bool) -> None:
         obs, action, _ = self._window[0]
@@ -239,7 +239,7 @@ END_OF_EPISODE_BEHAVIORS = ("zero_pad", "truncate", "write")
 class _RowAdder(Adder):
     """Keeps the rows of the current episode: ``{obs, action, reward, done, start, last, mask}``."""
 
-    def __init__(self, on_generate: Callable[[Dict[str, Any]], Any]) -> None:
+    def __init__(self, on_generate: Callable[[Dict[str, object]], object]) -> None:
         super().__init__(on_generate)
         self._rows: List[Dict[str, Any]] = []
         self._episode_rows = 0  # rows appended in this episode (padding excluded)
@@ -323,7 +323,7 @@ class SequenceAdder(_RowAdder):
 
     def __init__(
         self,
-        on_generate: Callable[[Dict[str, Any]], Any],
+        on_generate: Callable[[Dict[str, object]], object],
         sequence_length: int,
         period: int,
         end_of_episode_behavior: str = "zero_pad",
@@ -381,7 +381,7 @@ class EpisodeAdder(_RowAdder):
     """
 
     def __init__(
-        self, on_generate: Callable[[Dict[str, Any]], Any], max_sequence_length: int, pad_to_max: bool = False
+        self, on_generate: Callable[[Dict[str, object]], object], max_sequence_length: int, pad_to_max: bool = False
     ) -> None:
         super().__init__(on_generate)
         if isinstance(max_sequence_length, bool) or int(max_sequence_length) != max_sequence_length or max_sequence_length < 2:

@@ -10,12 +10,16 @@ lets ``AdvancedReplayBuffer``'s prioritized sample+update run several times fast
 from __future__ import annotations
 
 import math
-from typing import Any, Dict, List, Mapping, Optional, Tuple
+from typing import Dict, List, Mapping, Optional, Tuple
 
 import numpy as np
+import numpy.typing as npt
 
 from .draws import BatchLimit, uniform_ints
 from .pps import systematic_pps
+
+Slots = npt.NDArray[np.int64]
+Floats = npt.NDArray[np.float64]
 
 _UP, _DOWN = 1.0 + 1e-12, 1.0 - 1e-12  # margins for weights computed outside NumPy's power loop
 _INF = math.inf
@@ -102,11 +106,21 @@ class BlockSumSampler:
         self._limit = BatchLimit(self.capacity) if limit is None else limit  # repeat checks of Sampford batches
 
     # ---- reads -------------------------------------------------------------------------------
-    def weights(self, slots: np.ndarray) -> np.ndarray:
-        return self._w[slots]
+    def weights(self, slots: Slots) -> Floats:
+        """The leaves at ``slots`` (a fresh array)."""
+        return self._w.take(slots)
 
     def leaves(self) -> np.ndarray:
         return self._w[: self.capacity].copy()
+
+    @property
+    def bound(self) -> float:
+        """The maintained upper bound of every leaf (rejection sampling's ``w_max``)."""
+        return self._wmax
+
+    def block_sums(self) -> Floats:
+        """A copy of the exact sums of the 64-leaf blocks (the last one padded with zero leaves)."""
+        return self._bsum.copy()
 
     def total(self) -> float:
         return float(np.add.reduce(self._bsum))
@@ -123,10 +137,11 @@ class BlockSumSampler:
             pos = np.flatnonzero(self._w > 0)
             if pos.size:
                 j = int(pos[np.argmin(self._w[pos])])
-                self._min, self._min_slot = float(self._w[j]), j
+                m, self._min_slot = float(self._w[j]), j
             else:
-                self._min, self._min_slot = math.inf, -1
-        return self._min
+                m, self._min_slot = math.inf, -1
+            self._min = m
+        return m
 
     # ---- writes ------------------------------------------------------------------------------
     def set(self, slots: np.ndarray, weights: np.ndarray, top: Optional[float] = None,
@@ -178,11 +193,11 @@ class BlockSumSampler:
         self._wmax = 0.0
         self._since_refresh = 0
 
-    def state(self) -> Dict[str, Any]:
+    def state(self) -> Dict[str, float]:
         """What sampling depends on besides the leaves (for an exact resume)."""
         return {"wmax": self._wmax, "since_refresh": self._since_refresh}
 
-    def load_state(self, state: Mapping[str, Any]) -> None:
+    def load_state(self, state: Mapping[str, float]) -> None:
         self._wmax = float(state["wmax"])
         self._since_refresh = int(state["since_refresh"])
 
@@ -257,7 +272,7 @@ class BlockSumSampler:
         cum = np.cumsum(leaves)
         if not cum[-1] > 0.0:
             return np.empty(0, dtype=np.int64)
-        idx = cum.searchsorted(rng.random(k) * cum[-1], side="right")
+        idx: Slots = cum.searchsorted(rng.random(k) * cum[-1], side="right")
         return np.minimum(idx, int(np.flatnonzero(leaves)[-1]))
 
     # ---- distinct batches (without replacement) ------------------------------------------------
@@ -330,6 +345,7 @@ class BlockSumSampler:
             acc = np.less(t, wc).nonzero()[0]  # accepted proportionally to the leaves
             if acc.size >= n:
                 sel = acc[:n]
+                kept = True
                 ws = wc.take(sel)
                 ts = t.take(sel)
                 ts *= sure
@@ -337,9 +353,8 @@ class BlockSumSampler:
                 if sure_kept != n and (sure_kept != n - 1 or ts[0] < ws[0]):  # (unit 1 is not thinned)
                     ts = t.take(sel)
                     ts[0] = 0.0
-                    if np.less(ts * (total - n * ws), ws * c2).tobytes().count(1) != n:  # one is thinned out
-                        sel = None
-                if sel is not None:
+                    kept = np.less(ts * (total - n * ws), ws * c2).tobytes().count(1) == n  # (else one is thinned out)
+                if kept:
                     slots = cand.take(sel)
                     if distinct(slots):
                         return slots, ws, _INF
@@ -397,10 +412,20 @@ class BlockSumSampler:
             return None
         return slots, np.concatenate(got_w)
 
-    def _sample_blocks(self, n: int, rng: np.random.Generator) -> np.ndarray:
-        b, bsum = self.BLOCK, self._bsum
-        cum = np.add.accumulate(bsum)
-        u = rng.random(n) * cum[-1]
+    def find(self, prefix_sums: npt.ArrayLike) -> Slots:
+        """The slot whose cumulative range of leaves holds each prefix sum ``u`` in ``[0, total)``
+        (the two-level search; a sum at or past the total, or one that rounding puts on a zero
+        leaf, goes to the last positive leaf before it: a zero leaf is never returned)."""
+        u = np.asarray(prefix_sums, dtype=np.float64).reshape(-1)
+        return self._find(u, np.add.accumulate(self._bsum))
+
+    def _sample_blocks(self, n: int, rng: np.random.Generator) -> Slots:
+        cum = np.add.accumulate(self._bsum)
+        return self._find(rng.random(n) * cum[-1], cum)
+
+    def _find(self, u: Floats, cum: Floats) -> Slots:
+        """:meth:`find` with the running sum ``cum`` of the block sums already taken."""
+        b, bsum, n = self.BLOCK, self._bsum, u.size
         blk = cum.searchsorted(u, side="right")
         np.minimum(blk, self._nb - 1, out=blk)
         r = u - (cum.take(blk) - bsum.take(blk))  # position inside the chosen block
@@ -411,7 +436,7 @@ class BlockSumSampler:
         start = np.arange(0, n * b, b)
         pos = cs.searchsorted(r + (cs.take(start) - rows.take(start)), side="right") - start
         np.clip(pos, 0, b - 1, out=pos)
-        slots = blk * b + pos
+        slots: Slots = blk * b + pos
         bad = self._w.take(slots) <= 0.0
         if bad.any():  # rounding at a block edge: resolve exactly (rare)
             slots[bad] = self._exact(u[bad])

@@ -1,14 +1,10 @@
 """Index draws for replay sampling: i.i.d. uniform slots, distinct batches, batches under per-slot caps.
 
-* :func:`uniform_ints` -- ``rng.integers(0, hi, size=n)``, the same draws ~1 us cheaper: the
-  with-replacement draws of every buffer (kept bit for bit, so ``replace=True`` runs reproduce).
-  Its fixed cost (~4.4 us through ``Generator.integers``) is ~10% of a sample of 64; ~1.2 us of it
-  is ``np.prod(size)``, which NumPy's bounded-integer code calls on the size: for a plain ``int``
-  that goes through ``getattr(size, "prod")``, an ``AttributeError`` and a ufunc reduction. A size
-  that is an ``int`` with its own trivial ``prod`` answers at once. Nothing else changes: the same
-  bounded-integer routine fills the same number of values from the same bit stream, so values,
-  dtype and generator state are identical (``tests/data/test_draws.py``). Should NumPy stop calling
-  ``prod`` there, the size is still an ``int`` and only the saving goes.
+* :func:`uniform_ints` -- ``rng.integers(0, hi, size=n)``: the with-replacement draws of every
+  buffer (kept bit for bit, so ``replace=True`` runs reproduce). Through NumPy's public API only:
+  an earlier version passed an ``int`` subclass with its own ``prod()`` as the size to skip
+  ``np.prod(size)`` inside NumPy's bounded-integer code (~1 us of ~5 us), which relied on a private
+  detail of NumPy; the saving is given up.
 * :func:`uniform_index` -- ``floor(u * hi)`` from one ``rng.random(n)``: uniform up to the 2^-53
   resolution of a double (each value gets ``2^53 / hi`` of the ``2^53`` outcomes, give or take
   one), ~1 us cheaper again than :func:`uniform_ints`. The without-replacement draws use it: their
@@ -27,29 +23,31 @@
 
 from __future__ import annotations
 
-from typing import Callable, Dict, Optional, Tuple
+from typing import Callable, Dict, Optional, Tuple, TypeVar
 
 import numpy as np
+import numpy.typing as npt
+
+Slots = npt.NDArray[np.int64]
+_T = TypeVar("_T", bound=np.generic)
 
 #: ``draw(k, exhausted)``: ``k`` i.i.d. slots from the base distribution restricted to the slots
 #: not in ``exhausted`` (sorted, distinct); an empty result means nothing is left to draw.
-Draw = Callable[[int, np.ndarray], np.ndarray]
+Draw = Callable[[int, Slots], Slots]
 #: ``cap(slots)``: how many copies of each slot one batch may hold (>= 1 for every usable slot).
-Cap = Callable[[np.ndarray], np.ndarray]
+Cap = Callable[[Slots], npt.NDArray[np.int64]]
 
 
-class _Size(int):
-    """An ``int`` whose ``prod()`` is itself (what ``np.prod`` of a scalar size returns)."""
-
-    __slots__ = ()
-
-    def prod(self, axis=None, dtype=None, out=None, **kwargs) -> int:  # noqa: ARG002 (NumPy's signature)
-        return int(self)
+def read_only(a: npt.NDArray[_T]) -> npt.NDArray[_T]:
+    """A view of ``a`` that cannot be written through (how the buffers show their per-slot metadata)."""
+    view = a.view()
+    view.flags.writeable = False
+    return view
 
 
 def uniform_ints(rng: np.random.Generator, hi: int, n: int) -> np.ndarray:
     """``n`` int64 values uniform over ``[0, hi)``: exactly ``rng.integers(0, hi, size=n)``."""
-    return rng.integers(0, hi, size=_Size(n))
+    return rng.integers(0, hi, size=n)
 
 
 def uniform_index(rng: np.random.Generator, hi: int, n: int) -> np.ndarray:
@@ -121,6 +119,16 @@ class BatchLimit:
         stamp[slots] = ar  # a repeated slot keeps its last position ...
         return stamp.take(slots).tobytes() == ar_bytes  # ... so its earlier copies read back another one
 
+    def draw(self, rng: np.random.Generator, hi: int, n: int, replace: bool,
+             live: Optional[Slots] = None) -> Slots:
+        """``n`` slots uniform over the population (``live``, sorted slots, or ``0..hi-1``): i.i.d.
+        (``replace``: :func:`uniform_ints`) or distinct, every subset alike (:meth:`uniform`). The
+        uniform batch of every buffer and of :class:`~stride.data.selectors.UniformSelector`."""
+        if not replace:
+            return self.uniform(rng, hi, n, live)
+        pos = rng.integers(0, hi, size=n)  # (= uniform_ints: one call layer less on the hot path)
+        return pos if live is None else live.take(pos)
+
     def uniform(self, rng: np.random.Generator, hi: int, n: int, live: Optional[np.ndarray] = None) -> np.ndarray:
         """``n`` distinct slots of the population (``live``, sorted slots, or ``0..hi-1``; ``hi >= n``),
         every ``n``-subset equally likely.
@@ -152,7 +160,8 @@ class BatchLimit:
             ar = np.arange(x.size, dtype=np.int32)
             stamp[x] = ar
             once = x[stamp.take(x) == ar]
-        return once[:n]
+        out: Slots = once[:n]
+        return out
 
     def capped(self, slots: np.ndarray, draw: Draw, cap: Cap) -> Optional[np.ndarray]:
         """``slots`` (``n`` i.i.d. draws) with every copy past a slot's ``cap`` replaced by further

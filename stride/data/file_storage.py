@@ -11,8 +11,11 @@ import weakref
 from typing import Any, Dict, List, Mapping, Optional, Sequence
 
 import numpy as np
+import numpy.typing as npt
 
-from .storage import _as_array
+from .storage import as_array
+
+Slots = npt.NDArray[np.int64]
 
 
 # ================================================================================ file storage
@@ -42,19 +45,23 @@ class FileStorage:
     def _write(self, slot: int, name: str, item: Mapping[str, Any]) -> None:
         arrays = {}
         for k, v in item.items():
-            arr = _as_array(v) if v is not None else np.asarray(v, dtype=object)
+            arr = as_array(v) if v is not None else np.asarray(v, dtype=object)
             if arr.dtype == object:
                 raise ValueError(f"field '{k}' holds a Python object; file storage needs numeric arrays (no pickle)")
             arrays[k] = arr
         path = os.path.join(self.folder, f"{name}.npz")
         with open(path, "wb") as f:
-            np.savez(f, **arrays)
+            np.savez(f, allow_pickle=False, **arrays)
         self.paths[slot] = path
 
-    def append(self, items: List[Mapping[str, Any]], names: Sequence[Any]) -> np.ndarray:
-        """Write items (the newest ``capacity`` of them) to the next ring slots; returns the slots."""
+    def append(self, items: Sequence[Mapping[str, object]], names: Optional[Sequence[object]] = None) -> Slots:
+        """Write items (the newest ``capacity`` of them) to the next ring slots; returns the slots.
+        ``names``: the files' names (default: the slot numbers, unique since a slot's file is
+        deleted before it is written again)."""
         if not items:
             return np.empty(0, dtype=np.int64)
+        if names is None:
+            names = ((self.tail + np.arange(len(items))) % self.capacity).tolist()
         if self.fields is None:
             self.fields = list(items[0].keys())
         if len(items) > self.capacity:
@@ -70,16 +77,21 @@ class FileStorage:
         self.size = min(self.size + n, self.capacity)
         return slots
 
-    def append_columns(self, columns: Mapping[str, np.ndarray], names: Sequence[Any]) -> np.ndarray:
+    def append_one(self, item: Mapping[str, object], name: object = None) -> int:
+        """:meth:`append` for one item; returns its slot."""
+        return int(self.append([item], None if name is None else [name])[0])
+
+    def append_columns(self, columns: Mapping[str, npt.NDArray[np.generic]], names: Optional[Sequence[object]] = None) -> Slots:
         n = len(next(iter(columns.values())))
         items = [{k: v[i] for k, v in columns.items()} for i in range(n)]
         return self.append(items, names)
 
-    def write_at(self, slots: np.ndarray, columns: Mapping[str, np.ndarray], names: Sequence[Any]) -> None:
-        """Write column rows to given slots (used to restore a saved layout)."""
+    def write_at(self, slots: Slots, columns: Mapping[str, npt.NDArray[np.generic]], names: Optional[Sequence[object]] = None) -> None:
+        """Write column rows to given slots (used to restore a saved layout; default names: the slots)."""
         if self.fields is None and columns:
             self.fields = list(columns.keys())
-        for i, (slot, name) in enumerate(zip(np.asarray(slots).tolist(), names)):
+        slot_list = np.asarray(slots).tolist()
+        for i, (slot, name) in enumerate(zip(slot_list, slot_list if names is None else names)):
             self._write(slot, str(name), {k: v[i] for k, v in columns.items()})
 
     def free(self, slots: np.ndarray) -> None:
@@ -93,19 +105,24 @@ class FileStorage:
                     pass
                 self.paths[slot] = None
 
-    def get_items(self, slots: np.ndarray) -> List[Dict[str, Any]]:
+    def get_items(self, slots: Slots, extra_keys: Sequence[str] = (),
+                  extra_values: Sequence[Sequence[object]] = ()) -> List[Dict[str, object]]:
+        """One dict per slot (read from its file), plus ``extra_keys`` with per-item values in lists."""
         out = []
         for slot in np.asarray(slots).tolist():
             with np.load(self.paths[slot], allow_pickle=False) as f:
                 out.append({k: (f[k][()] if f[k].ndim == 0 else f[k]) for k in f.files})
+        for key, values in zip(extra_keys, extra_values):
+            for item, value in zip(out, values):
+                item[key] = value
         return out
 
     def get_columns(self, slots: np.ndarray, keys: Optional[Sequence[str]] = None) -> Dict[str, np.ndarray]:
         items = self.get_items(slots)
-        keys = self.fields if keys is None else keys
+        names = (self.fields or []) if keys is None else keys
         if not items:
-            return {k: np.empty(0) for k in (keys or [])}
-        return {k: np.stack([np.asarray(it[k]) for it in items]) for k in keys}
+            return {k: np.empty(0) for k in names}
+        return {k: np.stack([np.asarray(it[k]) for it in items]) for k in names}
 
     def clear(self) -> None:
         self.free(np.arange(self.capacity))

@@ -6,18 +6,18 @@ and renamed into place, so a crash mid-write never leaves a half-written file at
 
 from __future__ import annotations
 
-from typing import Any, Dict, Mapping, Tuple
+from typing import Dict, Mapping, Tuple
 
 import numpy as np
 
 from ..utils.files import atomic_write
 
 
-def save_npz(path: str, columns: Mapping[str, np.ndarray], meta: Mapping[str, Any]) -> None:
+def save_npz(path: str, columns: Mapping[str, np.ndarray], meta: Mapping[str, object]) -> None:
     """Write ``columns`` and ``meta`` (arrays or scalars) to ``path`` atomically."""
     arrays = {f"col/{k}": v for k, v in columns.items()}
     arrays.update({f"meta/{k}": np.asarray(v) for k, v in meta.items()})
-    atomic_write(path, lambda f: np.savez(f, **arrays), binary=True)
+    atomic_write(path, lambda f: np.savez(f, allow_pickle=False, **arrays), binary=True)
 
 
 def load_npz(path: str) -> Tuple[Dict[str, np.ndarray], Dict[str, np.ndarray]]:

@@ -25,7 +25,7 @@ from __future__ import annotations
 import math
 import sys
 import warnings
-from typing import Any, Dict, Tuple, Union
+from typing import Callable, Dict, Mapping, Tuple, Union
 
 from stride.utils.errors import StrideError
 
@@ -107,7 +107,7 @@ class RateLimiter:
         return float(self._largest(max(math.floor(bound), 0), self.can_sample))
 
     @staticmethod
-    def _largest(guess: int, allowed) -> int:
+    def _largest(guess: int, allowed: Callable[[int], bool]) -> int:
         """Fix a float-computed bound by +-1 steps so that it is exactly the largest allowed n."""
         while guess > 0 and not allowed(guess):
             guess -= 1
@@ -142,12 +142,14 @@ class RateLimiter:
             raise ValueError(f"cannot delete {n} items from a table of {self.size}")
         self.deletes += n
 
-    def reset(self) -> None:
-        """The table was cleared: forget all counts (as Reverb does on ``Table.reset``)."""
-        self.inserts = self.samples = self.deletes = 0
+    def reset(self, inserted: int = 0) -> None:
+        """The table was cleared: forget all counts (as Reverb does on ``Table.reset``); ``inserted``
+        items already in it (e.g. loaded from a file) count as inserted."""
+        self.inserts = _count(inserted, "inserts")
+        self.samples = self.deletes = 0
 
     # ---- state --------------------------------------------------------------------------------
-    def state_dict(self) -> Dict[str, Any]:
+    def state_dict(self) -> Dict[str, float]:
         """Parameters and counters as plain numbers."""
         return {
             "samples_per_insert": self.samples_per_insert,
@@ -159,7 +161,7 @@ class RateLimiter:
             "deletes": self.deletes,
         }
 
-    def load_state_dict(self, state: Dict[str, Any]) -> None:
+    def load_state_dict(self, state: Mapping[str, float]) -> None:
         """Restore the counters; the parameters in ``state`` must match this limiter's."""
         for key in ("samples_per_insert", "min_size_to_sample", "min_diff", "max_diff"):
             if float(state[key]) != float(getattr(self, key)):
@@ -203,7 +205,9 @@ class SampleToInsertRatio(RateLimiter):
         if isinstance(min_size_to_sample, bool) or int(min_size_to_sample) != min_size_to_sample or min_size_to_sample < 1:
             raise ValueError(f"min_size_to_sample ({min_size_to_sample}) must be a positive integer")
         offset = samples_per_insert * min_size_to_sample
-        if isinstance(error_buffer, (int, float)) and not isinstance(error_buffer, bool):
+        if isinstance(error_buffer, bool):
+            raise ValueError(f"error_buffer must be a number or a (min_diff, max_diff) pair, got {error_buffer!r}")
+        if isinstance(error_buffer, (int, float)):
             min_diff, max_diff = offset - float(error_buffer), offset + float(error_buffer)
         else:
             try:

@@ -18,10 +18,12 @@ How it differs from the peers, on purpose:
   :class:`EmptySelectorError` (RL-Flow returns ``(None, None)``, DI-engine ``None`` + a print).
 * ids need not be small slot numbers (RL-Flow's uniform scheme indexes an array with them): the
   uniform and prioritized selectors keep dense positions with swap-with-last removal.
-* The prioritized selector samples and updates whole batches through a batched :class:`SumTree`
-  and grows its capacity as needed; it does not zero out sampled items as RL-Flow does (an item
-  sampled twice in a batch is Reverb's and PER's i.i.d. semantics; ask for ``stratified=True`` for
-  DI-engine's lower-variance draws).
+* The uniform and prioritized selectors draw with the replay buffers' own machinery (one
+  implementation per rule): :mod:`stride.data.draws` for uniform batches, the
+  :class:`~stride.data.block_sampler.BlockSumSampler` for proportional ones (whole batches per
+  NumPy call; capacity grows as needed). By default a batch is i.i.d. (Reverb's and PER's
+  semantics; ``stratified=True`` for DI-engine's lower-variance draws); ``replace=False`` gives the
+  buffers' default batches of distinct ids. RL-Flow zeroes out sampled items instead.
 * Every selector owns its ``numpy.random.Generator`` (seed or generator in the constructor) and
   saves its state, so a resumed run samples exactly what the original would have.
 * Deterministic selectors (FIFO/LIFO/heaps) answer ``sample_batch(n)`` with the same id ``n`` times
@@ -32,18 +34,25 @@ How it differs from the peers, on purpose:
 from __future__ import annotations
 
 import heapq
+import math
 import operator
 from abc import ABC, abstractmethod
 from collections import deque
-from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
+from typing import Any, Deque, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
+import numpy.typing as npt
 
-from stride.data.sum_tree import SumTree
-from stride.utils.errors import StrideError
+from ..utils.errors import StrideError
+from .draws import BatchLimit
+from .priority import PriorityTable
 
 SeedLike = Union[None, int, np.random.Generator]
-ArrayLike = Union[Sequence[float], np.ndarray]
+Ids = npt.NDArray[np.int64]
+Floats = npt.NDArray[np.float64]
+IdsLike = Union[Iterable[int], Ids]
+FloatsLike = Union[Sequence[float], npt.NDArray[np.floating[Any]]]
+ArrayLike = FloatsLike  # (the name earlier versions exported)
 
 __all__ = [
     "Selector",
@@ -81,6 +90,20 @@ def _as_ids(keys: Union[Iterable[int], np.ndarray]) -> List[int]:
     if isinstance(keys, np.ndarray) and np.issubdtype(keys.dtype, np.integer):
         return keys.reshape(-1).tolist()  # already exact Python ints
     return [_as_id(k) for k in (keys.tolist() if isinstance(keys, np.ndarray) else keys)]
+
+
+def _number(value: object) -> float:
+    """A saved number (plain or a 0-d array) as a float; anything else is a TypeError."""
+    if isinstance(value, (int, float, np.number, np.ndarray)) and not isinstance(value, bool):
+        return float(value)
+    raise TypeError(f"expected a number in the selector's state, got {value!r}")
+
+
+def _integer(value: object) -> int:
+    """A saved integer (Python or NumPy) as an int; anything else is a TypeError."""
+    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+        return int(value)
+    raise TypeError(f"expected an integer in the selector's state, got {value!r}")
 
 
 def _as_priorities(priorities: Optional[ArrayLike], n: int, default: float = 1.0) -> np.ndarray:
@@ -175,11 +198,13 @@ class Selector(ABC):
         return prio
 
     def _rng_state(self) -> Dict[str, Any]:
-        return self._rng.bit_generator.state
+        return dict(self._rng.bit_generator.state)
 
-    def _load_rng_state(self, state: Optional[Dict[str, Any]]) -> None:
+    def _load_rng_state(self, state: object) -> None:
         if state is not None:
-            self._rng.bit_generator.state = state
+            if not isinstance(state, Mapping):
+                raise TypeError(f"a selector's saved rng state is a dict, got {type(state).__name__}")
+            self._rng.bit_generator.state = dict(state)
 
     # ---- to implement -----------------------------------------------------------------------
     @abstractmethod
@@ -197,11 +222,11 @@ class Selector(ABC):
         """Forget every id."""
 
     @abstractmethod
-    def state_dict(self) -> Dict[str, Any]:
+    def state_dict(self) -> Dict[str, object]:
         """Plain arrays/numbers (and the RNG state) that :meth:`load_state_dict` restores exactly."""
 
     @abstractmethod
-    def load_state_dict(self, state: Dict[str, Any]) -> None:
+    def load_state_dict(self, state: Mapping[str, object]) -> None:
         """Restore what :meth:`state_dict` returned."""
 
     @abstractmethod
@@ -221,10 +246,12 @@ class Selector(ABC):
 class _DenseSelector(Selector):
     """ids in a dense array + id -> position map; removal moves the last id into the hole."""
 
-    def __init__(self, rng: SeedLike = None, initial_capacity: int = 1024) -> None:
+    def __init__(self, rng: SeedLike = None, initial_capacity: int = 1024, replace: bool = True) -> None:
         super().__init__(rng)
+        self.replace = bool(replace)
         self._ids = np.zeros(max(int(initial_capacity), 1), dtype=np.int64)
         self._pos: Dict[int, int] = {}
+        self._limit = BatchLimit(self._ids.size)  # distinct batches (scratch array of the capacity)
 
     def __len__(self) -> int:
         return len(self._pos)
@@ -252,6 +279,15 @@ class _DenseSelector(Selector):
         ids = np.zeros(capacity, dtype=np.int64)
         ids[: len(self._pos)] = self._ids[: len(self._pos)]
         self._ids = ids
+        self._limit = BatchLimit(capacity)
+
+    def _sample_uniform(self, n: int) -> Tuple[Ids, Floats]:
+        """``n`` ids, every stored id alike: i.i.d. (``replace``) or distinct (every subset alike)."""
+        size = len(self._pos)
+        if not self.replace and n > size:
+            raise ValueError(f"cannot draw {n} distinct ids from a {type(self).__name__} of {size}")
+        pos = self._limit.draw(self._rng, size, n, self.replace)
+        return self._ids[pos], np.full(n, 1.0 / size)
 
     def _add(self, keys: List[int], prio: np.ndarray) -> None:
         start = len(self._pos)
@@ -297,17 +333,21 @@ class _DenseSelector(Selector):
 
 
 class UniformSelector(_DenseSelector):
-    """Every stored id equally likely (with replacement); priorities are accepted and ignored. O(1)."""
+    """Every stored id equally likely; priorities are accepted and ignored. O(1) per id.
 
-    def _sample(self, n: int) -> Tuple[np.ndarray, np.ndarray]:
-        size = len(self._pos)
-        pos = self._rng.integers(0, size, n)
-        return self._ids[pos], np.full(n, 1.0 / size)
+    ``replace=True`` (default, Reverb's semantics): ``sample_batch(n)`` draws i.i.d.
+    (:func:`~stride.data.draws.uniform_ints`, the draws of the buffers' ``replace=True``);
+    ``replace=False``: ``n`` distinct ids, every ``n``-subset alike
+    (:meth:`~stride.data.draws.BatchLimit.uniform`, the buffers' default batches).
+    """
 
-    def state_dict(self) -> Dict[str, Any]:
+    def _sample(self, n: int) -> Tuple[Ids, Floats]:
+        return self._sample_uniform(n)
+
+    def state_dict(self) -> Dict[str, object]:
         return {"ids": self.ids(), "rng": self._rng_state()}
 
-    def load_state_dict(self, state: Dict[str, Any]) -> None:
+    def load_state_dict(self, state: Mapping[str, object]) -> None:
         self.clear()
         ids = np.asarray(state["ids"], dtype=np.int64)
         self.add_batch(ids)
@@ -315,13 +355,17 @@ class UniformSelector(_DenseSelector):
 
 
 class PrioritizedSelector(_DenseSelector):
-    """``P(id) = priority ** priority_exponent / sum`` over a batched :class:`SumTree`.
+    """``P(id) = priority ** priority_exponent / sum``, sampled by ``AdvancedReplayBuffer``'s own
+    :class:`~stride.data.priority.PriorityTable` (its ``BlockSumSampler``: rejection sampling, the
+    two-level search, pi-ps batches; PER's importance weights) over the ids' dense positions.
 
     Priorities must be finite and >= 0; an id with priority 0 is never sampled (unless every
     priority is 0: then all ids are equally likely, so replay never stalls). ``sample_batch``
     draws i.i.d. (Reverb, PER); ``stratified=True`` draws one id per equal-mass segment
-    (DI-engine, lower variance). :meth:`importance_weights` turns probabilities into PER's
-    normalised IS weights ``(N p)^-beta / max``.
+    (DI-engine, lower variance); ``replace=False`` draws ``n`` distinct ids, id ``i`` included with
+    probability ``n P(i)`` (capped at 1, the buffers' default batches), and reports each id's share
+    of the batch (``P(i)`` unless some id is certain). :meth:`importance_weights` turns the latest
+    batch's probabilities into PER's normalised IS weights ``(N p)^-beta / max``.
     """
 
     def __init__(
@@ -330,106 +374,113 @@ class PrioritizedSelector(_DenseSelector):
         rng: SeedLike = None,
         initial_capacity: int = 1024,
         stratified: bool = False,
+        replace: bool = True,
     ) -> None:
         exponent = float(priority_exponent)
         if not (np.isfinite(exponent) and exponent >= 0):
             raise ValueError(f"priority_exponent must be finite and >= 0, got {priority_exponent!r}")
         self.priority_exponent = exponent
         self.stratified = bool(stratified)
-        super().__init__(rng, initial_capacity)
-        self._prio = np.zeros(self._ids.size)
-        self._tree = SumTree(self._ids.size)
+        super().__init__(rng, initial_capacity, replace)
+        self.table = self._new_table(self._ids.size)
+        self._scale: Tuple[int, float] = (0, math.inf)  # (n, tau) of the latest batch: tau < inf if some id was certain
+
+    def _new_table(self, capacity: int) -> PriorityTable:
+        return PriorityTable(capacity, True, self.priority_exponent, 1.0, 0, 0.0, True, self._limit)
 
     def _resize(self, capacity: int) -> None:
         size = len(self._pos)
         super()._resize(capacity)
-        prio = np.zeros(capacity)
-        prio[:size] = self._prio[:size]
-        self._prio = prio
-        tree = SumTree(capacity)
-        leaves = np.zeros(capacity)
-        leaves[:size] = self._tree.leaves()[:size]
-        tree.set_all(leaves)
-        self._tree = tree
+        old, self.table = self.table, self._new_table(capacity)
+        bound = old.sampler_state()
+        self.table.restore(np.arange(size), old.prio[:size])
+        self.table.load_sampler_state(bound)  # (the same bound of the weights: growing does not change the draws)
 
-    def _check_priorities(self, prio: np.ndarray) -> np.ndarray:
+    def _check_priorities(self, prio: Floats) -> Floats:
         prio = super()._check_priorities(prio)
         if prio.size and prio.min() < 0:
             raise ValueError(f"priorities must be >= 0, got {prio[prio < 0][:5].tolist()}")
         return prio
 
-    def _set_weights(self, positions: np.ndarray, prio: np.ndarray) -> None:
-        self._prio[positions] = prio  # a repeated position keeps the last value, as the tree does
-        self._tree.update(positions, self._weight(prio))
+    def _set_weights(self, positions: Ids, prio: Floats) -> None:
+        self.table.write(positions, prio)
 
     def _move_weight(self, src: int, dst: int) -> None:
-        self._prio[dst] = self._prio[src]
+        self.table.prio[dst] = self.table.prio[src]
 
-    def _weight(self, prio: np.ndarray) -> np.ndarray:
-        """Sampling mass ``priority ** exponent``; 0 stays 0 even for exponent 0 (never sampled)."""
-        return np.where(prio > 0, np.power(prio, self.priority_exponent), 0.0)
-
-    def _refresh_weights(self, positions: np.ndarray) -> None:
-        size = len(self._pos)
-        live = positions < size
-        self._prio[positions[~live]] = 0.0
-        weights = np.where(live, self._weight(self._prio[positions]), 0.0)
-        self._tree.update(positions, weights)
+    def _refresh_weights(self, positions: Ids) -> None:
+        live = positions < len(self._pos)
+        self.table.erase(positions[~live])
+        kept = positions[live]
+        if kept.size:
+            self.table.write(kept, self.table.prio[kept])
 
     def _clear_weights(self) -> None:
-        self._prio[:] = 0.0
-        self._tree.clear()
+        self.table.reset()
 
-    def priorities(self, ids: Union[Iterable[int], np.ndarray]) -> np.ndarray:
+    def priorities(self, ids: IdsLike) -> Floats:
         """Current priorities of ``ids`` (unknown ids raise :class:`SelectorKeyError`)."""
         keys = _as_ids(ids)
         missing = [k for k in keys if k not in self._pos]
         if missing:
             raise SelectorKeyError(f"id {missing[0]} is not in the {type(self).__name__}")
-        return self._prio[[self._pos[k] for k in keys]]
+        return self.table.prio[[self._pos[k] for k in keys]]
 
-    def _sample(self, n: int) -> Tuple[np.ndarray, np.ndarray]:
-        size = len(self._pos)
-        if self._tree.total() <= 0.0:  # every priority is 0: fall back to uniform
-            pos = self._rng.integers(0, size, n)
-            return self._ids[pos], np.full(n, 1.0 / size)
-        if self.stratified and n > 0:
-            pos, prob = self._tree.sample_stratified(n, self._rng)
-            order = self._rng.permutation(n)  # segments come out sorted; don't leak that order
-            pos, prob = pos[order], prob[order]
-        else:
-            pos, prob = self._tree.sample(n, self._rng)
-        return self._ids[pos], prob
+    def _total(self) -> float:
+        return self.table.sampler.total() if self.table.sampler is not None else 0.0
 
-    def importance_weights(self, probabilities: ArrayLike, beta: float) -> np.ndarray:
-        """PER weights ``(N p)^-beta`` divided by their largest possible value (min-probability item).
+    def _sample(self, n: int) -> Tuple[Ids, Floats]:
+        total = self._total()
+        self._scale = (n, math.inf)
+        if total <= 0.0:  # every priority is 0: fall back to uniform
+            return self._sample_uniform(n)
+        if self.stratified and self.replace and n > 0:
+            sampler, rng = self.table.sampler, self._rng
+            assert sampler is not None
+            pos = sampler.find((np.arange(n) + rng.random(n)) * (total / n))
+            pos = pos[rng.permutation(n)]  # segments come out sorted; don't leak that order
+            return self._ids[pos], sampler.weights(pos) / total
+        got = self.table.draw(n, self._rng, len(self._pos), self.replace)
+        if got is None:
+            raise ValueError(f"cannot draw {n} distinct ids: fewer have a positive priority")
+        pos, w, tau = got
+        self._scale = (n, tau)
+        return self._ids[pos], (w / total if tau == math.inf else np.minimum(w, tau) / (n * tau))
+
+    def importance_weights(self, probabilities: FloatsLike, beta: float) -> Floats:
+        """PER weights ``(N p)^-beta`` divided by their largest possible value (least likely item):
+        :meth:`~stride.data.priority.PriorityTable.importance_weights` of the latest batch.
 
         Dividing by the maximum over *all stored* items, not just this batch, keeps the scale of
-        the loss independent of which items the batch happens to contain (as DI-engine/PER do).
-        """
+        the loss independent of which items the batch happens to contain (as DI-engine/PER do)."""
         p = np.asarray(probabilities, dtype=np.float64)
-        total = self._tree.total()
+        total = self._total()
         if total <= 0.0:  # uniform fallback: every weight is 1
             return np.ones_like(p)
-        p_min = self._tree.min_positive() / total
-        return np.power(p / p_min, -float(beta))
+        n, tau = self._scale
+        leaves = p * (total if tau == math.inf else n * tau)
+        return self.table.importance_weights(leaves, float(beta), tau)
 
-    def state_dict(self) -> Dict[str, Any]:
+    def state_dict(self) -> Dict[str, object]:
         size = len(self._pos)
         return {
             "ids": self.ids(),
-            "priorities": self._prio[:size].copy(),
+            "priorities": self.table.prio[:size].copy(),
             "priority_exponent": self.priority_exponent,
+            "sampler": self.table.sampler_state(),
             "rng": self._rng_state(),
         }
 
-    def load_state_dict(self, state: Dict[str, Any]) -> None:
-        if float(state["priority_exponent"]) != self.priority_exponent:
+    def load_state_dict(self, state: Mapping[str, object]) -> None:
+        if _number(state["priority_exponent"]) != self.priority_exponent:
             raise ValueError(
                 f"state has priority_exponent {state['priority_exponent']}, this selector {self.priority_exponent}"
             )
         self.clear()
         self.add_batch(np.asarray(state["ids"], dtype=np.int64), np.asarray(state["priorities"]))
+        bound = state.get("sampler")
+        if isinstance(bound, Mapping):
+            self.table.load_sampler_state({str(k): _number(v) for k, v in bound.items()})
         self._load_rng_state(state.get("rng"))
 
 
@@ -442,7 +493,7 @@ class _OrderSelector(Selector):
     def __init__(self, rng: SeedLike = None) -> None:
         super().__init__(rng)
         self._seq: Dict[int, int] = {}  # id -> insertion number (dict keeps insertion order)
-        self._order: deque = deque()
+        self._order: Deque[Tuple[int, int]] = deque()
         self._next_seq = 0
 
     def __len__(self) -> int:
@@ -474,7 +525,7 @@ class _OrderSelector(Selector):
         while True:
             seq, k = order[-1] if self._from_newest else order[0]
             if self._seq.get(k) == seq:
-                return k
+                return int(k)
             if self._from_newest:
                 order.pop()
             else:
@@ -487,19 +538,19 @@ class _OrderSelector(Selector):
         self._seq.clear()
         self._order.clear()
 
-    def state_dict(self) -> Dict[str, Any]:
+    def state_dict(self) -> Dict[str, object]:
         return {
             "ids": np.fromiter(self._seq.keys(), dtype=np.int64, count=len(self._seq)),
             "seqs": np.fromiter(self._seq.values(), dtype=np.int64, count=len(self._seq)),
             "next_seq": self._next_seq,
         }
 
-    def load_state_dict(self, state: Dict[str, Any]) -> None:
+    def load_state_dict(self, state: Mapping[str, object]) -> None:
         self.clear()
         for k, s in zip(np.asarray(state["ids"]).tolist(), np.asarray(state["seqs"]).tolist()):
             self._seq[int(k)] = int(s)
             self._order.append((int(s), int(k)))
-        self._next_seq = int(state["next_seq"])
+        self._next_seq = _integer(state["next_seq"])
 
 
 class FIFOSelector(_OrderSelector):
@@ -568,7 +619,7 @@ class _HeapSelector(Selector):
         self._entry.clear()
         self._heap.clear()
 
-    def state_dict(self) -> Dict[str, Any]:
+    def state_dict(self) -> Dict[str, object]:
         n = len(self._entry)
         return {
             "ids": np.fromiter(self._entry.keys(), dtype=np.int64, count=n),
@@ -577,7 +628,7 @@ class _HeapSelector(Selector):
             "next_seq": self._next_seq,
         }
 
-    def load_state_dict(self, state: Dict[str, Any]) -> None:
+    def load_state_dict(self, state: Mapping[str, object]) -> None:
         self.clear()
         ids = np.asarray(state["ids"]).tolist()
         prios = np.asarray(state["priorities"], dtype=np.float64).tolist()
@@ -586,7 +637,7 @@ class _HeapSelector(Selector):
             self._entry[int(k)] = (float(p), int(s))
         self._heap = [(self._sign * p, s, k) for k, (p, s) in self._entry.items()]
         heapq.heapify(self._heap)
-        self._next_seq = int(state["next_seq"])
+        self._next_seq = _integer(state["next_seq"])
 
 
 class MaxHeapSelector(_HeapSelector):

@@ -8,9 +8,10 @@ numeric shape fall back to an object column.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, TypedDict
 
 import numpy as np
+import numpy.typing as npt
 import torch
 
 from .items import column_gatherer, item_builder
@@ -18,7 +19,8 @@ from .items import column_gatherer, item_builder
 _NUMERIC = (np.ndarray, np.generic, float, int)  # bool is an int
 
 
-def _as_array(value: Any) -> np.ndarray:
+def as_array(value: object) -> npt.NDArray[np.generic]:
+    """A stored value as an array: tensors to NumPy, float64 to float32 (the storage's float type)."""
     if isinstance(value, torch.Tensor):
         value = value.detach().cpu().numpy()
     arr = np.asarray(value)
@@ -27,8 +29,20 @@ def _as_array(value: Any) -> np.ndarray:
     return arr
 
 
+class PhysicalState(TypedDict):
+    """:meth:`ColumnStorage.physical_state`: the occupied rows in slot order and the write position."""
+
+    columns: Dict[str, npt.NDArray[np.generic]]
+    tail: int
+
+
 class ColumnStorage:
-    """Fixed-capacity ring of items (dicts with the same keys), stored column-wise."""
+    """Fixed-capacity ring of items (dicts with the same keys), stored column-wise.
+
+    Its interface is :class:`~stride.data.file_storage.FileStorage`'s: the ``names`` arguments
+    (the file storage's file names) are accepted and ignored, ``free`` has nothing to delete."""
+
+    folder: Optional[str] = None  # (items live in memory)
 
     def __init__(self, capacity: int) -> None:
         if capacity < 1:
@@ -60,7 +74,7 @@ class ColumnStorage:
 
     def _allocate(self, item: Mapping[str, Any]) -> None:
         for key, value in item.items():
-            arr = _as_array(value) if value is not None and not isinstance(value, (str, dict, list)) else None
+            arr = as_array(value) if value is not None and not isinstance(value, (str, dict, list)) else None
             if arr is None or arr.dtype == object:
                 self._columns[key] = np.empty(self.capacity, dtype=object)
             else:
@@ -85,7 +99,7 @@ class ColumnStorage:
             elif arr is not None and arr.dtype == np.float64:
                 arr = arr.astype(np.float32)
         if arr is None:
-            arr = np.stack([_as_array(v) for v in values]) if len(values) > 1 else _as_array(values[0])[None]
+            arr = np.stack([as_array(v) for v in values]) if len(values) > 1 else as_array(values[0])[None]
         if arr.shape[1:] != col.shape[1:]:
             raise ValueError(f"field '{key}' has shape {arr.shape[1:]} but the buffer stores {col.shape[1:]}")
         return self._fit(key, arr)
@@ -108,7 +122,7 @@ class ColumnStorage:
         return arr
 
     # ---- write -------------------------------------------------------------------------------
-    def append(self, items: List[Mapping[str, Any]]) -> np.ndarray:
+    def append(self, items: Sequence[Mapping[str, object]], names: Optional[Sequence[object]] = None) -> npt.NDArray[np.int64]:
         """Write items (oldest overwritten when full); returns the slots written, in order.
 
         Every field is converted and checked before anything is written, so a refused batch
@@ -137,7 +151,7 @@ class ColumnStorage:
     def _fast_specs(self) -> List[Tuple[str, int, Any]]:
         """Per field: ``(key, kind, what)`` for :meth:`append_one`: kind 0 = array rows of shape and
         dtype ``what``, 1 = float32 scalars, 2 = int64 scalars, 3 = bool scalars, 4 = anything else."""
-        specs = []
+        specs: List[Tuple[str, int, Any]] = []
         for key, col in self._columns.items():
             dt = col.dtype
             if col.ndim > 1 and dt != object and dt != np.float64:  # (append rounds float64 through float32)
@@ -153,7 +167,7 @@ class ColumnStorage:
         self._specs = specs
         return specs
 
-    def append_one(self, item: Mapping[str, Any]) -> int:
+    def append_one(self, item: Mapping[str, object], name: object = None) -> int:
         """:meth:`append` for one item; returns its slot (same effects, same errors).
 
         The collector's one-at-a-time push: a value that already has its column's dtype and shape
@@ -168,7 +182,7 @@ class ColumnStorage:
         values = []
         for key, kind, what in specs:
             try:
-                v = item[key]
+                v: Any = item[key]  # (checked below by its exact type: the fast path must not pay isinstance)
             except KeyError:
                 return int(self.append([item])[0])  # raises the field-mismatch error
             t = type(v)
@@ -188,7 +202,8 @@ class ColumnStorage:
             self.size += 1
         return slot
 
-    def append_columns(self, columns: Mapping[str, np.ndarray]) -> np.ndarray:
+    def append_columns(self, columns: Mapping[str, npt.NDArray[np.generic]],
+                       names: Optional[Sequence[object]] = None) -> npt.NDArray[np.int64]:
         """Write a batch already in column form (fast path)."""
         n = len(next(iter(columns.values())))
         if not self._columns:
@@ -216,7 +231,7 @@ class ColumnStorage:
         return {k: self._columns[k].take(slots, axis=0) for k in keys}
 
     def get_items(self, slots: np.ndarray, extra_keys: Tuple[str, ...] = (),
-                  extra_values: Sequence[list] = ()) -> List[Dict[str, Any]]:
+                  extra_values: Sequence[Sequence[object]] = ()) -> List[Dict[str, object]]:
         """The seeds' form: one dict per slot, plus ``extra_keys`` with per-item values in lists (see
         :mod:`stride.data.items`: array fields are rows of one gathered copy, float32 / int64 / bool
         scalars Python scalars, other scalars NumPy scalars). The item builder is cached per layout."""
@@ -224,6 +239,28 @@ class ColumnStorage:
         if build is None:
             build = self._builders[extra_keys] = item_builder(self._columns, extra_keys)
         return build(slots, *extra_values)
+
+    def write_at(self, slots: npt.NDArray[np.int64], columns: Mapping[str, npt.NDArray[np.generic]],
+                 names: Optional[Sequence[object]] = None) -> None:
+        """Write column rows at given slots (restoring a saved layout: the ring position is set apart)."""
+        if not columns:
+            return
+        if not self._columns:
+            self._allocate({k: v[0] for k, v in columns.items()})
+        for key, value in columns.items():
+            arr = self._fit(key, np.asarray(value))  # (may promote the column: read it after)
+            self._columns[key][slots] = arr
+
+    def free(self, slots: npt.NDArray[np.int64]) -> None:
+        """Nothing to delete: the ring reuses the rows."""
+
+    def reset_layout(self) -> None:
+        """Empty, and forget the fields (the next write allocates them anew)."""
+        self.clear()
+        self.columns = {}
+
+    def close(self) -> None:
+        self.reset_layout()
 
     def valid_slots(self) -> np.ndarray:
         """Occupied slots, oldest first."""
@@ -239,7 +276,7 @@ class ColumnStorage:
                 col[:] = None
 
     # ---- persistence (no pickle) -------------------------------------------------------------
-    def physical_state(self) -> Dict[str, Any]:
+    def physical_state(self) -> PhysicalState:
         """Occupied rows in slot order plus the write position: restoring it reproduces sampling exactly."""
         bad = [k for k, c in self._columns.items() if c.dtype == object]
         if bad:
@@ -258,7 +295,7 @@ class ColumnStorage:
             self._columns[k][:n] = v
         self.size, self.tail = n, int(tail)
 
-    def numeric_state(self) -> Dict[str, Any]:
+    def numeric_state(self) -> Dict[str, npt.NDArray[np.generic]]:
         """Occupied rows of numeric columns, oldest first, plus layout (object columns refused)."""
         bad = [k for k, c in self._columns.items() if c.dtype == object]
         if bad:

@@ -24,7 +24,7 @@ def buf(cap: int = 10, seed: int = 0, **cfg) -> AdvancedReplayBuffer:
 
 
 def live_actions(b: AdvancedReplayBuffer) -> list:
-    return b._storage.get_columns(b.live_slots())["obs"][:, 0].astype(int).tolist()
+    return b.storage.get_columns(b.live_slots())["obs"][:, 0].astype(int).tolist()
 
 
 # ---- config / construction ---------------------------------------------------------------------
@@ -80,7 +80,7 @@ def test_push_one_and_many_fifo_and_long_push_keeps_newest():
     assert b.count() == 5 and live_actions(b) == [3, 4, 5, 6, 7]
     b.push([item(i) for i in range(100, 112)])  # longer than the capacity
     assert b.count() == 5 and live_actions(b) == [107, 108, 109, 110, 111]
-    ids = b._ids[b.live_slots()].tolist()
+    ids = b.unique_ids[b.live_slots()].tolist()
     assert ids == [15, 16, 17, 18, 19]  # ids count every pushed item
     info = b.monitor_info()
     assert info["pushed"] == 20 and info["removed"] == 15 and info["pushed"] - info["removed"] == b.count()
@@ -89,10 +89,10 @@ def test_push_one_and_many_fifo_and_long_push_keeps_newest():
 def test_meta_keys_not_stored_and_initial_priority():
     b = buf(4)
     b.push([{**item(0), "priority": 5.0, "replay_unique_id": 99, "IS": 0.1}, {**item(1), "priority": 0.5}])
-    assert set(b._storage.columns) == {"obs", "action", "reward", "done"}
-    assert b._prio[:2].tolist() == [5.0, 0.5] and b.max_priority == 5.0
+    assert set(b.storage.columns) == {"obs", "action", "reward", "done"}
+    assert b.priorities[:2].tolist() == [5.0, 0.5] and b.max_priority == 5.0
     b.push(item(2))  # no priority: the current max
-    assert b._prio[2] == 5.0
+    assert b.priorities[2] == 5.0
 
 
 def test_sample_list_of_dicts_and_batch_columns():
@@ -137,14 +137,14 @@ def test_update_sets_priority_and_ignores_stale_ids():
     b.push([item(10), item(11)])  # overwrite slots 0 and 1 (ids 0, 1)
     info = {"replay_unique_id": [0, 1, 2, 3], "replay_buffer_idx": [0, 1, 2, 3], "priority": [9.0, 9.0, 2.0, 3.0]}
     assert b.update(info) == 2  # ids 0 and 1 no longer sit in their slots
-    assert b._prio.tolist() == [1.0, 1.0, 2.0, 3.0]
+    assert b.priorities.tolist() == [1.0, 1.0, 2.0, 3.0]
     assert b.max_priority == 3.0
     b.push(item(12))  # new item: current max priority
-    assert b._prio[2] == 3.0
+    assert b.priorities[2] == 3.0
     # torch tensors and a repeated slot (last wins)
     assert b.update({"replay_unique_id": [3, 3], "replay_buffer_idx": [3, 3], "priority": torch.tensor([7.0, 0.0])}) == 2
-    assert b._prio[3] == pytest.approx(1e-6)  # raised to min_priority: still sampleable
-    assert b._tree.weights(np.array([3]))[0] == pytest.approx(1e-6 ** 1.0)
+    assert b.priorities[3] == pytest.approx(1e-6)  # raised to min_priority: still sampleable
+    assert b.priority_table.sampler.weights(np.array([3]))[0] == pytest.approx(1e-6 ** 1.0)
     with pytest.raises(ValueError, match="finite"):
         b.update({"replay_unique_id": [2], "replay_buffer_idx": [2], "priority": [float("nan")]})
     with pytest.raises(ValueError, match="ids"):
@@ -184,10 +184,10 @@ def test_max_use_counts_every_copy_and_caps_the_batch():
     b = buf(2, max_use=3, alpha=1.0, replace=True)
     b.push([{**item(0), "priority": 1e-6}, {**item(1), "priority": 1e6}])  # item 1 drawn almost surely
     s = b.sample_batch(2)
-    assert s["replay_unique_id"].tolist() == [1, 1] and b.count() == 2 and b._use[1] == 2
+    assert s["replay_unique_id"].tolist() == [1, 1] and b.count() == 2 and b.use_counts[1] == 2
     s = b.sample_batch(2)  # one use left: the second copy is drawn again from the others, then item 1 goes
     assert s["replay_unique_id"].tolist() == [1, 0] and b.count() == 1 and b.live_slots().tolist() == [0]
-    assert b.monitor_info()["removed_max_use"] == 1 and b._use[0] == 1
+    assert b.monitor_info()["removed_max_use"] == 1 and b.use_counts[0] == 1
 
 
 def test_staleness_eviction_and_collect_iter_sources():
@@ -197,7 +197,7 @@ def test_staleness_eviction_and_collect_iter_sources():
     b.sample_batch(1, cur_learner_iter=5)  # staleness 5, 5, 2: nothing evicted (evict when > 5)
     assert b.count() == 3
     b.push(item(3))  # stamped with the latest learner iter seen (5)
-    assert b._collect_iter[3] == 5
+    assert b.collect_iters[3] == 5
     b.sample_batch(1, cur_learner_iter=6)
     assert b.count() == 2 and sorted(live_actions(b)) == [2, 3]
     assert b.monitor_info()["removed_staleness"] == 2
@@ -278,7 +278,7 @@ def test_file_storage_keeps_only_metadata_and_cleans_up(tmp_path):
     folder = b.file_folder
     assert folder.startswith(str(tmp_path))
     b.push([item(i) for i in range(3)])
-    assert len(os.listdir(folder)) == 3 and not b._storage.__dict__.get("columns")
+    assert len(os.listdir(folder)) == 3 and not getattr(b.storage, "columns", None)
     b.push([item(i) for i in range(3, 6)])  # overwrites 2: their files go
     assert len(os.listdir(folder)) == 4 == b.count()
     s = b.sample(3)
@@ -305,7 +305,7 @@ def test_file_storage_save_load_and_state_dict(tmp_path):
     cfg = {"replay_buffer_size": 6, "storage": {"type": "file", "path": str(tmp_path / "f")}}
     a = AdvancedReplayBuffer(cfg, seed=1)
     a.push([item(i) for i in range(8)])
-    a.update({"replay_unique_id": [4], "replay_buffer_idx": [int(np.flatnonzero(a._ids == 4)[0])], "priority": [3.0]})
+    a.update({"replay_unique_id": [4], "replay_buffer_idx": [int(np.flatnonzero(a.unique_ids == 4)[0])], "priority": [3.0]})
     a.save_data(str(tmp_path / "d.npz"))
     b = AdvancedReplayBuffer({**cfg, "storage": {"type": "memory"}}, seed=1)
     b.load_data(str(tmp_path / "d.npz"))
@@ -334,14 +334,14 @@ def test_save_load_npz_no_pickle_restores_priorities_and_ids(tmp_path):
     b = buf(5, alpha=1.0)
     b.load_data(path)
     order_a, order_b = a.live_slots(), b.live_slots()
-    assert a._ids[order_a].tolist() == b._ids[order_b].tolist()
-    np.testing.assert_array_equal(a._prio[order_a], b._prio[order_b])
-    assert b.max_priority == a.max_priority and b._next_id == a._next_id
+    assert a.unique_ids[order_a].tolist() == b.unique_ids[order_b].tolist()
+    np.testing.assert_array_equal(a.priorities[order_a], b.priorities[order_b])
+    assert b.max_priority == a.max_priority and b.next_id == a.next_id
     b.push(item(50))
-    assert b._ids[b.live_slots()][-1] == a._next_id
+    assert b.unique_ids[b.live_slots()][-1] == a.next_id
     smaller = buf(3, alpha=1.0)
     smaller.load_data(path)
-    assert smaller._ids[smaller.live_slots()].tolist() == a._ids[order_a].tolist()[-3:]
+    assert smaller.unique_ids[smaller.live_slots()].tolist() == a.unique_ids[order_a].tolist()[-3:]
 
 
 def test_state_dict_exact_resume_after_wrap_and_evictions(tmp_path):
@@ -378,7 +378,7 @@ def test_clear_and_close():
     b.clear()
     assert b.count() == 0 and b.sample(1) is None
     b.push(item(9))
-    assert b.count() == 1 and b._prio[b.live_slots()][0] == 1.0
+    assert b.count() == 1 and b.priorities[b.live_slots()][0] == 1.0
     b.close()
     assert b.count() == 0
 
@@ -413,9 +413,9 @@ def test_learner_priority_info_loop_through_buffer():
         learner.train(batch)
         assert b.update(learner.priority_info) == 8
     live = b.live_slots()
-    touched = b._prio[live] != 1.0  # items whose priority came back from the learner
-    expect = np.abs(b._storage.get_columns(live)["obs"][:, 0] - 3.0) + 0.5
-    np.testing.assert_allclose(b._prio[live][touched], expect[touched])
+    touched = b.priorities[live] != 1.0  # items whose priority came back from the learner
+    expect = np.abs(b.storage.get_columns(live)["obs"][:, 0] - 3.0) + 0.5
+    np.testing.assert_allclose(b.priorities[live][touched], expect[touched])
     assert touched.sum() >= 8
 
 
@@ -423,20 +423,40 @@ def test_update_slot_index_from_the_end_and_past_the_end():
     b = buf(70, alpha=1.0)  # capacity not a multiple of the sampler's block size
     b.push([item(i) for i in range(70)])
     assert b.update({"replay_unique_id": [69, 3], "replay_buffer_idx": [-1, -67], "priority": [7.0, 5.0]}) == 2
-    assert b._prio[69] == 7.0 and b._prio[3] == 5.0
-    assert b._tree.weights(np.array([69, 3])).tolist() == [7.0, 5.0]
-    assert b._tree.total() == pytest.approx(68 + 7.0 + 5.0)
+    assert b.priorities[69] == 7.0 and b.priorities[3] == 5.0
+    assert b.priority_table.sampler.weights(np.array([69, 3])).tolist() == [7.0, 5.0]
+    assert b.priority_table.sampler.total() == pytest.approx(68 + 7.0 + 5.0)
     with pytest.raises(IndexError):
         b.update({"replay_unique_id": [1], "replay_buffer_idx": [70], "priority": [2.0]})
 
 
 def test_split_modules_keep_public_names():
     import stride.data as data
-    from stride.data.buffer import advanced, advanced_state, eviction, priority, rate_control
+    from stride.data import block_sampler, priority
+    from stride.data.buffer import advanced
+    from stride.data.rate_limiters import MinSize
 
     assert data.AdvancedReplayBuffer is advanced.AdvancedReplayBuffer
-    assert issubclass(advanced.AdvancedReplayBuffer, advanced_state.AdvancedPersistence)
-    assert advanced.BlockSumSampler is priority.BlockSumSampler
+    assert advanced.BlockSumSampler is block_sampler.BlockSumSampler
+    assert isinstance(data.PrioritizedSelector(rng=0).table, priority.PriorityTable)  # (the buffer's own part)
     b = buf(4, max_use=2, max_staleness=3, rate_limiter=dict(type="min_size", min_size_to_sample=1))
-    assert isinstance(b._pri, priority.PriorityTable) and isinstance(b._evictor, eviction.UseStalenessEviction)
-    assert isinstance(b._rate, rate_control.RateControl) and b.rate_limiter is b._rate.limiter
+    assert isinstance(b.rate_limiter, MinSize)
+    assert not hasattr(advanced, "AdvancedPersistence")  # persistence is the buffer's own, through its parts' public API
+
+
+def test_metadata_views_are_read_only():
+    b = buf(4, max_use=3)
+    b.push([item(i) for i in range(3)])
+    for view in (b.unique_ids, b.priorities, b.use_counts, b.collect_iters):
+        with pytest.raises(ValueError, match="read-only"):
+            view[0] = 7
+    assert b.unique_ids[:3].tolist() == [0, 1, 2] and b.next_id == 3
+
+
+def test_rate_limiter_numbers_must_be_numbers():
+    from stride.data.buffer.rate_control import build_limiter
+    from stride.utils.errors import ConfigError
+
+    assert build_limiter({"type": "min_size", "min_size_to_sample": 3}).min_size_to_sample == 3
+    with pytest.raises(ConfigError, match="min_size_to_sample"):
+        build_limiter({"type": "min_size", "min_size_to_sample": "3"})

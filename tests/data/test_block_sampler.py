@@ -21,13 +21,13 @@ ops = st.lists(st.tuples(st.sampled_from(["set", "set_one", "set_hint", "zero", 
 def check_against(s: BlockSumSampler, ref: np.ndarray) -> None:
     np.testing.assert_array_equal(s.leaves(), ref)
     b = s.BLOCK
-    padded = np.zeros(s._nb * b)
+    padded = np.zeros(s.block_sums().size * b)
     padded[: ref.size] = ref
-    np.testing.assert_allclose(s._bsum, padded.reshape(-1, b).sum(axis=1), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(s.block_sums(), padded.reshape(-1, b).sum(axis=1), rtol=1e-12, atol=1e-12)
     assert s.total() == pytest.approx(ref.sum(), rel=1e-12, abs=1e-12)
     pos = ref[ref > 0]
     assert s.min_positive() == (pos.min() if pos.size else math.inf)
-    assert s._wmax >= ref.max()
+    assert s.bound >= ref.max()
 
 
 @settings(max_examples=40, deadline=None)
@@ -87,7 +87,7 @@ def test_sampling_frequency_proportional_to_leaf(leaves, path, seed):
     draws = 0
     while draws < 60 * n + 600:
         if path == "more":  # later rejection rounds, as after a short first round
-            slots, w = s._more(np.empty(0, dtype=np.intp), np.empty(0), 64, rng, n, s._wmax * n / s.total())
+            slots, w = s._more(np.empty(0, dtype=np.intp), np.empty(0), 64, rng, n, s.bound * n / s.total())
         else:
             slots, w = s.sample_weighted(64, rng, n)
         assert slots.shape == (64,) and slots.dtype.kind == "i"
@@ -103,11 +103,11 @@ def test_stale_bound_is_tightened_and_skewed_leaves_use_blocks():
     s.set(np.arange(1000), np.ones(1000))
     s.set(np.array([3]), np.array([1e6]))  # the bound jumps to 1e6
     s.set(np.array([3]), np.array([1.0]))  # ... and stays there (only ever an upper bound)
-    assert s._wmax >= 1e6
+    assert s.bound >= 1e6
     rng = np.random.default_rng(0)
     for _ in range(s.REFRESH):
         s.sample(8, rng)
-    assert s._wmax == 1.0  # recomputed once rejection looked too costly
+    assert s.bound == 1.0  # recomputed once rejection looked too costly
     s.set(np.array([5]), np.array([1e9]))  # truly skewed: the two-level search answers
     slots = s.sample(64, rng)
     assert (slots == 5).mean() > 0.9
@@ -125,3 +125,15 @@ def test_min_positive_follows_overwrites_of_its_slot():
     assert s.min_positive() == 3.0
     s.clear()
     assert s.min_positive() == math.inf
+
+
+def test_find_maps_prefix_sums_to_leaves_and_never_to_a_zero_leaf():
+    w = np.random.default_rng(4).random(1000)
+    w[::7] = 0.0
+    s = BlockSumSampler(1000)
+    s.set(np.arange(1000), w)
+    cum = np.cumsum(w)
+    u = np.random.default_rng(5).random(500) * cum[-1]
+    np.testing.assert_array_equal(s.find(u), cum.searchsorted(u, side="right"))
+    last = int(np.flatnonzero(w)[-1])
+    assert s.find([cum[-1], cum[-1] * 2]).tolist() == [last, last]

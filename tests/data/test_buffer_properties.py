@@ -23,7 +23,7 @@ def make(cap: int, seed: int = 0, **cfg) -> AdvancedReplayBuffer:
 
 
 def live_ids(b: AdvancedReplayBuffer) -> list:
-    return b._ids[b.live_slots()].tolist()
+    return b.unique_ids[b.live_slots()].tolist()
 
 
 @settings(max_examples=6, deadline=None)
@@ -88,11 +88,11 @@ def test_fifo_eviction_keeps_the_newest_in_order(cap, pushes, priority, storage)
         pushed += list(range(nxt, nxt + k))
         nxt += k
         assert live_ids(b) == pushed[-cap:]
-        assert b._storage.get_columns(b.live_slots())["obs"][:, 0].tolist() == pushed[-cap:]
+        assert b.storage.get_columns(b.live_slots())["obs"][:, 0].tolist() == pushed[-cap:]
     info = b.monitor_info()
     assert info["pushed"] - info["removed"] == b.count() == min(cap, len(pushed))
     if storage == "file":
-        assert len(b._storage.files()) == b.count()
+        assert len(b.storage.files()) == b.count()
         b.close()
 
 
@@ -117,7 +117,7 @@ def test_max_use_eviction(n, max_use, batch, priority, seed):
         live = set(live_ids(b))
         assert live == set(range(n)) - set(evicted_at)
         assert all(uses[i] < max_use for i in live)
-        np.testing.assert_array_equal(b._use[b.live_slots()], uses[live_ids(b)])
+        np.testing.assert_array_equal(b.use_counts[b.live_slots()], uses[live_ids(b)])
     assert b.monitor_info()["removed_max_use"] == len(evicted_at)
 
 
@@ -154,7 +154,7 @@ def test_save_load_loses_and_duplicates_nothing(tmp_path_factory, cap, ops, max_
             b.sample_batch(min(k, max(b.count(), 1)))
         elif b.count():
             slots = b.live_slots()[:k]
-            b.update({"replay_unique_id": b._ids[slots], "replay_buffer_idx": slots, "priority": np.arange(len(slots)) + 2.0})
+            b.update({"replay_unique_id": b.unique_ids[slots], "replay_buffer_idx": slots, "priority": np.arange(len(slots)) + 2.0})
     path = str(tmp_path_factory.mktemp("save") / "buf.npz")
     b.save_data(path)
     c = make(cap + cap2, seed=5, max_use=max_use, alpha=1.0, storage={"type": storage})
@@ -162,15 +162,15 @@ def test_save_load_loses_and_duplicates_nothing(tmp_path_factory, cap, ops, max_
     ids_b, ids_c = live_ids(b), live_ids(c)
     assert ids_c == ids_b and len(set(ids_c)) == len(ids_c)
     if ids_b:
-        obs_b = b._storage.get_columns(b.live_slots())["obs"]
-        obs_c = c._storage.get_columns(c.live_slots())["obs"]
+        obs_b = b.storage.get_columns(b.live_slots())["obs"]
+        obs_c = c.storage.get_columns(c.live_slots())["obs"]
         np.testing.assert_array_equal(obs_b, obs_c)
         np.testing.assert_array_equal(obs_c[:, 0], ids_c)
-        np.testing.assert_array_equal(b._prio[b.live_slots()], c._prio[c.live_slots()])
-        np.testing.assert_array_equal(b._use[b.live_slots()], c._use[c.live_slots()])
+        np.testing.assert_array_equal(b.priorities[b.live_slots()], c.priorities[c.live_slots()])
+        np.testing.assert_array_equal(b.use_counts[b.live_slots()], c.use_counts[c.live_slots()])
         got = c.sample_batch(c.count())
         assert set(got["replay_unique_id"].tolist()) <= set(ids_b)
     c.push(item(10_000))
-    assert live_ids(c)[-1] == b._next_id  # ids continue, never reused
+    assert live_ids(c)[-1] == b.next_id  # ids continue, never reused
     for buf_ in (b, c):
         buf_.close()

@@ -19,7 +19,7 @@ def episode(k: int, length: int) -> list:
 
 
 def firsts(b: EpisodeReplayBuffer) -> list:
-    return [int(b._data[s]["obs"][0, 0]) // 100 for s in b._order().tolist()]
+    return [int(b.episode_at(s)["obs"][0, 0]) // 100 for s in b.slots().tolist()]
 
 
 def test_config_registry_and_exports():
@@ -40,7 +40,7 @@ def test_push_one_or_many_fifo_and_episode_len():
     assert firsts(b) == [2, 3, 4] and b.episode_len == [5, 1, 3]
     b.push([episode(k, 2) for k in range(10, 15)])  # longer than the capacity: newest kept
     assert firsts(b) == [12, 13, 14]
-    assert b._ids[b._order()].tolist() == [7, 8, 9]
+    assert b.unique_ids[b.slots()].tolist() == [7, 8, 9]
     with pytest.raises(TypeError):
         b.push({"obs": 1})
 
@@ -59,7 +59,7 @@ def test_sample_returns_whole_episodes_as_copies():
         assert all(t["replay_unique_id"] == k and t["replay_buffer_idx"] == k for t in ep)
         assert ep[-1]["done"] and not any(t["done"] for t in ep[:-1])
     eps[0][0]["obs"][0] = -1  # a copy: the stored episode is untouched
-    assert (b._data[:4][0]["obs"] >= 0).all() and all((d["obs"] >= 0).all() for d in b._data[:4])
+    assert all((b.episode_at(s)["obs"] >= 0).all() for s in range(4))
     batch = b.sample_batch(3)
     assert all(ep["obs"].shape == (ep["replay_unique_id"] + 2, 2) for ep in batch)
     assert b.sample(5) is None
@@ -86,9 +86,9 @@ def test_save_load_npz_no_pickle(tmp_path):
     b = EpisodeReplayBuffer({"replay_buffer_size": 3}, seed=0)
     b.load_data(path)
     assert firsts(b) == firsts(a) == [2, 3, 4] and b.episode_len == a.episode_len == [3, 4, 5]
-    assert b._ids[b._order()].tolist() == [2, 3, 4]
+    assert b.unique_ids[b.slots()].tolist() == [2, 3, 4]
     b.push(episode(9, 1))
-    assert b._ids[b._order()].tolist() == [3, 4, 5]
+    assert b.unique_ids[b.slots()].tolist() == [3, 4, 5]
     small = EpisodeReplayBuffer({"replay_buffer_size": 2})
     small.load_data(path)
     assert firsts(small) == [3, 4]

@@ -23,8 +23,8 @@ def buf(cap: int = 10, seed: int = 0, **cfg) -> NaiveReplayBuffer:
 
 
 def ids_in(b: NaiveReplayBuffer) -> list:
-    order = b._storage.valid_slots()
-    return b._storage.get_columns(order)["action"].tolist(), b._ids[order].tolist()
+    order = b.storage.valid_slots()
+    return b.storage.get_columns(order)["action"].tolist(), b.unique_ids[order].tolist()
 
 
 def test_default_config_and_unknown_key():
@@ -70,7 +70,7 @@ def test_sample_items_carry_ids_and_match_storage():
         assert set(d) == {"obs", "action", "reward", "done", "replay_unique_id", "replay_buffer_idx"}
         uid = d["replay_unique_id"]
         assert 6 <= uid < 14 and d["obs"].tolist() == [uid] * 3 and d["reward"] == pytest.approx(uid / 2)
-        assert b._ids[d["replay_buffer_idx"]] == uid
+        assert b.unique_ids[d["replay_buffer_idx"]] == uid
 
 
 def test_sample_and_sample_batch_agree():

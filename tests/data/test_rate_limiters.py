@@ -132,3 +132,13 @@ def test_state_dict_round_trip():
         SampleToInsertRatio(2.0, 2, 5.0).load_state_dict(lim.state_dict())
     other.reset()
     assert other.size == 0 and not other.can_sample(1)
+
+
+def test_reset_can_count_items_already_in_the_table():
+    lim = MinSize(3)
+    lim.insert(5)
+    lim.sample(2)
+    lim.reset(4)
+    assert (lim.inserts, lim.samples, lim.deletes, lim.size) == (4, 0, 0, 4) and lim.can_sample(1)
+    with pytest.raises(ValueError):
+        lim.reset(-1)

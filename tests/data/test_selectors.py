@@ -259,3 +259,84 @@ def test_repeated_id_in_one_priority_update_keeps_the_last_value(cls):
     state = sel.state_dict()
     got = dict(zip(state["ids"].tolist(), state["priorities"].tolist()))
     assert got == {1: 3.0, 2: 2.0}
+
+
+# ---- the buffers' draws (issue 14: one implementation per sampling rule) -----------------------
+def test_uniform_selector_draws_are_the_buffers_draws():
+    """replace=True: Generator.integers over the dense positions; replace=False: BatchLimit.uniform."""
+    from stride.data.draws import BatchLimit
+
+    for replace in (True, False):
+        sel = UniformSelector(rng=3, replace=replace)
+        sel.add_batch(np.arange(500) + 10_000)
+        got = sel.sample_batch(64)[0]
+        rng = np.random.default_rng(3)
+        pos = rng.integers(0, 500, 64) if replace else BatchLimit(1024).uniform(rng, 500, 64)
+        np.testing.assert_array_equal(got, pos + 10_000)
+
+
+@pytest.mark.parametrize("cls", [UniformSelector, PrioritizedSelector])
+def test_distinct_batches_include_each_id_with_n_times_its_probability(cls):
+    from .stats_refs import check_inclusion, ref_inclusion
+
+    prio = np.array([0.2, 0.5, 1.0, 1.0, 2.0, 3.0, 0.1, 9.0, 0.7, 1.5])
+    sel = cls(rng=np.random.default_rng(1), replace=False)
+    sel.add_batch(np.arange(10) * 7 - 20, prio)
+    n, reps = 4, 4000
+    counts = np.zeros(10)
+    for _ in range(reps):
+        ids, prob = sel.sample_batch(n)
+        assert np.unique(ids).size == n
+        counts[(ids + 20) // 7] += 1
+    w = prio ** 0.6 if cls is PrioritizedSelector else np.ones(10)
+    check_inclusion(counts, ref_inclusion(w, n), reps)
+    with pytest.raises(ValueError, match="distinct"):
+        sel.sample_batch(11)
+
+
+def test_distinct_share_and_importance_weights_with_a_certain_id():
+    sel = PrioritizedSelector(priority_exponent=1.0, rng=0, replace=False)
+    sel.add_batch([1, 2, 3, 4], [1.0, 1.0, 1.0, 20.0])  # n = 2: id 4 is certain, tau = 3 / 1
+    ids, share = sel.sample_batch(2)
+    assert 4 in ids.tolist()
+    lookup = dict(zip(ids.tolist(), share.tolist()))
+    assert lookup[4] == pytest.approx(0.5)  # min(20, tau) / (n tau)
+    w = sel.importance_weights(share, beta=1.0)
+    assert w.max() == pytest.approx(1.0) and dict(zip(ids.tolist(), w.tolist()))[4] == pytest.approx(1 / 3)
+
+
+def test_growing_the_capacity_does_not_change_the_draws():
+    """The sampler's bound of the weights (what its draws depend on) survives a growth."""
+    small, big = PrioritizedSelector(rng=9, initial_capacity=64), PrioritizedSelector(rng=9, initial_capacity=4096)
+    prio = np.random.default_rng(0).random(70) + 0.5
+    prio[3] = 50.0
+    for s in (small, big):
+        s.add_batch(np.arange(60), prio[:60])
+        s.update_priorities_batch([3], [0.5])  # the bound stays at 50 ** 0.6
+        s.add_batch(np.arange(60, 70), prio[60:])  # the small one grows
+    np.testing.assert_array_equal(small.sample_batch(256)[0], big.sample_batch(256)[0])
+
+
+@pytest.mark.parametrize("cls", ALL)
+def test_removing_every_id_one_by_one_empties_the_selector(cls):
+    sel = cls()
+    sel.add_batch([1, 2, 3], [1.0, 2.0, 3.0])
+    for k in (3, 1, 2):
+        sel.remove(k)
+    assert len(sel) == 0 and 2 not in sel
+    with pytest.raises(EmptySelectorError):
+        sel.sample()
+
+
+def test_a_malformed_state_is_refused_by_type():
+    sel = PrioritizedSelector(rng=0)
+    sel.add_batch([1, 2], [1.0, 2.0])
+    state = sel.state_dict()
+    with pytest.raises(TypeError, match="number"):
+        PrioritizedSelector(rng=0).load_state_dict({**state, "priority_exponent": "0.6"})
+    with pytest.raises(TypeError, match="rng"):
+        PrioritizedSelector(rng=0).load_state_dict({**state, "rng": [1, 2]})
+    fifo = FIFOSelector()
+    fifo.add(3)
+    with pytest.raises(TypeError, match="integer"):
+        FIFOSelector().load_state_dict({**fifo.state_dict(), "next_seq": 1.5})

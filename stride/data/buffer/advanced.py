@@ -6,9 +6,11 @@ DI-engine's features):
 * **storage** -- :class:`~stride.data.storage.ColumnStorage` (one preallocated array per field,
   written as a ring), or, for big payloads, :class:`~stride.data.file_storage.FileStorage` (one
   ``.npz`` file per item, only metadata in memory);
-* **what is sampled** -- :class:`~.priority.PriorityTable`: proportional prioritized replay
+* **what is sampled** -- :class:`~stride.data.priority.PriorityTable` (the part
+  :class:`~stride.data.selectors.PrioritizedSelector` wraps too): proportional prioritized replay
   (``P(i) = p_i^alpha / sum``, new items at the max priority, IS weights, beta annealing) over a
-  :class:`~stride.data.block_sampler.BlockSumSampler`; or uniform over the live slots. Slots are
+  :class:`~stride.data.block_sampler.BlockSumSampler`; or uniform over the live slots
+  (:meth:`~stride.data.draws.BatchLimit.draw`, the batch of every buffer and selector). Slots are
   already dense integer ids, so no id -> position map is needed. A batch holds ``size`` distinct
   items (``replace=False``, the default, as DI-engine): uniform -- every ``size``-subset of the
   live items equally likely; prioritized -- item ``i`` in the batch with probability
@@ -29,8 +31,12 @@ DI-engine's features):
 that is what the serial pipeline uses. The learner sends ``update({'replay_unique_id',
 'replay_buffer_idx', 'priority'})`` back; an entry whose id no longer sits in that slot is ignored.
 ``save_data``/``load_data`` use ``.npz`` without pickle and keep ids, priorities, use counts and
-collect iterations; ``state_dict``/``load_state_dict`` (tensors + plain values) resume exactly
-(:mod:`.advanced_state`).
+collect iterations (the live items oldest first: what a new buffer, maybe of another capacity or
+storage type, loads -- the newest ``capacity`` items if more); ``state_dict``/``load_state_dict``
+hold the live items at their slots plus the ring position, RNG, sampler bound, beta schedule,
+monitor and limiter counters as tensors and plain values, so that a resumed run samples exactly
+what an uninterrupted one would (checkpoints load with ``torch.load(weights_only=True)``). Each
+part saves and restores its own state through its public methods.
 
 Why the batched prioritized path beats Tianshou's ``PrioritizedReplayBuffer`` several times over:
 a sample + update of 64 is ~30 NumPy calls in all (rejection sampling against an upper bound of
@@ -54,38 +60,41 @@ counts items (deterministic, resumable) instead of decaying counters over wall-c
 from __future__ import annotations
 
 import logging
-from typing import Any, Dict, List, Mapping, Optional, Tuple, Union
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
+import numpy.typing as npt
+import torch
 
 from ...config.config import Configurable, merge_config
 from ...config.setting import Setting
 from ...utils.errors import ConfigError
 from ...utils.registry import BUFFER_REGISTRY
 from ..block_sampler import BlockSumSampler
-from ..draws import BatchLimit, uniform_excluding, uniform_ints
+from ..draws import BatchLimit, read_only, uniform_excluding
 from ..file_storage import FileStorage
+from ..npz import load_npz, save_npz
 from ..rate_limiters import RateLimiter
 from ..storage import ColumnStorage
 from .eviction import UseStalenessEviction
-from .advanced_state import AdvancedPersistence
-from .monitor import BufferMonitor
-from .priority import PriorityTable
+from .monitor import BufferMonitor, ScalarWriter
+from ..priority import PriorityTable
 from .rate_control import RateControl
 
 META_KEYS = ("replay_unique_id", "replay_buffer_idx", "IS", "priority", "collect_iter")
 _ID_KEYS = ("replay_unique_id", "replay_buffer_idx")
 _ID_IS_KEYS = ("replay_unique_id", "replay_buffer_idx", "IS")
+Slots = npt.NDArray[np.int64]
 
 __all__ = ["AdvancedReplayBuffer", "FileStorage", "BlockSumSampler"]
 
 
 @BUFFER_REGISTRY.register("advanced")
-class AdvancedReplayBuffer(AdvancedPersistence, Configurable):
+class AdvancedReplayBuffer(Configurable):
     """Prioritized (or uniform) replay with use/staleness eviction, monitor and non-blocking rate control."""
 
     @classmethod
-    def declared_config(cls) -> dict:
+    def declared_config(cls) -> Dict[str, object]:
         return dict(
             type="advanced",
             # (int) capacity in items; when full the oldest slot is overwritten (FIFO remover).
@@ -138,8 +147,8 @@ class AdvancedReplayBuffer(AdvancedPersistence, Configurable):
             ),
         )
 
-    def __init__(self, cfg: Optional[dict] = None, seed: Optional[int] = None, tb_logger: Any = None,
-                 exp_name: Optional[str] = None, instance_name: str = "buffer", **_: Any) -> None:
+    def __init__(self, cfg: Optional[Mapping[str, object]] = None, seed: Optional[int] = None, tb_logger: Optional[ScalarWriter] = None,
+                 exp_name: Optional[str] = None, instance_name: str = "buffer", **_: object) -> None:
         self._cfg = cfg = merge_config(self.declared_config(), cfg or {}, prefix="policy.other.replay_buffer.")
         cap = int(cfg["replay_buffer_size"])
         alpha, beta = float(cfg["alpha"]), float(cfg["beta"])
@@ -195,11 +204,47 @@ class AdvancedReplayBuffer(AdvancedPersistence, Configurable):
     def count(self) -> int:
         return self._n_live
 
+    # ---- read-only views of the parts (inspection, tests) --------------------------------------
+    @property
+    def storage(self) -> Union[ColumnStorage, FileStorage]:
+        """Where the items' fields live (ring slots)."""
+        return self._storage
+
+    @property
+    def priority_table(self) -> PriorityTable:
+        """The prioritization part (per-slot priorities, the proportional sampler)."""
+        return self._pri
+
+    @property
+    def unique_ids(self) -> Slots:
+        """Per slot: the id of the item there (-1: empty), read-only."""
+        return read_only(self._ids)
+
+    @property
+    def priorities(self) -> npt.NDArray[np.float64]:
+        """Per slot: the item's priority (0: empty), read-only."""
+        return read_only(self._pri.prio)
+
+    @property
+    def use_counts(self) -> npt.NDArray[np.int64]:
+        """Per slot: how often the item was sampled (kept while ``max_use`` is finite), read-only."""
+        return read_only(self._evictor.use)
+
+    @property
+    def collect_iters(self) -> npt.NDArray[np.int64]:
+        """Per slot: the learner iteration the item was collected at, read-only."""
+        return read_only(self._evictor.collect_iter)
+
+    @property
+    def next_id(self) -> int:
+        """The id the next pushed item gets (ids are never reused)."""
+        return self._next_id
+
     def __len__(self) -> int:
         return self._n_live
 
     # ---- write -------------------------------------------------------------------------------
-    def push(self, data: Union[Dict[str, Any], List[Dict[str, Any]]], cur_collector_envstep: int = -1,
+    def push(self, data: Union[Mapping[str, object], Sequence[Mapping[str, object]]], cur_collector_envstep: int = -1,
              collect_iter: Optional[int] = None) -> int:
         """Add one item or a list of items; returns how many were accepted.
 
@@ -240,10 +285,7 @@ class AdvancedReplayBuffer(AdvancedPersistence, Configurable):
         slot = storage.tail
         uid = self._next_id
         overwrite = bool(self._live[slot])
-        if self._file:
-            storage.append([item], [uid])  # deletes the overwritten item's file
-        else:
-            storage.append_one(item)
+        storage.append_one(item, uid)  # (file storage: deletes the overwritten item's file)
         if overwrite:  # FIFO eviction: the new item's metadata replaces the old one's below
             self._n_live -= 1
             if self._rate is not None:
@@ -301,8 +343,7 @@ class AdvancedReplayBuffer(AdvancedPersistence, Configurable):
         self._ids[slots] = -1
         if not overwrite:
             self._pri.erase(slots)
-            if self._file:
-                self._storage.free(slots)
+            self._storage.free(slots)
         self._n_live -= int(slots.size)
         self._live_cache = None
         if self._rate is not None:
@@ -321,40 +362,41 @@ class AdvancedReplayBuffer(AdvancedPersistence, Configurable):
             return None
         if self._rate is not None and not self._rate.may_sample(size):
             return None
-        replace, rng = self._replace, self._rng
-        if self._tree is not None:
-            drawn = self._pri.sample(size, rng, self._storage.size, self.monitor.sample_calls, replace,
-                                     self._cap_weighted if replace and self._use_on else None)
-            if drawn is None:  # (fewer than `size` items of positive priority)
-                self.monitor.sample_insufficient += 1
-                return None
-            slots, is_w = drawn
-        else:
-            n_ring = self._storage.size
-            holes = self._n_live != n_ring  # (else slots 0..n_ring-1 are all live: the ring starts at 0)
-            if not replace:  # distinct (a live item has a use left)
-                slots = self._limit.uniform(rng, n_ring, size) if not holes else \
-                    self._limit.uniform(rng, self._n_live, size, self._live_slots())
-            else:
-                slots = uniform_ints(rng, n_ring, size) if not holes else self._uniform_live(size)
-                if self._use_on:
-                    slots = self._limit.capped(slots, self._uniform_excluding, self._evictor.remaining)
-            is_w = None
+        drawn = self._draw_prioritized(size) if self._tree is not None else (self._draw_uniform(size), None)
+        if drawn is None:  # (fewer than `size` items of positive priority)
+            self.monitor.sample_insufficient += 1
+            return None
+        slots, is_w = drawn
         if self._rate is not None:
             self._rate.sampled(size)
         if self._use_on:
             self._evictor.count_use(slots)
         return slots, is_w
 
+    def _draw_prioritized(self, size: int) -> Optional[Tuple[Slots, Optional[npt.NDArray[np.float32]]]]:
+        """Proportional slots and IS weights (:class:`~stride.data.priority.PriorityTable`), or None."""
+        capped = self._cap_weighted if self._replace and self._use_on else None
+        return self._pri.sample(size, self._rng, self._storage.size, self.monitor.sample_calls, self._replace, capped)
+
+    def _draw_uniform(self, size: int) -> Slots:
+        """Uniform live slots (:meth:`~stride.data.draws.BatchLimit.draw`); with replacement, no slot
+        more often than its remaining uses (a live item has a use left, so distinct batches need no check)."""
+        n_ring = self._storage.size
+        holes = self._n_live != n_ring  # (else slots 0..n_ring-1 are all live: the ring starts at 0)
+        if holes:
+            slots = self._limit.draw(self._rng, self._n_live, size, self._replace, self._live_slots())
+        else:
+            slots = self._limit.draw(self._rng, n_ring, size, self._replace)
+        if self._replace and self._use_on:
+            capped = self._limit.capped(slots, self._uniform_excluding, self._evictor.remaining)
+            assert capped is not None  # (the live items' remaining uses always fill a batch of live items)
+            slots = capped
+        return slots
+
     def _live_slots(self) -> np.ndarray:
         if self._live_cache is None:
             self._live_cache = np.flatnonzero(self._live)
         return self._live_cache
-
-    def _uniform_live(self, size: int) -> np.ndarray:
-        """I.i.d. uniform over the live slots when early evictions left holes in the ring."""
-        live = self._live_slots()
-        return live[uniform_ints(self._rng, live.size, size)]
 
     def _uniform_excluding(self, k: int, exhausted: np.ndarray) -> np.ndarray:
         """``k`` i.i.d. live slots, uniform, ``exhausted`` ones left out (:class:`BatchLimit`'s further draws)."""
@@ -369,7 +411,7 @@ class AdvancedReplayBuffer(AdvancedPersistence, Configurable):
 
     def _weighted_excluding(self, k: int, exhausted: np.ndarray) -> np.ndarray:
         """``k`` i.i.d. slots proportional to their priority weight, ``exhausted`` ones left out."""
-        return self._tree.sample_excluding(k, self._rng, self._storage.size, exhausted)
+        return self._pri.draw_excluding(k, self._rng, self._storage.size, exhausted)
 
     def _after_sample(self, slots: np.ndarray, cur_learner_iter: int) -> None:
         mon = self.monitor
@@ -386,7 +428,7 @@ class AdvancedReplayBuffer(AdvancedPersistence, Configurable):
         if self._use_on:
             self._evict(self._evictor.used_up(slots), "max_use")
 
-    def sample(self, size: int, cur_learner_iter: int = -1) -> Optional[List[Dict[str, Any]]]:
+    def sample(self, size: int, cur_learner_iter: int = -1) -> Optional[List[Dict[str, object]]]:
         """``size`` items, each a dict with ``replay_unique_id``, ``replay_buffer_idx`` and (prioritized
         with ``priority_IS_weight``) ``IS``: distinct items (default), or i.i.d. draws with
         ``replace=True`` (see the module docstring); no item more often than its remaining
@@ -398,15 +440,7 @@ class AdvancedReplayBuffer(AdvancedPersistence, Configurable):
         slots, is_w = drawn
         ids = self._ids.take(slots).tolist()
         idx = slots.tolist()
-        if self._file:
-            items = self._storage.get_items(slots)
-            for item, i, s in zip(items, ids, idx):
-                item["replay_unique_id"] = i
-                item["replay_buffer_idx"] = s
-            if is_w is not None:
-                for item, w in zip(items, is_w.tolist()):
-                    item["IS"] = w
-        elif is_w is None:
+        if is_w is None:
             items = self._storage.get_items(slots, _ID_KEYS, (ids, idx))
         else:
             items = self._storage.get_items(slots, _ID_IS_KEYS, (ids, idx, is_w.tolist()))
@@ -429,7 +463,7 @@ class AdvancedReplayBuffer(AdvancedPersistence, Configurable):
         self._after_sample(slots, cur_learner_iter)
         return batch
 
-    def update(self, info: Optional[Dict[str, Any]]) -> int:
+    def update(self, info: Optional[Mapping[str, object]]) -> int:
         """Set priorities: ``{'replay_unique_id', 'replay_buffer_idx', 'priority'}`` (lists or arrays).
 
         Entries whose slot no longer holds that id (overwritten or evicted since sampling) are
@@ -477,10 +511,100 @@ class AdvancedReplayBuffer(AdvancedPersistence, Configurable):
     def close(self) -> None:
         """Clear, and for file storage remove its folder."""
         self.clear()
-        if self._file:
-            self._storage.close()
+        self._storage.close()
 
     @property
     def file_folder(self) -> Optional[str]:
         """The folder of the item files (file storage), else None."""
-        return self._storage.folder if self._file else None
+        return self._storage.folder
+
+    # ---- persistence -------------------------------------------------------------------------
+    def _live_columns(self, slots: Slots) -> Dict[str, npt.NDArray[np.generic]]:
+        cols = self._storage.get_columns(slots)
+        bad = [k for k, c in cols.items() if c.dtype == object]
+        if bad:
+            raise ValueError(f"fields {bad} hold Python objects and cannot be saved without pickle")
+        return cols
+
+    def save_data(self, path: str) -> None:
+        """Write the live items (oldest first) with ids, priorities, use counts and collect iterations
+        to an ``.npz`` file, without pickle."""
+        order = self.live_slots()
+        save_npz(path, self._live_columns(order) if order.size else {},
+                 {"replay_unique_id": self._ids[order], "priority": self._pri.prio[order],
+                  "use_count": self._evictor.use[order], "collect_iter": self._evictor.collect_iter[order],
+                  "next_id": self._next_id, "max_priority": self._pri.max_priority})
+
+    def load_data(self, path: str) -> None:
+        """Replace the contents with what :meth:`save_data` wrote (the newest ``capacity`` items if more)."""
+        cols, meta = load_npz(path)
+        ids, prio, use, cit = meta["replay_unique_id"], meta["priority"], meta["use_count"], meta["collect_iter"]
+        self._storage.reset_layout()
+        self._reset_meta()
+        if cols and len(ids):
+            keep = min(len(ids), self._storage.capacity)
+            cols = {k: v[-keep:] for k, v in cols.items()}
+            ids, prio, use, cit = ids[-keep:], prio[-keep:], use[-keep:], cit[-keep:]
+            slots = self._storage.append_columns(cols, ids.tolist())
+            self._restore_meta(slots, ids, prio, use, cit)
+        self._next_id = max(int(meta["next_id"]), self._next_id)
+        self._pri.max_priority = float(meta["max_priority"])
+        if self._rate is not None:
+            self._rate.reset(self._n_live)  # the limiter sees the loaded items as inserted
+
+    def _restore_meta(self, slots: Slots, ids: npt.NDArray[np.int64], prio: npt.NDArray[np.float64],
+                      use: npt.NDArray[np.int64], cit: npt.NDArray[np.int64]) -> None:
+        slots = np.asarray(slots, dtype=np.int64)
+        self._ids[slots] = ids
+        self._live[slots] = True
+        self._pri.restore(slots, prio)
+        self._evictor.restore(slots, use, cit)
+        self._n_live = int(self._live.sum())
+        self._live_cache = None
+
+    def state_dict(self) -> Dict[str, object]:
+        """Live items at their slots, ring position, metadata, RNG, beta schedule, counters (tensors + plain values)."""
+        slots = np.flatnonzero(self._live)
+        cols = self._live_columns(slots) if slots.size else {}
+
+        def t(a: npt.NDArray[np.generic]) -> torch.Tensor:
+            return torch.from_numpy(np.ascontiguousarray(a))
+
+        return {
+            "columns": {k: t(v) for k, v in cols.items()},
+            "slots": t(slots),
+            "tail": int(self._storage.tail),
+            "ring_size": int(self._storage.size),
+            "ids": t(self._ids[slots]),
+            "priority": t(self._pri.prio[slots]),
+            "use_count": t(self._evictor.use[slots]),
+            "collect_iter": t(self._evictor.collect_iter[slots]),
+            "next_id": self._next_id,
+            "max_priority": self._pri.max_priority,
+            "sampler": self._pri.sampler_state(),
+            "learner_iter": self._learner_iter,
+            "rng": self._rng.bit_generator.state,
+            "monitor": self.monitor.state_dict(),
+            "limiter": self._rate.state_dict() if self._rate is not None else None,
+        }
+
+    def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        """Restore what :meth:`state_dict` returned (same capacity)."""
+        cols = {k: v.numpy() for k, v in state["columns"].items()}
+        slots = state["slots"].numpy().astype(np.int64)
+        ids = state["ids"].numpy()
+        self._storage.reset_layout()
+        self._reset_meta()
+        self._storage.write_at(slots, cols, ids.tolist())
+        self._storage.tail = int(state["tail"])
+        self._storage.size = int(state["ring_size"])
+        self._restore_meta(slots, ids, state["priority"].numpy(), state["use_count"].numpy(),
+                           state["collect_iter"].numpy())
+        self._next_id = int(state["next_id"])
+        self._pri.max_priority = float(state["max_priority"])
+        self._pri.load_sampler_state(state.get("sampler"))
+        self._learner_iter = int(state["learner_iter"])
+        self._rng.bit_generator.state = state["rng"]
+        self.monitor.load_state_dict(state["monitor"])
+        if self._rate is not None and state.get("limiter") is not None:
+            self._rate.load_state_dict(state["limiter"])

@@ -16,14 +16,15 @@ from __future__ import annotations
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
 
 import numpy as np
+import numpy.typing as npt
 import torch
 
 from ...config.config import Configurable, merge_config
 from ...config.setting import Setting
 from ...utils.registry import BUFFER_REGISTRY
-from ..draws import BatchLimit, uniform_ints
+from ..draws import BatchLimit, read_only
 from ..npz import load_npz, save_npz
-from ..storage import _as_array
+from ..storage import as_array
 
 META_KEYS = ("replay_unique_id", "replay_buffer_idx")
 Episode = Sequence[Mapping[str, Any]]
@@ -32,7 +33,7 @@ Episode = Sequence[Mapping[str, Any]]
 def _stack(values: List[Any]) -> np.ndarray:
     """One field of an episode as an array; values without a common numeric shape become an object array."""
     if all(v is not None and not isinstance(v, (str, dict, list)) for v in values):
-        arrs = [_as_array(v) for v in values]
+        arrs = [as_array(v) for v in values]
         if arrs[0].dtype != object and all(a.shape == arrs[0].shape for a in arrs):
             try:
                 return np.stack(arrs)
@@ -49,7 +50,7 @@ class EpisodeReplayBuffer(Configurable):
     """FIFO ring of whole episodes, sampled uniformly."""
 
     @classmethod
-    def declared_config(cls) -> dict:
+    def declared_config(cls) -> Dict[str, object]:
         return dict(
             type="episode",
             # (int) capacity in episodes; the oldest episode is overwritten.
@@ -60,7 +61,7 @@ class EpisodeReplayBuffer(Configurable):
             replace=False,
         )
 
-    def __init__(self, cfg: Optional[dict] = None, seed: Optional[int] = None, **_: Any) -> None:
+    def __init__(self, cfg: Optional[Mapping[str, object]] = None, seed: Optional[int] = None, **_: object) -> None:
         merged = merge_config(self.declared_config(), cfg or {}, prefix="policy.other.replay_buffer.")
         self._cfg = merged
         self._capacity = int(merged["replay_buffer_size"])
@@ -107,11 +108,9 @@ class EpisodeReplayBuffer(Configurable):
     def _sample_slots(self, size: int) -> Optional[np.ndarray]:
         if self._size < max(size, self._cfg["min_sample_size"], 1):
             return None
-        if self._replace:
-            return uniform_ints(self._rng, self._size, size)  # (= rng.integers(0, self._size, size=size))
-        return self._limit.uniform(self._rng, self._size, size)
+        return self._limit.draw(self._rng, self._size, size, self._replace)
 
-    def sample(self, size: int, cur_learner_iter: int = -1) -> Optional[List[List[Dict[str, Any]]]]:
+    def sample(self, size: int, cur_learner_iter: int = -1) -> Optional[List[List[Dict[str, object]]]]:
         """``size`` distinct episodes drawn uniformly (every subset alike; i.i.d. draws with
         ``replace=True``), each a list of transition dicts (copies); None while fewer than
         ``max(size, min_sample_size)`` episodes are stored."""
@@ -131,7 +130,7 @@ class EpisodeReplayBuffer(Configurable):
             out.append(ep)
         return out
 
-    def sample_batch(self, size: int, cur_learner_iter: int = -1) -> Optional[List[Dict[str, Any]]]:
+    def sample_batch(self, size: int, cur_learner_iter: int = -1) -> Optional[List[Dict[str, object]]]:
         """The episodes :meth:`sample` would draw, as columns: each ``{field: array[T, ...],
         'replay_unique_id', 'replay_buffer_idx'}`` (distinct episodes unless ``replace=True``)."""
         slots = self._sample_slots(size)
@@ -145,7 +144,7 @@ class EpisodeReplayBuffer(Configurable):
             out.append(ep)
         return out
 
-    def update(self, info: Any) -> None:
+    def update(self, info: Optional[Mapping[str, object]]) -> None:
         """Priorities are meaningless for uniform sampling: ignored."""
 
     # ---- queries -----------------------------------------------------------------------------
@@ -172,6 +171,19 @@ class EpisodeReplayBuffer(Configurable):
     @property
     def push_count(self) -> int:
         return self._push_count
+
+    def slots(self) -> npt.NDArray[np.int64]:
+        """Occupied slots, oldest episode first."""
+        return self._order()
+
+    def episode_at(self, slot: int) -> Dict[str, npt.NDArray[np.generic]]:
+        """The stored columns of the episode at ``slot`` (read-only views)."""
+        return {k: read_only(v) for k, v in self._data[slot].items()}
+
+    @property
+    def unique_ids(self) -> npt.NDArray[np.int64]:
+        """Per slot: the id of the episode there (-1: empty), read-only."""
+        return read_only(self._ids)
 
     def clear(self) -> None:
         self._data[:] = None
@@ -220,7 +232,7 @@ class EpisodeReplayBuffer(Configurable):
         self._tail = self._size % self._capacity
         self._next_id = next_id
 
-    def state_dict(self) -> Dict[str, Any]:
+    def state_dict(self) -> Dict[str, object]:
         """Episodes in slot order, ring position, ids, RNG (tensors + plain values)."""
         order = np.arange(self._size)
         return {
@@ -234,7 +246,7 @@ class EpisodeReplayBuffer(Configurable):
             "rng": self._rng.bit_generator.state,
         }
 
-    def load_state_dict(self, state: Dict[str, Any]) -> None:
+    def load_state_dict(self, state: Mapping[str, Any]) -> None:
         self.clear()
         eps = self._unflat({k: v.numpy() for k, v in state["columns"].items()}, state["episode_len"].numpy())
         for i, ep in enumerate(eps):

@@ -11,7 +11,7 @@ Logging is driven by sample calls (every ``log_freq`` of them), so there is no b
 from __future__ import annotations
 
 import time
-from typing import Any, Dict, Optional
+from typing import Dict, Mapping, Optional, Protocol, TypedDict
 
 
 from ...utils.log import build_logger
@@ -19,10 +19,28 @@ from ...utils.log import build_logger
 REMOVE_REASONS = ("overwrite", "max_use", "staleness", "clear")
 
 
+class ScalarWriter(Protocol):
+    """Where TensorBoard scalars go (``torch.utils.tensorboard.SummaryWriter`` and the like)."""
+
+    def add_scalar(self, tag: str, scalar_value: float, global_step: int) -> object: ...
+
+
+class MonitorState(TypedDict):
+    """:meth:`BufferMonitor.state_dict`: the counters (plain ints)."""
+
+    push: int
+    sample: int
+    sample_calls: int
+    removed: Dict[str, int]
+    push_refused: int
+    sample_refused: int
+    sample_insufficient: int
+
+
 class BufferMonitor:
     """Counters of a buffer's traffic; ``info()`` for the learner/pipeline, ``log(step)`` to text + TB."""
 
-    def __init__(self, tb_logger: Any = None, exp_name: Optional[str] = None, instance_name: str = "buffer",
+    def __init__(self, tb_logger: Optional[ScalarWriter] = None, exp_name: Optional[str] = None, instance_name: str = "buffer",
                  log_freq: int = 100) -> None:
         self.tb_logger = tb_logger
         self.instance_name = instance_name
@@ -84,16 +102,20 @@ class BufferMonitor:
         return info
 
     # ---- state -------------------------------------------------------------------------------
-    def state_dict(self) -> Dict[str, Any]:
+    def state_dict(self) -> MonitorState:
         return {"push": self.push, "sample": self.sample, "sample_calls": self.sample_calls,
                 "removed": dict(self.removed), "push_refused": self.push_refused,
                 "sample_refused": self.sample_refused, "sample_insufficient": self.sample_insufficient}
 
-    def load_state_dict(self, state: Dict[str, Any]) -> None:
+    def load_state_dict(self, state: Mapping[str, object]) -> None:
         self.reset()
-        self.push, self.sample, self.sample_calls = int(state["push"]), int(state["sample"]), int(state["sample_calls"])
-        self.removed.update({k: int(v) for k, v in state["removed"].items()})
-        self.push_refused = int(state["push_refused"])
-        self.sample_refused = int(state["sample_refused"])
-        self.sample_insufficient = int(state["sample_insufficient"])
+        counts = {k: int(v) for k, v in state.items() if isinstance(v, (int, float))}  # (a checkpoint's plain numbers)
+        removed = state["removed"]
+        if not isinstance(removed, Mapping):
+            raise TypeError(f"monitor state 'removed' must be a mapping, got {type(removed).__name__}")
+        self.push, self.sample, self.sample_calls = counts["push"], counts["sample"], counts["sample_calls"]
+        self.removed.update({str(k): int(v) for k, v in removed.items()})
+        self.push_refused = counts["push_refused"]
+        self.sample_refused = counts["sample_refused"]
+        self.sample_insufficient = counts["sample_insufficient"]
         self._last_log_counts = (self.push, self.sample, self.removed_total)

@@ -14,17 +14,18 @@ longer than the capacity keeps the newest items (DI-engine over-counts there).
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional, Union
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Union, cast
 
 import numpy as np
+import numpy.typing as npt
 import torch
 
 from ...config.config import Configurable, merge_config
 from ...config.setting import Setting
 from ...utils.registry import BUFFER_REGISTRY
 from ..npz import load_npz, save_npz
-from ..draws import BatchLimit, uniform_ints
-from ..storage import ColumnStorage
+from ..draws import BatchLimit, read_only
+from ..storage import ColumnStorage, PhysicalState
 
 META_KEYS = ("replay_unique_id", "replay_buffer_idx")
 
@@ -34,7 +35,7 @@ class NaiveReplayBuffer(Configurable):
     """FIFO replay buffer with uniform sampling."""
 
     @classmethod
-    def declared_config(cls) -> dict:
+    def declared_config(cls) -> Dict[str, object]:
         return dict(
             type="naive",
             # (int) capacity in items; the oldest are overwritten.
@@ -46,7 +47,7 @@ class NaiveReplayBuffer(Configurable):
             replace=False,
         )
 
-    def __init__(self, cfg: Optional[dict] = None, seed: Optional[int] = None, **_: Any) -> None:
+    def __init__(self, cfg: Optional[Mapping[str, object]] = None, seed: Optional[int] = None, **_: object) -> None:
         merged = merge_config(self.declared_config(), cfg or {}, prefix="policy.other.replay_buffer.")
         self._cfg = merged
         self._storage = ColumnStorage(int(merged["replay_buffer_size"]))
@@ -59,9 +60,9 @@ class NaiveReplayBuffer(Configurable):
         self._limit = BatchLimit(self._storage.capacity)
 
     # ---- write -------------------------------------------------------------------------------
-    def push(self, data: Union[Dict[str, Any], List[Dict[str, Any]]], cur_collector_envstep: int = -1) -> None:
+    def push(self, data: Union[Mapping[str, object], Sequence[Mapping[str, object]]], cur_collector_envstep: int = -1) -> None:
         """Add one item or a list of items (dicts with the same fields)."""
-        items = [data] if isinstance(data, dict) else list(data)
+        items = [data] if isinstance(data, dict) else list(cast(Sequence[Mapping[str, object]], data))
         if not items:
             return
         items = [{k: v for k, v in it.items() if k not in META_KEYS} for it in items] \
@@ -87,11 +88,9 @@ class NaiveReplayBuffer(Configurable):
             return None
         self._sample_count += size
         # occupied slots are always 0..n-1 (the ring starts at 0 and only wraps when full)
-        if self._replace:
-            return uniform_ints(self._rng, n, size)
-        return self._limit.uniform(self._rng, n, size)
+        return self._limit.draw(self._rng, n, size, self._replace)
 
-    def sample(self, size: int, cur_learner_iter: int = -1) -> Optional[List[Dict[str, Any]]]:
+    def sample(self, size: int, cur_learner_iter: int = -1) -> Optional[List[Dict[str, object]]]:
         """``size`` distinct items drawn uniformly (every ``size``-subset alike; i.i.d. draws with
         ``replace=True``), each a dict carrying ``replay_unique_id`` and ``replay_buffer_idx``; None
         while the buffer holds fewer than ``max(size, min_sample_size)`` items. Array fields are rows
@@ -113,7 +112,7 @@ class NaiveReplayBuffer(Configurable):
         batch["replay_buffer_idx"] = slots
         return batch
 
-    def update(self, info: Dict[str, Any]) -> None:
+    def update(self, info: Optional[Mapping[str, object]]) -> None:
         """Priorities are meaningless for uniform sampling: ignored."""
 
     def count(self) -> int:
@@ -133,6 +132,21 @@ class NaiveReplayBuffer(Configurable):
     def push_count(self) -> int:
         return self._push_count
 
+    @property
+    def storage(self) -> ColumnStorage:
+        """Where the items' fields live (ring slots)."""
+        return self._storage
+
+    @property
+    def unique_ids(self) -> npt.NDArray[np.int64]:
+        """Per slot: the id of the item there (-1: empty), read-only."""
+        return read_only(self._ids)
+
+    @property
+    def next_id(self) -> int:
+        """The id the next pushed item gets."""
+        return self._next_id
+
     # ---- persistence -------------------------------------------------------------------------
     def save_data(self, path: str) -> None:
         """Write the items (oldest first) and their ids to an ``.npz`` file, without pickle."""
@@ -151,9 +165,9 @@ class NaiveReplayBuffer(Configurable):
             self._ids[slots] = ids[-len(slots):]
         self._next_id = next_id
 
-    def state_dict(self) -> Dict[str, Any]:
+    def state_dict(self) -> Dict[str, object]:
         """Contents (in slot order), ids and sampling RNG as tensors / plain values (for checkpoints)."""
-        phys = self._storage.physical_state() if self._storage.size else {"columns": {}, "tail": 0}
+        phys: PhysicalState = self._storage.physical_state() if self._storage.size else {"columns": {}, "tail": 0}
         return {
             "columns": {k: torch.from_numpy(np.ascontiguousarray(v)) for k, v in phys["columns"].items()},
             "tail": phys["tail"],
@@ -163,7 +177,7 @@ class NaiveReplayBuffer(Configurable):
             "push_count": self._push_count,
         }
 
-    def load_state_dict(self, state: Dict[str, Any]) -> None:
+    def load_state_dict(self, state: Mapping[str, Any]) -> None:
         self._storage.load_physical_state({k: v.numpy() for k, v in state["columns"].items()}, state["tail"])
         self._ids[:] = -1
         self._ids[: len(state["ids"])] = state["ids"].numpy()
@@ -172,6 +186,7 @@ class NaiveReplayBuffer(Configurable):
         self._push_count = state.get("push_count", 0)
 
 
-def create_buffer(cfg: dict, seed: Optional[int] = None, **kwargs: Any) -> Any:
-    """Build the buffer named by ``cfg['type']`` (default ``'naive'``)."""
-    return BUFFER_REGISTRY.get(cfg.get("type", "naive"))(cfg, seed=seed, **kwargs)
+def create_buffer(cfg: Mapping[str, object], seed: Optional[int] = None, **kwargs: object) -> Any:
+    """Build the buffer named by ``cfg['type']`` (default ``'naive'``): any class registered in
+    ``BUFFER_REGISTRY``, user buffers too, so the type is only known at run time (hence ``Any``)."""
+    return BUFFER_REGISTRY.get(str(cfg.get("type", "naive")))(cfg, seed=seed, **kwargs)

@@ -11,23 +11,31 @@ not seconds (DI-engine's ``ThruputController`` decays over wall-clock time), run
 from __future__ import annotations
 
 import logging
-from typing import Any, Dict, Mapping, Optional
+from typing import Dict, Mapping, Optional
 
 from ...utils.errors import ConfigError
 from ..rate_limiters import MinSize, RateLimiter, SampleToInsertRatio
 from .monitor import BufferMonitor
 
 
-def build_limiter(cfg: Mapping[str, Any]) -> Optional[RateLimiter]:
+def _number(cfg: Mapping[str, object], key: str) -> float:
+    """``cfg[key]`` as a number (the config has validated it; anything else is a ConfigError)."""
+    value = cfg[key]
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ConfigError(f"rate_limiter.{key} must be a number, got {value!r}")
+    return float(value)
+
+
+def build_limiter(cfg: Mapping[str, object]) -> Optional[RateLimiter]:
     """The limiter named by ``cfg['type']`` (``'none'``: None)."""
     kind = cfg["type"]
     if kind in ("none", None, ""):
         return None
     if kind == "min_size":
-        return MinSize(int(cfg["min_size_to_sample"]))
+        return MinSize(int(_number(cfg, "min_size_to_sample")))
     if kind == "sample_to_insert_ratio":
-        return SampleToInsertRatio(float(cfg["samples_per_insert"]), int(cfg["min_size_to_sample"]),
-                                   float(cfg["error_buffer"]))
+        return SampleToInsertRatio(_number(cfg, "samples_per_insert"), int(_number(cfg, "min_size_to_sample")),
+                                   _number(cfg, "error_buffer"))
     raise ConfigError(f"unknown rate_limiter.type '{kind}'; valid choices: none, min_size, sample_to_insert_ratio")
 
 
@@ -40,7 +48,7 @@ class RateControl:
         self.logger = logger
 
     @classmethod
-    def from_config(cls, cfg: Mapping[str, Any], monitor: BufferMonitor,
+    def from_config(cls, cfg: Mapping[str, object], monitor: BufferMonitor,
                     logger: logging.Logger) -> Optional["RateControl"]:
         limiter = build_limiter(cfg)
         return None if limiter is None else cls(limiter, monitor, logger)
@@ -79,11 +87,10 @@ class RateControl:
 
     def reset(self, size: int = 0) -> None:
         """Forget the history; ``size`` items already in the buffer count as inserted."""
-        self.limiter.reset()
-        self.limiter.inserts = size
+        self.limiter.reset(size)
 
-    def state_dict(self) -> Dict[str, Any]:
+    def state_dict(self) -> Dict[str, float]:
         return self.limiter.state_dict()
 
-    def load_state_dict(self, state: Mapping[str, Any]) -> None:
+    def load_state_dict(self, state: Mapping[str, float]) -> None:
         self.limiter.load_state_dict(state)
