@@ -11,7 +11,6 @@ exactly one of ``policy.collect.n_sample`` / ``n_episode``) are checked; the res
 from __future__ import annotations
 
 import copy
-import importlib
 import inspect
 import os
 from typing import Mapping, Optional
@@ -21,20 +20,12 @@ import numpy as np
 
 from ..utils.errors import ConfigError
 from ..utils.registry import (
-    BUFFER_REGISTRY, COLLECTOR_REGISTRY, ENV_MANAGER_REGISTRY, ENV_REGISTRY, MODEL_REGISTRY, POLICY_REGISTRY,
+    BUFFER_REGISTRY, COLLECTOR_REGISTRY, ENV_MANAGER_REGISTRY, ENV_REGISTRY, EVALUATOR_REGISTRY, LEARNER_REGISTRY,
+    MODEL_REGISTRY, POLICY_REGISTRY,
 )
 from .config import (REQUIRED, Config, declaration, deep_update, load_json_config, merge_config, missing_required,
                      save_config)
 from .setting import Setting
-
-_COMPONENT_PACKAGES = ("stride.envs", "stride.model", "stride.policy", "stride.data", "stride.worker")
-
-
-def import_components() -> None:
-    """Import the subpackages whose classes fill the registries."""
-    for name in _COMPONENT_PACKAGES:
-        importlib.import_module(name)
-
 
 def _model_defaults(model_cls: type) -> dict:
     """Keyword arguments of a model class: defaults as given, arguments without one REQUIRED; a
@@ -94,10 +85,6 @@ def fill_action_range(cfg: Config) -> None:
 
 def default_main_config(create_cfg: Mapping, user_cfg: Optional[Mapping] = None) -> Config:
     """The default config tree for the components named in ``create_cfg``."""
-    import_components()
-    from ..worker.evaluator import BaseSerialEvaluator
-    from ..worker.learner import BaseLearner
-
     env_type = create_cfg.get("env", {}).get("type", "gymnasium")
     manager_type = create_cfg.get("env_manager", {}).get("type", "base")
     policy_type = create_cfg.get("policy", {}).get("type")
@@ -116,7 +103,7 @@ def default_main_config(create_cfg: Mapping, user_cfg: Optional[Mapping] = None)
     model_type = create_cfg.get("model", {}).get("type") or policy_cls.default_model()[0]
     policy["model"] = deep_update(_model_defaults(MODEL_REGISTRY.get(model_type)), policy.get("model", {}))
     learn = dict(policy.get("learn", {}))
-    learn["learner"] = BaseLearner.declared_config()
+    learn["learner"] = declaration(LEARNER_REGISTRY.get("base"))
     policy["learn"] = learn
     collect = dict(policy.get("collect", {}))
     given = {**collect, **((user_cfg or {}).get("policy", {}).get("collect", {}) or {})}
@@ -125,7 +112,7 @@ def default_main_config(create_cfg: Mapping, user_cfg: Optional[Mapping] = None)
     collect["collector"] = dict(declaration(COLLECTOR_REGISTRY.get(collector_type)), type=collector_type)
     policy["collect"] = collect
     ev = dict(policy.get("eval", {}))
-    ev["evaluator"] = BaseSerialEvaluator.declared_config()
+    ev["evaluator"] = declaration(EVALUATOR_REGISTRY.get("base"))
     policy["eval"] = ev
     other = dict(policy.get("other", {}))
     if not policy.get("on_policy"):

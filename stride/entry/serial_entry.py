@@ -20,12 +20,12 @@ from typing import Any, Optional, Union
 import torch
 
 from ..config import Config, compile_config, save_config
-from ..config.compile import import_components, load_saved_config, make_exp_dir
+from ..config.compile import load_saved_config, make_exp_dir
 from ..data import create_buffer
 from ..utils.files import atomic_write_json
 from ..utils.log import ProgressCSV, build_tb_writer
 from ..policy.random_policy import random_collect_mode
-from ..utils.registry import POLICY_REGISTRY
+from ..utils.registry import POLICY_REGISTRY, import_components
 from ..utils.seed import set_pkg_seed
 from ..worker import BaseLearner, BaseSerialEvaluator, create_collector
 from ..worker.learner.learner import read_checkpoint

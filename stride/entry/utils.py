@@ -51,17 +51,31 @@ def read_config(path: str) -> Tuple[dict, dict]:
     return module.main_config, module.create_config
 
 
-def zoo_envs() -> List[str]:
-    import stride.zoo as zoo
+#: the zoo sits above the entries (its configs run them), so the entries find it by name only
+ZOO_PACKAGE = "stride.zoo"
 
-    return sorted(m.name for m in pkgutil.iter_modules(zoo.__path__) if m.ispkg)
+
+def _submodules(package: str) -> List[pkgutil.ModuleInfo]:
+    """The modules directly inside ``package``, found by name (nothing of them is imported)."""
+    try:
+        spec = importlib.util.find_spec(package)
+    except ModuleNotFoundError:  # a parent package is missing
+        return []
+    if spec is None or spec.submodule_search_locations is None:
+        return []
+    return list(pkgutil.iter_modules(spec.submodule_search_locations))
+
+
+def zoo_envs() -> List[str]:
+    """The env families of the zoo (``stride.zoo.<env>``)."""
+    return sorted(m.name for m in _submodules(ZOO_PACKAGE) if m.ispkg)
 
 
 def zoo_policies(env: str) -> List[str]:
-    mod = importlib.import_module(f"stride.zoo.{env}.config")
-    prefix = f"{env}_"
-    return sorted(m.name[len(prefix):-len("_config")] for m in pkgutil.iter_modules(mod.__path__)
-                  if m.name.startswith(prefix) and m.name.endswith("_config"))
+    """The policies the zoo has a config for on ``env`` (``<env>_<policy>_config.py``)."""
+    prefix, suffix = f"{env}_", "_config"
+    return sorted(m.name[len(prefix):-len(suffix)] for m in _submodules(f"{ZOO_PACKAGE}.{env}.config")
+                  if m.name.startswith(prefix) and m.name.endswith(suffix))
 
 
 def zoo_config(env: str, policy: str) -> Tuple[dict, dict]:
@@ -73,7 +87,7 @@ def zoo_config(env: str, policy: str) -> Tuple[dict, dict]:
     if policy not in policies:
         msg = unknown_name_message("policy", policy, policies).replace(f"'{policy}'", f"'{policy}' for env '{env}'", 1)
         raise ConfigError(msg)
-    mod = importlib.import_module(f"stride.zoo.{env}.config.{env}_{policy}_config")
+    mod = importlib.import_module(f"{ZOO_PACKAGE}.{env}.config.{env}_{policy}_config")
     return mod.main_config, mod.create_config
 
 

@@ -18,6 +18,7 @@ from ..config.config import Configurable, merge_config
 from ..config.setting import Setting
 from ..utils.errors import ConfigError
 from ..utils.log import build_logger
+from ..utils.registry import EVALUATOR_REGISTRY
 
 
 class VectorEvalMonitor:
@@ -51,6 +52,7 @@ class VectorEvalMonitor:
         return sum(len(v) for v in self._returns.values())
 
 
+@EVALUATOR_REGISTRY.register("base")
 class BaseSerialEvaluator(Configurable):
     """Evaluate a policy's eval mode on its own env manager."""
 

@@ -20,6 +20,7 @@ from ...config.setting import Setting
 from ...utils.errors import StrideError
 from ...utils.files import atomic_write, atomic_write_text
 from ...utils.log import build_logger
+from ...utils.registry import LEARNER_REGISTRY
 from ...utils.seed import get_rng_state, set_rng_state
 from .hooks import POSITIONS, LearnerHook, LoadCkptHook, LogFlushHook, LogShowHook, SaveCkptHook, ckpt_dir
 
@@ -46,6 +47,7 @@ def read_checkpoint(path: str) -> Dict[str, Any]:
     return state
 
 
+@LEARNER_REGISTRY.register("base")
 class BaseLearner(Configurable):
     """Train a policy's learn mode, with hooks, logs and checkpoints."""
 
