@@ -12,7 +12,7 @@ buffers (DI copies only parameters, leaving e.g. BatchNorm statistics stale); th
 from __future__ import annotations
 
 import math
-from typing import Any, Callable, Dict, Optional
+from typing import Any, Callable, Dict, Optional, cast
 
 import numpy as np
 import torch
@@ -42,11 +42,17 @@ class IModelWrapper:
         if hasattr(self._model, "reset"):
             self._model.reset(data_id=data_id, **kwargs)
 
+    @property
+    def wrapped_model(self) -> Any:
+        """The model (or wrapper) this wrapper wraps, one level down."""
+        return self._model
+
     def unwrapped(self) -> nn.Module:
+        """The model under every wrapper."""
         m = self._model
         while isinstance(m, IModelWrapper):
-            m = m._model
-        return m
+            m = m.wrapped_model
+        return cast(nn.Module, m)
 
 
 @WRAPPER_REGISTRY.register("base")
@@ -191,11 +197,10 @@ class TargetNetworkWrapper(IModelWrapper):
             mine = model.state_dict()
             pairs = [(mine[k], v) for k, v in state_dict.items()]
         with torch.no_grad():
-            floats = [(a, b) for a, b in pairs if a.is_floating_point()]
-            if floats:
-                torch._foreach_lerp_([a for a, _ in floats], [b for _, b in floats], self._theta)
             for a, b in pairs:
-                if not a.is_floating_point():
+                if a.is_floating_point():
+                    a.lerp_(b, self._theta)
+                else:
                     a.copy_(b)
 
     def reset(self, target_update_count: Optional[int] = None, **kwargs: Any) -> None:
