@@ -13,7 +13,7 @@ from __future__ import annotations
 import copy
 import inspect
 import os
-from typing import Mapping, Optional
+from typing import Any, Dict, Mapping, Optional
 
 import gymnasium as gym
 import numpy as np
@@ -27,11 +27,11 @@ from .config import (REQUIRED, Config, declaration, deep_update, load_json_confi
                      save_config)
 from .setting import Setting
 
-def _model_defaults(model_cls: type) -> dict:
+def _model_defaults(model_cls: type) -> Dict[str, Any]:
     """Keyword arguments of a model class: defaults as given, arguments without one REQUIRED; a
     ``Setting`` where the class declares the argument's valid values in ``VALID`` (beside its
     ``__init__``: ``{name: interval string or tuple of choices}``)."""
-    out: dict = {}
+    out: Dict[str, Any] = {}
     valid = getattr(model_cls, "VALID", {})
     for name, p in inspect.signature(model_cls.__init__).parameters.items():
         if name == "self" or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
@@ -42,7 +42,7 @@ def _model_defaults(model_cls: type) -> dict:
     return out
 
 
-def _env_defaults(env_cls: type) -> dict:
+def _env_defaults(env_cls: type) -> Dict[str, Any]:
     base = dict(
         type="gymnasium",
         # (float) stop training when the evaluator's mean return reaches this.
@@ -62,7 +62,7 @@ def _env_defaults(env_cls: type) -> dict:
 ENV_KEYS_NOT_FOR_ENV = ("manager", "stop_value", "n_evaluator_episode", "collector_env_num", "evaluator_env_num", "type")
 
 
-def env_kwargs(env_cfg: Mapping) -> dict:
+def env_kwargs(env_cfg: Mapping[str, Any]) -> Dict[str, Any]:
     """The part of a compiled ``env`` section that the env class itself takes as its ``cfg``."""
     plain_cfg = env_cfg.to_dict() if isinstance(env_cfg, Config) else dict(env_cfg)
     return {k: v for k, v in plain_cfg.items() if k not in ENV_KEYS_NOT_FOR_ENV}
@@ -83,7 +83,7 @@ def fill_action_range(cfg: Config) -> None:
         cfg.policy.action_range = [space.low.astype(float).reshape(-1).tolist(), space.high.astype(float).reshape(-1).tolist()]
 
 
-def default_main_config(create_cfg: Mapping, user_cfg: Optional[Mapping] = None) -> Config:
+def default_main_config(create_cfg: Mapping[str, Any], user_cfg: Optional[Mapping[str, Any]] = None) -> Config:
     """The default config tree for the components named in ``create_cfg``."""
     env_type = create_cfg.get("env", {}).get("type", "gymnasium")
     manager_type = create_cfg.get("env_manager", {}).get("type", "base")
@@ -125,8 +125,8 @@ def default_main_config(create_cfg: Mapping, user_cfg: Optional[Mapping] = None)
 
 
 def compile_config(
-    main_config: Mapping,
-    create_cfg: Optional[Mapping] = None,
+    main_config: Mapping[str, Any],
+    create_cfg: Optional[Mapping[str, Any]] = None,
     save_cfg: bool = True,
     seed: int = 0,
     exp_name: Optional[str] = None,
@@ -170,7 +170,7 @@ def load_saved_config(path: str) -> Config:
     if not all(isinstance(saved.get(k), Mapping) for k in ("env", "policy")):
         raise ConfigError(f"'{path}' is not a Stride config (no env and policy sections)")
     env, policy = saved.env, saved.policy
-    create: dict = {"env": {"type": env.get("type", "gymnasium")},
+    create: Dict[str, Any] = {"env": {"type": env.get("type", "gymnasium")},
                     "env_manager": {"type": env.get("manager", {}).get("type", "base")},
                     "policy": {"type": policy.get("type")}}
     for key, dotted in (("replay_buffer", ("other", "replay_buffer")), ("collector", ("collect", "collector"))):

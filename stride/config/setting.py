@@ -176,7 +176,7 @@ def plain(tree: Any) -> Any:
     return copy.deepcopy(tree)
 
 
-def settings_of(tree: Mapping, prefix: str = "") -> Dict[str, Setting]:
+def settings_of(tree: Mapping[str, Any], prefix: str = "") -> Dict[str, Setting]:
     """Every ``Setting`` in a declaration, by dotted key (for docs and tests)."""
     found: Dict[str, Setting] = {}
     for k, v in tree.items():

@@ -212,7 +212,7 @@ def _eval(args: argparse.Namespace) -> int:
     return 0
 
 
-def _report(result: dict, mode: str) -> None:
+def _report(result: Dict[str, Any], mode: str) -> None:
     from .run_state import resume_command
 
     exp = result["exp_dir"]

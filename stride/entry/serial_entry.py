@@ -15,7 +15,7 @@ from __future__ import annotations
 import copy
 import os
 import time
-from typing import Any, Optional, Union
+from typing import Dict, Any, Optional, Union
 
 import torch
 
@@ -123,7 +123,7 @@ def serial_pipeline(
     return policy
 
 
-def _finished_policy(cfg: Config, model: Optional[torch.nn.Module], ckpt: str, result: dict) -> Any:
+def _finished_policy(cfg: Config, model: Optional[torch.nn.Module], ckpt: str, result: Dict[str, Any]) -> Any:
     """The policy of a run that already ended, from its latest checkpoint; nothing is trained or
     written (its ``result.json`` stays as it is)."""
     policy = POLICY_REGISTRY.get(cfg.policy.type)(cfg.policy, model=model)
@@ -141,7 +141,7 @@ def random_collect(cfg: Config, policy: Any, collector: Any, buffer: Any) -> Non
 
 def _run(cfg: Config, policy: Any, learner: BaseLearner, collector: Any, evaluator: BaseSerialEvaluator,
          buffer: Optional[Any],
-         exp: str, max_train_iter: Optional[int], max_env_step: Optional[int], progress: bool) -> dict:
+         exp: str, max_train_iter: Optional[int], max_env_step: Optional[int], progress: bool) -> Dict[str, Any]:
     max_train_iter = float("inf") if max_train_iter is None else max_train_iter
     max_env_step = float("inf") if max_env_step is None else max_env_step
     learn = cfg.policy.learn

@@ -48,7 +48,7 @@ EvalMode = namedtuple("EvalMode", ["forward", "reset", "state_dict", "load_state
 class Policy(ABC):
     """Base class. Subclasses set ``config`` (merged over their parents') and implement the modes."""
 
-    config: dict = dict(
+    config: Dict[str, Any] = dict(
         # (str) registered policy name.
         type=REQUIRED,
         # (bool) train on CUDA when available (falls back to CPU).
@@ -70,10 +70,10 @@ class Policy(ABC):
     )
 
     @classmethod
-    def declared_config(cls) -> dict:
+    def declared_config(cls) -> Dict[str, Any]:
         """This class's ``config`` merged over every parent's, with the valid values of each key
         (:class:`~stride.config.Setting`): what ``compile_config`` validates a user's config against."""
-        merged: dict = {}
+        merged: Dict[str, Any] = {}
         for klass in reversed(cls.__mro__):
             if "config" in klass.__dict__:
                 merged = deep_update(merged, klass.__dict__["config"])
@@ -89,7 +89,7 @@ class Policy(ABC):
         """``(registered model name, kwargs)`` used when no model is passed."""
         raise NotImplementedError(f"{cls.__name__} has no default model; pass one")
 
-    def __init__(self, cfg: dict, model: Optional[nn.Module] = None, enable_field: Optional[Sequence[str]] = None) -> None:
+    def __init__(self, cfg: Dict[str, Any], model: Optional[nn.Module] = None, enable_field: Optional[Sequence[str]] = None) -> None:
         self._cfg = cfg if isinstance(cfg, Config) else Config(cfg)
         fields = list(enable_field) if enable_field is not None else ["learn", "collect", "eval"]
         unknown = set(fields) - {"learn", "collect", "eval"}

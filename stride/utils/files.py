@@ -46,7 +46,11 @@ def _os_error_in(error: BaseException) -> Optional[OSError]:
 
 def atomic_write_text(path: str, text: str) -> None:
     """``path`` holds ``text``, or is left as it was."""
-    atomic_write(path, lambda f: f.write(text))
+
+    def write(f: IO[str]) -> None:
+        f.write(text)
+
+    atomic_write(path, write)
 
 
 def atomic_write_json(path: str, obj: Any) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import csv
 import logging
 import os
-from typing import Any, Dict, Optional
+from typing import Any, Dict, List, Optional
 
 
 def build_logger(exp_dir: Optional[str], name: str, level: int = logging.INFO) -> logging.Logger:
@@ -43,7 +43,7 @@ class ProgressCSV:
 
     def __init__(self, path: str) -> None:
         self._path = path
-        self._fields: Optional[list] = None
+        self._fields: Optional[List[str]] = None
         if os.path.exists(path):
             with open(path) as f:
                 header = f.readline().strip()
@@ -51,10 +51,9 @@ class ProgressCSV:
 
     def write(self, row: Dict[str, Any]) -> None:
         new = self._fields is None
-        if new:
-            self._fields = list(row)
+        fields = self._fields = list(row) if self._fields is None else self._fields
         with open(self._path, "a", newline="") as f:
-            w = csv.DictWriter(f, fieldnames=self._fields, extrasaction="ignore")
+            w = csv.DictWriter(f, fieldnames=fields, extrasaction="ignore")
             if new:
                 w.writeheader()
             w.writerow(row)

@@ -57,7 +57,7 @@ class BaseSerialEvaluator(Configurable):
     """Evaluate a policy's eval mode on its own env manager."""
 
     @classmethod
-    def declared_config(cls) -> dict:
+    def declared_config(cls) -> Dict[str, Any]:
         return dict(
             # (int) evaluate every this many train iterations.
             eval_freq=Setting(1000, "[1, inf)"),
@@ -72,7 +72,7 @@ class BaseSerialEvaluator(Configurable):
             confirm_episode=Setting(0, "[0, inf)"),
         )
 
-    def __init__(self, cfg: Optional[dict] = None, env: Any = None, policy: Any = None, tb_logger: Any = None,
+    def __init__(self, cfg: Optional[Dict[str, Any]] = None, env: Any = None, policy: Any = None, tb_logger: Any = None,
                  exp_name: Optional[str] = None, instance_name: str = "evaluator") -> None:
         merged = merge_config(self.declared_config(), cfg or {}, prefix="policy.eval.evaluator.")
         self._cfg = merged

@@ -40,14 +40,14 @@ class SerialCollectorBase(Configurable):
     """Owns an env manager and a policy's collect mode; counts env steps and episodes."""
 
     @classmethod
-    def declared_config(cls) -> dict:
+    def declared_config(cls) -> Dict[str, Any]:
         return dict(
             type="sample",
             # (int) log episode statistics every this many train iterations.
             collect_print_freq=Setting(100, "[1, inf)"),
         )
 
-    def __init__(self, cfg: Optional[dict] = None, env: Any = None, policy: Any = None, tb_logger: Any = None,
+    def __init__(self, cfg: Optional[Dict[str, Any]] = None, env: Any = None, policy: Any = None, tb_logger: Any = None,
                  exp_name: Optional[str] = None, instance_name: str = "collector") -> None:
         merged = merge_config(self.declared_config(), cfg or {}, prefix="policy.collect.collector.")
         self._cfg = merged
@@ -199,6 +199,6 @@ class SerialCollectorBase(Configurable):
             self._env.close()
 
 
-def create_collector(cfg: dict, env: Any, policy: Any, **kwargs: Any) -> SerialCollectorBase:
+def create_collector(cfg: Dict[str, Any], env: Any, policy: Any, **kwargs: Any) -> SerialCollectorBase:
     """Build the collector named by ``cfg['type']``."""
     return COLLECTOR_REGISTRY.get(cfg.get("type", "sample"))(cfg, env, policy, **kwargs)

@@ -15,7 +15,7 @@ class EpisodeCollector(SerialCollectorBase):
     training samples when ``get_train_sample=True``."""
 
     @classmethod
-    def declared_config(cls) -> dict:
+    def declared_config(cls) -> Dict[str, Any]:
         cfg = super().declared_config()
         cfg.update(type="episode", get_train_sample=False)
         return cfg

@@ -52,7 +52,7 @@ class BaseLearner(Configurable):
     """Train a policy's learn mode, with hooks, logs and checkpoints."""
 
     @classmethod
-    def declared_config(cls) -> dict:
+    def declared_config(cls) -> Dict[str, Any]:
         return dict(
             # (int) iterations of ``start()`` (parallel mode).
             train_iterations=Setting(int(1e10), "[1, inf)"),
@@ -68,7 +68,7 @@ class BaseLearner(Configurable):
             ),
         )
 
-    def __init__(self, cfg: Optional[dict] = None, policy: Any = None, tb_logger: Any = None,
+    def __init__(self, cfg: Optional[Dict[str, Any]] = None, policy: Any = None, tb_logger: Any = None,
                  exp_name: Optional[str] = None, instance_name: str = "learner") -> None:
         merged = merge_config(self.declared_config(), cfg or {}, prefix="policy.learn.learner.")
         self._cfg = merged
