@@ -23,9 +23,9 @@ from ..utils.registry import (
     BUFFER_REGISTRY, COLLECTOR_REGISTRY, ENV_MANAGER_REGISTRY, ENV_REGISTRY, EVALUATOR_REGISTRY, LEARNER_REGISTRY,
     MODEL_REGISTRY, POLICY_REGISTRY,
 )
-from .config import (REQUIRED, Config, declaration, deep_update, load_json_config, merge_config, missing_required,
-                     save_config)
-from .setting import Setting
+from .config import Config, declaration, deep_update, load_json_config, merge_config, missing_required, save_config
+from .setting import REQUIRED, Setting
+
 
 def _model_defaults(model_cls: type) -> Dict[str, Any]:
     """Keyword arguments of a model class: defaults as given, arguments without one REQUIRED; a
@@ -33,7 +33,7 @@ def _model_defaults(model_cls: type) -> Dict[str, Any]:
     ``__init__``: ``{name: interval string or tuple of choices}``)."""
     out: Dict[str, Any] = {}
     valid = getattr(model_cls, "VALID", {})
-    for name, p in inspect.signature(model_cls.__init__).parameters.items():
+    for name, p in inspect.signature(model_cls).parameters.items():
         if name == "self" or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
             continue
         default = p.default if p.default is not inspect.Parameter.empty else REQUIRED

@@ -71,11 +71,11 @@ class Configurable:
         return Config(plain(cls.declared_config()))
 
 
-def declaration(component: Any) -> Dict[str, Any]:
+def declaration(component: type) -> Dict[str, Any]:
     """A component class's config declaration: ``declared_config()`` where it has one, else its
     ``default_config()`` (a user's component written the DI-engine way: plain defaults)."""
-    declared = getattr(component, "declared_config", None)
-    return declared() if declared is not None else component.default_config()
+    declare = getattr(component, "declared_config", None) or getattr(component, "default_config")
+    return dict(declare())
 
 
 def is_free_form(default: Any) -> bool:

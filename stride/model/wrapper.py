@@ -12,7 +12,7 @@ buffers (DI copies only parameters, leaving e.g. BatchNorm statistics stale); th
 from __future__ import annotations
 
 import math
-from typing import Any, Callable, Dict, Optional, cast
+from typing import Any, Callable, Dict, List, Optional, Tuple, cast
 
 import numpy as np
 import torch
@@ -33,12 +33,13 @@ class IModelWrapper:
         return getattr(self.__dict__["_model"], key)
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:
+        """The wrapped model's forward."""
         return self._model.forward(*args, **kwargs)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self.forward(*args, **kwargs)
 
-    def reset(self, data_id: Optional[list] = None, **kwargs: Any) -> None:
+    def reset(self, data_id: Optional[List[int]] = None, **kwargs: Any) -> None:
         if hasattr(self._model, "reset"):
             self._model.reset(data_id=data_id, **kwargs)
 
@@ -65,7 +66,7 @@ class ArgmaxSampleWrapper(IModelWrapper):
     """Adds ``action = argmax(logit)`` (masked by ``action_mask`` when the output has one)."""
 
     def forward(self, *args: Any, **kwargs: Any) -> Dict[str, torch.Tensor]:
-        out = self._model.forward(*args, **kwargs)
+        out: Dict[str, torch.Tensor] = self._model.forward(*args, **kwargs)
         logit = out["logit"]
         if "action_mask" in out:
             logit = logit.masked_fill(~out["action_mask"].bool(), float("-inf"))
@@ -78,11 +79,11 @@ class MultinomialSampleWrapper(IModelWrapper):
     """Adds ``action`` sampled from ``softmax(logit / alpha)``."""
 
     def forward(self, *args: Any, alpha: float = 1.0, **kwargs: Any) -> Dict[str, torch.Tensor]:
-        out = self._model.forward(*args, **kwargs)
+        out: Dict[str, torch.Tensor] = self._model.forward(*args, **kwargs)
         logit = out["logit"] / alpha
         if "action_mask" in out:
             logit = logit.masked_fill(~out["action_mask"].bool(), float("-inf"))
-        out["action"] = torch.distributions.Categorical(logits=logit).sample()
+        out["action"] = torch.distributions.Categorical(logits=logit).sample()  # type: ignore[no-untyped-call]
         return out
 
 
@@ -97,7 +98,7 @@ class EpsGreedySampleWrapper(IModelWrapper):
     """
 
     def forward(self, *args: Any, eps: float, **kwargs: Any) -> Dict[str, torch.Tensor]:
-        out = self._model.forward(*args, **kwargs)
+        out: Dict[str, torch.Tensor] = self._model.forward(*args, **kwargs)
         logit = out["logit"]
         if eps > 0 and logit.device.type == "cpu":
             # NumPy's argmax picks the first maximum (and first NaN) as torch's does
@@ -132,19 +133,19 @@ class HiddenStateWrapper(IModelWrapper):
         self._init_fn = init_fn
         self._state: Dict[int, Any] = {i: init_fn() for i in range(state_num)}
 
-    def forward(self, data: Dict[str, Any], data_id: Optional[list] = None, **kwargs: Any) -> Dict[str, Any]:
+    def forward(self, data: Dict[str, Any], data_id: Optional[List[int]] = None, **kwargs: Any) -> Dict[str, Any]:
         ids = list(range(self._state_num)) if data_id is None else list(data_id)
         prev = [self._state[i] for i in ids]
         data = dict(data)
         data["prev_state"] = prev
-        out = self._model.forward(data, **kwargs)
+        out: Dict[str, Any] = self._model.forward(data, **kwargs)
         for i, s in zip(ids, out["next_state"]):
             self._state[i] = s
         if self._save_prev_state:
             out["prev_state"] = prev
         return out
 
-    def reset(self, data_id: Optional[list] = None, state: Optional[list] = None, **kwargs: Any) -> None:
+    def reset(self, data_id: Optional[List[int]] = None, state: Optional[List[int]] = None, **kwargs: Any) -> None:
         ids = list(range(self._state_num)) if data_id is None else list(data_id)
         for k, i in enumerate(ids):
             self._state[i] = state[k] if state is not None else self._init_fn()
@@ -170,7 +171,7 @@ class TargetNetworkWrapper(IModelWrapper):
             raise ConfigError(f"unknown target update_type '{update_type}'; valid choices: assign, momentum")
         self._update_type = update_type
         self._update_count = 0
-        self._pairs: Optional[list] = None
+        self._pairs: Optional[List[Tuple[torch.Tensor, torch.Tensor]]] = None
         self._pairs_src: Optional[nn.Module] = None
 
     def update(self, state_dict: Dict[str, torch.Tensor] | nn.Module, direct: bool = False) -> None:
@@ -203,7 +204,9 @@ class TargetNetworkWrapper(IModelWrapper):
                 else:
                     a.copy_(b)
 
-    def reset(self, target_update_count: Optional[int] = None, **kwargs: Any) -> None:
+    def reset(self, data_id: Optional[List[int]] = None, target_update_count: Optional[int] = None,
+              **kwargs: Any) -> None:
+        """Restart the update count (at ``target_update_count`` when given)."""
         self._update_count = 0 if target_update_count is None else int(target_update_count)
 
     @property
@@ -232,7 +235,7 @@ class ReparamSampleWrapper(IModelWrapper):
         self._tanh = bool(tanh)
 
     def forward(self, *args: Any, **kwargs: Any) -> Dict[str, torch.Tensor]:
-        out = self._model.forward(*args, **kwargs)
+        out: Dict[str, torch.Tensor] = self._model.forward(*args, **kwargs)
         mu, sigma = out["mu"], out["sigma"]
         eps = torch.randn_like(mu)
         u = mu + sigma * eps  # ((u - mu) / sigma)**2 == eps**2 exactly, with the same gradients
@@ -254,7 +257,7 @@ class DeterministicSampleWrapper(IModelWrapper):
         self._tanh = bool(tanh)
 
     def forward(self, *args: Any, **kwargs: Any) -> Dict[str, torch.Tensor]:
-        out = self._model.forward(*args, **kwargs)
+        out: Dict[str, torch.Tensor] = self._model.forward(*args, **kwargs)
         if "action" not in out:
             out["action"] = torch.tanh(out["mu"]) if self._tanh else out["mu"]
         return out
@@ -317,7 +320,7 @@ class ActionNoiseWrapper(IModelWrapper):
     def forward(self, *args: Any, sigma: Optional[float] = None, **kwargs: Any) -> Dict[str, torch.Tensor]:
         if sigma is not None:
             self._noise.sigma = float(sigma)
-        out = self._model.forward(*args, **kwargs)
+        out: Dict[str, torch.Tensor] = self._model.forward(*args, **kwargs)
         if "action" in out:
             noise = self._noise(out["action"])
             if self._noise_range is not None:
@@ -326,7 +329,7 @@ class ActionNoiseWrapper(IModelWrapper):
             out["action"] = action.clamp(*self._action_range) if self._action_range is not None else action
         return out
 
-    def reset(self, data_id: Optional[list] = None, **kwargs: Any) -> None:
+    def reset(self, data_id: Optional[List[int]] = None, **kwargs: Any) -> None:
         self._noise.reset()
         super().reset(data_id=data_id, **kwargs)
 
@@ -336,4 +339,5 @@ def model_wrap(model: Any, wrapper_name: Optional[str] = None, **kwargs: Any) ->
     if wrapper_name is None:
         wrapper_name = "base"
     cls = WRAPPER_REGISTRY.get(wrapper_name)
-    return cls(model, **kwargs)
+    wrapper: IModelWrapper = cls(model, **kwargs)
+    return wrapper

@@ -57,8 +57,9 @@ def _hashmix(value: npt.NDArray[np.uint32], consts: Tuple[int, int]) -> npt.NDAr
 
 
 def _mix(x: npt.NDArray[np.uint32], y: npt.NDArray[np.uint32]) -> npt.NDArray[np.uint32]:
-    r = np.uint32(_MIX_MULT_L) * x - np.uint32(_MIX_MULT_R) * y
-    return r ^ (r >> _XSHIFT)
+    r: npt.NDArray[np.uint32] = np.uint32(_MIX_MULT_L) * x - np.uint32(_MIX_MULT_R) * y
+    out: npt.NDArray[np.uint32] = r ^ (r >> _XSHIFT)
+    return out
 
 
 def pcg64_seed_words(seeds: Sequence[int]) -> npt.NDArray[np.uint64]:
