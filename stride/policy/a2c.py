@@ -99,7 +99,7 @@ class A2CPolicy(PPOPolicy):
         total = loss.policy_loss + cfg.value_weight * loss.value_loss - cfg.entropy_weight * loss.entropy_loss
         # optimise
         self._optimizer.zero_grad(set_to_none=True)
-        total.backward()
+        torch.autograd.backward(total)
         grad_norm = None
         if cfg.grad_clip_norm is not None:
             grad_norm = torch.nn.utils.clip_grad_norm_(self._model.parameters(), cfg.grad_clip_norm).item()

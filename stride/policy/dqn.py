@@ -11,7 +11,7 @@ one of them, as ``target_update_type`` says (DI-engine silently always picks ``a
 from __future__ import annotations
 
 import copy
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Tuple
 
 import torch
 
@@ -65,7 +65,7 @@ class DQNPolicy(Policy):
     )
 
     @classmethod
-    def default_model(cls) -> tuple:
+    def default_model(cls) -> Tuple[str, Dict[str, Any]]:
         return "dqn", {}
 
     # ---- learn -------------------------------------------------------------------------------
@@ -101,7 +101,7 @@ class DQNPolicy(Policy):
         )
         # optimise
         self._optimizer.zero_grad(set_to_none=True)
-        loss.backward()
+        torch.autograd.backward(loss)
         if self._cfg.learn.grad_clip_norm is not None:
             torch.nn.utils.clip_grad_norm_(self._model.parameters(), self._cfg.learn.grad_clip_norm)
         self._optimizer.step()
@@ -113,7 +113,7 @@ class DQNPolicy(Policy):
             "total_loss": loss.item(),
             "q_value": q.detach().mean().item(),
         }
-        if self._cfg.priority:
+        if td_abs is not None:  # asked for when priority is on
             out["priority"] = td_abs.cpu().numpy()
         return out
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import copy
 import math
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Tuple
 
 import numpy as np
 import torch
@@ -88,15 +88,15 @@ class SACPolicy(Policy):
     )
 
     @classmethod
-    def default_model(cls) -> tuple:
+    def default_model(cls) -> Tuple[str, Dict[str, Any]]:
         return "qac", {}
 
     # ---- learn -------------------------------------------------------------------------------
     def _init_learn(self) -> None:
         cfg = self._cfg.learn
         self._gamma = self._cfg.discount_factor
-        self._q_optimizer = adam(self._model.critic.parameters(), lr=cfg.learning_rate_q)
-        self._policy_optimizer = adam(self._model.actor.parameters(), lr=cfg.learning_rate_policy)
+        self._q_optimizer = adam(self._model.get_submodule("critic").parameters(), lr=cfg.learning_rate_q)
+        self._policy_optimizer = adam(self._model.get_submodule("actor").parameters(), lr=cfg.learning_rate_policy)
         self._log_alpha = torch.tensor(math.log(cfg.alpha), device=self._device, requires_grad=bool(cfg.auto_alpha))
         self._alpha_optimizer = (adam([self._log_alpha], lr=cfg.learning_rate_alpha)
                                  if cfg.auto_alpha else None)
