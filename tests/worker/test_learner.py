@@ -331,3 +331,9 @@ def test_hooks_see_the_learner_through_the_hook_host_protocol():
     host: HookHost = Host()
     LogShowHook(freq=1)(host)
     assert host.last_log == {"loss": 2.0}
+
+
+def test_a_learner_without_a_policy_says_so():
+    learner = BaseLearner({}, None)
+    with pytest.raises(StrideError, match="no policy"):
+        learner.train({"x": 1})

@@ -10,14 +10,9 @@ import logging
 import os
 from typing import Any, Dict, Optional, Protocol
 
+from ..protocols import ScalarWriter
+
 POSITIONS = ("before_run", "after_run", "before_iter", "after_iter")
-
-
-class ScalarWriter(Protocol):
-    """What a hook writes scalars to (a TensorBoard ``SummaryWriter``)."""
-
-    def add_scalar(self, tag: str, scalar_value: float, global_step: int) -> Any:
-        """Record one scalar at ``global_step``."""
 
 
 class HookHost(Protocol):

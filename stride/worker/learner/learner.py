@@ -22,6 +22,8 @@ from ...utils.files import atomic_write, atomic_write_text
 from ...utils.log import build_logger
 from ...utils.registry import LEARNER_REGISTRY
 from ...utils.seed import get_rng_state, set_rng_state
+from ...policy.base_policy import LearnMode
+from ..protocols import ScalarWriter, Stateful
 from .hooks import POSITIONS, LearnerHook, LoadCkptHook, LogFlushHook, LogShowHook, SaveCkptHook, ckpt_dir
 
 CKPT_FORMAT = 1
@@ -68,13 +70,14 @@ class BaseLearner(Configurable):
             ),
         )
 
-    def __init__(self, cfg: Optional[Dict[str, Any]] = None, policy: Any = None, tb_logger: Any = None,
+    def __init__(self, cfg: Optional[Dict[str, Any]] = None, policy: Optional[LearnMode] = None,
+                 tb_logger: Optional[ScalarWriter] = None,
                  exp_name: Optional[str] = None, instance_name: str = "learner") -> None:
         merged = merge_config(self.declared_config(), cfg or {}, prefix="policy.learn.learner.")
         self._cfg = merged
         self._policy = policy
         self._exp_name = exp_name
-        self.tb_logger = tb_logger
+        self.tb_logger: Optional[ScalarWriter] = tb_logger
         self.logger = build_logger(exp_name, instance_name)
         self._train_iter = 0
         self._envstep = 0
@@ -82,7 +85,7 @@ class BaseLearner(Configurable):
         self.last_log: Dict[str, float] = {}
         self._priority_info: Optional[Dict[str, Any]] = None
         self._hooks: Dict[str, List[LearnerHook]] = {p: [] for p in POSITIONS}
-        self._states: Dict[str, Any] = {}
+        self._states: Dict[str, Stateful] = {}
         hook = merged["hook"]
         self.register_hook(LoadCkptHook(hook["load_ckpt_before_run"]))
         log_hook = LogShowHook(hook["log_show_after_iter"])
@@ -114,7 +117,7 @@ class BaseLearner(Configurable):
         hooks = self._hooks
         for hook in hooks["before_iter"]:
             hook(self)
-        log = self._policy.forward(data)
+        log = self.policy.forward(data)
         if "priority" in log:
             self._priority_info = {"priority": log.pop("priority"), **self._ids_of(data)}
         self.log_buffer = log
@@ -162,10 +165,13 @@ class BaseLearner(Configurable):
         return self._priority_info
 
     @property
-    def policy(self) -> Any:
+    def policy(self) -> LearnMode:
+        """The learn mode this learner trains."""
+        if self._policy is None:
+            raise StrideError("BaseLearner has no policy: give its learn mode to the constructor")
         return self._policy
 
-    def register_state(self, name: str, component: Any) -> None:
+    def register_state(self, name: str, component: Stateful) -> None:
         """Include ``component.state_dict()`` in checkpoints (restored by ``load_state_dict``)."""
         self._states[name] = component
 
@@ -179,7 +185,7 @@ class BaseLearner(Configurable):
         path = os.path.join(folder, ckpt_name or f"iteration_{self._train_iter}.pth.tar")
         state = {
             "format": CKPT_FORMAT,
-            "policy": self._policy.state_dict(),
+            "policy": self.policy.state_dict(),
             "train_iter": self._train_iter,
             "envstep": self._envstep,
             "rng": get_rng_state(),
@@ -193,7 +199,7 @@ class BaseLearner(Configurable):
     def load_checkpoint(self, path: str) -> None:
         """Restore the policy, counters, RNG states and registered components from ``path``."""
         state = read_checkpoint(path)
-        self._policy.load_state_dict(state["policy"])
+        self.policy.load_state_dict(state["policy"])
         self._train_iter = int(state["train_iter"])
         self._envstep = int(state["envstep"])
         for name, comp in self._states.items():
