@@ -76,6 +76,7 @@ class Policy(ABC):
     """Base class. Subclasses set ``config`` (merged over their parents') and implement the modes."""
 
     _optimizer: torch.optim.Optimizer  # set by an algorithm's _init_learn (the base state methods save it)
+    result: Dict[str, Any]  # the summary of the run that trained this policy (set by the entries)
 
     config: Dict[str, Any] = dict(
         # (str) registered policy name.

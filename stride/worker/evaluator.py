@@ -129,7 +129,7 @@ class BaseSerialEvaluator(Configurable):
         self._last_eval_iter = train_iter
         return True
 
-    def eval(self, save_ckpt_fn: Optional[Callable[[str], None]] = None, train_iter: int = -1, envstep: int = -1,
+    def eval(self, save_ckpt_fn: Optional[Callable[[str], object]] = None, train_iter: int = -1, envstep: int = -1,
              n_episode: Optional[int] = None) -> Tuple[bool, List[float]]:
         """Run ``n_episode`` episodes; return ``(stop, episode_returns)`` with ``stop`` when the mean
         return reaches ``stop_value``. Saves ``ckpt_best.pth.tar`` through ``save_ckpt_fn`` on a new best.

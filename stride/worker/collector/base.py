@@ -150,6 +150,10 @@ class SerialCollectorBase(Configurable):
                 del inflight[env_id]
         return timesteps, src_obs, src_out
 
+    def collect(self, *, train_iter: int = 0, policy_kwargs: Optional[Dict[str, Any]] = None) -> List[Any]:
+        """Step the envs until the configured amount of data is ready (see the subclasses)."""
+        raise NotImplementedError
+
     # ---- counters ----------------------------------------------------------------------------
     @property
     def envstep(self) -> int:
