@@ -102,7 +102,7 @@ class SACPolicy(Policy):
                                  if cfg.auto_alpha else None)
         action_dims = int(np.prod(self._cfg.model.action_shape))
         self._target_entropy = -float(action_dims) if cfg.target_entropy is None else float(cfg.target_entropy)
-        self._target_critic = model_wrap(copy.deepcopy(self._model.critic), "target", update_type="momentum",
+        self._target_critic = model_wrap(copy.deepcopy(self._model.get_submodule("critic")), "target", update_type="momentum",
                                          update_kwargs={"theta": cfg.target_theta})
         self._actor_sample = model_wrap(self._model, "reparam_sample", tanh=True)
         self._use_is = bool(self._cfg.priority and self._cfg.priority_IS_weight)
