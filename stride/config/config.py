@@ -61,7 +61,7 @@ class Configurable:
     :class:`~stride.config.setting.Setting` leaves); :meth:`default_config` gives the plain values."""
 
     @classmethod
-    def declared_config(cls) -> Dict[str, Any]:
+    def declared_config(cls) -> Dict[str, object]:
         """The config declaration: defaults with their valid values (see ``stride.config.setting``)."""
         return {}
 

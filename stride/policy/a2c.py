@@ -65,7 +65,7 @@ class A2CPolicy(PPOPolicy):
     )
 
     @classmethod
-    def declared_config(cls) -> Dict[str, Any]:
+    def declared_config(cls) -> Dict[str, object]:
         # Policy's declaration and A2C's only: PPO's learn keys (epochs, clipping...) mean nothing here.
         return copy.deepcopy(deep_update(Policy.declared_config(), cls.config))
 

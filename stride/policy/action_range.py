@@ -57,17 +57,18 @@ class ActionScale:
             self._low, self._high, self._half = low, high, (high - low) / 2.0
 
     @classmethod
-    def from_config(cls, value: Any, action_shape: Any) -> "ActionScale":
+    def from_config(cls, value: object, action_shape: Union[None, int, Sequence[int]]) -> "ActionScale":
+        """The scale of a ``policy.action_range`` value (None: the identity)."""
         return cls(parse_action_range(value, action_shape))
 
-    def to_env(self, action: np.ndarray) -> np.ndarray:
+    def to_env(self, action: npt.NDArray[np.floating]) -> npt.NDArray[np.floating]:
         """[-1, 1] -> [low, high] (same dtype)."""
         if self.bounds is None:
             return action
         out = self._low + (action + 1.0) * self._half
         return np.clip(out, self._low, self._high).astype(action.dtype, copy=False)
 
-    def from_env(self, action: Any) -> np.ndarray:
+    def from_env(self, action: Union[float, Sequence[float], npt.NDArray[np.floating]]) -> npt.NDArray[np.float32]:
         """[low, high] -> [-1, 1] (float32)."""
         a = np.asarray(action, dtype=np.float32)
         if self.bounds is None:

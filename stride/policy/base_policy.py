@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import copy
 from abc import ABC, abstractmethod
-from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Mapping, NamedTuple, Optional, Protocol, Sequence, Tuple
 
 import numpy as np
 import torch
@@ -23,7 +23,19 @@ from ..utils.data import default_collate
 from ..utils.registry import MODEL_REGISTRY
 from .action_range import ActionScale
 
-def is_terminated(timestep: Any) -> bool:
+class Timestep(Protocol):
+    """What a policy reads of an env's timestep (``stride.envs.BaseEnvTimestep`` is one)."""
+
+    @property
+    def done(self) -> bool:
+        """Whether the episode ended at this step (terminated or truncated)."""
+
+    @property
+    def info(self) -> Mapping[str, object]:
+        """``terminated`` / ``truncated`` and the env's own entries."""
+
+
+def is_terminated(timestep: Timestep) -> bool:
     """Whether a step ended the episode in a terminal state (no bootstrap). A time-limit truncation
     is not terminal: TD targets still bootstrap from its true final observation. Envs that only say
     ``done`` are taken as terminated (DI-engine's convention)."""
@@ -100,7 +112,7 @@ class Policy(ABC):
     )
 
     @classmethod
-    def declared_config(cls) -> Dict[str, Any]:
+    def declared_config(cls) -> Dict[str, object]:
         """This class's ``config`` merged over every parent's, with the valid values of each key
         (:class:`~stride.config.Setting`): what ``compile_config`` validates a user's config against."""
         merged: Dict[str, Any] = {}
@@ -115,7 +127,7 @@ class Policy(ABC):
         return Config(plain(cls.declared_config()))
 
     @classmethod
-    def default_model(cls) -> Tuple[str, Dict[str, Any]]:
+    def default_model(cls) -> Tuple[str, Dict[str, object]]:
         """``(registered model name, kwargs)`` used when no model is passed."""
         raise NotImplementedError(f"{cls.__name__} has no default model; pass one")
 

@@ -96,7 +96,7 @@ class DDPGPolicy(Policy):
     )
 
     @classmethod
-    def default_model(cls) -> Tuple[str, Dict[str, Any]]:
+    def default_model(cls) -> Tuple[str, Dict[str, object]]:
         return "qac", {}
 
     # ---- learn -------------------------------------------------------------------------------

@@ -65,7 +65,7 @@ class DQNPolicy(Policy):
     )
 
     @classmethod
-    def default_model(cls) -> Tuple[str, Dict[str, Any]]:
+    def default_model(cls) -> Tuple[str, Dict[str, object]]:
         return "dqn", {}
 
     # ---- learn -------------------------------------------------------------------------------

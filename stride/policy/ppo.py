@@ -114,7 +114,7 @@ class PPOPolicy(Policy):
     )
 
     @classmethod
-    def default_model(cls) -> Tuple[str, Dict[str, Any]]:
+    def default_model(cls) -> Tuple[str, Dict[str, object]]:
         return "vac", {}
 
     def _action_space(self) -> str:

@@ -88,7 +88,7 @@ class SACPolicy(Policy):
     )
 
     @classmethod
-    def default_model(cls) -> Tuple[str, Dict[str, Any]]:
+    def default_model(cls) -> Tuple[str, Dict[str, object]]:
         return "qac", {}
 
     # ---- learn -------------------------------------------------------------------------------

@@ -59,7 +59,7 @@ class BaseSerialEvaluator(Configurable):
     """Evaluate a policy's eval mode on its own env manager."""
 
     @classmethod
-    def declared_config(cls) -> Dict[str, Any]:
+    def declared_config(cls) -> Dict[str, object]:
         return dict(
             # (int) evaluate every this many train iterations.
             eval_freq=Setting(1000, "[1, inf)"),

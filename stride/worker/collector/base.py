@@ -47,7 +47,7 @@ class SerialCollectorBase(Configurable):
     """Owns an env manager and a policy's collect mode; counts env steps and episodes."""
 
     @classmethod
-    def declared_config(cls) -> Dict[str, Any]:
+    def declared_config(cls) -> Dict[str, object]:
         return dict(
             type="sample",
             # (int) log episode statistics every this many train iterations.

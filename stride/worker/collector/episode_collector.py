@@ -21,7 +21,7 @@ class EpisodeCollector(SerialCollectorBase):
     _extra: List[Episode]  # episodes finished beyond the last call's n_episode
 
     @classmethod
-    def declared_config(cls) -> Dict[str, Any]:
+    def declared_config(cls) -> Dict[str, object]:
         cfg = super().declared_config()
         cfg.update(type="episode", get_train_sample=False)
         return cfg

@@ -54,7 +54,7 @@ class BaseLearner(Configurable):
     """Train a policy's learn mode, with hooks, logs and checkpoints."""
 
     @classmethod
-    def declared_config(cls) -> Dict[str, Any]:
+    def declared_config(cls) -> Dict[str, object]:
         return dict(
             # (int) iterations of ``start()`` (parallel mode).
             train_iterations=Setting(int(1e10), "[1, inf)"),
