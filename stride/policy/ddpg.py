@@ -24,7 +24,7 @@ from typing import Any, Dict, List, Optional, Tuple
 import torch
 
 from ..model import model_wrap
-from ..torch_utils import adam
+from ..torch_utils import adam, step
 from ..rl_utils import min_q_value, v_nstep_td_error
 from ..utils.registry import POLICY_REGISTRY
 from ..config.setting import Setting
@@ -38,7 +38,7 @@ def optimise(optimizer: torch.optim.Optimizer, loss: torch.Tensor, grad_clip_nor
         p.grad = g
     if grad_clip_norm is not None:
         torch.nn.utils.clip_grad_norm_(params, grad_clip_norm)
-    optimizer.step()
+    step(optimizer)
 
 
 @POLICY_REGISTRY.register("ddpg")

@@ -29,7 +29,7 @@ import numpy as np
 import torch
 
 from ..model import model_wrap
-from ..torch_utils import adam
+from ..torch_utils import adam, step, zero_grad
 from ..rl_utils import get_gae, ppo_error, ppo_error_continuous
 from ..utils.registry import POLICY_REGISTRY
 from ..config.setting import Setting
@@ -164,11 +164,11 @@ class PPOPolicy(Policy):
                                            cfg.dual_clip)
                 total = loss.policy_loss + cfg.value_weight * loss.value_loss - cfg.entropy_weight * loss.entropy_loss
                 # optimise
-                self._optimizer.zero_grad(set_to_none=True)
+                zero_grad(self._optimizer)
                 torch.autograd.backward(total)
                 if cfg.grad_clip_norm is not None:
                     sums["grad_norm"] += torch.nn.utils.clip_grad_norm_(self._model.parameters(), cfg.grad_clip_norm).item()
-                self._optimizer.step()
+                step(self._optimizer)
                 # log
                 for k, v in (("total_loss", total), ("policy_loss", loss.policy_loss), ("value_loss", loss.value_loss),
                              ("entropy", loss.entropy_loss), ("approx_kl", info.approx_kl), ("clipfrac", info.clipfrac)):
