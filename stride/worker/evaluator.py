@@ -10,7 +10,7 @@ episodes, which is why its logs repeat). The manager is reset at every evaluatio
 from __future__ import annotations
 
 import time
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 
 import numpy as np
 
@@ -31,12 +31,12 @@ class VectorEvalMonitor:
             raise ConfigError(f"n_episode must be >= 1, got {n_episode}")
         self._quota = [n_episode // env_num + (1 if i < n_episode % env_num else 0) for i in range(env_num)]
         self._returns: Dict[int, List[float]] = {i: [] for i in range(env_num)}
-        self._infos: Dict[int, List[Dict[str, Any]]] = {i: [] for i in range(env_num)}
+        self._infos: Dict[int, List[Mapping[str, object]]] = {i: [] for i in range(env_num)}
 
     def needs_more(self, env_id: int) -> bool:
         return len(self._returns[env_id]) < self._quota[env_id]
 
-    def update_info(self, env_id: int, info: Dict[str, Any]) -> None:
+    def update_info(self, env_id: int, info: Mapping[str, object]) -> None:
         self._infos[env_id].append(info)
 
     def update_reward(self, env_id: int, episode_return: float) -> None:
@@ -74,7 +74,7 @@ class BaseSerialEvaluator(Configurable):
             confirm_episode=Setting(0, "[0, inf)"),
         )
 
-    def __init__(self, cfg: Optional[Dict[str, Any]] = None, env: Optional[EnvManager] = None,
+    def __init__(self, cfg: Optional[Mapping[str, object]] = None, env: Optional[EnvManager] = None,
                  policy: Optional[EvalMode] = None, tb_logger: Optional[ScalarWriter] = None,
                  exp_name: Optional[str] = None, instance_name: str = "evaluator") -> None:
         merged = merge_config(self.declared_config(), cfg or {}, prefix="policy.eval.evaluator.")
@@ -198,7 +198,7 @@ class BaseSerialEvaluator(Configurable):
                 self._tb.add_scalar(f"{tag}_step/{k}", v, envstep)
         return returns
 
-    def state_dict(self) -> Dict[str, Any]:
+    def state_dict(self) -> Dict[str, object]:
         return {"last_eval_iter": self._last_eval_iter, "last_eval_mark": self._last_eval_mark,
                 "max_eval_return": self._max_eval_return}
 

@@ -8,13 +8,15 @@ from __future__ import annotations
 
 from typing import Any, Dict, Optional, Protocol, runtime_checkable
 
+import gymnasium as gym
+
 from ..envs.base_env import BaseEnvTimestep
 
 
 class ScalarWriter(Protocol):
     """Where scalars go (a TensorBoard ``SummaryWriter``)."""
 
-    def add_scalar(self, tag: str, scalar_value: float, global_step: int) -> Any:
+    def add_scalar(self, tag: str, scalar_value: float, global_step: int) -> object:
         """Record one scalar at ``global_step``."""
 
 
@@ -26,7 +28,7 @@ class EnvManager(Protocol):
         """Number of envs."""
 
     @property
-    def ready_obs(self) -> Dict[int, Any]:
+    def ready_obs(self) -> Dict[int, object]:
         """``{env_id: obs}`` of the envs waiting for an action."""
 
     @property
@@ -34,16 +36,16 @@ class EnvManager(Protocol):
         """Whether the envs are not launched (never, or closed since)."""
 
     @property
-    def action_space(self) -> Any:
+    def action_space(self) -> gym.spaces.Space[object]:
         """The envs' (common) action space."""
 
-    def launch(self, reset_param: Optional[Dict[int, Dict[str, Any]]] = None) -> None:
+    def launch(self, reset_param: Optional[Dict[int, Dict[str, object]]] = None) -> None:
         """Start the envs and reset them."""
 
-    def reset(self, reset_param: Optional[Dict[int, Dict[str, Any]]] = None) -> None:
+    def reset(self, reset_param: Optional[Dict[int, Dict[str, object]]] = None) -> None:
         """Reset every env (new episodes)."""
 
-    def step(self, actions: Dict[int, Any]) -> Dict[int, BaseEnvTimestep]:
+    def step(self, actions: Dict[int, object]) -> Dict[int, BaseEnvTimestep]:
         """Send actions; the timesteps that came back, by env id."""
 
     def close(self) -> None:
@@ -54,7 +56,7 @@ class EnvManager(Protocol):
 class Stateful(Protocol):
     """A component whose state a checkpoint can hold (plain values and tensors)."""
 
-    def state_dict(self) -> Dict[str, Any]:
+    def state_dict(self) -> Dict[str, object]:
         """The state, as plain values and tensors."""
 
     def load_state_dict(self, state: Dict[str, Any]) -> None:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Tuple, cast
+
+import gymnasium as gym
 
 import numpy as np
 import torch
@@ -20,7 +22,7 @@ from ..protocols import EnvManager, ScalarWriter, Stateful
 StepResult = Tuple[Dict[int, BaseEnvTimestep], Dict[int, Any], Dict[int, Dict[str, Any]]]
 
 
-def to_plain(obj: Any) -> Any:
+def to_plain(obj: object) -> object:
     """Arrays -> tensors, NumPy scalars -> Python numbers (checkpoint-safe), recursively."""
     if isinstance(obj, np.ndarray):
         return torch.from_numpy(np.ascontiguousarray(obj))
@@ -33,7 +35,7 @@ def to_plain(obj: Any) -> Any:
     return obj
 
 
-def from_plain(obj: Any) -> Any:
+def from_plain(obj: object) -> object:
     if isinstance(obj, torch.Tensor):
         return obj.numpy()
     if isinstance(obj, dict):
@@ -54,7 +56,7 @@ class SerialCollectorBase(Configurable):
             collect_print_freq=Setting(100, "[1, inf)"),
         )
 
-    def __init__(self, cfg: Optional[Dict[str, Any]] = None, env: Optional[EnvManager] = None,
+    def __init__(self, cfg: Optional[Mapping[str, object]] = None, env: Optional[EnvManager] = None,
                  policy: Optional[CollectMode] = None, tb_logger: Optional[ScalarWriter] = None,
                  exp_name: Optional[str] = None, instance_name: str = "collector") -> None:
         merged = merge_config(self.declared_config(), cfg or {}, prefix="policy.collect.collector.")
@@ -164,7 +166,7 @@ class SerialCollectorBase(Configurable):
         self._envstep = int(value)
 
     @property
-    def action_space(self) -> Any:
+    def action_space(self) -> gym.spaces.Space[object]:
         """The env manager's action space."""
         return self._require_env().action_space
 
@@ -205,7 +207,7 @@ class SerialCollectorBase(Configurable):
         self._returns, self._lengths = [], []
 
     # ---- checkpointing -----------------------------------------------------------------------
-    def state_dict(self) -> Dict[str, Any]:
+    def state_dict(self) -> Dict[str, object]:
         """Counters, partial trajectories and the env manager's in-flight episodes (plain values)."""
         return {
             "envstep": self._envstep,
@@ -218,7 +220,7 @@ class SerialCollectorBase(Configurable):
     def load_state_dict(self, state: Dict[str, Any]) -> None:
         self._envstep = state["envstep"]
         self._total_episode_count = state["total_episode_count"]
-        self._traj = {int(k): from_plain(v) for k, v in state["traj"].items()}
+        self._traj = {int(k): cast(List[Dict[str, Any]], from_plain(v)) for k, v in state["traj"].items()}
         self._ep_len = {int(k): v for k, v in state["ep_len"].items()}
         env: object = self._env  # a manager's state is optional: kept where it has one
         if state.get("env") is not None and isinstance(env, Stateful):

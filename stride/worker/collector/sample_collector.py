@@ -12,7 +12,7 @@ discarded, never stitched to the next one.
 from __future__ import annotations
 
 import math
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, cast
 
 from ...utils.errors import ConfigError
 from ...utils.registry import COLLECTOR_REGISTRY
@@ -95,7 +95,7 @@ class SampleCollector(SerialCollectorBase):
         self._surplus = samples[n_sample:]
         return samples[:n_sample]
 
-    def state_dict(self) -> Dict[str, Any]:
+    def state_dict(self) -> Dict[str, object]:
         from .base import to_plain
 
         state = super().state_dict()
@@ -106,4 +106,4 @@ class SampleCollector(SerialCollectorBase):
         from .base import from_plain
 
         super().load_state_dict(state)
-        self._surplus = from_plain(state.get("surplus", []))
+        self._surplus = cast(List[Dict[str, Any]], from_plain(state.get("surplus", [])))

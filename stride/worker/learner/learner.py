@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import pickle
 import warnings
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Mapping, Optional
 
 import torch
 
@@ -70,7 +70,7 @@ class BaseLearner(Configurable):
             ),
         )
 
-    def __init__(self, cfg: Optional[Dict[str, Any]] = None, policy: Optional[LearnMode] = None,
+    def __init__(self, cfg: Optional[Mapping[str, object]] = None, policy: Optional[LearnMode] = None,
                  tb_logger: Optional[ScalarWriter] = None,
                  exp_name: Optional[str] = None, instance_name: str = "learner") -> None:
         merged = merge_config(self.declared_config(), cfg or {}, prefix="policy.learn.learner.")
