@@ -18,7 +18,7 @@ import numpy as np
 from ..config import Config
 from ..config.compile import env_kwargs
 from ..policy.action_range import parse_action_range
-from ..envs import BaseEnvManager, create_env_manager
+from ..envs import BaseEnv, BaseEnvManager, create_env_manager
 from ..utils.errors import ConfigError, unknown_name_message
 from ..utils.registry import ENV_REGISTRY
 
@@ -99,7 +99,7 @@ def zoo_config(env: str, policy: str) -> ConfigPair:
     return mod.main_config, mod.create_config
 
 
-def env_factories(cfg: Config, num: int) -> List[Callable[[], Any]]:
+def env_factories(cfg: Config, num: int) -> List[Callable[[], BaseEnv]]:
     """``num`` picklable zero-argument factories of the configured env."""
     env_cls = ENV_REGISTRY.get(cfg.env.type)
     env_cfg = env_kwargs(cfg.env)
@@ -115,7 +115,7 @@ def build_env_managers(cfg: Config, seed: int) -> Tuple[BaseEnvManager, BaseEnvM
     return collector_env, evaluator_env
 
 
-def check_spaces(cfg: Config, env: Any) -> None:
+def check_spaces(cfg: Config, env: BaseEnvManager) -> None:
     """Fail early, with the fix, when the model's shapes don't match the env's spaces."""
     model = cfg.policy.model
     act, obs = env.action_space, env.observation_space

@@ -131,7 +131,7 @@ class Policy(ABC):
         """``(registered model name, kwargs)`` used when no model is passed."""
         raise NotImplementedError(f"{cls.__name__} has no default model; pass one")
 
-    def __init__(self, cfg: Dict[str, Any], model: Optional[nn.Module] = None, enable_field: Optional[Sequence[str]] = None) -> None:
+    def __init__(self, cfg: Mapping[str, object], model: Optional[nn.Module] = None, enable_field: Optional[Sequence[str]] = None) -> None:
         self._cfg = cfg if isinstance(cfg, Config) else Config(cfg)
         fields = list(enable_field) if enable_field is not None else ["learn", "collect", "eval"]
         unknown = set(fields) - {"learn", "collect", "eval"}

@@ -53,6 +53,6 @@ def atomic_write_text(path: str, text: str) -> None:
     atomic_write(path, write)
 
 
-def atomic_write_json(path: str, obj: Any) -> None:
+def atomic_write_json(path: str, obj: object) -> None:
     """``path`` holds ``obj`` as indented JSON, or is left as it was."""
     atomic_write_text(path, json.dumps(obj, indent=2) + "\n")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import csv
 import logging
 import os
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Mapping, Optional
 
 
 def build_logger(exp_dir: Optional[str], name: str, level: int = logging.INFO) -> logging.Logger:
@@ -49,7 +49,8 @@ class ProgressCSV:
                 header = f.readline().strip()
             self._fields = header.split(",") if header else None
 
-    def write(self, row: Dict[str, Any]) -> None:
+    def write(self, row: Mapping[str, object]) -> None:
+        """Append ``row`` (keys outside the header are ignored)."""
         new = self._fields is None
         fields = self._fields = list(row) if self._fields is None else self._fields
         with open(self._path, "a", newline="") as f:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import pickle
 import warnings
-from typing import Any, Callable, Dict, List, Mapping, Optional
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Union
 
 import torch
 
@@ -27,6 +27,9 @@ from ..protocols import ScalarWriter, Stateful
 from .hooks import POSITIONS, LearnerHook, LoadCkptHook, LogFlushHook, LogShowHook, SaveCkptHook, ckpt_dir
 
 CKPT_FORMAT = 1
+
+#: what ``train`` takes: a list of sample dicts (the seeds' form) or a dict of columns (the replay buffer's)
+Batch = Union[Sequence[Mapping[str, object]], Mapping[str, object]]
 
 
 def read_checkpoint(path: str) -> Dict[str, Any]:
@@ -83,7 +86,7 @@ class BaseLearner(Configurable):
         self._envstep = 0
         self.log_buffer: Dict[str, Any] = {}
         self.last_log: Dict[str, float] = {}
-        self._priority_info: Optional[Dict[str, Any]] = None
+        self._priority_info: Optional[Dict[str, object]] = None
         self._hooks: Dict[str, List[LearnerHook]] = {p: [] for p in POSITIONS}
         self._states: Dict[str, Stateful] = {}
         hook = merged["hook"]
@@ -110,7 +113,7 @@ class BaseLearner(Configurable):
             hook(self)
 
     # ---- training ----------------------------------------------------------------------------
-    def train(self, data: Any, envstep: Optional[int] = None) -> Dict[str, Any]:
+    def train(self, data: Batch, envstep: Optional[int] = None) -> Dict[str, Any]:
         """One optimisation step on ``data`` (a list of samples or a dict of columns)."""
         if envstep is not None:
             self._envstep = envstep
@@ -127,12 +130,12 @@ class BaseLearner(Configurable):
         return log
 
     @staticmethod
-    def _ids_of(data: Any) -> Dict[str, Any]:
-        if isinstance(data, dict):
+    def _ids_of(data: Batch) -> Dict[str, object]:
+        if isinstance(data, Mapping):
             return {k: data[k] for k in ("replay_unique_id", "replay_buffer_idx") if k in data}
         return {k: [d[k] for d in data] for k in ("replay_unique_id", "replay_buffer_idx") if k in data[0]}
 
-    def start(self, get_data: Callable[[], Any], envstep_fn: Optional[Callable[[], int]] = None) -> None:
+    def start(self, get_data: Callable[[], Batch], envstep_fn: Optional[Callable[[], int]] = None) -> None:
         """Parallel mode: ``before_run``, ``train_iterations`` steps on ``get_data()``, ``after_run``."""
         self.call_hook("before_run")
         for _ in range(int(self._cfg["train_iterations"])):
@@ -161,7 +164,7 @@ class BaseLearner(Configurable):
         self._envstep = int(value)
 
     @property
-    def priority_info(self) -> Optional[Dict[str, Any]]:
+    def priority_info(self) -> Optional[Dict[str, object]]:
         return self._priority_info
 
     @property
