@@ -78,12 +78,12 @@ def declaration(component: type) -> Dict[str, Any]:
     return dict(declare())
 
 
-def is_free_form(default: Any) -> bool:
+def is_free_form(default: object) -> bool:
     """An empty dict default means 'any keys': its contents are not validated."""
     return isinstance(default, Mapping) and len(default) == 0
 
 
-def merge_config(default: Mapping[str, Any], user: Mapping[str, Any], prefix: str = "") -> Config:
+def merge_config(default: Mapping[str, object], user: Mapping[str, object], prefix: str = "") -> Config:
     """``default`` updated by ``user`` (user wins); unknown keys, wrong types and values outside a
     :class:`~stride.config.setting.Setting`'s range are refused with one line. ``default`` may be
     a declaration (leaves that are ``Setting``s); the result holds plain values only."""
@@ -111,7 +111,7 @@ def merge_config(default: Mapping[str, Any], user: Mapping[str, Any], prefix: st
     return out
 
 
-def missing_required(cfg: Mapping[str, Any], prefix: str = "") -> List[str]:
+def missing_required(cfg: Mapping[str, object], prefix: str = "") -> List[str]:
     """Dotted keys still holding ``REQUIRED``."""
     found = []
     for k, v in cfg.items():
@@ -122,7 +122,7 @@ def missing_required(cfg: Mapping[str, Any], prefix: str = "") -> List[str]:
     return found
 
 
-def get_dotted(cfg: Mapping[str, Any], dotted: str, default: Any = None) -> Any:
+def get_dotted(cfg: Mapping[str, object], dotted: str, default: object = None) -> Any:
     node: Any = cfg
     for part in dotted.split("."):
         if not isinstance(node, Mapping) or part not in node:
@@ -174,7 +174,7 @@ def _json_restore(obj: Any) -> Any:
     return obj
 
 
-def split_create_config(cfg: Mapping[str, Any]) -> Tuple[Dict[str, Any], Dict[str, Any]]:
+def split_create_config(cfg: Mapping[str, object]) -> Tuple[Dict[str, Any], Dict[str, Any]]:
     """Split a compiled config into ``(main_config, create_config)`` (types go to create_config)."""
     main = copy.deepcopy(Config(cfg).to_dict())
     create: Dict[str, Any] = {}
@@ -192,7 +192,7 @@ def split_create_config(cfg: Mapping[str, Any]) -> Tuple[Dict[str, Any], Dict[st
     return main, create
 
 
-def save_config(cfg: Mapping[str, Any], exp_dir: str) -> None:
+def save_config(cfg: Mapping[str, object], exp_dir: str) -> None:
     """Write ``total_config.py``, ``formatted_total_config.py`` and ``total_config.json``."""
     plain = Config(cfg).to_dict()
     atomic_write_text(
@@ -224,11 +224,11 @@ def load_json_config(path: str) -> Config:
     return Config(_json_restore(data))
 
 
-def format_config(cfg: Mapping[str, Any]) -> str:
+def format_config(cfg: Mapping[str, object]) -> str:
     return pprint.pformat(Config(cfg).to_dict(), sort_dicts=False)
 
 
-def deep_update(dst: Dict[str, Any], src: Mapping[str, Any], keys: Optional[Iterable[str]] = None) -> Dict[str, Any]:
+def deep_update(dst: Dict[str, Any], src: Mapping[str, object], keys: Optional[Iterable[str]] = None) -> Dict[str, Any]:
     """Plain recursive update without validation (for building declarations and defaults). A plain
     value written over a :class:`Setting` keeps that setting's constraints around the new default."""
     for k, v in src.items():
