@@ -62,7 +62,7 @@ def _env_defaults(env_cls: type) -> Dict[str, Any]:
 ENV_KEYS_NOT_FOR_ENV = ("manager", "stop_value", "n_evaluator_episode", "collector_env_num", "evaluator_env_num", "type")
 
 
-def env_kwargs(env_cfg: Mapping[str, Any]) -> Dict[str, Any]:
+def env_kwargs(env_cfg: Mapping[str, object]) -> Dict[str, object]:
     """The part of a compiled ``env`` section that the env class itself takes as its ``cfg``."""
     plain_cfg = env_cfg.to_dict() if isinstance(env_cfg, Config) else dict(env_cfg)
     return {k: v for k, v in plain_cfg.items() if k not in ENV_KEYS_NOT_FOR_ENV}
@@ -125,8 +125,8 @@ def default_main_config(create_cfg: Mapping[str, Any], user_cfg: Optional[Mappin
 
 
 def compile_config(
-    main_config: Mapping[str, Any],
-    create_cfg: Optional[Mapping[str, Any]] = None,
+    main_config: Mapping[str, object],
+    create_cfg: Optional[Mapping[str, object]] = None,
     save_cfg: bool = True,
     seed: int = 0,
     exp_name: Optional[str] = None,

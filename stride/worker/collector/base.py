@@ -231,9 +231,9 @@ class SerialCollectorBase(Configurable):
             self._env.close()
 
 
-def create_collector(cfg: Dict[str, Any], env: EnvManager, policy: CollectMode, tb_logger: Optional[ScalarWriter] = None,
+def create_collector(cfg: Mapping[str, object], env: EnvManager, policy: CollectMode, tb_logger: Optional[ScalarWriter] = None,
                      exp_name: Optional[str] = None, instance_name: str = "collector") -> SerialCollectorBase:
     """Build the collector named by ``cfg['type']``."""
-    collector: SerialCollectorBase = COLLECTOR_REGISTRY.get(cfg.get("type", "sample"))(
+    collector: SerialCollectorBase = COLLECTOR_REGISTRY.get(str(cfg.get("type", "sample")))(
         cfg, env, policy, tb_logger=tb_logger, exp_name=exp_name, instance_name=instance_name)
     return collector
