@@ -101,11 +101,11 @@ def serial_pipeline(
     tb = build_tb_writer(exp)
     try:
         workers = _build_workers(cfg, policy, collector_env, evaluator_env, tb)
-        learner, collector = workers.learner, workers.collector
+        learner = workers.learner
         learner.call_hook("before_run")
         if resume_ckpt is not None:
             learner.load_checkpoint(resume_ckpt)
-            collector.envstep = learner.envstep
+            workers.collector.envstep = learner.envstep
         result = _run(cfg, policy, workers, exp, max_train_iter, max_env_step, progress)
         learner.call_hook("after_run")
     finally:
@@ -113,8 +113,8 @@ def serial_pipeline(
         evaluator_env.close()
         if tb is not None:
             tb.close()
-    result["final_checkpoint"] = os.path.join(exp, "ckpt", f"iteration_{learner.train_iter}.pth.tar")
-    result["max_env_step"], result["max_train_iter"] = max_env_step, max_train_iter
+    result.update(final_checkpoint=os.path.join(exp, "ckpt", f"iteration_{learner.train_iter}.pth.tar"),
+                  max_env_step=max_env_step, max_train_iter=max_train_iter)
     atomic_write_json(os.path.join(exp, RESULT_FILE), result)
     policy.result = result
     return policy
