@@ -11,38 +11,29 @@ exactly one of ``policy.collect.n_sample`` / ``n_episode``) are checked; the res
 from __future__ import annotations
 
 import copy
-import importlib
 import inspect
 import os
-from typing import Mapping, Optional
+from typing import Any, Dict, Mapping, Optional
 
 import gymnasium as gym
 import numpy as np
 
 from ..utils.errors import ConfigError
 from ..utils.registry import (
-    BUFFER_REGISTRY, COLLECTOR_REGISTRY, ENV_MANAGER_REGISTRY, ENV_REGISTRY, MODEL_REGISTRY, POLICY_REGISTRY,
+    BUFFER_REGISTRY, COLLECTOR_REGISTRY, ENV_MANAGER_REGISTRY, ENV_REGISTRY, EVALUATOR_REGISTRY, LEARNER_REGISTRY,
+    MODEL_REGISTRY, POLICY_REGISTRY,
 )
-from .config import (REQUIRED, Config, declaration, deep_update, load_json_config, merge_config, missing_required,
-                     save_config)
-from .setting import Setting
-
-_COMPONENT_PACKAGES = ("stride.envs", "stride.model", "stride.policy", "stride.data", "stride.worker")
+from .config import Config, declaration, deep_update, load_json_config, merge_config, missing_required, save_config
+from .setting import REQUIRED, Setting
 
 
-def import_components() -> None:
-    """Import the subpackages whose classes fill the registries."""
-    for name in _COMPONENT_PACKAGES:
-        importlib.import_module(name)
-
-
-def _model_defaults(model_cls: type) -> dict:
+def _model_defaults(model_cls: type) -> Dict[str, Any]:
     """Keyword arguments of a model class: defaults as given, arguments without one REQUIRED; a
     ``Setting`` where the class declares the argument's valid values in ``VALID`` (beside its
     ``__init__``: ``{name: interval string or tuple of choices}``)."""
-    out: dict = {}
+    out: Dict[str, Any] = {}
     valid = getattr(model_cls, "VALID", {})
-    for name, p in inspect.signature(model_cls.__init__).parameters.items():
+    for name, p in inspect.signature(model_cls).parameters.items():
         if name == "self" or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
             continue
         default = p.default if p.default is not inspect.Parameter.empty else REQUIRED
@@ -51,7 +42,7 @@ def _model_defaults(model_cls: type) -> dict:
     return out
 
 
-def _env_defaults(env_cls: type) -> dict:
+def _env_defaults(env_cls: type) -> Dict[str, Any]:
     base = dict(
         type="gymnasium",
         # (float) stop training when the evaluator's mean return reaches this.
@@ -71,7 +62,7 @@ def _env_defaults(env_cls: type) -> dict:
 ENV_KEYS_NOT_FOR_ENV = ("manager", "stop_value", "n_evaluator_episode", "collector_env_num", "evaluator_env_num", "type")
 
 
-def env_kwargs(env_cfg: Mapping) -> dict:
+def env_kwargs(env_cfg: Mapping[str, object]) -> Dict[str, object]:
     """The part of a compiled ``env`` section that the env class itself takes as its ``cfg``."""
     plain_cfg = env_cfg.to_dict() if isinstance(env_cfg, Config) else dict(env_cfg)
     return {k: v for k, v in plain_cfg.items() if k not in ENV_KEYS_NOT_FOR_ENV}
@@ -92,12 +83,8 @@ def fill_action_range(cfg: Config) -> None:
         cfg.policy.action_range = [space.low.astype(float).reshape(-1).tolist(), space.high.astype(float).reshape(-1).tolist()]
 
 
-def default_main_config(create_cfg: Mapping, user_cfg: Optional[Mapping] = None) -> Config:
+def default_main_config(create_cfg: Mapping[str, Any], user_cfg: Optional[Mapping[str, Any]] = None) -> Config:
     """The default config tree for the components named in ``create_cfg``."""
-    import_components()
-    from ..worker.evaluator import BaseSerialEvaluator
-    from ..worker.learner import BaseLearner
-
     env_type = create_cfg.get("env", {}).get("type", "gymnasium")
     manager_type = create_cfg.get("env_manager", {}).get("type", "base")
     policy_type = create_cfg.get("policy", {}).get("type")
@@ -116,7 +103,7 @@ def default_main_config(create_cfg: Mapping, user_cfg: Optional[Mapping] = None)
     model_type = create_cfg.get("model", {}).get("type") or policy_cls.default_model()[0]
     policy["model"] = deep_update(_model_defaults(MODEL_REGISTRY.get(model_type)), policy.get("model", {}))
     learn = dict(policy.get("learn", {}))
-    learn["learner"] = BaseLearner.declared_config()
+    learn["learner"] = declaration(LEARNER_REGISTRY.get("base"))
     policy["learn"] = learn
     collect = dict(policy.get("collect", {}))
     given = {**collect, **((user_cfg or {}).get("policy", {}).get("collect", {}) or {})}
@@ -125,7 +112,7 @@ def default_main_config(create_cfg: Mapping, user_cfg: Optional[Mapping] = None)
     collect["collector"] = dict(declaration(COLLECTOR_REGISTRY.get(collector_type)), type=collector_type)
     policy["collect"] = collect
     ev = dict(policy.get("eval", {}))
-    ev["evaluator"] = BaseSerialEvaluator.declared_config()
+    ev["evaluator"] = declaration(EVALUATOR_REGISTRY.get("base"))
     policy["eval"] = ev
     other = dict(policy.get("other", {}))
     if not policy.get("on_policy"):
@@ -138,8 +125,8 @@ def default_main_config(create_cfg: Mapping, user_cfg: Optional[Mapping] = None)
 
 
 def compile_config(
-    main_config: Mapping,
-    create_cfg: Optional[Mapping] = None,
+    main_config: Mapping[str, object],
+    create_cfg: Optional[Mapping[str, object]] = None,
     save_cfg: bool = True,
     seed: int = 0,
     exp_name: Optional[str] = None,
@@ -183,7 +170,7 @@ def load_saved_config(path: str) -> Config:
     if not all(isinstance(saved.get(k), Mapping) for k in ("env", "policy")):
         raise ConfigError(f"'{path}' is not a Stride config (no env and policy sections)")
     env, policy = saved.env, saved.policy
-    create: dict = {"env": {"type": env.get("type", "gymnasium")},
+    create: Dict[str, Any] = {"env": {"type": env.get("type", "gymnasium")},
                     "env_manager": {"type": env.get("manager", {}).get("type", "base")},
                     "policy": {"type": policy.get("type")}}
     for key, dotted in (("replay_buffer", ("other", "replay_buffer")), ("collector", ("collect", "collector"))):

@@ -13,14 +13,14 @@ import json
 import math
 import os
 import pprint
-from typing import Any, Dict, Iterable, Mapping, Optional
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple
 
 from ..utils.errors import ConfigError, closest
 from ..utils.files import atomic_write_text
 from .setting import REQUIRED, Setting, check_like, plain
 
 
-class Config(dict):
+class Config(Dict[str, Any]):
     """A dict whose keys read and write as attributes; nested dicts become Configs."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -48,10 +48,10 @@ class Config(dict):
             value = Config(value)
         super().__setitem__(key, value)
 
-    def __deepcopy__(self, memo: dict) -> "Config":
+    def __deepcopy__(self, memo: Dict[int, Any]) -> "Config":
         return Config(copy.deepcopy(dict(self), memo))
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> Dict[str, Any]:
         """A plain nested dict (for JSON, checkpoints and printing)."""
         return {k: v.to_dict() if isinstance(v, Config) else v for k, v in self.items()}
 
@@ -61,7 +61,7 @@ class Configurable:
     :class:`~stride.config.setting.Setting` leaves); :meth:`default_config` gives the plain values."""
 
     @classmethod
-    def declared_config(cls) -> dict:
+    def declared_config(cls) -> Dict[str, object]:
         """The config declaration: defaults with their valid values (see ``stride.config.setting``)."""
         return {}
 
@@ -71,19 +71,19 @@ class Configurable:
         return Config(plain(cls.declared_config()))
 
 
-def declaration(component: Any) -> dict:
+def declaration(component: type) -> Dict[str, Any]:
     """A component class's config declaration: ``declared_config()`` where it has one, else its
     ``default_config()`` (a user's component written the DI-engine way: plain defaults)."""
-    declared = getattr(component, "declared_config", None)
-    return declared() if declared is not None else component.default_config()
+    declare = getattr(component, "declared_config", None) or getattr(component, "default_config")
+    return dict(declare())
 
 
-def is_free_form(default: Any) -> bool:
+def is_free_form(default: object) -> bool:
     """An empty dict default means 'any keys': its contents are not validated."""
     return isinstance(default, Mapping) and len(default) == 0
 
 
-def merge_config(default: Mapping, user: Mapping, prefix: str = "") -> Config:
+def merge_config(default: Mapping[str, object], user: Mapping[str, object], prefix: str = "") -> Config:
     """``default`` updated by ``user`` (user wins); unknown keys, wrong types and values outside a
     :class:`~stride.config.setting.Setting`'s range are refused with one line. ``default`` may be
     a declaration (leaves that are ``Setting``s); the result holds plain values only."""
@@ -111,7 +111,7 @@ def merge_config(default: Mapping, user: Mapping, prefix: str = "") -> Config:
     return out
 
 
-def missing_required(cfg: Mapping, prefix: str = "") -> list:
+def missing_required(cfg: Mapping[str, object], prefix: str = "") -> List[str]:
     """Dotted keys still holding ``REQUIRED``."""
     found = []
     for k, v in cfg.items():
@@ -122,7 +122,7 @@ def missing_required(cfg: Mapping, prefix: str = "") -> list:
     return found
 
 
-def get_dotted(cfg: Mapping, dotted: str, default: Any = None) -> Any:
+def get_dotted(cfg: Mapping[str, object], dotted: str, default: object = None) -> Any:
     node: Any = cfg
     for part in dotted.split("."):
         if not isinstance(node, Mapping) or part not in node:
@@ -174,7 +174,7 @@ def _json_restore(obj: Any) -> Any:
     return obj
 
 
-def split_create_config(cfg: Mapping) -> tuple:
+def split_create_config(cfg: Mapping[str, object]) -> Tuple[Dict[str, Any], Dict[str, Any]]:
     """Split a compiled config into ``(main_config, create_config)`` (types go to create_config)."""
     main = copy.deepcopy(Config(cfg).to_dict())
     create: Dict[str, Any] = {}
@@ -192,7 +192,7 @@ def split_create_config(cfg: Mapping) -> tuple:
     return main, create
 
 
-def save_config(cfg: Mapping, exp_dir: str) -> None:
+def save_config(cfg: Mapping[str, object], exp_dir: str) -> None:
     """Write ``total_config.py``, ``formatted_total_config.py`` and ``total_config.json``."""
     plain = Config(cfg).to_dict()
     atomic_write_text(
@@ -218,17 +218,17 @@ def load_json_config(path: str) -> Config:
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
         where = f" at line {e.lineno} column {e.colno}" if isinstance(e, json.JSONDecodeError) else ""
         raise ConfigError(f"'{path}' is not valid JSON{where} (truncated or hand-edited?): "
-                          f"{getattr(e, 'msg', None) or e.reason}") from None
+                          f"{e.msg if isinstance(e, json.JSONDecodeError) else e.reason}") from None
     if not isinstance(data, dict):
         raise ConfigError(f"'{path}' does not hold a config (a JSON object), but a {type(data).__name__}")
     return Config(_json_restore(data))
 
 
-def format_config(cfg: Mapping) -> str:
+def format_config(cfg: Mapping[str, object]) -> str:
     return pprint.pformat(Config(cfg).to_dict(), sort_dicts=False)
 
 
-def deep_update(dst: dict, src: Mapping, keys: Optional[Iterable[str]] = None) -> dict:
+def deep_update(dst: Dict[str, Any], src: Mapping[str, object], keys: Optional[Iterable[str]] = None) -> Dict[str, Any]:
     """Plain recursive update without validation (for building declarations and defaults). A plain
     value written over a :class:`Setting` keeps that setting's constraints around the new default."""
     for k, v in src.items():

@@ -49,7 +49,7 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-def check_like(dotted: str, default: Any, value: Any) -> None:
+def check_like(dotted: str, default: object, value: object) -> None:
     """A value for a key declared by a plain ``default`` must have the default's type (an int key
     takes integral floats like ``1e5`` and ``inf``; None and REQUIRED defaults take anything)."""
     if default is None or default == REQUIRED or value is None:
@@ -102,7 +102,7 @@ class Setting:
         if default is not None and default != REQUIRED:
             self.check("<default>", default)  # a declaration that contradicts itself fails at import
 
-    def with_default(self, default: Any) -> "Setting":
+    def with_default(self, default: object) -> "Setting":
         """The same constraints around another default (a subclass's or a zoo's)."""
         out = copy.copy(self)
         out.default = default
@@ -124,7 +124,7 @@ class Setting:
             text = f"a value like {self.default!r}"
         return text + (" (or None)" if self.optional else "")
 
-    def check(self, dotted: str, value: Any) -> None:
+    def check(self, dotted: str, value: object) -> None:
         """Raise a one-line ``ConfigError`` unless ``value`` is valid for the key ``dotted``."""
         if value is None:
             if not self.optional:
@@ -167,7 +167,7 @@ class Setting:
         return out
 
 
-def plain(tree: Any) -> Any:
+def plain(tree: object) -> Any:
     """``tree`` with every ``Setting`` replaced by its default (a deep copy)."""
     if isinstance(tree, Setting):
         return copy.deepcopy(tree.default)
@@ -176,7 +176,7 @@ def plain(tree: Any) -> Any:
     return copy.deepcopy(tree)
 
 
-def settings_of(tree: Mapping, prefix: str = "") -> Dict[str, Setting]:
+def settings_of(tree: Mapping[str, object], prefix: str = "") -> Dict[str, Setting]:
     """Every ``Setting`` in a declaration, by dotted key (for docs and tests)."""
     found: Dict[str, Setting] = {}
     for k, v in tree.items():

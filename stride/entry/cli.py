@@ -20,7 +20,10 @@ import math
 import os
 import re
 import sys
-from typing import Any, Dict, List, NoReturn, Optional
+from typing import TYPE_CHECKING, Any, Dict, List, NoReturn, Optional, Tuple
+
+if TYPE_CHECKING:  # imported for real only where a run starts (torch is slow to import)
+    from ..policy.base_policy import Policy
 
 MODES = ("serial", "serial_onpolicy", "eval")
 MAX_SEED = 2**32 - 1  # NumPy's SeedSequence and torch take any such seed
@@ -57,7 +60,11 @@ def _seed(text: str) -> int:
     return value
 
 
-def _setting(text: str) -> tuple:
+#: one ``--set``: the dotted key's parts and the value
+Setting = Tuple[List[str], object]
+
+
+def _setting(text: str) -> Setting:
     """``KEY=VALUE`` -> ``(["a", "b"], value)``; the value is a Python literal (``3e-4``, ``[64, 64]``,
     ``None``, ``True``) or else the string itself."""
     key, sep, raw = text.partition("=")
@@ -70,7 +77,7 @@ def _setting(text: str) -> tuple:
     return key.strip().split("."), value
 
 
-def apply_settings(main: Dict[str, Any], settings: List[tuple]) -> Dict[str, Any]:
+def apply_settings(main: Dict[str, Any], settings: List[Setting]) -> Dict[str, Any]:
     """``main`` with each ``--set`` written at its dotted key; the merge with the defaults then
     checks them like a config file's (unknown keys, types and ranges)."""
     for path, value in settings:
@@ -139,12 +146,12 @@ def _run(args: argparse.Namespace) -> int:
     if args.mode not in MODES:
         raise ConfigError(f"unknown mode '{args.mode}'; valid choices: {', '.join(MODES)}")
     from .run_state import EXIT_CODES
-    from .utils import read_config, zoo_config
+    from .utils import ConfigInput, read_config, zoo_config
 
     if args.mode == "eval":
         return _eval(args)
 
-    def pipeline(input_cfg, **kw):  # noqa: ANN001, ANN202 - imports torch only once the input is known valid
+    def pipeline(input_cfg: Optional[ConfigInput], **kw: Any) -> Policy:  # imports torch only once the input is valid
         if args.mode == "serial_onpolicy":
             from .serial_entry_onpolicy import serial_pipeline_onpolicy
 
@@ -160,7 +167,7 @@ def _run(args: argparse.Namespace) -> int:
         policy = pipeline(None, max_train_iter=args.train_iter, max_env_step=args.env_step, resume=args.resume,
                           progress=not args.no_progress)
         _report(policy.result, args.mode)
-        return EXIT_CODES.get(policy.result.get("signal"), 130) if policy.result.get("interrupted") else 0
+        return EXIT_CODES.get(str(policy.result.get("signal")), 130) if policy.result.get("interrupted") else 0
     if args.config:
         main, create = read_config(args.config)
         default_name = os.path.splitext(os.path.basename(args.config))[0].replace("_config", "")
@@ -180,7 +187,7 @@ def _run(args: argparse.Namespace) -> int:
                           exp_name=exp_name, progress=not args.no_progress)
         _report(policy.result, args.mode)
         if policy.result.get("interrupted"):
-            return EXIT_CODES.get(policy.result.get("signal"), 130)
+            return EXIT_CODES.get(str(policy.result.get("signal")), 130)
     return 0
 
 
@@ -212,7 +219,7 @@ def _eval(args: argparse.Namespace) -> int:
     return 0
 
 
-def _report(result: dict, mode: str) -> None:
+def _report(result: Dict[str, Any], mode: str) -> None:
     from .run_state import resume_command
 
     exp = result["exp_dir"]

@@ -18,10 +18,10 @@ from typing import Any, Dict, Optional
 import numpy as np
 import torch
 
-from ..config.compile import import_components, load_saved_config
+from ..config.compile import load_saved_config
 from ..utils.errors import ConfigError
 from ..utils.files import atomic_write_json
-from ..utils.registry import POLICY_REGISTRY
+from ..utils.registry import POLICY_REGISTRY, import_components
 from ..utils.seed import set_pkg_seed
 from ..worker import BaseSerialEvaluator
 from ..worker.learner.learner import read_checkpoint

@@ -15,31 +15,40 @@ from __future__ import annotations
 import copy
 import os
 import time
-from typing import Any, Optional, Union
+import math
+from typing import Any, Dict, List, NamedTuple, Optional, Tuple, Union
 
 import torch
 
 from ..config import Config, compile_config, save_config
-from ..config.compile import import_components, load_saved_config, make_exp_dir
+from ..config.compile import load_saved_config, make_exp_dir
 from ..data import create_buffer
+from ..utils.errors import ConfigError
 from ..utils.files import atomic_write_json
 from ..utils.log import ProgressCSV, build_tb_writer
 from ..policy.random_policy import random_collect_mode
-from ..utils.registry import POLICY_REGISTRY
+from ..utils.registry import POLICY_REGISTRY, import_components
 from ..utils.seed import set_pkg_seed
+from ..policy.base_policy import Policy
 from ..worker import BaseLearner, BaseSerialEvaluator, create_collector
+from ..worker.collector import SampleCollector
+from ..worker.collector.base import SerialCollectorBase
+from ..worker.protocols import EnvManager, ScalarWriter
 from ..worker.learner.learner import read_checkpoint
 from .progress import ProgressBar
 from .run_state import RESULT_FILE, finished, read_limits, read_result, write_limits
-from .utils import Interrupt, build_env_managers, check_spaces, read_config, resolve_resume
+from .utils import ConfigInput, Interrupt, build_env_managers, check_spaces, read_config, resolve_resume
 
 
-def _load_cfg(input_cfg: Union[str, tuple, list], seed: int, exp_name: Optional[str], resume: Optional[str]) -> tuple:
+def _load_cfg(input_cfg: Optional[ConfigInput], seed: int, exp_name: Optional[str], resume: Optional[str]
+              ) -> Tuple[Config, Optional[str]]:
     if resume is not None:
         exp_dir, ckpt = resolve_resume(resume)
         cfg = load_saved_config(os.path.join(exp_dir, "total_config.json"))
         cfg.exp_name = exp_dir
         return cfg, ckpt
+    if input_cfg is None:
+        raise ConfigError("give a config ([main_config, create_config] or a config file) or resume=")
     main, create = read_config(input_cfg) if isinstance(input_cfg, str) else input_cfg
     cfg = compile_config(copy.deepcopy(main), create_cfg=copy.deepcopy(create), seed=seed, exp_name=exp_name,
                          save_cfg=False)
@@ -47,7 +56,7 @@ def _load_cfg(input_cfg: Union[str, tuple, list], seed: int, exp_name: Optional[
 
 
 def serial_pipeline(
-    input_cfg: Union[str, tuple, list],
+    input_cfg: Optional[ConfigInput],
     seed: int = 0,
     model: Optional[torch.nn.Module] = None,
     max_train_iter: Optional[int] = None,
@@ -55,7 +64,7 @@ def serial_pipeline(
     exp_name: Optional[str] = None,
     resume: Optional[str] = None,
     progress: bool = True,
-) -> Any:
+) -> Policy:
     """Train an algorithm (off- or on-policy, as ``policy.on_policy`` says); returns the policy,
     with the run's summary in ``policy.result``.
 
@@ -74,21 +83,16 @@ def serial_pipeline(
     import_components()
     cfg, resume_ckpt = _load_cfg(input_cfg, seed, exp_name, resume)
     if resume_ckpt is not None:
-        saved_env_step, saved_train_iter = read_limits(cfg.exp_name)
-        given = (max_env_step, max_train_iter) != (None, None)
-        max_env_step = saved_env_step if max_env_step is None else max_env_step
-        max_train_iter = saved_train_iter if max_train_iter is None else max_train_iter
-        done = read_result(cfg.exp_name)
-        if finished(done, max_env_step, max_train_iter):
-            return _finished_policy(cfg, model, resume_ckpt, done)
-        if given:
-            write_limits(cfg.exp_name, max_env_step, max_train_iter)
+        limits = _resumed_limits(cfg.exp_name, max_env_step, max_train_iter)
+        if isinstance(limits, dict):  # the run already ended: its result
+            return _finished_policy(cfg, model, resume_ckpt, limits)
+        max_env_step, max_train_iter = limits
     seed = cfg.seed
     torch.set_num_threads(int(cfg.get("num_threads", 1)))
     set_pkg_seed(seed, use_cuda=cfg.policy.cuda)
     collector_env, evaluator_env = build_env_managers(cfg, seed)
     check_spaces(cfg, collector_env)  # fail before anything is written
-    policy = POLICY_REGISTRY.get(cfg.policy.type)(cfg.policy, model=model)
+    policy: Policy = POLICY_REGISTRY.get(cfg.policy.type)(cfg.policy, model=model)
     if resume_ckpt is None:
         cfg.exp_name = make_exp_dir(cfg.exp_name)
         save_config(cfg, cfg.exp_name)
@@ -96,58 +100,95 @@ def serial_pipeline(
     exp = cfg.exp_name
     tb = build_tb_writer(exp)
     try:
-        learner = BaseLearner(cfg.policy.learn.learner, policy.learn_mode, tb, exp)
-        collector = create_collector(cfg.policy.collect.collector, collector_env, policy.collect_mode,
-                                     tb_logger=tb, exp_name=exp)
-        evaluator = BaseSerialEvaluator(cfg.policy.eval.evaluator, evaluator_env, policy.eval_mode, tb, exp)
-        buffer = None if cfg.policy.on_policy else create_buffer(cfg.policy.other.replay_buffer, seed=seed, tb_logger=tb,
-                                                                     exp_name=exp)
-        for name, comp in (("collector", collector), ("buffer", buffer), ("evaluator", evaluator)):
-            if comp is not None:
-                learner.register_state(name, comp)
+        workers = _build_workers(cfg, policy, collector_env, evaluator_env, tb)
+        learner = workers.learner
         learner.call_hook("before_run")
         if resume_ckpt is not None:
             learner.load_checkpoint(resume_ckpt)
-            collector.envstep = learner.envstep
-        result = _run(cfg, policy, learner, collector, evaluator, buffer, exp, max_train_iter, max_env_step, progress)
+            workers.collector.envstep = learner.envstep
+        result = _run(cfg, policy, workers, exp, max_train_iter, max_env_step, progress)
         learner.call_hook("after_run")
     finally:
         collector_env.close()
         evaluator_env.close()
         if tb is not None:
             tb.close()
-    result["final_checkpoint"] = os.path.join(exp, "ckpt", f"iteration_{learner.train_iter}.pth.tar")
-    result["max_env_step"], result["max_train_iter"] = max_env_step, max_train_iter
+    result.update(final_checkpoint=os.path.join(exp, "ckpt", f"iteration_{learner.train_iter}.pth.tar"),
+                  max_env_step=max_env_step, max_train_iter=max_train_iter)
     atomic_write_json(os.path.join(exp, RESULT_FILE), result)
     policy.result = result
     return policy
 
 
-def _finished_policy(cfg: Config, model: Optional[torch.nn.Module], ckpt: str, result: dict) -> Any:
+def _resumed_limits(exp_dir: str, max_env_step: Optional[int], max_train_iter: Optional[int]
+                    ) -> Union[Dict[str, Any], Tuple[Optional[int], Optional[int]]]:
+    """A resumed run's limits: the ones given, else the ones it was started with (recorded again
+    when given); the run's result instead when it already ended within them."""
+    saved_env_step, saved_train_iter = read_limits(exp_dir)
+    given = (max_env_step, max_train_iter) != (None, None)
+    max_env_step = saved_env_step if max_env_step is None else max_env_step
+    max_train_iter = saved_train_iter if max_train_iter is None else max_train_iter
+    done = read_result(exp_dir)
+    if done is not None and finished(done, max_env_step, max_train_iter):
+        return done
+    if given:
+        write_limits(exp_dir, max_env_step, max_train_iter)
+    return max_env_step, max_train_iter
+
+
+class Workers(NamedTuple):
+    """The components one serial run wires together."""
+
+    learner: BaseLearner
+    collector: SerialCollectorBase
+    evaluator: BaseSerialEvaluator
+    buffer: Optional[Any]  # None for on-policy policies
+
+
+def _build_workers(cfg: Config, policy: Policy, collector_env: EnvManager, evaluator_env: EnvManager,
+                   tb: Optional[ScalarWriter]) -> Workers:
+    """Learner, collector, evaluator and (off-policy) replay buffer; their states go into checkpoints."""
+    exp = cfg.exp_name
+    learner = BaseLearner(cfg.policy.learn.learner, policy.learn_mode, tb, exp)
+    collector = create_collector(cfg.policy.collect.collector, collector_env, policy.collect_mode,
+                                 tb_logger=tb, exp_name=exp)
+    evaluator = BaseSerialEvaluator(cfg.policy.eval.evaluator, evaluator_env, policy.eval_mode, tb, exp)
+    buffer = None if cfg.policy.on_policy else create_buffer(cfg.policy.other.replay_buffer, seed=cfg.seed,
+                                                             tb_logger=tb, exp_name=exp)
+    for name, comp in (("collector", collector), ("buffer", buffer), ("evaluator", evaluator)):
+        if comp is not None:
+            learner.register_state(name, comp)
+    return Workers(learner, collector, evaluator, buffer)
+
+
+def _finished_policy(cfg: Config, model: Optional[torch.nn.Module], ckpt: str, result: Dict[str, Any]) -> Policy:
     """The policy of a run that already ended, from its latest checkpoint; nothing is trained or
     written (its ``result.json`` stays as it is)."""
-    policy = POLICY_REGISTRY.get(cfg.policy.type)(cfg.policy, model=model)
+    policy: Policy = POLICY_REGISTRY.get(cfg.policy.type)(cfg.policy, model=model)
     policy.learn_mode.load_state_dict(read_checkpoint(ckpt)["policy"])
     policy.result = dict(result, already_finished=True)
     return policy
 
 
-def random_collect(cfg: Config, policy: Any, collector: Any, buffer: Any) -> None:
+def random_collect(cfg: Config, policy: Policy, collector: SerialCollectorBase, buffer: Any) -> None:
     """Fill the buffer with ``policy.random_collect_size`` transitions of uniformly random actions."""
+    if not isinstance(collector, SampleCollector):
+        raise ConfigError(f"policy.random_collect_size={cfg.policy.random_collect_size} needs a sample collector "
+                          f"(collector type 'sample'), not {type(collector).__name__}")
     collector.reset_policy(random_collect_mode(collector.action_space, policy.collect_mode, seed=cfg.seed))
     buffer.push(collector.collect(n_sample=cfg.policy.random_collect_size), cur_collector_envstep=collector.envstep)
     collector.reset_policy(policy.collect_mode)
 
 
-def _run(cfg: Config, policy: Any, learner: BaseLearner, collector: Any, evaluator: BaseSerialEvaluator,
-         buffer: Optional[Any],
-         exp: str, max_train_iter: Optional[int], max_env_step: Optional[int], progress: bool) -> dict:
-    max_train_iter = float("inf") if max_train_iter is None else max_train_iter
-    max_env_step = float("inf") if max_env_step is None else max_env_step
+def _run(cfg: Config, policy: Policy, workers: Workers, exp: str, max_train_iter: Optional[int],
+         max_env_step: Optional[int], progress: bool) -> Dict[str, Any]:
+    learner, collector, evaluator, buffer = workers
+    train_limit = math.inf if max_train_iter is None else max_train_iter
+    env_step_limit = math.inf if max_env_step is None else max_env_step
     learn = cfg.policy.learn
     use_priority = bool(cfg.policy.priority)
     csv = ProgressCSV(os.path.join(exp, "progress.csv"))
-    bar = ProgressBar(enabled=progress, total=max_env_step, initial=collector.envstep)
+    bar = ProgressBar(enabled=progress, total=env_step_limit, initial=collector.envstep)
     cpu0, wall0, eval_cpu = time.process_time(), time.perf_counter(), 0.0
     stop, interrupted, last_return = False, False, None
     if buffer is not None and cfg.policy.random_collect_size > 0 and buffer.count() == 0 and learner.train_iter == 0:
@@ -182,13 +223,13 @@ def _run(cfg: Config, policy: Any, learner: BaseLearner, collector: Any, evaluat
                 buffer.push(new_data, cur_collector_envstep=collector.envstep)
                 for _ in range(learn.update_per_collect):
                     batch = buffer.sample_batch(learn.batch_size, learner.train_iter)
-                    if batch is None or learner.train_iter >= max_train_iter:
+                    if batch is None or learner.train_iter >= train_limit:
                         break
                     learner.train(batch, collector.envstep)
                     if use_priority:
                         buffer.update(learner.priority_info)
             bar.update(collector.envstep, learner.train_iter, last_return)
-            if collector.envstep >= max_env_step or learner.train_iter >= max_train_iter:
+            if collector.envstep >= env_step_limit or learner.train_iter >= train_limit:
                 break
     bar.close()
     return {

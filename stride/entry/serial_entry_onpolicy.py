@@ -11,16 +11,18 @@ frequencies count collects.
 
 from __future__ import annotations
 
-from typing import Any, Optional, Union
+from typing import Optional
 
 import torch
 
 from ..utils.errors import ConfigError
+from ..policy.base_policy import Policy
 from .serial_entry import _load_cfg, serial_pipeline
+from .utils import ConfigInput
 
 
 def serial_pipeline_onpolicy(
-    input_cfg: Union[str, tuple, list],
+    input_cfg: Optional[ConfigInput],
     seed: int = 0,
     model: Optional[torch.nn.Module] = None,
     max_train_iter: Optional[int] = None,
@@ -28,7 +30,7 @@ def serial_pipeline_onpolicy(
     exp_name: Optional[str] = None,
     resume: Optional[str] = None,
     progress: bool = True,
-) -> Any:
+) -> Policy:
     """Train an on-policy algorithm (PPO, A2C...); returns the policy (``policy.result`` holds the summary).
 
     Args: as :func:`stride.entry.serial_pipeline`; ``max_train_iter`` counts collects.

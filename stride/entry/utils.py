@@ -10,7 +10,7 @@ import pkgutil
 import signal
 import sys
 from functools import partial
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple, Union
 
 import gymnasium as gym
 import numpy as np
@@ -18,13 +18,18 @@ import numpy as np
 from ..config import Config
 from ..config.compile import env_kwargs
 from ..policy.action_range import parse_action_range
-from ..envs import create_env_manager
+from ..envs import BaseEnv, BaseEnvManager, create_env_manager
 from ..utils.errors import ConfigError, unknown_name_message
 from ..utils.registry import ENV_REGISTRY
 
 
 
-def read_config(path: str) -> Tuple[dict, dict]:
+#: a config as the entries take it: ``[main_config, create_config]`` (or a tuple), or a config file's path
+ConfigPair = Tuple[Dict[str, Any], Dict[str, Any]]
+ConfigInput = Union[str, ConfigPair, List[Dict[str, Any]]]
+
+
+def read_config(path: str) -> ConfigPair:
     """Execute a config ``.py`` file and return its ``main_config`` and ``create_config``.
 
     The file is Python and runs: only use config files you trust (resume reads JSON instead).
@@ -34,7 +39,10 @@ def read_config(path: str) -> Tuple[dict, dict]:
     if not os.path.isfile(path):
         raise ConfigError(f"config file '{path}' is not a file (give a .py file defining main_config and create_config)")
     loader = importlib.machinery.SourceFileLoader("_stride_user_config", path)  # any file name, not only *.py
-    module = importlib.util.module_from_spec(importlib.util.spec_from_loader(loader.name, loader))
+    spec = importlib.util.spec_from_loader(loader.name, loader)
+    if spec is None:  # pragma: no cover  (a SourceFileLoader always gives a spec)
+        raise ConfigError(f"config file '{path}' cannot be loaded")
+    module = importlib.util.module_from_spec(spec)
     try:
         loader.exec_module(module)
     except SyntaxError as e:
@@ -51,20 +59,34 @@ def read_config(path: str) -> Tuple[dict, dict]:
     return module.main_config, module.create_config
 
 
-def zoo_envs() -> List[str]:
-    import stride.zoo as zoo
+#: the zoo sits above the entries (its configs run them), so the entries find it by name only
+ZOO_PACKAGE = "stride.zoo"
 
-    return sorted(m.name for m in pkgutil.iter_modules(zoo.__path__) if m.ispkg)
+
+def _submodules(package: str) -> List[pkgutil.ModuleInfo]:
+    """The modules directly inside ``package``, found by name (nothing of them is imported)."""
+    try:
+        spec = importlib.util.find_spec(package)
+    except ModuleNotFoundError:  # a parent package is missing
+        return []
+    if spec is None or spec.submodule_search_locations is None:
+        return []
+    return list(pkgutil.iter_modules(spec.submodule_search_locations))
+
+
+def zoo_envs() -> List[str]:
+    """The env families of the zoo (``stride.zoo.<env>``)."""
+    return sorted(m.name for m in _submodules(ZOO_PACKAGE) if m.ispkg)
 
 
 def zoo_policies(env: str) -> List[str]:
-    mod = importlib.import_module(f"stride.zoo.{env}.config")
-    prefix = f"{env}_"
-    return sorted(m.name[len(prefix):-len("_config")] for m in pkgutil.iter_modules(mod.__path__)
-                  if m.name.startswith(prefix) and m.name.endswith("_config"))
+    """The policies the zoo has a config for on ``env`` (``<env>_<policy>_config.py``)."""
+    prefix, suffix = f"{env}_", "_config"
+    return sorted(m.name[len(prefix):-len(suffix)] for m in _submodules(f"{ZOO_PACKAGE}.{env}.config")
+                  if m.name.startswith(prefix) and m.name.endswith(suffix))
 
 
-def zoo_config(env: str, policy: str) -> Tuple[dict, dict]:
+def zoo_config(env: str, policy: str) -> ConfigPair:
     """``stride.zoo.<env>.config.<env>_<policy>_config`` -> (main_config, create_config)."""
     envs = zoo_envs()
     if env not in envs:
@@ -73,18 +95,18 @@ def zoo_config(env: str, policy: str) -> Tuple[dict, dict]:
     if policy not in policies:
         msg = unknown_name_message("policy", policy, policies).replace(f"'{policy}'", f"'{policy}' for env '{env}'", 1)
         raise ConfigError(msg)
-    mod = importlib.import_module(f"stride.zoo.{env}.config.{env}_{policy}_config")
+    mod = importlib.import_module(f"{ZOO_PACKAGE}.{env}.config.{env}_{policy}_config")
     return mod.main_config, mod.create_config
 
 
-def env_factories(cfg: Config, num: int) -> List[Callable[[], Any]]:
+def env_factories(cfg: Config, num: int) -> List[Callable[[], BaseEnv]]:
     """``num`` picklable zero-argument factories of the configured env."""
     env_cls = ENV_REGISTRY.get(cfg.env.type)
     env_cfg = env_kwargs(cfg.env)
     return [partial(env_cls, cfg=env_cfg) for _ in range(num)]
 
 
-def build_env_managers(cfg: Config, seed: int) -> tuple:
+def build_env_managers(cfg: Config, seed: int) -> Tuple[BaseEnvManager, BaseEnvManager]:
     """The collector's (dynamic seeds) and the evaluator's (fixed seeds) env managers, not launched."""
     collector_env = create_env_manager(cfg.env.manager, env_factories(cfg, cfg.env.collector_env_num))
     evaluator_env = create_env_manager(cfg.env.manager, env_factories(cfg, cfg.env.evaluator_env_num))
@@ -93,7 +115,7 @@ def build_env_managers(cfg: Config, seed: int) -> tuple:
     return collector_env, evaluator_env
 
 
-def check_spaces(cfg: Config, env: Any) -> None:
+def check_spaces(cfg: Config, env: BaseEnvManager) -> None:
     """Fail early, with the fix, when the model's shapes don't match the env's spaces."""
     model = cfg.policy.model
     act, obs = env.action_space, env.observation_space
@@ -101,7 +123,8 @@ def check_spaces(cfg: Config, env: Any) -> None:
         raise ConfigError(f"policy.model.action_shape={model.action_shape!r} does not match the env's action "
                           f"space {act}: set it to {int(act.n)}")
     if cfg.policy.get("action_range") is not None and isinstance(act, gym.spaces.Box):
-        low, high = parse_action_range(cfg.policy.action_range, act.shape)
+        bounds = parse_action_range(cfg.policy.action_range, act.shape)
+        low, high = bounds if bounds is not None else (act.low, act.high)
         if not (np.allclose(low, act.low.reshape(-1), rtol=0, atol=1e-6) and np.allclose(high, act.high.reshape(-1), rtol=0, atol=1e-6)):
             raise ConfigError(f"policy.action_range={cfg.policy.action_range!r} does not match the env's action space "
                               f"{act}: set it to None (taken from the env) or to its bounds")

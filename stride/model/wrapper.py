@@ -12,7 +12,7 @@ buffers (DI copies only parameters, leaving e.g. BatchNorm statistics stale); th
 from __future__ import annotations
 
 import math
-from typing import Any, Callable, Dict, Optional
+from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple, Union
 
 import numpy as np
 import torch
@@ -23,29 +23,43 @@ from ..utils.registry import WRAPPER_REGISTRY
 from ..utils.errors import ConfigError
 
 
+#: a model, or a stack of wrappers around one
+Model = Union[nn.Module, "IModelWrapper"]
+
+
 class IModelWrapper:
     """Base wrapper: forwards calls and attributes to the wrapped model."""
 
-    def __init__(self, model: Any) -> None:
+    def __init__(self, model: Model) -> None:
         self._model = model
 
     def __getattr__(self, key: str) -> Any:
         return getattr(self.__dict__["_model"], key)
 
+    # ``Any`` keyword arguments: each wrapper adds its own (``eps=``, ``alpha=``, ``sigma=``...)
     def forward(self, *args: Any, **kwargs: Any) -> Any:
+        """The wrapped model's forward."""
         return self._model.forward(*args, **kwargs)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self.forward(*args, **kwargs)
 
-    def reset(self, data_id: Optional[list] = None, **kwargs: Any) -> None:
-        if hasattr(self._model, "reset"):
-            self._model.reset(data_id=data_id, **kwargs)
+    def reset(self, data_id: Optional[List[int]] = None, **kwargs: Any) -> None:
+        """Reset per-env state (here: the wrapped model's, where it has a ``reset``)."""
+        reset = getattr(self._model, "reset", None)
+        if reset is not None:
+            reset(data_id=data_id, **kwargs)
+
+    @property
+    def wrapped_model(self) -> Model:
+        """The model (or wrapper) this wrapper wraps, one level down."""
+        return self._model
 
     def unwrapped(self) -> nn.Module:
+        """The model under every wrapper."""
         m = self._model
         while isinstance(m, IModelWrapper):
-            m = m._model
+            m = m.wrapped_model
         return m
 
 
@@ -58,8 +72,8 @@ class BaseModelWrapper(IModelWrapper):
 class ArgmaxSampleWrapper(IModelWrapper):
     """Adds ``action = argmax(logit)`` (masked by ``action_mask`` when the output has one)."""
 
-    def forward(self, *args: Any, **kwargs: Any) -> Dict[str, torch.Tensor]:
-        out = self._model.forward(*args, **kwargs)
+    def forward(self, *args: object, **kwargs: object) -> Dict[str, torch.Tensor]:
+        out: Dict[str, torch.Tensor] = self._model.forward(*args, **kwargs)
         logit = out["logit"]
         if "action_mask" in out:
             logit = logit.masked_fill(~out["action_mask"].bool(), float("-inf"))
@@ -71,12 +85,12 @@ class ArgmaxSampleWrapper(IModelWrapper):
 class MultinomialSampleWrapper(IModelWrapper):
     """Adds ``action`` sampled from ``softmax(logit / alpha)``."""
 
-    def forward(self, *args: Any, alpha: float = 1.0, **kwargs: Any) -> Dict[str, torch.Tensor]:
-        out = self._model.forward(*args, **kwargs)
+    def forward(self, *args: object, alpha: float = 1.0, **kwargs: object) -> Dict[str, torch.Tensor]:
+        out: Dict[str, torch.Tensor] = self._model.forward(*args, **kwargs)
         logit = out["logit"] / alpha
         if "action_mask" in out:
             logit = logit.masked_fill(~out["action_mask"].bool(), float("-inf"))
-        out["action"] = torch.distributions.Categorical(logits=logit).sample()
+        out["action"] = torch.distributions.Categorical(logits=logit).sample()  # type: ignore[no-untyped-call]
         return out
 
 
@@ -90,8 +104,8 @@ class EpsGreedySampleWrapper(IModelWrapper):
     more than the arithmetic (NumPy: half the cost, same actions).
     """
 
-    def forward(self, *args: Any, eps: float, **kwargs: Any) -> Dict[str, torch.Tensor]:
-        out = self._model.forward(*args, **kwargs)
+    def forward(self, *args: object, eps: float, **kwargs: object) -> Dict[str, torch.Tensor]:
+        out: Dict[str, torch.Tensor] = self._model.forward(*args, **kwargs)
         logit = out["logit"]
         if eps > 0 and logit.device.type == "cpu":
             # NumPy's argmax picks the first maximum (and first NaN) as torch's does
@@ -119,26 +133,29 @@ class EpsGreedySampleWrapper(IModelWrapper):
 class HiddenStateWrapper(IModelWrapper):
     """Keeps one recurrent state per env id: ``forward(data, data_id=[...])`` injects and stores it."""
 
-    def __init__(self, model: Any, state_num: int, save_prev_state: bool = False, init_fn: Callable[[], Any] = lambda: None) -> None:
+    def __init__(self, model: Model, state_num: int, save_prev_state: bool = False, init_fn: Callable[[], object] = lambda: None) -> None:
         super().__init__(model)
         self._state_num = state_num
         self._save_prev_state = save_prev_state
         self._init_fn = init_fn
-        self._state: Dict[int, Any] = {i: init_fn() for i in range(state_num)}
+        self._state: Dict[int, object] = {i: init_fn() for i in range(state_num)}
 
-    def forward(self, data: Dict[str, Any], data_id: Optional[list] = None, **kwargs: Any) -> Dict[str, Any]:
+    def forward(self, data: Dict[str, object], data_id: Optional[List[int]] = None, **kwargs: object) -> Dict[str, object]:
         ids = list(range(self._state_num)) if data_id is None else list(data_id)
         prev = [self._state[i] for i in ids]
         data = dict(data)
         data["prev_state"] = prev
-        out = self._model.forward(data, **kwargs)
-        for i, s in zip(ids, out["next_state"]):
+        out: Dict[str, object] = self._model.forward(data, **kwargs)
+        next_state = out["next_state"]
+        if not isinstance(next_state, Iterable):
+            raise TypeError(f"a hidden_state model returns next_state as one state per sample, got {type(next_state).__name__}")
+        for i, s in zip(ids, next_state):
             self._state[i] = s
         if self._save_prev_state:
             out["prev_state"] = prev
         return out
 
-    def reset(self, data_id: Optional[list] = None, state: Optional[list] = None, **kwargs: Any) -> None:
+    def reset(self, data_id: Optional[List[int]] = None, state: Optional[List[object]] = None, **kwargs: object) -> None:
         ids = list(range(self._state_num)) if data_id is None else list(data_id)
         for k, i in enumerate(ids):
             self._state[i] = state[k] if state is not None else self._init_fn()
@@ -150,7 +167,7 @@ class TargetNetworkWrapper(IModelWrapper):
     """A target network: ``update(state_dict)`` copies every ``freq`` calls (``assign``) or averages
     with rate ``theta`` every call (``momentum``). Wrap a *copy* of the online model."""
 
-    def __init__(self, model: nn.Module, update_type: str, update_kwargs: Dict[str, Any]) -> None:
+    def __init__(self, model: Model, update_type: str, update_kwargs: Dict[str, float]) -> None:
         super().__init__(model)
         if update_type == "assign":
             self._freq = int(update_kwargs["freq"])
@@ -164,7 +181,7 @@ class TargetNetworkWrapper(IModelWrapper):
             raise ConfigError(f"unknown target update_type '{update_type}'; valid choices: assign, momentum")
         self._update_type = update_type
         self._update_count = 0
-        self._pairs: Optional[list] = None
+        self._pairs: Optional[List[Tuple[torch.Tensor, torch.Tensor]]] = None
         self._pairs_src: Optional[nn.Module] = None
 
     def update(self, state_dict: Dict[str, torch.Tensor] | nn.Module, direct: bool = False) -> None:
@@ -191,14 +208,15 @@ class TargetNetworkWrapper(IModelWrapper):
             mine = model.state_dict()
             pairs = [(mine[k], v) for k, v in state_dict.items()]
         with torch.no_grad():
-            floats = [(a, b) for a, b in pairs if a.is_floating_point()]
-            if floats:
-                torch._foreach_lerp_([a for a, _ in floats], [b for _, b in floats], self._theta)
             for a, b in pairs:
-                if not a.is_floating_point():
+                if a.is_floating_point():
+                    a.lerp_(b, self._theta)
+                else:
                     a.copy_(b)
 
-    def reset(self, target_update_count: Optional[int] = None, **kwargs: Any) -> None:
+    def reset(self, data_id: Optional[List[int]] = None, target_update_count: Optional[int] = None,
+              **kwargs: object) -> None:
+        """Restart the update count (at ``target_update_count`` when given)."""
         self._update_count = 0 if target_update_count is None else int(target_update_count)
 
     @property
@@ -222,12 +240,12 @@ class ReparamSampleWrapper(IModelWrapper):
     ``log_prob`` (summed over action dims). With ``tanh=True`` (SAC) the sample is squashed into
     (-1, 1) and the log-prob includes the change of variables ``- sum log(1 - tanh(u)**2)``."""
 
-    def __init__(self, model: Any, tanh: bool = False) -> None:
+    def __init__(self, model: Model, tanh: bool = False) -> None:
         super().__init__(model)
         self._tanh = bool(tanh)
 
-    def forward(self, *args: Any, **kwargs: Any) -> Dict[str, torch.Tensor]:
-        out = self._model.forward(*args, **kwargs)
+    def forward(self, *args: object, **kwargs: object) -> Dict[str, torch.Tensor]:
+        out: Dict[str, torch.Tensor] = self._model.forward(*args, **kwargs)
         mu, sigma = out["mu"], out["sigma"]
         eps = torch.randn_like(mu)
         u = mu + sigma * eps  # ((u - mu) / sigma)**2 == eps**2 exactly, with the same gradients
@@ -244,12 +262,12 @@ class DeterministicSampleWrapper(IModelWrapper):
     """Adds ``action`` = ``mu`` (``tanh(mu)`` with ``tanh=True``): the mode of a Gaussian actor, for
     evaluation. An output that already has ``action`` (a deterministic actor) is left unchanged."""
 
-    def __init__(self, model: Any, tanh: bool = False) -> None:
+    def __init__(self, model: Model, tanh: bool = False) -> None:
         super().__init__(model)
         self._tanh = bool(tanh)
 
-    def forward(self, *args: Any, **kwargs: Any) -> Dict[str, torch.Tensor]:
-        out = self._model.forward(*args, **kwargs)
+    def forward(self, *args: object, **kwargs: object) -> Dict[str, torch.Tensor]:
+        out: Dict[str, torch.Tensor] = self._model.forward(*args, **kwargs)
         if "action" not in out:
             out["action"] = torch.tanh(out["mu"]) if self._tanh else out["mu"]
         return out
@@ -299,7 +317,7 @@ class ActionNoiseWrapper(IModelWrapper):
     clamp (``action_range`` defaults to [-1, 1]). ``forward(..., sigma=s)`` changes the noise scale
     from then on. Out of place (DI-engine adds in place)."""
 
-    def __init__(self, model: Any, noise_type: str = "gauss", noise_kwargs: Optional[Dict[str, float]] = None,
+    def __init__(self, model: Model, noise_type: str = "gauss", noise_kwargs: Optional[Dict[str, float]] = None,
                  noise_range: Optional[Dict[str, float]] = None,
                  action_range: Optional[Dict[str, float]] = UNIT_RANGE) -> None:
         super().__init__(model)
@@ -309,10 +327,10 @@ class ActionNoiseWrapper(IModelWrapper):
         self._noise_range = None if noise_range is None else (float(noise_range["min"]), float(noise_range["max"]))
         self._action_range = None if action_range is None else (float(action_range["min"]), float(action_range["max"]))
 
-    def forward(self, *args: Any, sigma: Optional[float] = None, **kwargs: Any) -> Dict[str, torch.Tensor]:
+    def forward(self, *args: object, sigma: Optional[float] = None, **kwargs: object) -> Dict[str, torch.Tensor]:
         if sigma is not None:
             self._noise.sigma = float(sigma)
-        out = self._model.forward(*args, **kwargs)
+        out: Dict[str, torch.Tensor] = self._model.forward(*args, **kwargs)
         if "action" in out:
             noise = self._noise(out["action"])
             if self._noise_range is not None:
@@ -321,14 +339,16 @@ class ActionNoiseWrapper(IModelWrapper):
             out["action"] = action.clamp(*self._action_range) if self._action_range is not None else action
         return out
 
-    def reset(self, data_id: Optional[list] = None, **kwargs: Any) -> None:
+    def reset(self, data_id: Optional[List[int]] = None, **kwargs: object) -> None:
+        """Restart the noise process."""
         self._noise.reset()
         super().reset(data_id=data_id, **kwargs)
 
 
-def model_wrap(model: Any, wrapper_name: Optional[str] = None, **kwargs: Any) -> IModelWrapper:
+def model_wrap(model: Model, wrapper_name: Optional[str] = None, **kwargs: object) -> IModelWrapper:
     """Wrap ``model`` with the wrapper registered as ``wrapper_name`` (sharing its parameters)."""
     if wrapper_name is None:
         wrapper_name = "base"
     cls = WRAPPER_REGISTRY.get(wrapper_name)
-    return cls(model, **kwargs)
+    wrapper: IModelWrapper = cls(model, **kwargs)
+    return wrapper

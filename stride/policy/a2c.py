@@ -21,7 +21,7 @@ import torch
 
 from ..config.config import deep_update
 from ..model import model_wrap
-from ..torch_utils import adam
+from ..torch_utils import adam, step, zero_grad
 from ..rl_utils import a2c_error
 from ..utils.registry import POLICY_REGISTRY
 from ..config.setting import Setting
@@ -65,7 +65,7 @@ class A2CPolicy(PPOPolicy):
     )
 
     @classmethod
-    def declared_config(cls) -> dict:
+    def declared_config(cls) -> Dict[str, object]:
         # Policy's declaration and A2C's only: PPO's learn keys (epochs, clipping...) mean nothing here.
         return copy.deepcopy(deep_update(Policy.declared_config(), cls.config))
 
@@ -98,12 +98,12 @@ class A2CPolicy(PPOPolicy):
         loss = a2c_error(out["logit"], batch["action"], out["value"], adv, self._return_norm.normalize(batch["return"]))
         total = loss.policy_loss + cfg.value_weight * loss.value_loss - cfg.entropy_weight * loss.entropy_loss
         # optimise
-        self._optimizer.zero_grad(set_to_none=True)
-        total.backward()
+        zero_grad(self._optimizer)
+        torch.autograd.backward(total)
         grad_norm = None
         if cfg.grad_clip_norm is not None:
             grad_norm = torch.nn.utils.clip_grad_norm_(self._model.parameters(), cfg.grad_clip_norm).item()
-        self._optimizer.step()
+        step(self._optimizer)
         # log
         out_log = {"cur_lr": self._optimizer.param_groups[0]["lr"], "total_loss": total.item(),
                    "policy_loss": loss.policy_loss.item(), "value_loss": loss.value_loss.item(),

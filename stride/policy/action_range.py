@@ -13,14 +13,19 @@ A2C) learn in the env's units and only clip to the range.
 
 from __future__ import annotations
 
-from typing import Any, Optional, Tuple
+from typing import Any, Optional, Sequence, Tuple, Union
 
 import numpy as np
+import numpy.typing as npt
 
 from ..utils.errors import ConfigError
 
 
-def parse_action_range(value: Any, action_shape: Any) -> Optional[Tuple[np.ndarray, np.ndarray]]:
+#: an action space's bounds as two float32 arrays of the action's size
+Bounds = Tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]]
+
+
+def parse_action_range(value: object, action_shape: Union[None, int, Sequence[int]]) -> Optional[Bounds]:
     """``[low, high]`` (scalars or per-dimension lists) -> two float32 arrays of the action's size,
     or None when ``value`` is None. Refuses non-finite bounds and ``low >= high`` with one line."""
     if value is None:
@@ -45,24 +50,25 @@ class ActionScale:
     leaves the space; ``from_env`` maps an env-unit action (the policy's own, a random warm-up
     action, a demonstration) back to what the learner trains on."""
 
-    def __init__(self, bounds: Optional[Tuple[np.ndarray, np.ndarray]]) -> None:
+    def __init__(self, bounds: Optional[Bounds]) -> None:
         self.bounds = bounds
         if bounds is not None:
             low, high = (b.astype(np.float64) for b in bounds)
             self._low, self._high, self._half = low, high, (high - low) / 2.0
 
     @classmethod
-    def from_config(cls, value: Any, action_shape: Any) -> "ActionScale":
+    def from_config(cls, value: object, action_shape: Union[None, int, Sequence[int]]) -> "ActionScale":
+        """The scale of a ``policy.action_range`` value (None: the identity)."""
         return cls(parse_action_range(value, action_shape))
 
-    def to_env(self, action: np.ndarray) -> np.ndarray:
+    def to_env(self, action: npt.NDArray[np.floating]) -> npt.NDArray[np.floating]:
         """[-1, 1] -> [low, high] (same dtype)."""
         if self.bounds is None:
             return action
         out = self._low + (action + 1.0) * self._half
         return np.clip(out, self._low, self._high).astype(action.dtype, copy=False)
 
-    def from_env(self, action: Any) -> np.ndarray:
+    def from_env(self, action: Union[float, Sequence[float], npt.NDArray[np.floating]]) -> npt.NDArray[np.float32]:
         """[low, high] -> [-1, 1] (float32)."""
         a = np.asarray(action, dtype=np.float32)
         if self.bounds is None:

@@ -9,22 +9,33 @@ from __future__ import annotations
 
 import copy
 from abc import ABC, abstractmethod
-from collections import namedtuple
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Callable, Dict, List, Mapping, NamedTuple, Optional, Protocol, Sequence, Tuple
 
 import numpy as np
 import torch
 from torch import nn
 
-from ..config.config import REQUIRED, Config, deep_update
-from ..config.setting import Setting, plain
+from ..config.config import Config, deep_update
+from ..config.setting import REQUIRED, Setting, plain
 from ..rl_utils import get_nstep_return_data
 from ..torch_utils import to_tensor
 from ..utils.data import default_collate
 from ..utils.registry import MODEL_REGISTRY
 from .action_range import ActionScale
 
-def is_terminated(timestep: Any) -> bool:
+class Timestep(Protocol):
+    """What a policy reads of an env's timestep (``stride.envs.BaseEnvTimestep`` is one)."""
+
+    @property
+    def done(self) -> bool:
+        """Whether the episode ended at this step (terminated or truncated)."""
+
+    @property
+    def info(self) -> Mapping[str, object]:
+        """``terminated`` / ``truncated`` and the env's own entries."""
+
+
+def is_terminated(timestep: Timestep) -> bool:
     """Whether a step ended the episode in a terminal state (no bootstrap). A time-limit truncation
     is not terminal: TD targets still bootstrap from its true final observation. Envs that only say
     ``done`` are taken as terminated (DI-engine's convention)."""
@@ -34,21 +45,52 @@ def is_terminated(timestep: Any) -> bool:
 
 _ID_KEYS = ("replay_unique_id", "replay_buffer_idx")  # bookkeeping for the buffer, not learn inputs
 
-LearnMode = namedtuple(
-    "LearnMode", ["forward", "reset", "monitor_vars", "state_dict", "load_state_dict", "get_attribute", "set_attribute"]
-)
-CollectMode = namedtuple(
-    "CollectMode",
-    ["forward", "process_transition", "get_train_sample", "reset", "state_dict", "load_state_dict",
-     "get_attribute", "set_attribute", "collect_kwargs"],
-)
-EvalMode = namedtuple("EvalMode", ["forward", "reset", "state_dict", "load_state_dict", "get_attribute", "set_attribute"])
+
+class LearnMode(NamedTuple):
+    """What the learner may call: ``forward(batch) -> {name: scalar}`` and the state methods."""
+
+    forward: Callable[[Any], Dict[str, Any]]
+    reset: Callable[..., None]
+    monitor_vars: Callable[[], List[str]]
+    state_dict: Callable[[], Dict[str, Any]]
+    load_state_dict: Callable[[Dict[str, Any]], None]
+    get_attribute: Callable[[str], Any]
+    set_attribute: Callable[[str, Any], None]
+
+
+class CollectMode(NamedTuple):
+    """What a collector may call: ``forward({env_id: obs}, **collect_kwargs) -> {env_id: output}``,
+    ``process_transition``, ``get_train_sample`` and the state methods."""
+
+    forward: Callable[..., Dict[int, Any]]
+    process_transition: Callable[[Any, Dict[str, Any], Any], Dict[str, Any]]
+    get_train_sample: Callable[[List[Dict[str, Any]]], List[Dict[str, Any]]]
+    reset: Callable[..., None]
+    state_dict: Callable[[], Dict[str, Any]]
+    load_state_dict: Callable[[Dict[str, Any]], None]
+    get_attribute: Callable[[str], Any]
+    set_attribute: Callable[[str, Any], None]
+    collect_kwargs: Callable[..., Dict[str, Any]]
+
+
+class EvalMode(NamedTuple):
+    """What the evaluator may call: ``forward({env_id: obs}) -> {env_id: output}`` and the state methods."""
+
+    forward: Callable[[Dict[int, Any]], Dict[int, Any]]
+    reset: Callable[..., None]
+    state_dict: Callable[[], Dict[str, Any]]
+    load_state_dict: Callable[[Dict[str, Any]], None]
+    get_attribute: Callable[[str], Any]
+    set_attribute: Callable[[str, Any], None]
 
 
 class Policy(ABC):
     """Base class. Subclasses set ``config`` (merged over their parents') and implement the modes."""
 
-    config: dict = dict(
+    _optimizer: torch.optim.Optimizer  # set by an algorithm's _init_learn (the base state methods save it)
+    result: Dict[str, Any]  # the summary of the run that trained this policy (set by the entries)
+
+    config: Dict[str, Any] = dict(
         # (str) registered policy name.
         type=REQUIRED,
         # (bool) train on CUDA when available (falls back to CPU).
@@ -70,10 +112,10 @@ class Policy(ABC):
     )
 
     @classmethod
-    def declared_config(cls) -> dict:
+    def declared_config(cls) -> Dict[str, object]:
         """This class's ``config`` merged over every parent's, with the valid values of each key
         (:class:`~stride.config.Setting`): what ``compile_config`` validates a user's config against."""
-        merged: dict = {}
+        merged: Dict[str, Any] = {}
         for klass in reversed(cls.__mro__):
             if "config" in klass.__dict__:
                 merged = deep_update(merged, klass.__dict__["config"])
@@ -85,11 +127,11 @@ class Policy(ABC):
         return Config(plain(cls.declared_config()))
 
     @classmethod
-    def default_model(cls) -> tuple:
+    def default_model(cls) -> Tuple[str, Dict[str, object]]:
         """``(registered model name, kwargs)`` used when no model is passed."""
         raise NotImplementedError(f"{cls.__name__} has no default model; pass one")
 
-    def __init__(self, cfg: dict, model: Optional[nn.Module] = None, enable_field: Optional[Sequence[str]] = None) -> None:
+    def __init__(self, cfg: Mapping[str, object], model: Optional[nn.Module] = None, enable_field: Optional[Sequence[str]] = None) -> None:
         self._cfg = cfg if isinstance(cfg, Config) else Config(cfg)
         fields = list(enable_field) if enable_field is not None else ["learn", "collect", "eval"]
         unknown = set(fields) - {"learn", "collect", "eval"}
@@ -110,7 +152,8 @@ class Policy(ABC):
         name, extra = self.default_model()
         kwargs = {**extra, **dict(self._cfg.get("model", {}))}
         kwargs.pop("type", None)
-        return MODEL_REGISTRY.get(self._cfg.get("model", {}).get("type", name))(**kwargs)
+        model: nn.Module = MODEL_REGISTRY.get(self._cfg.get("model", {}).get("type", name))(**kwargs)
+        return model
 
     # ---- the three modes ---------------------------------------------------------------------
     # The mode views are built once, in __init__: the loops read ``policy.collect_mode`` every iteration.
@@ -172,7 +215,7 @@ class Policy(ABC):
     def _init_collect(self) -> None: ...
 
     @abstractmethod
-    def _forward_collect(self, data: Dict[int, Any], **kwargs: Any) -> Dict[int, Any]: ...
+    def _forward_collect(self, data: Dict[int, Any]) -> Dict[int, Any]: ...
 
     def _process_transition(self, obs: Any, policy_output: Dict[str, Any], timestep: Any) -> Dict[str, Any]:
         """The off-policy transition; ``done`` means terminated (see :func:`is_terminated`)."""
@@ -230,10 +273,12 @@ class Policy(ABC):
         setattr(self, f"_{name}", value)
 
     def _get_n_sample(self) -> Optional[int]:
-        return self._cfg.collect.get("n_sample")
+        n = self._cfg.collect.get("n_sample")
+        return None if n is None else int(n)
 
     def _get_n_episode(self) -> Optional[int]:
-        return self._cfg.collect.get("n_episode")
+        n = self._cfg.collect.get("n_episode")
+        return None if n is None else int(n)
 
     def _get_on_policy(self) -> bool:
         return bool(self._cfg.on_policy)
@@ -242,11 +287,11 @@ class Policy(ABC):
         return bool(self._cfg.priority)
 
     def _get_batch_size(self) -> int:
-        return self._cfg.learn.batch_size
+        return int(self._cfg.learn.batch_size)
 
     def _get_lookahead(self) -> int:
         """Transitions a mid-episode segment must keep for the next one (n-step windows)."""
-        return self._cfg.get("nstep", 1) - 1
+        return int(self._cfg.get("nstep", 1)) - 1
 
     # ---- helpers shared by algorithms -----------------------------------------------------------
     def _set_mode(self, training: bool) -> None:
@@ -271,6 +316,7 @@ class Policy(ABC):
     def _batch(self, data: Any) -> Dict[str, torch.Tensor]:
         """A learn batch as tensors on the policy's device: a list of sample dicts (the seeds' form)
         is collated; a dict of columns (the replay buffer's batched path) is converted in place."""
+        batch: Dict[str, torch.Tensor]
         if isinstance(data, list):
             batch = default_collate(data)
         else:
@@ -291,13 +337,13 @@ class Policy(ABC):
             action = self._action_scale.to_env(action)
         return {env_id: {"action": a} for env_id, a in zip(ids, action)}
 
-    def _obs_batch(self, data: Dict[int, Any]) -> tuple:
+    def _obs_batch(self, data: Dict[int, Any]) -> Tuple[List[int], torch.Tensor | Dict[str, torch.Tensor]]:
         """``{env_id: obs}`` -> (ids, stacked obs tensor on device)."""
         ids = list(data.keys())
         values = list(data.values())
         if isinstance(values[0], dict):
-            obs = {k: torch.as_tensor(np.stack([v[k] for v in values])) for k in values[0]}
-            obs = {k: (v.float() if v.dtype == torch.float64 else v).to(self._device) for k, v in obs.items()}
+            stacked = {k: torch.as_tensor(np.stack([v[k] for v in values])) for k in values[0]}
+            return ids, {k: (v.float() if v.dtype == torch.float64 else v).to(self._device) for k, v in stacked.items()}
         else:
             try:
                 arr = np.array(values)  # one call; np.stack is 4x slower on a handful of small arrays

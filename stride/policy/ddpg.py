@@ -19,12 +19,12 @@ counter is part of the learn state, so a resumed run keeps the same update sched
 from __future__ import annotations
 
 import copy
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 import torch
 
 from ..model import model_wrap
-from ..torch_utils import adam
+from ..torch_utils import adam, step
 from ..rl_utils import min_q_value, v_nstep_td_error
 from ..utils.registry import POLICY_REGISTRY
 from ..config.setting import Setting
@@ -38,7 +38,7 @@ def optimise(optimizer: torch.optim.Optimizer, loss: torch.Tensor, grad_clip_nor
         p.grad = g
     if grad_clip_norm is not None:
         torch.nn.utils.clip_grad_norm_(params, grad_clip_norm)
-    optimizer.step()
+    step(optimizer)
 
 
 @POLICY_REGISTRY.register("ddpg")
@@ -96,15 +96,15 @@ class DDPGPolicy(Policy):
     )
 
     @classmethod
-    def default_model(cls) -> tuple:
+    def default_model(cls) -> Tuple[str, Dict[str, object]]:
         return "qac", {}
 
     # ---- learn -------------------------------------------------------------------------------
     def _init_learn(self) -> None:
         cfg = self._cfg.learn
         self._gamma = self._cfg.discount_factor
-        self._actor_optimizer = adam(self._model.actor.parameters(), lr=cfg.learning_rate_actor)
-        self._critic_optimizer = adam(self._model.critic.parameters(), lr=cfg.learning_rate_critic)
+        self._actor_optimizer = adam(self._model.get_submodule("actor").parameters(), lr=cfg.learning_rate_actor)
+        self._critic_optimizer = adam(self._model.get_submodule("critic").parameters(), lr=cfg.learning_rate_critic)
         self._target = model_wrap(copy.deepcopy(self._model), "target", update_type="momentum",
                                   update_kwargs={"theta": cfg.target_theta})
         self._target_model = self._target

@@ -11,12 +11,12 @@ one of them, as ``target_update_type`` says (DI-engine silently always picks ``a
 from __future__ import annotations
 
 import copy
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Tuple
 
 import torch
 
 from ..model import model_wrap
-from ..torch_utils import adam
+from ..torch_utils import adam, step, zero_grad
 from ..rl_utils import get_epsilon_greedy_fn, q_nstep_td_error
 from ..utils.errors import ConfigError
 from ..utils.registry import POLICY_REGISTRY
@@ -65,7 +65,7 @@ class DQNPolicy(Policy):
     )
 
     @classmethod
-    def default_model(cls) -> tuple:
+    def default_model(cls) -> Tuple[str, Dict[str, object]]:
         return "dqn", {}
 
     # ---- learn -------------------------------------------------------------------------------
@@ -100,11 +100,11 @@ class DQNPolicy(Policy):
             value_gamma, weight, self._cfg.learn.loss_type, need_td_abs=bool(self._cfg.priority),
         )
         # optimise
-        self._optimizer.zero_grad(set_to_none=True)
-        loss.backward()
+        zero_grad(self._optimizer)
+        torch.autograd.backward(loss)
         if self._cfg.learn.grad_clip_norm is not None:
             torch.nn.utils.clip_grad_norm_(self._model.parameters(), self._cfg.learn.grad_clip_norm)
-        self._optimizer.step()
+        step(self._optimizer)
         # target update
         self._target_model.update(self._model)
         # log
@@ -113,7 +113,7 @@ class DQNPolicy(Policy):
             "total_loss": loss.item(),
             "q_value": q.detach().mean().item(),
         }
-        if self._cfg.priority:
+        if td_abs is not None:  # asked for when priority is on
             out["priority"] = td_abs.cpu().numpy()
         return out
 

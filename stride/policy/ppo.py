@@ -23,13 +23,13 @@ Better than DI-engine on purpose:
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Tuple
 
 import numpy as np
 import torch
 
 from ..model import model_wrap
-from ..torch_utils import adam
+from ..torch_utils import adam, step, zero_grad
 from ..rl_utils import get_gae, ppo_error, ppo_error_continuous
 from ..utils.registry import POLICY_REGISTRY
 from ..config.setting import Setting
@@ -114,11 +114,11 @@ class PPOPolicy(Policy):
     )
 
     @classmethod
-    def default_model(cls) -> tuple:
+    def default_model(cls) -> Tuple[str, Dict[str, object]]:
         return "vac", {}
 
     def _action_space(self) -> str:
-        return getattr(self._model, "action_space", self._cfg.model.get("action_space", "discrete"))
+        return str(getattr(self._model, "action_space", self._cfg.model.get("action_space", "discrete")))
 
     def _init_shared(self) -> None:
         """State every mode reads: the return statistics (each mode's state dict carries them)."""
@@ -152,7 +152,7 @@ class PPOPolicy(Policy):
             if epoch > 0 and cfg.recompute_adv:
                 self._recompute_adv(batch)
             value_old, return_ = self._return_norm.normalize(batch["value"]), self._return_norm.normalize(batch["return"])
-            for idx in torch.randperm(n, device=self._device).split(cfg.batch_size):
+            for idx in torch.split(torch.randperm(n, device=self._device), cfg.batch_size):
                 # forward
                 out = self._learn_model.forward(batch["obs"][idx], mode="compute_actor_critic")
                 adv = batch["adv"][idx]
@@ -164,11 +164,11 @@ class PPOPolicy(Policy):
                                            cfg.dual_clip)
                 total = loss.policy_loss + cfg.value_weight * loss.value_loss - cfg.entropy_weight * loss.entropy_loss
                 # optimise
-                self._optimizer.zero_grad(set_to_none=True)
-                total.backward()
+                zero_grad(self._optimizer)
+                torch.autograd.backward(total)
                 if cfg.grad_clip_norm is not None:
                     sums["grad_norm"] += torch.nn.utils.clip_grad_norm_(self._model.parameters(), cfg.grad_clip_norm).item()
-                self._optimizer.step()
+                step(self._optimizer)
                 # log
                 for k, v in (("total_loss", total), ("policy_loss", loss.policy_loss), ("value_loss", loss.value_loss),
                              ("entropy", loss.entropy_loss), ("approx_kl", info.approx_kl), ("clipfrac", info.clipfrac)):
@@ -244,9 +244,9 @@ class PPOPolicy(Policy):
         traj_flag = torch.zeros_like(done)
         traj_flag[-1] = 1.0
         adv = get_gae(value[:-1], value[1:], reward, done, self._cfg.discount_factor, self._cfg.gae_lambda, traj_flag)
-        value, adv = value[:-1].tolist(), adv.tolist()
+        values, advs = value[:-1].tolist(), adv.tolist()
         last = len(transitions) - 1
-        return [{**t, "value": value[i], "adv": adv[i], "return": value[i] + adv[i], "traj_flag": i == last}
+        return [{**t, "value": values[i], "adv": advs[i], "return": values[i] + advs[i], "traj_flag": i == last}
                 for i, t in enumerate(transitions)]
 
     def _state_dict_collect(self) -> Dict[str, Any]:

@@ -14,7 +14,7 @@ import numpy as np
 from .base_policy import CollectMode
 
 
-def random_collect_mode(action_space: gym.spaces.Space, inner: CollectMode, seed: int = 0) -> CollectMode:
+def random_collect_mode(action_space: gym.spaces.Space[object], inner: CollectMode, seed: int = 0) -> CollectMode:
     """A ``CollectMode`` with ``inner``'s transition processing and uniformly random actions."""
     space = action_space
     rng = np.random.default_rng(seed)

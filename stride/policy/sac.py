@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import copy
 import math
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Tuple
 
 import numpy as np
 import torch
@@ -88,21 +88,21 @@ class SACPolicy(Policy):
     )
 
     @classmethod
-    def default_model(cls) -> tuple:
+    def default_model(cls) -> Tuple[str, Dict[str, object]]:
         return "qac", {}
 
     # ---- learn -------------------------------------------------------------------------------
     def _init_learn(self) -> None:
         cfg = self._cfg.learn
         self._gamma = self._cfg.discount_factor
-        self._q_optimizer = adam(self._model.critic.parameters(), lr=cfg.learning_rate_q)
-        self._policy_optimizer = adam(self._model.actor.parameters(), lr=cfg.learning_rate_policy)
+        self._q_optimizer = adam(self._model.get_submodule("critic").parameters(), lr=cfg.learning_rate_q)
+        self._policy_optimizer = adam(self._model.get_submodule("actor").parameters(), lr=cfg.learning_rate_policy)
         self._log_alpha = torch.tensor(math.log(cfg.alpha), device=self._device, requires_grad=bool(cfg.auto_alpha))
         self._alpha_optimizer = (adam([self._log_alpha], lr=cfg.learning_rate_alpha)
                                  if cfg.auto_alpha else None)
         action_dims = int(np.prod(self._cfg.model.action_shape))
         self._target_entropy = -float(action_dims) if cfg.target_entropy is None else float(cfg.target_entropy)
-        self._target_critic = model_wrap(copy.deepcopy(self._model.critic), "target", update_type="momentum",
+        self._target_critic = model_wrap(copy.deepcopy(self._model.get_submodule("critic")), "target", update_type="momentum",
                                          update_kwargs={"theta": cfg.target_theta})
         self._actor_sample = model_wrap(self._model, "reparam_sample", tanh=True)
         self._use_is = bool(self._cfg.priority and self._cfg.priority_IS_weight)

@@ -41,8 +41,8 @@ def get_gae(
             out[t] = running
         return torch.tensor(out, dtype=delta.dtype)
     adv = torch.zeros_like(delta)
-    running = torch.zeros_like(delta[0])
+    acc = torch.zeros_like(delta[0])
     for t in range(delta.shape[0] - 1, -1, -1):
-        running = delta[t] + factor * not_end[t] * running
-        adv[t] = running
+        acc = delta[t] + factor * not_end[t] * acc
+        adv[t] = acc
     return adv

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Dict, List
+from typing import Any, Dict, List
+
 from ..utils.errors import ConfigError
 
 
-def get_nstep_return_data(data: List[Dict], nstep: int, gamma: float) -> List[Dict]:
+def get_nstep_return_data(data: List[Dict[str, Any]], nstep: int, gamma: float) -> List[Dict[str, Any]]:
     """Turn 1-step transitions of ONE episode segment into n-step transitions.
 
     For transition ``t`` with ``m = min(nstep, len(data) - t)`` real steps ahead:

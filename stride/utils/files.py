@@ -46,9 +46,13 @@ def _os_error_in(error: BaseException) -> Optional[OSError]:
 
 def atomic_write_text(path: str, text: str) -> None:
     """``path`` holds ``text``, or is left as it was."""
-    atomic_write(path, lambda f: f.write(text))
+
+    def write(f: IO[str]) -> None:
+        f.write(text)
+
+    atomic_write(path, write)
 
 
-def atomic_write_json(path: str, obj: Any) -> None:
+def atomic_write_json(path: str, obj: object) -> None:
     """``path`` holds ``obj`` as indented JSON, or is left as it was."""
     atomic_write_text(path, json.dumps(obj, indent=2) + "\n")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import csv
 import logging
 import os
-from typing import Any, Dict, Optional
+from typing import Any, Dict, List, Mapping, Optional
 
 
 def build_logger(exp_dir: Optional[str], name: str, level: int = logging.INFO) -> logging.Logger:
@@ -43,18 +43,18 @@ class ProgressCSV:
 
     def __init__(self, path: str) -> None:
         self._path = path
-        self._fields: Optional[list] = None
+        self._fields: Optional[List[str]] = None
         if os.path.exists(path):
             with open(path) as f:
                 header = f.readline().strip()
             self._fields = header.split(",") if header else None
 
-    def write(self, row: Dict[str, Any]) -> None:
+    def write(self, row: Mapping[str, object]) -> None:
+        """Append ``row`` (keys outside the header are ignored)."""
         new = self._fields is None
-        if new:
-            self._fields = list(row)
+        fields = self._fields = list(row) if self._fields is None else self._fields
         with open(self._path, "a", newline="") as f:
-            w = csv.DictWriter(f, fieldnames=self._fields, extrasaction="ignore")
+            w = csv.DictWriter(f, fieldnames=fields, extrasaction="ignore")
             if new:
                 w.writeheader()
             w.writerow(row)

@@ -14,9 +14,10 @@ Stride seed stream draws from; :func:`pcg64_seed_words` refuses others.
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Sequence
+from typing import Any, Dict, List, Sequence, Tuple
 
 import numpy as np
+import numpy.typing as npt
 
 # numpy/random/bit_generator.pyx
 _INIT_A = 0x43B0D7E5
@@ -33,7 +34,7 @@ _PCG_MULT = 0x2360ED051FC65DA44385DF649FCCF645
 _M128 = (1 << 128) - 1
 
 
-def _hash_constants(init: int, mult: int, n: int) -> list:
+def _hash_constants(init: int, mult: int, n: int) -> List[Tuple[int, int]]:
     """The running hash constant after each of ``n`` uses (it never depends on the data)."""
     out, h = [], init
     for _ in range(n):
@@ -49,18 +50,19 @@ _HASH_A = _hash_constants(_INIT_A, _MULT_A, _POOL_SIZE + _POOL_SIZE * (_POOL_SIZ
 _HASH_B = _hash_constants(_INIT_B, _MULT_B, 8)
 
 
-def _hashmix(value: np.ndarray, consts: tuple) -> np.ndarray:
+def _hashmix(value: npt.NDArray[np.uint32], consts: Tuple[int, int]) -> npt.NDArray[np.uint32]:
     xor_with, mult_by = consts
     value = (value ^ np.uint32(xor_with)) * np.uint32(mult_by)
     return value ^ (value >> _XSHIFT)
 
 
-def _mix(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    r = np.uint32(_MIX_MULT_L) * x - np.uint32(_MIX_MULT_R) * y
-    return r ^ (r >> _XSHIFT)
+def _mix(x: npt.NDArray[np.uint32], y: npt.NDArray[np.uint32]) -> npt.NDArray[np.uint32]:
+    r: npt.NDArray[np.uint32] = np.uint32(_MIX_MULT_L) * x - np.uint32(_MIX_MULT_R) * y
+    out: npt.NDArray[np.uint32] = r ^ (r >> _XSHIFT)
+    return out
 
 
-def pcg64_seed_words(seeds: Sequence[int]) -> np.ndarray:
+def pcg64_seed_words(seeds: Sequence[int]) -> npt.NDArray[np.uint64]:
     """``SeedSequence(s).generate_state(4, np.uint64)`` for each seed: an ``(n, 4)`` uint64 array."""
     s = np.asarray(seeds, dtype=np.int64)
     if s.size and (s.min() < 0 or s.max() > _M32):

@@ -10,14 +10,17 @@ episodes, which is why its logs repeat). The manager is reset at every evaluatio
 from __future__ import annotations
 
 import time
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 
 import numpy as np
 
 from ..config.config import Configurable, merge_config
 from ..config.setting import Setting
-from ..utils.errors import ConfigError
+from ..policy.base_policy import EvalMode
+from ..utils.errors import ConfigError, StrideError
 from ..utils.log import build_logger
+from ..utils.registry import EVALUATOR_REGISTRY
+from .protocols import EnvManager, ScalarWriter
 
 
 class VectorEvalMonitor:
@@ -28,12 +31,12 @@ class VectorEvalMonitor:
             raise ConfigError(f"n_episode must be >= 1, got {n_episode}")
         self._quota = [n_episode // env_num + (1 if i < n_episode % env_num else 0) for i in range(env_num)]
         self._returns: Dict[int, List[float]] = {i: [] for i in range(env_num)}
-        self._infos: Dict[int, List[dict]] = {i: [] for i in range(env_num)}
+        self._infos: Dict[int, List[Mapping[str, object]]] = {i: [] for i in range(env_num)}
 
     def needs_more(self, env_id: int) -> bool:
         return len(self._returns[env_id]) < self._quota[env_id]
 
-    def update_info(self, env_id: int, info: Dict[str, Any]) -> None:
+    def update_info(self, env_id: int, info: Mapping[str, object]) -> None:
         self._infos[env_id].append(info)
 
     def update_reward(self, env_id: int, episode_return: float) -> None:
@@ -51,11 +54,12 @@ class VectorEvalMonitor:
         return sum(len(v) for v in self._returns.values())
 
 
+@EVALUATOR_REGISTRY.register("base")
 class BaseSerialEvaluator(Configurable):
     """Evaluate a policy's eval mode on its own env manager."""
 
     @classmethod
-    def declared_config(cls) -> dict:
+    def declared_config(cls) -> Dict[str, object]:
         return dict(
             # (int) evaluate every this many train iterations.
             eval_freq=Setting(1000, "[1, inf)"),
@@ -70,7 +74,8 @@ class BaseSerialEvaluator(Configurable):
             confirm_episode=Setting(0, "[0, inf)"),
         )
 
-    def __init__(self, cfg: Optional[dict] = None, env: Any = None, policy: Any = None, tb_logger: Any = None,
+    def __init__(self, cfg: Optional[Mapping[str, object]] = None, env: Optional[EnvManager] = None,
+                 policy: Optional[EvalMode] = None, tb_logger: Optional[ScalarWriter] = None,
                  exp_name: Optional[str] = None, instance_name: str = "evaluator") -> None:
         merged = merge_config(self.declared_config(), cfg or {}, prefix="policy.eval.evaluator.")
         self._cfg = merged
@@ -86,15 +91,23 @@ class BaseSerialEvaluator(Configurable):
         self.last_confirm_return: Optional[float] = None
         self.last_eval_cpu_seconds = 0.0
 
-    def reset_env(self, env: Any = None) -> None:
+    def reset_env(self, env: Optional[EnvManager] = None) -> None:
+        """Evaluate on ``env`` from now on (``None``: keep the current one)."""
         if env is not None:
             self._env = env
 
-    def reset_policy(self, policy: Any = None) -> None:
+    def reset_policy(self, policy: Optional[EvalMode] = None) -> None:
+        """Evaluate ``policy`` from now on (``None``: keep the current one)."""
         if policy is not None:
             self._policy = policy
 
-    def reset(self, policy: Any = None, env: Any = None) -> None:
+    def _require(self) -> Tuple[EnvManager, EvalMode]:
+        if self._env is None or self._policy is None:
+            raise StrideError("BaseSerialEvaluator needs an env manager and a policy: give them to reset()")
+        return self._env, self._policy
+
+    def reset(self, policy: Optional[EvalMode] = None, env: Optional[EnvManager] = None) -> None:
+        """``reset_env(env)`` then ``reset_policy(policy)``."""
         self.reset_env(env)
         self.reset_policy(policy)
 
@@ -116,7 +129,7 @@ class BaseSerialEvaluator(Configurable):
         self._last_eval_iter = train_iter
         return True
 
-    def eval(self, save_ckpt_fn: Optional[Callable[[str], None]] = None, train_iter: int = -1, envstep: int = -1,
+    def eval(self, save_ckpt_fn: Optional[Callable[[str], object]] = None, train_iter: int = -1, envstep: int = -1,
              n_episode: Optional[int] = None) -> Tuple[bool, List[float]]:
         """Run ``n_episode`` episodes; return ``(stop, episode_returns)`` with ``stop`` when the mean
         return reaches ``stop_value``. Saves ``ckpt_best.pth.tar`` through ``save_ckpt_fn`` on a new best.
@@ -128,10 +141,11 @@ class BaseSerialEvaluator(Configurable):
         run with a policy that does not hold (SB3's EvalCallback and DI-engine stop on one evaluation)."""
         n_episode = n_episode if n_episode is not None else self._cfg["n_episode"]
         cpu0 = time.process_time()
-        if self._env.closed:
-            self._env.launch()
+        env, _ = self._require()
+        if env.closed:
+            env.launch()
         else:
-            self._env.reset()
+            env.reset()
         returns = self._episodes(n_episode, train_iter, envstep, self._instance_name)
         mean = float(np.mean(returns))
         self.last_eval_return, self.last_confirm_return = mean, None
@@ -149,7 +163,7 @@ class BaseSerialEvaluator(Configurable):
 
     def _episodes(self, n_episode: int, train_iter: int, envstep: int, tag: str) -> List[float]:
         """Returns of ``n_episode`` episodes from the envs as they stand (balanced over envs); logged."""
-        env, policy = self._env, self._policy
+        env, policy = self._require()
         wall0 = time.perf_counter()
         policy.reset()
         monitor = VectorEvalMonitor(env.env_num, n_episode)
@@ -184,7 +198,7 @@ class BaseSerialEvaluator(Configurable):
                 self._tb.add_scalar(f"{tag}_step/{k}", v, envstep)
         return returns
 
-    def state_dict(self) -> Dict[str, Any]:
+    def state_dict(self) -> Dict[str, object]:
         return {"last_eval_iter": self._last_eval_iter, "last_eval_mark": self._last_eval_mark,
                 "max_eval_return": self._max_eval_return}
 

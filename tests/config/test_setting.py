@@ -17,7 +17,8 @@ import textwrap
 import pytest
 
 from stride.config import Setting, compile_config, merge_config
-from stride.config.compile import _model_defaults, import_components
+from stride.config.compile import _model_defaults
+from stride.utils.registry import import_components
 from stride.config.config import declaration, deep_update
 from stride.config.setting import REQUIRED, parse_interval, plain, settings_of
 from stride.utils.errors import ConfigError

@@ -83,3 +83,9 @@ def test_resolve_resume_errors(tmp_path):
     (tmp_path / "exp" / "total_config.json").write_text("{}")
     exp, ckpt = resolve_resume(str(tmp_path / "exp"))
     assert exp == str(tmp_path / "exp") and ckpt.endswith("iteration_3.pth.tar")
+
+
+def test_zoo_lookup_of_a_missing_family_is_empty():
+    assert zoo_policies("no_such_family") == []
+    with pytest.raises(ConfigError, match=r"unknown env 'no_such_family'"):
+        zoo_config("no_such_family", "dqn")

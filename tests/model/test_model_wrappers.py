@@ -86,8 +86,10 @@ def test_wrappers_share_parameters(name, kwargs):
 
 def test_stacked_wrappers_unwrap_to_model():
     m = DQN(4, 2, encoder_hidden_size_list=[8])
-    w = model_wrap(model_wrap(m, "base"), "argmax_sample")
+    inner = model_wrap(m, "base")
+    w = model_wrap(inner, "argmax_sample")
     assert w.unwrapped() is m
+    assert w.wrapped_model is inner and inner.wrapped_model is m
     assert w(torch.zeros(2, 4))["action"].shape == (2,)
 
 

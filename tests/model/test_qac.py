@@ -71,3 +71,11 @@ def test_bad_arguments_fail_clearly():
         QAC(3, 1, action_space="gaussian")
     with pytest.raises(ValueError, match="mode 'compute_q'"):
         QAC(3, 1)(torch.randn(1, 3), mode="compute_q")
+
+
+def test_forward_refuses_inputs_of_the_wrong_kind_for_its_mode():
+    m = QAC(4, 2, actor_hidden_size_list=[8], critic_hidden_size_list=[8])
+    with pytest.raises(TypeError, match="compute_critic takes a dict"):
+        m(torch.zeros(3, 4), mode="compute_critic")
+    with pytest.raises(TypeError, match="compute_actor takes an observation tensor"):
+        m({"obs": torch.zeros(3, 4), "action": torch.zeros(3, 2)}, mode="compute_actor")

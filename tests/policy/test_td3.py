@@ -74,17 +74,19 @@ def test_target_policy_smoothing_stays_within_noise_clip_and_action_bounds():
     assert torch.equal(q, p._target.forward({"obs": obs[:4], "action": clean[:4]}, mode="compute_critic")["q_value"])
 
 
-def test_actor_and_targets_update_every_second_step():
+def test_actor_and_targets_update_every_second_step(monkeypatch):
     p = make_policy()
     counts = {"actor": 0, "critic": 0, "target": 0}
-    for name, opt in (("actor", p._actor_optimizer), ("critic", p._critic_optimizer)):
-        step = opt.step
+    names = {id(p._actor_optimizer): "actor", id(p._critic_optimizer): "critic"}
+    import stride.policy.ddpg as ddpg_module
 
-        def counted(*a, _step=step, _name=name, **k):
-            counts[_name] += 1
-            return _step(*a, **k)
+    real_step = ddpg_module.step
 
-        opt.step = counted
+    def counted(opt):
+        counts[names[id(opt)]] += 1
+        return real_step(opt)
+
+    monkeypatch.setattr(ddpg_module, "step", counted)
     update = p._target.update
 
     def counted_update(*a, **k):

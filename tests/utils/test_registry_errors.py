@@ -98,3 +98,26 @@ def test_unknown_name_message_without_close_match_sorts_choices():
 def test_error_hierarchy():
     assert issubclass(InvalidActionError, StrideError) and issubclass(InvalidActionError, ValueError)
     assert issubclass(ConfigError, ValueError)
+
+
+def test_registry_imports_its_package_on_first_lookup(tmp_path, monkeypatch):
+    pkg = tmp_path / "stride_fake_plugin"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text(
+        "from tests.utils.test_registry_errors import LAZY\nLAZY.register('lazy', int)\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert LAZY.get("lazy") is int  # the package was imported by the lookup
+    assert LAZY.names() == ["lazy"]
+    with pytest.raises(UnknownNameError, match="unknown plugin 'lazzy'"):
+        LAZY.get("lazzy")
+
+
+LAZY = Registry("plugin", "stride_fake_plugin")
+
+
+def test_builtin_registries_fill_themselves():
+    from stride.utils.registry import EVALUATOR_REGISTRY, LEARNER_REGISTRY
+    from stride.worker import BaseLearner, BaseSerialEvaluator
+
+    assert LEARNER_REGISTRY.get("base") is BaseLearner and EVALUATOR_REGISTRY.get("base") is BaseSerialEvaluator
+    assert "dqn" in POLICY_REGISTRY and "dqn" in MODEL_REGISTRY

@@ -243,3 +243,11 @@ def test_collector_logs_episode_stats(managers):
     assert len(tb.scalars["collector_iter/reward_mean"]) == 1
     c.collect(n_episode=2, train_iter=100, policy_kwargs=EPS)
     assert [s for s, _ in tb.scalars["collector_iter/reward_mean"]] == [0, 100]
+
+
+def test_a_collector_without_env_says_so():
+    from stride.utils.errors import StrideError
+
+    collector = SampleCollector({})
+    with pytest.raises(StrideError, match="no env manager"):
+        collector.action_space

@@ -189,3 +189,11 @@ def test_confirmation_of_a_passing_screen(managers, stop_value, confirm, stop, c
     assert got is stop and ev.last_eval_return == 1000.0 and ev.last_confirm_return == confirmed
     if confirmed is not None:  # the confirmation's own episodes: the next two of every env, none of the screen's
         assert sorted(returns) == [800.0] * 5 + [900.0] * 5
+
+
+def test_an_evaluator_without_env_or_policy_says_so():
+    from stride.utils.errors import StrideError
+    from stride.worker import BaseSerialEvaluator
+
+    with pytest.raises(StrideError, match="needs an env manager and a policy"):
+        BaseSerialEvaluator({}).eval(n_episode=1)

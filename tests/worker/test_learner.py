@@ -310,3 +310,30 @@ def test_log_is_flushed_at_after_run():
     assert tb.scalars["learner_step/total_loss"] == [(30, pytest.approx(2.0))]
     learner.call_hook("after_run")  # nothing new accumulated: nothing written twice
     assert len(tb.scalars["learner_iter/total_loss"]) == 1
+
+
+def test_hooks_see_the_learner_through_the_hook_host_protocol():
+    from stride.worker.learner.hooks import HookHost, LogShowHook
+
+    class Host:  # not a BaseLearner: a hook needs only what HookHost names
+        def __init__(self):
+            import logging
+            self.logger = logging.getLogger("host")
+            self.log_buffer, self.last_log, self.tb_logger = {"loss": 2.0}, {}, None
+            self.train_iter, self.envstep = 1, 5
+
+        def save_checkpoint(self):
+            return None
+
+        def load_checkpoint(self, path):
+            pass
+
+    host: HookHost = Host()
+    LogShowHook(freq=1)(host)
+    assert host.last_log == {"loss": 2.0}
+
+
+def test_a_learner_without_a_policy_says_so():
+    learner = BaseLearner({}, None)
+    with pytest.raises(StrideError, match="no policy"):
+        learner.train({"x": 1})

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Sequence, Type
+from typing import List, Sequence, Type
 
 import torch
 from torch import nn
@@ -20,7 +20,7 @@ def get_activation(name: str) -> Type[nn.Module]:
 
 def MLP(in_size: int, hidden_sizes: Sequence[int], activation: str = "relu", last_activation: bool = True) -> nn.Sequential:
     """Linear layers of the given sizes with ``activation`` between them."""
-    layers: list = []
+    layers: List[nn.Module] = []
     act = get_activation(activation)
     sizes = [in_size, *hidden_sizes]
     for i in range(len(hidden_sizes)):
@@ -40,4 +40,5 @@ class FCEncoder(nn.Module):
         self.net = MLP(in_size, hidden_size_list, activation)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.net(x.flatten(1) if x.dim() > 2 else x)
+        out: torch.Tensor = self.net(x.flatten(1) if x.dim() > 2 else x)
+        return out

@@ -18,7 +18,8 @@ class DiscreteHead(nn.Module):
         self._no_body = layer_num == 0  # skip calling an empty Sequential (a module call per forward)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.out(x if self._no_body else self.body(x))
+        out: torch.Tensor = self.out(x if self._no_body else self.body(x))
+        return out
 
 
 class DuelingHead(nn.Module):
@@ -30,5 +31,6 @@ class DuelingHead(nn.Module):
         self.value = nn.Sequential(MLP(hidden_size, [hidden_size] * layer_num, activation), nn.Linear(hidden_size, 1))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        a = self.adv(x)
-        return self.value(x) + a - a.mean(dim=-1, keepdim=True)
+        a: torch.Tensor = self.adv(x)
+        v: torch.Tensor = self.value(x)
+        return v + a - a.mean(dim=-1, keepdim=True)

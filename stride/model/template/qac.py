@@ -98,15 +98,23 @@ class QAC(nn.Module):
                                      log_sigma_range)
         self.critic = ContinuousCritic(obs_size, action_size, critic_hidden_size_list, activation, twin_critic)
 
-    def forward(self, inputs: Any, mode: str = "compute_actor") -> Dict[str, torch.Tensor]:
+    def forward(self, inputs: torch.Tensor | Dict[str, torch.Tensor], mode: str = "compute_actor") -> Dict[str, torch.Tensor]:
+        """``compute_actor`` on an observation batch, or ``compute_critic`` on ``{'obs', 'action'}``."""
         if mode == "compute_actor":
-            return self.actor(inputs)
+            if not isinstance(inputs, torch.Tensor):
+                raise TypeError(f"QAC compute_actor takes an observation tensor, got {type(inputs).__name__}")
+            return self.compute_actor(inputs)
         if mode == "compute_critic":
-            return {"q_value": self.critic(inputs["obs"], inputs["action"])}
+            if not isinstance(inputs, dict):
+                raise TypeError(f"QAC compute_critic takes a dict with obs and action, got {type(inputs).__name__}")
+            return self.compute_critic(inputs)
         raise ValueError(f"unknown QAC mode '{mode}'; valid choices: {', '.join(self.modes)}")
 
     def compute_actor(self, obs: torch.Tensor) -> Dict[str, torch.Tensor]:
-        return self.actor(obs)
+        """The actor's output: ``mu`` and ``sigma`` (stochastic) or ``action`` (deterministic)."""
+        out: Dict[str, torch.Tensor] = self.actor(obs)
+        return out
 
     def compute_critic(self, inputs: Dict[str, torch.Tensor]) -> Dict[str, torch.Tensor]:
+        """``q_value`` of ``inputs['action']`` at ``inputs['obs']`` (twin critics: stacked on dim 0)."""
         return {"q_value": self.critic(inputs["obs"], inputs["action"])}

@@ -11,7 +11,7 @@ the "implementation details" of Engstrom et al. (2020) and Huang et al. (2022).
 from __future__ import annotations
 
 import math
-from typing import Dict, Sequence
+from typing import Dict, Sequence, Union
 
 import torch
 from torch import nn
@@ -21,6 +21,9 @@ from ..common import FCEncoder
 from ..common.encoder import MLP
 
 MODES = ("compute_actor", "compute_critic", "compute_actor_critic")
+
+#: an output entry: a tensor (logits, values), or a Gaussian's ``{'mu', 'sigma'}`` (continuous actions)
+ActorOutput = Union[torch.Tensor, Dict[str, torch.Tensor]]
 
 
 def _orthogonal_init(module: nn.Module, gain: float) -> None:
@@ -80,19 +83,24 @@ class VAC(nn.Module):
         _orthogonal_init(self.actor_head[-1], 0.01)
         _orthogonal_init(self.critic_head[-1], 1.0)
 
-    def forward(self, obs: torch.Tensor, mode: str = "compute_actor_critic") -> Dict[str, torch.Tensor]:
+    def forward(self, obs: torch.Tensor, mode: str = "compute_actor_critic") -> Dict[str, ActorOutput]:
+        """``logit`` (discrete: logits; continuous: ``{'mu', 'sigma'}``) and/or ``value``, by ``mode``."""
         if mode == "compute_actor":
             return {"logit": self._actor(self.actor_encoder(obs))}
         if mode == "compute_critic":
-            return {"value": self.critic_head(self.critic_encoder(obs)).squeeze(-1)}
+            return {"value": self._critic(self.critic_encoder(obs))}
         if mode == "compute_actor_critic":
             x = self.actor_encoder(obs)
             critic_x = x if self.share_encoder else self.critic_encoder(obs)
-            return {"logit": self._actor(x), "value": self.critic_head(critic_x).squeeze(-1)}
+            return {"logit": self._actor(x), "value": self._critic(critic_x)}
         raise ValueError(f"unknown VAC mode '{mode}'; valid choices: {', '.join(MODES)}")
 
-    def _actor(self, x: torch.Tensor) -> torch.Tensor | Dict[str, torch.Tensor]:
-        out = self.actor_head(x)
+    def _critic(self, x: torch.Tensor) -> torch.Tensor:
+        value: torch.Tensor = self.critic_head(x)
+        return value.squeeze(-1)
+
+    def _actor(self, x: torch.Tensor) -> ActorOutput:
+        out: torch.Tensor = self.actor_head(x)
         if self.action_space == "discrete":
             return out
         sigma = self.log_sigma.clamp(-20.0, 2.0).exp().expand_as(out)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Mapping, Optional, Tuple, cast
+
+import gymnasium as gym
 
 import numpy as np
 import torch
@@ -10,10 +12,17 @@ import torch
 from ...config.config import Configurable, merge_config
 from ...config.setting import Setting
 from ...utils.log import build_logger
+from ...envs.base_env import BaseEnvTimestep
+from ...policy.base_policy import CollectMode
+from ...utils.errors import StrideError
 from ...utils.registry import COLLECTOR_REGISTRY
+from ..protocols import EnvManager, ScalarWriter, Stateful
+
+#: what one batched step gives back: timesteps, and the observation and policy output behind each, by env id
+StepResult = Tuple[Dict[int, BaseEnvTimestep], Dict[int, Any], Dict[int, Dict[str, Any]]]
 
 
-def to_plain(obj: Any) -> Any:
+def to_plain(obj: object) -> object:
     """Arrays -> tensors, NumPy scalars -> Python numbers (checkpoint-safe), recursively."""
     if isinstance(obj, np.ndarray):
         return torch.from_numpy(np.ascontiguousarray(obj))
@@ -26,7 +35,7 @@ def to_plain(obj: Any) -> Any:
     return obj
 
 
-def from_plain(obj: Any) -> Any:
+def from_plain(obj: object) -> object:
     if isinstance(obj, torch.Tensor):
         return obj.numpy()
     if isinstance(obj, dict):
@@ -40,22 +49,24 @@ class SerialCollectorBase(Configurable):
     """Owns an env manager and a policy's collect mode; counts env steps and episodes."""
 
     @classmethod
-    def declared_config(cls) -> dict:
+    def declared_config(cls) -> Dict[str, object]:
         return dict(
             type="sample",
             # (int) log episode statistics every this many train iterations.
             collect_print_freq=Setting(100, "[1, inf)"),
         )
 
-    def __init__(self, cfg: Optional[dict] = None, env: Any = None, policy: Any = None, tb_logger: Any = None,
+    def __init__(self, cfg: Optional[Mapping[str, object]] = None, env: Optional[EnvManager] = None,
+                 policy: Optional[CollectMode] = None, tb_logger: Optional[ScalarWriter] = None,
                  exp_name: Optional[str] = None, instance_name: str = "collector") -> None:
         merged = merge_config(self.declared_config(), cfg or {}, prefix="policy.collect.collector.")
         self._cfg = merged
         self._tb = tb_logger
         self._logger = build_logger(exp_name, instance_name)
         self._instance_name = instance_name
-        self._env = None
-        self._policy = None
+        self._env: Optional[EnvManager] = None
+        self._policy: Optional[CollectMode] = None
+        self._on_policy = False
         self._envstep = 0
         self._episode_count = 0
         self._total_episode_count = 0
@@ -65,7 +76,17 @@ class SerialCollectorBase(Configurable):
         self.reset(policy, env)
 
     # ---- resets (the seeds' interface) -------------------------------------------------------
-    def reset_env(self, env: Any = None) -> None:
+    def _require_env(self) -> EnvManager:
+        if self._env is None:
+            raise StrideError(f"{type(self).__name__} has no env manager: give one to reset_env()")
+        return self._env
+
+    def _require_policy(self) -> CollectMode:
+        if self._policy is None:
+            raise StrideError(f"{type(self).__name__} has no policy: give one to reset_policy()")
+        return self._policy
+
+    def reset_env(self, env: Optional[EnvManager] = None) -> None:
         """A new env manager is launched; ``None`` resets the current one."""
         if env is not None:
             self._env = env
@@ -77,14 +98,16 @@ class SerialCollectorBase(Configurable):
             self._env.reset()
         self._clear_caches()
 
-    def reset_policy(self, policy: Any = None) -> None:
+    def reset_policy(self, policy: Optional[CollectMode] = None) -> None:
+        """A new policy (collect mode); ``None`` resets the current one."""
         if policy is not None:
             self._policy = policy
         if self._policy is not None:
             self._policy.reset()
             self._on_policy = bool(self._policy.get_attribute("on_policy"))
 
-    def reset(self, policy: Any = None, env: Any = None) -> None:
+    def reset(self, policy: Optional[CollectMode] = None, env: Optional[EnvManager] = None) -> None:
+        """``reset_env(env)`` then ``reset_policy(policy)``."""
         if env is not None or self._env is not None:
             self.reset_env(env)
         self.reset_policy(policy)
@@ -92,11 +115,11 @@ class SerialCollectorBase(Configurable):
 
     def _clear_caches(self) -> None:
         n = self._env.env_num if self._env is not None else 0
-        self._traj: Dict[int, list] = {i: [] for i in range(n)}
+        self._traj: Dict[int, List[Dict[str, Any]]] = {i: [] for i in range(n)}
         self._ep_len: Dict[int, int] = {i: 0 for i in range(n)}
-        self._inflight: Dict[int, list] = {}
+        self._inflight: Dict[int, List[Tuple[Any, Dict[str, Any]]]] = {}
 
-    def _step_envs(self, kwargs: Dict[str, Any]) -> tuple:
+    def _step_envs(self, kwargs: Dict[str, Any]) -> StepResult:
         """One batched forward over the ready envs and one manager step.
 
         Returns ``(timesteps, obs, outputs)``: for each timestep's env, the observation and policy
@@ -104,27 +127,34 @@ class SerialCollectorBase(Configurable):
         asynchronous one may answer actions sent in an earlier call (and show an env as ready
         again before its previous result came back), so unanswered sends are kept, oldest first.
         """
-        obs = dict(self._env.ready_obs)
+        env = self._require_env()
+        obs = dict(env.ready_obs)
         inflight = self._inflight
+        output: Dict[int, Dict[str, Any]]
         if obs:
-            output = self._policy.forward(obs, **kwargs)
+            output = self._require_policy().forward(obs, **kwargs)
             actions = {i: out["action"] for i, out in output.items()}
         elif inflight:
             output, actions = {}, {}  # every env is busy: wait for results
         else:
             raise RuntimeError("collector: no env is ready and none is running (all envs done?)")
-        timesteps = self._env.step(actions)
+        timesteps = env.step(actions)
         if not inflight and timesteps.keys() == obs.keys():
             return timesteps, obs, output  # the synchronous case: no bookkeeping
         for env_id, o in obs.items():
             inflight.setdefault(env_id, []).append((o, output[env_id]))
-        src_obs, src_out = {}, {}
+        src_obs: Dict[int, Any] = {}
+        src_out: Dict[int, Dict[str, Any]] = {}
         for env_id in timesteps:
             sent = inflight[env_id]
             src_obs[env_id], src_out[env_id] = sent.pop(0)
             if not sent:
                 del inflight[env_id]
         return timesteps, src_obs, src_out
+
+    def collect(self, *, train_iter: int = 0, policy_kwargs: Optional[Dict[str, Any]] = None) -> List[Any]:
+        """Step the envs until the configured amount of data is ready (see the subclasses)."""
+        raise NotImplementedError
 
     # ---- counters ----------------------------------------------------------------------------
     @property
@@ -136,8 +166,9 @@ class SerialCollectorBase(Configurable):
         self._envstep = int(value)
 
     @property
-    def action_space(self) -> Any:
-        return self._env.action_space
+    def action_space(self) -> gym.spaces.Space[object]:
+        """The env manager's action space."""
+        return self._require_env().action_space
 
     @property
     def episode_count(self) -> int:
@@ -176,29 +207,33 @@ class SerialCollectorBase(Configurable):
         self._returns, self._lengths = [], []
 
     # ---- checkpointing -----------------------------------------------------------------------
-    def state_dict(self) -> Dict[str, Any]:
+    def state_dict(self) -> Dict[str, object]:
         """Counters, partial trajectories and the env manager's in-flight episodes (plain values)."""
         return {
             "envstep": self._envstep,
             "total_episode_count": self._total_episode_count,
             "traj": {str(k): to_plain(v) for k, v in self._traj.items()},
             "ep_len": {str(k): v for k, v in self._ep_len.items()},
-            "env": self._env.state_dict() if hasattr(self._env, "state_dict") else None,
+            "env": self._env.state_dict() if isinstance(self._env, Stateful) else None,
         }
 
     def load_state_dict(self, state: Dict[str, Any]) -> None:
         self._envstep = state["envstep"]
         self._total_episode_count = state["total_episode_count"]
-        self._traj = {int(k): from_plain(v) for k, v in state["traj"].items()}
+        self._traj = {int(k): cast(List[Dict[str, Any]], from_plain(v)) for k, v in state["traj"].items()}
         self._ep_len = {int(k): v for k, v in state["ep_len"].items()}
-        if state.get("env") is not None:
-            self._env.load_state_dict(state["env"])
+        env: object = self._env  # a manager's state is optional: kept where it has one
+        if state.get("env") is not None and isinstance(env, Stateful):
+            env.load_state_dict(state["env"])
 
     def close(self) -> None:
         if self._env is not None:
             self._env.close()
 
 
-def create_collector(cfg: dict, env: Any, policy: Any, **kwargs: Any) -> SerialCollectorBase:
+def create_collector(cfg: Mapping[str, object], env: EnvManager, policy: CollectMode, tb_logger: Optional[ScalarWriter] = None,
+                     exp_name: Optional[str] = None, instance_name: str = "collector") -> SerialCollectorBase:
     """Build the collector named by ``cfg['type']``."""
-    return COLLECTOR_REGISTRY.get(cfg.get("type", "sample"))(cfg, env, policy, **kwargs)
+    collector: SerialCollectorBase = COLLECTOR_REGISTRY.get(str(cfg.get("type", "sample")))(
+        cfg, env, policy, tb_logger=tb_logger, exp_name=exp_name, instance_name=instance_name)
+    return collector

@@ -6,7 +6,11 @@ from typing import Any, Dict, List, Optional
 
 from ...utils.errors import ConfigError
 from ...utils.registry import COLLECTOR_REGISTRY
+from ...policy.base_policy import CollectMode
 from .base import SerialCollectorBase
+
+#: one episode: its transitions (or, with ``get_train_sample``, its training samples)
+Episode = List[Dict[str, Any]]
 
 
 @COLLECTOR_REGISTRY.register("episode")
@@ -14,26 +18,30 @@ class EpisodeCollector(SerialCollectorBase):
     """Collect by episodes; each returned element is one episode (a list of transitions), or its
     training samples when ``get_train_sample=True``."""
 
+    _extra: List[Episode]  # episodes finished beyond the last call's n_episode
+
     @classmethod
-    def declared_config(cls) -> dict:
+    def declared_config(cls) -> Dict[str, object]:
         cfg = super().declared_config()
         cfg.update(type="episode", get_train_sample=False)
         return cfg
 
-    def reset_policy(self, policy: Any = None) -> None:
+    def reset_policy(self, policy: Optional[CollectMode] = None) -> None:
+        """A new policy (collect mode); ``None`` resets the current one."""
         super().reset_policy(policy)
         if self._policy is not None:
-            self._default_n_episode = self._policy.get_attribute("n_episode")
+            n_episode = self._policy.get_attribute("n_episode")
+            self._default_n_episode: Optional[int] = None if n_episode is None else int(n_episode)
 
     def collect(self, n_episode: Optional[int] = None, train_iter: int = 0,
-                policy_kwargs: Optional[Dict[str, Any]] = None) -> List[Any]:
+                policy_kwargs: Optional[Dict[str, Any]] = None) -> List[Episode]:
         """Run until ``n_episode`` episodes finished; partial episodes carry over to the next call."""
         n_episode = n_episode if n_episode is not None else self._default_n_episode
         if n_episode is None:
             raise ConfigError("collect needs n_episode (argument or policy.collect.n_episode)")
-        policy = self._policy
+        policy = self._require_policy()
         kwargs = policy_kwargs or {}
-        episodes: List[Any] = self._extra[:n_episode]
+        episodes: List[Episode] = self._extra[:n_episode]
         self._extra = self._extra[n_episode:]
         steps = 0
         while len(episodes) < n_episode:
@@ -62,4 +70,4 @@ class EpisodeCollector(SerialCollectorBase):
 
     def _clear_caches(self) -> None:
         super()._clear_caches()
-        self._extra: List[Any] = []
+        self._extra = []

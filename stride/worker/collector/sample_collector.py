@@ -12,10 +12,11 @@ discarded, never stitched to the next one.
 from __future__ import annotations
 
 import math
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, cast
 
 from ...utils.errors import ConfigError
 from ...utils.registry import COLLECTOR_REGISTRY
+from ...policy.base_policy import CollectMode
 from .base import SerialCollectorBase
 
 
@@ -23,18 +24,20 @@ from .base import SerialCollectorBase
 class SampleCollector(SerialCollectorBase):
     """Collect by samples (transitions)."""
 
-    def reset_policy(self, policy: Any = None) -> None:
+    def reset_policy(self, policy: Optional[CollectMode] = None) -> None:
+        """A new policy (collect mode); ``None`` resets the current one."""
         super().reset_policy(policy)
         if policy is not None:
-            self._surplus = []  # samples of another policy (e.g. random warm-up) must not leak into this one's
+            self._surplus: List[Dict[str, Any]] = []  # samples of another policy (e.g. random warm-up) must not leak into this one's
         if self._policy is not None:
-            self._default_n_sample = self._policy.get_attribute("n_sample")
+            n_sample = self._policy.get_attribute("n_sample")
+            self._default_n_sample: Optional[int] = None if n_sample is None else int(n_sample)
             self._lookahead = int(self._policy.get_attribute("lookahead"))
             self._unroll_len = 1
 
     def _clear_caches(self) -> None:
         super()._clear_caches()
-        self._surplus: List[Dict[str, Any]] = []
+        self._surplus = []
 
     def collect(self, n_sample: Optional[int] = None, train_iter: int = 0,
                 policy_kwargs: Optional[Dict[str, Any]] = None) -> List[Dict[str, Any]]:
@@ -43,7 +46,7 @@ class SampleCollector(SerialCollectorBase):
         n_sample = n_sample if n_sample is not None else self._default_n_sample
         if n_sample is None:
             raise ConfigError("collect needs n_sample (argument or policy.collect.n_sample)")
-        env, policy = self._env, self._policy
+        env, policy = self._require_env(), self._require_policy()
         kwargs = policy_kwargs or {}
         traj_len = max(1, math.ceil(n_sample / env.env_num))
         cut = traj_len + self._lookahead
@@ -92,7 +95,7 @@ class SampleCollector(SerialCollectorBase):
         self._surplus = samples[n_sample:]
         return samples[:n_sample]
 
-    def state_dict(self) -> Dict[str, Any]:
+    def state_dict(self) -> Dict[str, object]:
         from .base import to_plain
 
         state = super().state_dict()
@@ -103,4 +106,4 @@ class SampleCollector(SerialCollectorBase):
         from .base import from_plain
 
         super().load_state_dict(state)
-        self._surplus = from_plain(state.get("surplus", []))
+        self._surplus = cast(List[Dict[str, Any]], from_plain(state.get("surplus", [])))

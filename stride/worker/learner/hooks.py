@@ -6,13 +6,36 @@ A hook receives the learner and reads its named properties (``train_iter``, ``en
 
 from __future__ import annotations
 
+import logging
 import os
-from typing import TYPE_CHECKING, Dict
+from typing import Any, Dict, Optional, Protocol
 
-if TYPE_CHECKING:  # pragma: no cover
-    from .learner import BaseLearner
+from ..protocols import ScalarWriter
 
 POSITIONS = ("before_run", "after_run", "before_iter", "after_iter")
+
+
+class HookHost(Protocol):
+    """What a hook may read and call on the learner that runs it (``BaseLearner`` is one)."""
+
+    logger: logging.Logger
+    log_buffer: Dict[str, Any]
+    last_log: Dict[str, float]
+    tb_logger: Optional[ScalarWriter]  # where scalars go; None: nowhere
+
+    @property
+    def train_iter(self) -> int:
+        """Optimisation steps done."""
+
+    @property
+    def envstep(self) -> int:
+        """Env steps collected, as last told to the learner."""
+
+    def save_checkpoint(self) -> Optional[str]:
+        """Write a checkpoint; its path (None when the learner has no experiment folder)."""
+
+    def load_checkpoint(self, path: str) -> None:
+        """Restore the state saved in ``path``."""
 
 
 class LearnerHook:
@@ -23,14 +46,14 @@ class LearnerHook:
             raise ValueError(f"unknown hook position '{position}'; valid choices: {', '.join(POSITIONS)}")
         self.name, self.position, self.priority, self.freq = name, position, priority, max(int(freq), 1)
 
-    def __call__(self, learner: "BaseLearner") -> None:
+    def __call__(self, learner: HookHost) -> None:
         raise NotImplementedError
 
 
 class SaveCkptHook(LearnerHook):
     """Save ``ckpt/iteration_<n>.pth.tar`` every ``freq`` iterations (or at the end of a run)."""
 
-    def __call__(self, learner: "BaseLearner") -> None:
+    def __call__(self, learner: HookHost) -> None:
         if self.position == "after_iter" and learner.train_iter % self.freq != 0:
             return
         learner.save_checkpoint()
@@ -43,7 +66,7 @@ class LoadCkptHook(LearnerHook):
         super().__init__("load_ckpt", "before_run", priority=20)
         self.path = path
 
-    def __call__(self, learner: "BaseLearner") -> None:
+    def __call__(self, learner: HookHost) -> None:
         if self.path:
             learner.load_checkpoint(self.path)
 
@@ -56,7 +79,7 @@ class LogShowHook(LearnerHook):
         self._sums: Dict[str, float] = {}
         self._count = 0
 
-    def __call__(self, learner: "BaseLearner") -> None:
+    def __call__(self, learner: HookHost) -> None:
         for k, v in learner.log_buffer.items():
             if isinstance(v, (int, float)):
                 self._sums[k] = self._sums.get(k, 0.0) + v
@@ -64,7 +87,7 @@ class LogShowHook(LearnerHook):
         if learner.train_iter % self.freq == 0:
             self.flush(learner)
 
-    def flush(self, learner: "BaseLearner") -> None:
+    def flush(self, learner: HookHost) -> None:
         """Write the averages accumulated so far (also called when the run ends)."""
         if not self._count:
             return
@@ -89,7 +112,7 @@ class LogFlushHook(LearnerHook):
         super().__init__("log_flush", "after_run", priority=10)
         self._log_hook = log_hook
 
-    def __call__(self, learner: "BaseLearner") -> None:
+    def __call__(self, learner: HookHost) -> None:
         self._log_hook.flush(learner)
 
 

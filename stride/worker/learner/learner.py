@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import pickle
 import warnings
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Union
 
 import torch
 
@@ -20,10 +20,16 @@ from ...config.setting import Setting
 from ...utils.errors import StrideError
 from ...utils.files import atomic_write, atomic_write_text
 from ...utils.log import build_logger
+from ...utils.registry import LEARNER_REGISTRY
 from ...utils.seed import get_rng_state, set_rng_state
+from ...policy.base_policy import LearnMode
+from ..protocols import ScalarWriter, Stateful
 from .hooks import POSITIONS, LearnerHook, LoadCkptHook, LogFlushHook, LogShowHook, SaveCkptHook, ckpt_dir
 
 CKPT_FORMAT = 1
+
+#: what ``train`` takes: a list of sample dicts (the seeds' form) or a dict of columns (the replay buffer's)
+Batch = Union[Sequence[Mapping[str, object]], Mapping[str, object]]
 
 
 def read_checkpoint(path: str) -> Dict[str, Any]:
@@ -46,11 +52,12 @@ def read_checkpoint(path: str) -> Dict[str, Any]:
     return state
 
 
+@LEARNER_REGISTRY.register("base")
 class BaseLearner(Configurable):
     """Train a policy's learn mode, with hooks, logs and checkpoints."""
 
     @classmethod
-    def declared_config(cls) -> dict:
+    def declared_config(cls) -> Dict[str, object]:
         return dict(
             # (int) iterations of ``start()`` (parallel mode).
             train_iterations=Setting(int(1e10), "[1, inf)"),
@@ -66,21 +73,22 @@ class BaseLearner(Configurable):
             ),
         )
 
-    def __init__(self, cfg: Optional[dict] = None, policy: Any = None, tb_logger: Any = None,
+    def __init__(self, cfg: Optional[Mapping[str, object]] = None, policy: Optional[LearnMode] = None,
+                 tb_logger: Optional[ScalarWriter] = None,
                  exp_name: Optional[str] = None, instance_name: str = "learner") -> None:
         merged = merge_config(self.declared_config(), cfg or {}, prefix="policy.learn.learner.")
         self._cfg = merged
         self._policy = policy
         self._exp_name = exp_name
-        self.tb_logger = tb_logger
+        self.tb_logger: Optional[ScalarWriter] = tb_logger
         self.logger = build_logger(exp_name, instance_name)
         self._train_iter = 0
         self._envstep = 0
         self.log_buffer: Dict[str, Any] = {}
         self.last_log: Dict[str, float] = {}
-        self._priority_info: Optional[Dict[str, Any]] = None
+        self._priority_info: Optional[Dict[str, object]] = None
         self._hooks: Dict[str, List[LearnerHook]] = {p: [] for p in POSITIONS}
-        self._states: Dict[str, Any] = {}
+        self._states: Dict[str, Stateful] = {}
         hook = merged["hook"]
         self.register_hook(LoadCkptHook(hook["load_ckpt_before_run"]))
         log_hook = LogShowHook(hook["log_show_after_iter"])
@@ -105,14 +113,14 @@ class BaseLearner(Configurable):
             hook(self)
 
     # ---- training ----------------------------------------------------------------------------
-    def train(self, data: Any, envstep: Optional[int] = None) -> Dict[str, Any]:
+    def train(self, data: Batch, envstep: Optional[int] = None) -> Dict[str, Any]:
         """One optimisation step on ``data`` (a list of samples or a dict of columns)."""
         if envstep is not None:
             self._envstep = envstep
         hooks = self._hooks
         for hook in hooks["before_iter"]:
             hook(self)
-        log = self._policy.forward(data)
+        log = self.policy.forward(data)
         if "priority" in log:
             self._priority_info = {"priority": log.pop("priority"), **self._ids_of(data)}
         self.log_buffer = log
@@ -122,12 +130,12 @@ class BaseLearner(Configurable):
         return log
 
     @staticmethod
-    def _ids_of(data: Any) -> Dict[str, Any]:
-        if isinstance(data, dict):
+    def _ids_of(data: Batch) -> Dict[str, object]:
+        if isinstance(data, Mapping):
             return {k: data[k] for k in ("replay_unique_id", "replay_buffer_idx") if k in data}
         return {k: [d[k] for d in data] for k in ("replay_unique_id", "replay_buffer_idx") if k in data[0]}
 
-    def start(self, get_data: Callable[[], Any], envstep_fn: Optional[Callable[[], int]] = None) -> None:
+    def start(self, get_data: Callable[[], Batch], envstep_fn: Optional[Callable[[], int]] = None) -> None:
         """Parallel mode: ``before_run``, ``train_iterations`` steps on ``get_data()``, ``after_run``."""
         self.call_hook("before_run")
         for _ in range(int(self._cfg["train_iterations"])):
@@ -156,14 +164,17 @@ class BaseLearner(Configurable):
         self._envstep = int(value)
 
     @property
-    def priority_info(self) -> Optional[Dict[str, Any]]:
+    def priority_info(self) -> Optional[Dict[str, object]]:
         return self._priority_info
 
     @property
-    def policy(self) -> Any:
+    def policy(self) -> LearnMode:
+        """The learn mode this learner trains."""
+        if self._policy is None:
+            raise StrideError("BaseLearner has no policy: give its learn mode to the constructor")
         return self._policy
 
-    def register_state(self, name: str, component: Any) -> None:
+    def register_state(self, name: str, component: Stateful) -> None:
         """Include ``component.state_dict()`` in checkpoints (restored by ``load_state_dict``)."""
         self._states[name] = component
 
@@ -177,7 +188,7 @@ class BaseLearner(Configurable):
         path = os.path.join(folder, ckpt_name or f"iteration_{self._train_iter}.pth.tar")
         state = {
             "format": CKPT_FORMAT,
-            "policy": self._policy.state_dict(),
+            "policy": self.policy.state_dict(),
             "train_iter": self._train_iter,
             "envstep": self._envstep,
             "rng": get_rng_state(),
@@ -191,7 +202,7 @@ class BaseLearner(Configurable):
     def load_checkpoint(self, path: str) -> None:
         """Restore the policy, counters, RNG states and registered components from ``path``."""
         state = read_checkpoint(path)
-        self._policy.load_state_dict(state["policy"])
+        self.policy.load_state_dict(state["policy"])
         self._train_iter = int(state["train_iter"])
         self._envstep = int(state["envstep"])
         for name, comp in self._states.items():
