@@ -9,7 +9,7 @@ NumPy RNG), and an action outside the space fails with a message naming the spac
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Dict, Optional, Sequence, Union
+from typing import Any, Optional, Union
 
 import gymnasium as gym
 import numpy as np
@@ -17,7 +17,6 @@ import numpy as np
 from ..config.setting import Setting
 from ..utils.errors import InvalidActionError
 from ..utils.registry import ENV_REGISTRY
-from ..utils.seed_sequence import pcg64_states
 from .base_env import BaseEnv, BaseEnvTimestep
 
 
@@ -33,17 +32,6 @@ def _float32_space(space: gym.spaces.Space) -> gym.spaces.Space:
 _NP_INT64 = np.int64
 _new_tuple = tuple.__new__
 _MAX_CACHED_ACTIONS = 4096  # discrete spaces up to this size get the cached-scalar fast path
-_MAX_PREPARED_SEEDS = 1024
-
-
-def _seeds_only_through_np_random(env: gym.Env) -> bool:
-    """Whether ``reset(seed=s)`` uses ``s`` for nothing but ``Env.reset``'s ``np_random``: true of
-    Gymnasium's own envs under Gymnasium's own wrappers; any other class might use it otherwise."""
-    while isinstance(env, gym.Wrapper):
-        if not type(env).__module__.startswith("gymnasium."):
-            return False
-        env = env.env
-    return type(env).__module__.startswith("gymnasium.envs.")
 
 
 @ENV_REGISTRY.register("gymnasium")
@@ -90,8 +78,6 @@ class GymnasiumEnv(BaseEnv):
         self._enforce_order = False  # made here without OrderEnforcing: refuse a step before reset
         self._was_reset = False
         self._act_affine: Optional[tuple] = None  # (low, half range, high, dtype) when act_scale is on
-        self._fast_reseed: Optional[bool] = None  # decided once the env exists
-        self._seed_states: Dict[int, dict] = {}  # seed -> the PCG64 state reset(seed=seed) builds
 
     # ---- lazy creation -------------------------------------------------------------------
     def _make(self) -> gym.Env:
@@ -180,16 +166,7 @@ class GymnasiumEnv(BaseEnv):
         if self._action_space_seed_pending and self._seed is not None:
             self._act_space.seed(self._seed)
             self._action_space_seed_pending = False
-        state = self._seed_states.pop(seed, None) if self._seed_states else None
-        raw = env.unwrapped if state is not None else None
-        rng = raw._np_random if raw is not None else None
-        if rng is not None and type(rng.bit_generator) is np.random.PCG64:
-            # Gymnasium's seeding, minus its hash: load the precomputed state into the generator
-            rng.bit_generator.state = state
-            raw._np_random_seed = seed
-            obs, _ = env.reset(options=kwargs.get("options"))
-        else:
-            obs, _ = env.reset(seed=seed, options=kwargs.get("options"))
+        obs, _ = env.reset(seed=seed, options=kwargs.get("options"))
         self._episode_return = 0.0
         self._was_reset = True
         if self._int_actions:
@@ -199,24 +176,6 @@ class GymnasiumEnv(BaseEnv):
     def seed(self, seed: Optional[int], dynamic_seed: bool = True) -> None:
         super().seed(seed, dynamic_seed)
         self._action_space_seed_pending = True
-
-    def prepare_episode_seeds(self, seeds: Sequence[int]) -> None:
-        """Precompute what ``reset(seed=s)`` will build for these upcoming seeds.
-
-        Gymnasium hashes each seed through ``SeedSequence`` into a fresh ``PCG64`` (~14 us, several
-        CartPole steps, at every episode of a collector that seeds each episode). The hash is done
-        here for the whole block at once (:mod:`stride.utils.seed_sequence`, same bits), and such a
-        reset loads the state into the env's generator. Only for Gymnasium's own envs and wrappers,
-        whose reset uses the seed for nothing else; other envs keep the plain path.
-        """
-        if self._fast_reseed is None:
-            self._fast_reseed = _seeds_only_through_np_random(self._make())
-        if not self._fast_reseed:
-            return
-        new = [s for s in dict.fromkeys(seeds) if s not in self._seed_states and 0 <= s < 2**32]
-        if len(self._seed_states) + len(new) > _MAX_PREPARED_SEEDS:
-            self._seed_states.clear()
-        self._seed_states.update(zip(new, pcg64_states(new)))
 
     def _check_action(self, action: Any) -> Any:
         if self._discrete_n is not None:

@@ -212,16 +212,8 @@ class BaseEnvManager(Configurable):
     def _fill_seed_queue(self, env_id: int) -> None:
         # one call for 64 seeds is the same sequence as 64 single draws, at a tenth of the cost
         block = self._seed_streams[env_id].integers(0, 2**31 - 1, size=_SEED_BLOCK).tolist()
-        self._prepare_episode_seeds(env_id, block)
         block.reverse()
         self._seed_queue[env_id][:0] = block  # in place: callers hold the list
-
-    def _prepare_episode_seeds(self, env_id: int, seeds: List[int]) -> None:
-        """Let the env precompute its generator states for these upcoming episode seeds (see
-        ``GymnasiumEnv.prepare_episode_seeds``); a speed-up only, results never depend on it."""
-        prepare = getattr(self._envs[env_id], "prepare_episode_seeds", None)
-        if prepare is not None:
-            prepare(seeds)
 
     # ---- lifecycle --------------------------------------------------------------------------
     def launch(self, reset_param: Optional[Dict[int, dict]] = None) -> None:

@@ -224,7 +224,7 @@ class WorkerPoolEnvManager(BaseEnvManager):
     def _stop_worker(self, w: _Worker, grace: float) -> None:
         """End ``w``'s process (politely for ``grace`` seconds, then SIGKILL) and free its resources."""
         if w.proc is not None:
-            if w.proc._popen is None:  # never started
+            if w.proc.pid is None:  # never started
                 w.proc = None
         if w.proc is not None:
             if grace > 0 and w.proc.is_alive() and w.fd_out >= 0:
@@ -369,17 +369,6 @@ class WorkerPoolEnvManager(BaseEnvManager):
             send_blob(w.fd_out, pickle.dumps((kind,) + payload, _PROTO))
         except OSError:  # the worker is dead; its sentinel reports it in _pump
             pass
-
-    def _prepare_episode_seeds(self, env_id: int, seeds: List[int]) -> None:
-        """Hand the seed block to the env in its worker (a command without a reply, in order
-        before the step or reset that uses the seeds); a worker that is gone or replaced later
-        just seeds those episodes the plain way."""
-        w, slot = self._where[env_id]
-        if w.fd_out >= 0:
-            try:
-                send_blob(w.fd_out, pickle.dumps(("prepare", slot, seeds), _PROTO))
-            except OSError:  # the worker is dead; its sentinel reports it in _pump
-                pass
 
     def _broadcast(self, kind: str, make: Callable[[_Worker], tuple]) -> None:
         """Send ``kind`` to every worker and wait for all replies."""

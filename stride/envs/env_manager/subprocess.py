@@ -330,11 +330,3 @@ class SyncSubprocessEnvManager(WorkerPoolEnvManager):
         """The process id hosting each env (for tests and monitoring)."""
         return [w.pid for w, _ in self._where]
 
-
-def __getattr__(name: str) -> Any:
-    """``AsyncSubprocessEnvManager`` lived in this module before the split; keep the old import."""
-    if name == "AsyncSubprocessEnvManager":
-        from .async_subprocess import AsyncSubprocessEnvManager
-
-        return AsyncSubprocessEnvManager
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

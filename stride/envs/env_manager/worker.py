@@ -15,12 +15,10 @@ a socket's); the socket pair the process starts with carries the handshake and t
 ``("seed", slots, seeds, dynamic_seed)``        ``env.seed(...)`` (the env's own stream, action space)
 ``("replay", slots, seeds, kwargs, actions)``   reset with the seed and re-apply the actions (resume)
 ``("call", slots, name, args)``                 ``getattr(env, name)(*args)`` for each env
-``("prepare", slot, seeds)``                    ``env.prepare_episode_seeds(seeds)`` (upcoming
-                                                episode seeds); the only command without a reply
 ``("close",)``                                  close the envs, acknowledge and exit
 ==============================================  ==================================================
 
-and gets back ``(command, [result per slot])`` (every command but ``prepare``); a step's reply is
+and gets back ``(command, [result per slot])`` (every command but ``close``); a step's reply is
 ``("step", results, positions)``, where ``positions`` (indices into the command's slots) are the
 envs it now resets in place: an ``("autoreset", [reset result per position])`` reply follows, so
 the parent times each env's step against ``step_timeout`` and each reset against
@@ -258,15 +256,6 @@ def worker_main(conn: Any, env_fns_blob: bytes, env_seeds: List[Optional[int]], 
                     except Exception as e:
                         results.append(_crash(e))
                 reply = ("call", results)
-            elif cmd == "prepare":  # no reply: seeds of upcoming resets (a speed-up, never required)
-                _, slot, seeds = msg
-                prepare = getattr(envs[slot], "prepare_episode_seeds", None)
-                if prepare is not None:
-                    try:
-                        prepare(seeds)
-                    except Exception:  # the reset will seed the plain way (and report any real error)
-                        pass
-                continue
             elif cmd == "close":
                 break
             else:
