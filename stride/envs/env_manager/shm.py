@@ -17,6 +17,7 @@ import gymnasium as gym
 import numpy as np
 
 _ALIGN = 64
+LayoutEntry = Tuple[Optional[str], Tuple[int, ...], "np.dtype[Any]"]  # (Dict key or None, shape, dtype)
 _NUMERIC_KINDS = "biuf"  # bool, signed, unsigned, float
 
 

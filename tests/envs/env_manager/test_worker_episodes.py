@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from stride.envs import AsyncSubprocessEnvManager, BaseEnvManager, GymnasiumEnv, SyncSubprocessEnvManager
+from stride.envs.env_manager.protocol import Call
 
 
 class CountingCartPole(GymnasiumEnv):
@@ -56,9 +57,9 @@ def test_workers_reset_with_the_parents_seeds_and_run_the_same_episodes(cls):
         assert _episodes(m, 150) == reference
         m._calls.clear()
         for w in m._workers:
-            m._send(w, "call", list(w.env_ids), (list(range(len(w.env_ids))), "counts", ()))
+            m._send(w, list(w.env_ids), Call(list(range(len(w.env_ids))), "counts", ()))
         m._pump(lambda: len(m._calls) == 4)
-        counts = [m._calls[i][1] for i in range(4)]
+        counts = [m._calls[i][0] for i in range(4)]
     finally:
         m.close()
     assert all(resets >= 5 for resets, _ in counts), counts  # mostly one action: short episodes
