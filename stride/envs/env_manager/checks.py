@@ -25,6 +25,7 @@ from typing import Any, Callable, List, Mapping, Optional, Tuple
 
 import gymnasium as gym
 import numpy as np
+import numpy.typing as npt
 
 from ...utils.errors import StrideError
 from .shm import LayoutEntry, obs_layout
@@ -56,7 +57,7 @@ def _always_ok(obs: Any, reward: Any) -> bool:
     return True
 
 
-def _finite_values(shape: tuple, dtype: np.dtype) -> Callable[[np.ndarray], bool]:
+def _finite_values(shape: Tuple[int, ...], dtype: np.dtype[Any]) -> Callable[[npt.NDArray[Any]], bool]:
     """A cheap test that a float array of ``shape`` holds only finite values: a NaN or an infinity
     makes the sum of the values non-finite. Short vectors are summed as Python floats (~0.1 us;
     overflow of huge float64 values can make it wrongly False, never wrongly True); longer arrays
@@ -206,7 +207,7 @@ def _shape_of(x: Any) -> Any:
         return f"a ragged {type(x).__name__}"
 
 
-def find_problem(space: gym.spaces.Space, obs: Any, reward: Any, finite: bool) -> Optional[Tuple[str, str]]:
+def find_problem(space: gym.spaces.Space[Any], obs: Any, reward: Any, finite: bool) -> Optional[Tuple[str, str]]:
     """What is wrong with a step's observation and reward, exactly (after ``ok`` said "look
     closer"): ``('shape', text)``, ``('nonfinite', text)`` or None (nothing: a false suspicion)."""
     layout = obs_layout(space)

@@ -74,7 +74,7 @@ class HostedEnvs:
         envs, checks = self.envs, self.checks
         rewards: List[Any] = []
         dones: List[bool] = []
-        infos: List[Optional[Dict[str, Any]]] = []
+        infos: List[Dict[str, Any]] = []
         obs_out: List[Any] = []
         failures: Failures = {}
         in_place: List[int] = []
@@ -103,7 +103,7 @@ class HostedEnvs:
                 failures[k] = failure
                 rewards.append(None)
                 dones.append(False)
-                infos.append(None)
+                infos.append({})
                 obs_out.append(None)
         return StepReply(rewards, dones, infos, obs_out, failures, in_place)
 

@@ -33,7 +33,7 @@ import time
 from collections import deque
 from multiprocessing.connection import wait as mp_wait
 from multiprocessing.reduction import send_handle
-from typing import Any, Callable, Deque, Dict, List, Optional, Tuple, cast
+from typing import Any, Callable, Deque, Dict, List, Optional, Set, Tuple, cast
 
 import cloudpickle
 
@@ -43,7 +43,7 @@ from ..base_env import BaseEnv, BaseEnvTimestep
 from .base import BaseEnvManager
 from .lifeline import PARENT_ENV
 from .main_guard import unguarded_main_line
-from .shm import ObsBlock, obs_layout, shm_available
+from .shm import LayoutEntry, ObsBlock, obs_layout, shm_available
 from .spin import HAS_POLL, SpinWait, make_poller
 from .wire import recv_blob, send_blob
 from .protocol import (BuildFailed, CallReply, Close, Command, Crash, Failure, Ready, Replay, Reply, Reset,
@@ -100,7 +100,7 @@ class WorkerPoolEnvManager(BaseEnvManager):
     """The worker processes of a subprocess env manager and their faults (see the module docstring)."""
 
     @classmethod
-    def declared_config(cls) -> dict:
+    def declared_config(cls) -> Dict[str, Any]:
         cfg = super().declared_config()
         cfg.update(
             # (bool) observations through shared memory (fixed-shape numeric Box / Dict of Box);
@@ -123,19 +123,19 @@ class WorkerPoolEnvManager(BaseEnvManager):
         )
         return cfg
 
-    def __init__(self, env_fn: List[Callable[[], BaseEnv]], cfg: Optional[dict] = None) -> None:
+    def __init__(self, env_fn: List[Callable[[], BaseEnv]], cfg: Optional[Dict[str, Any]] = None) -> None:
         super().__init__(env_fn, cfg)
         c = self._cfg
         per = int(c["envs_per_worker"])
         ids = list(range(self._env_num))
         self._workers = [WorkerProcess(k, ids[s:s + per]) for k, s in enumerate(range(0, self._env_num, per))]
         self._where = [(w, slot) for w in self._workers for slot in range(len(w.env_ids))]
-        self._layout: Optional[list] = None
+        self._layout: Optional[List[LayoutEntry]] = None
         self._copy = bool(c["copy_on_get"])
         self._reset_spec: Dict[int, Any] = {}  # env_id -> seed for an in-worker auto-reset, or NO_RESET
         self._broken: Dict[int, str] = {}  # env_id -> why its episode is lost (co-hosted with a renewed worker)
-        self._inflight: set = set()  # envs with a step in flight
-        self._resetting: Dict[int, list] = {}  # env_id -> [seed, failed attempts]
+        self._inflight: Set[int] = set()  # envs with a step in flight
+        self._resetting: Dict[int, List[Any]] = {}  # env_id -> [seed, failed attempts]
         self._results: Dict[int, BaseEnvTimestep] = {}  # step results not handed out yet
         self._sent_obs: Dict[int, Any] = {}  # the obs each env had when its action was sent
         self._calls: Dict[int, Tuple[Any, Optional[Failure]]] = {}  # env_id -> (value, failure) of a Seed / Call
@@ -154,7 +154,7 @@ class WorkerPoolEnvManager(BaseEnvManager):
                 _preload_set = True
         return ctx
 
-    def _lifeline(self) -> tuple:
+    def _lifeline(self) -> Tuple[Optional[int], bool]:
         """``worker_main``'s ``parent``: whom a worker dies with (lifeline.py)."""
         if self._cfg["context"] == "forkserver":
             return (None, True)  # its parent, the fork server, which forks from its only thread
@@ -274,7 +274,8 @@ class WorkerPoolEnvManager(BaseEnvManager):
         pending = list(w.pending)
         self._stop_worker(w, grace=0.0)
         self._start_workers([w])
-        failed, to_reset = [], []
+        failed: List[Tuple[int, str]] = []
+        to_reset: List[int] = []
         for k, cmd in enumerate(pending):
             if cmd.kind == "step":
                 for env_id in cmd.env_ids:
@@ -305,7 +306,7 @@ class WorkerPoolEnvManager(BaseEnvManager):
         self._resetting[env_id] = [self._draw_episode_seed(env_id), 0]
         return True
 
-    def _after_failures(self, w: WorkerProcess, failed: list, to_reset: List[int], renew: bool) -> None:
+    def _after_failures(self, w: WorkerProcess, failed: List[Tuple[int, str]], to_reset: List[int], renew: bool) -> None:
         """Count failed reset attempts (giving up after ``max_retry``), renew ``w`` if asked, send resets."""
         for env_id, error in failed:
             entry = self._resetting[env_id]
@@ -327,7 +328,7 @@ class WorkerPoolEnvManager(BaseEnvManager):
             self._send_resets(ids)
 
     # ---- lifecycle ----------------------------------------------------------------------------
-    def launch(self, reset_param: Optional[Dict[int, dict]] = None) -> None:
+    def launch(self, reset_param: Optional[Dict[int, Dict[str, Any]]] = None) -> None:
         """Start the worker processes and reset every env."""
         if not self._closed:
             raise StrideError("env manager is already launched; call close() first")
@@ -407,7 +408,7 @@ class WorkerPoolEnvManager(BaseEnvManager):
             expired = None
             for w in busy:
                 head = w.pending[0]
-                if head.timeout is not None:
+                if head.timeout is not None and head.started is not None:
                     left = head.started + head.timeout - now
                     if left <= 0:
                         expired = w
@@ -478,7 +479,7 @@ class WorkerPoolEnvManager(BaseEnvManager):
         what = {"step": "step", "reset": "reset", "autoreset": "reset (after its episode ended)"}.get(cmd.kind, cmd.kind)
         per_env = f" per env, {n} envs" if n > 1 else ""
         return (f"did not finish a {what} of env(s) {list(cmd.env_ids)} within {key}={self._cfg[key]:g} s{per_env} "
-                f"(no reply after {now - cmd.started:.1f} s)")
+                f"(no reply after {now - (cmd.started or now):.1f} s)")
 
     def _raise_user_error(self) -> None:
         if self._user_error is not None:

@@ -134,14 +134,15 @@ class StepReply(NamedTuple):
 
     rewards: List[Any]
     dones: List[bool]
-    infos: List[Optional[Dict[str, Any]]]
+    infos: List[Dict[str, Any]]
     obs: List[Any]
     failures: Failures
     in_place: List[int]
 
     def all_failed(self, failure: Failure) -> StepReply:
         n = len(self.rewards)
-        return StepReply([None] * n, [False] * n, [None] * n, [None] * n, dict.fromkeys(range(n), failure), self.in_place)
+        return StepReply([None] * n, [False] * n, [{} for _ in range(n)], [None] * n, dict.fromkeys(range(n), failure),
+                         self.in_place)
 
 
 class ResetReply(NamedTuple):

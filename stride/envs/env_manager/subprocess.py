@@ -110,7 +110,7 @@ class SyncSubprocessEnvManager(WorkerPoolEnvManager):
                 zip(cmd.env_ids, reply.rewards, reply.dones, reply.infos, reply.obs)):
             inflight.discard(env_id)
             if failures and k in failures:
-                crashed = self._step_failed(env_id, failures[k], to_reset) or crashed
+                crashed = self._apply_step_failure(env_id, failures[k], to_reset) or crashed
             elif not done:
                 if batch is not None:
                     obs = batch[where[env_id][1]]
@@ -122,7 +122,7 @@ class SyncSubprocessEnvManager(WorkerPoolEnvManager):
                 to_reset.append(env_id)  # the seed just drawn is the one the worker was given
         return crashed
 
-    def _step_failed(self, env_id: int, failure: Failure, to_reset: List[int]) -> bool:
+    def _apply_step_failure(self, env_id: int, failure: Failure, to_reset: List[int]) -> bool:
         """A failed step: a crash or a non-finite value closes the episode as abnormal (True; under
         ``nonfinite='raise'`` the error is raised once the reply is applied); a user error leaves the
         env where it was, waiting for a valid action, and is raised (False)."""
@@ -195,7 +195,7 @@ class SyncSubprocessEnvManager(WorkerPoolEnvManager):
         self._user_error = self._user_error or error
 
     # ---- the contract --------------------------------------------------------------------------
-    def reset(self, reset_param: Optional[Dict[int, dict]] = None) -> None:
+    def reset(self, reset_param: Optional[Dict[int, Dict[str, Any]]] = None) -> None:
         """Reset all envs (or those in ``reset_param``, whose kwargs are kept for later resets)."""
         self._check_open()
         self._drain()
@@ -234,7 +234,7 @@ class SyncSubprocessEnvManager(WorkerPoolEnvManager):
             raise StrideError(f"env {env_id} is not ready (ready envs: {sorted(ready)})")
         where, spec_cache, recorded = self._where, self._reset_spec, self._episode_actions
         sent_obs, inflight, broken_now = self._sent_obs, self._inflight, self._broken
-        batches: Dict[WorkerProcess, list] = {}
+        batches: Dict[WorkerProcess, List[Tuple[int, int, Any, Optional[int]]]] = {}
         broken: List[int] = []
         generic = np.generic
         for env_id, action in actions.items():
@@ -319,13 +319,13 @@ class SyncSubprocessEnvManager(WorkerPoolEnvManager):
                 break
         return {i: out[i] for i in self._ready_obs if i in out}
 
-    def state_dict(self) -> dict:
+    def state_dict(self) -> Dict[str, Any]:
         """As :meth:`BaseEnvManager.state_dict`, after the steps in flight have come back."""
         self._check_open()
         self._drain()
         return super().state_dict()
 
-    def load_state_dict(self, state: dict) -> None:
+    def load_state_dict(self, state: Dict[str, Any]) -> None:
         """Restore seed streams and replay each in-flight episode in its worker."""
         self._check_open()
         self._drain()
@@ -351,7 +351,7 @@ class SyncSubprocessEnvManager(WorkerPoolEnvManager):
     @property
     def done(self) -> bool:
         """True once every env has run ``episode_num`` episodes and every result was handed out."""
-        return BaseEnvManager.done.fget(self) and not self._results and not self._inflight
+        return super().done and not self._results and not self._inflight
 
     @property
     def worker_pids(self) -> List[Optional[int]]:

@@ -99,12 +99,13 @@ def _serve(hosted: HostedEnvs, fd: int, fd_out: int, spin: SpinWait) -> None:
         cmd = _next_command(fd, poller, spin)
         if cmd is None or type(cmd) is Close:
             return
+        reply: Reply
         if type(cmd) is Step:
-            reply: Reply = hosted.step(cmd)
-            if reply.in_place:  # answer now: the resets are timed as resets, not as part of the step
-                if not _send(fd_out, reply):
+            reply = stepped = hosted.step(cmd)
+            if stepped.in_place:  # answer now: the resets are timed as resets, not as part of the step
+                if not _send(fd_out, stepped):
                     return
-                reply = hosted.reset_in_place(cmd, reply.in_place)
+                reply = hosted.reset_in_place(cmd, stepped.in_place)
         else:
             handler = handlers.get(type(cmd))
             if handler is None:

@@ -21,7 +21,7 @@ RECORDS = [
     p.Seed([0, 1], [10, 11], False),
     p.Call([1], "random_action", ()),
     p.Close(),
-    p.StepReply([1.0, None], [True, False], [{"x": 1}, None], [np.zeros(3), None],
+    p.StepReply([1.0, None], [True, False], [{"x": 1}, {}], [np.zeros(3), None],
                 {1: p.Crash("RuntimeError: boom")}, [0]),
     p.ResetReply([None, np.ones(2)], {0: p.NonFinite("reward nan", "FakeEnv")}),
     p.CallReply([None], {0: user_error(StrideError("bad action"))}),
@@ -77,7 +77,7 @@ def test_a_hosted_step_reply_is_columns_with_failures_by_position() -> None:
 def test_all_failed_keeps_the_in_place_positions() -> None:
     reply = p.StepReply([1.0, 2.0], [True, False], [{}, {}], [None, None], {}, [0])
     failed = reply.all_failed(crash(RuntimeError("x")))
-    assert set(failed.failures) == {0, 1} and failed.in_place == [0] and failed.infos == [None, None]
+    assert set(failed.failures) == {0, 1} and failed.in_place == [0] and failed.infos == [{}, {}]
 
 
 def _lock_info_env() -> FakeEnv:
