@@ -19,7 +19,7 @@ import os
 import signal
 import time
 import uuid
-from typing import Any, Dict, Optional, Tuple
+from typing import Any, Dict, Optional, Tuple, Union
 
 import gymnasium as gym
 import numpy as np
@@ -76,7 +76,7 @@ class FakeEnv(BaseEnv):
     def __init__(
         self,
         obs: str = "box",
-        dtype: Any = np.float32,
+        dtype: npt.DTypeLike = np.float32,
         shape: Tuple[int, ...] = (3,),
         min_len: int = 5,
         max_len: int = 15,
@@ -200,7 +200,7 @@ class FakeEnv(BaseEnv):
             info.update(terminated=False, truncated=True, eval_episode_return=self._return)
         return BaseEnvTimestep(self._make_obs(), reward, done, info)
 
-    def random_action(self) -> Any:
+    def random_action(self) -> int:
         return int(self.action_space.sample())
 
     def __repr__(self) -> str:
@@ -212,7 +212,7 @@ def make_fake_env(**kwargs: Any) -> FakeEnv:
     return FakeEnv(**kwargs)
 
 
-class ImageGymEnv(gym.Env):
+class ImageGymEnv(gym.Env[npt.NDArray[np.uint8], np.int64]):
     """4x84x84 uint8 observations, trivial dynamics, episodes of ``max_len`` steps (truncated)."""
 
     def __init__(self, max_len: int = 200) -> None:
@@ -226,13 +226,13 @@ class ImageGymEnv(gym.Env):
         self._t = 0
         return np.zeros((4, 84, 84), dtype=np.uint8), {}
 
-    def step(self, action: Any) -> Tuple[npt.NDArray[Any], float, bool, bool, Dict[str, Any]]:
+    def step(self, action: Union[int, np.integer[Any]]) -> Tuple[npt.NDArray[Any], float, bool, bool, Dict[str, Any]]:
         self._t += 1
         obs = np.full((4, 84, 84), self._t % 256, dtype=np.uint8)
         return obs, 1.0, False, self._t >= self._max_len, {}
 
 
-class BurnGymEnv(gym.Env):
+class BurnGymEnv(gym.Env[npt.NDArray[np.float32], np.int64]):
     """Burns ``cpu_ms`` of CPU (thread time) per step; 4 float32 obs; episodes of ``max_len`` steps."""
 
     def __init__(self, cpu_ms: float = 1.0, max_len: int = 200) -> None:
@@ -247,7 +247,7 @@ class BurnGymEnv(gym.Env):
         self._t = 0
         return np.zeros(4, dtype=np.float32), {}
 
-    def step(self, action: Any) -> Tuple[npt.NDArray[Any], float, bool, bool, Dict[str, Any]]:
+    def step(self, action: Union[int, np.integer[Any]]) -> Tuple[npt.NDArray[Any], float, bool, bool, Dict[str, Any]]:
         end = time.thread_time() + self._cpu_s
         while time.thread_time() < end:
             pass

@@ -24,7 +24,8 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from types import TracebackType
+from typing import Any, Callable, Dict, List, Optional, Tuple, Type
 
 import gymnasium as gym
 import numpy as np
@@ -390,7 +391,8 @@ class BaseEnvManager(Configurable):
     def __enter__(self) -> "BaseEnvManager":
         return self
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, exc_type: Optional[Type[BaseException]], exc: Optional[BaseException],
+                 tb: Optional[TracebackType]) -> None:
         self.close()
 
     def __del__(self) -> None:

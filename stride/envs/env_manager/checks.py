@@ -47,7 +47,7 @@ class ObservationShapeError(StrideError, ValueError):
     """An env returned an observation that does not fit its observation space."""
 
 
-def env_label(env: Any) -> str:
+def env_label(env: object) -> str:
     """How messages name an env: its Gymnasium id when it has one, else its class name."""
     label = getattr(env, "env_id", None)
     return str(label) if label else type(env).__name__
@@ -207,7 +207,7 @@ def _shape_of(x: Any) -> Any:
         return f"a ragged {type(x).__name__}"
 
 
-def find_problem(space: gym.spaces.Space[Any], obs: Any, reward: Any, finite: bool) -> Optional[Tuple[str, str]]:
+def find_problem(space: gym.spaces.Space[Any], obs: Any, reward: object, finite: bool) -> Optional[Tuple[str, str]]:
     """What is wrong with a step's observation and reward, exactly (after ``ok`` said "look
     closer"): ``('shape', text)``, ``('nonfinite', text)`` or None (nothing: a false suspicion)."""
     layout = obs_layout(space)

@@ -59,7 +59,7 @@ class HostedEnvs:
             raise StrideError(f"{e}; observations that do not match observation_space need shared_memory=False") from None
         return None
 
-    def judge(self, slot: int, obs: Any, reward: Any) -> Optional[NonFinite]:
+    def judge(self, slot: int, obs: Any, reward: object) -> Optional[NonFinite]:
         """After the check said "look closer": raise for a wrong shape; NonFinite, or None (all fine)."""
         problem = find_problem(self.spaces[slot], obs, reward, self.finite)
         if problem is None:
