@@ -49,7 +49,7 @@ class HostedEnvs:
         self.checks: List[StepCheck] = [make_step_check(space, finite) for space in self.spaces]
         self.reset_kwargs: Dict[int, Dict[str, Any]] = {}  # slot -> the kwargs of its last Reset / Replay
 
-    def put_obs(self, slot: int, obs: Any) -> Any:
+    def _put_obs(self, slot: int, obs: Any) -> Any:
         """Write ``obs`` into the slot (returning None) or return it to be sent in the message."""
         if self.block is None:
             return obs
@@ -59,7 +59,7 @@ class HostedEnvs:
             raise StrideError(f"{e}; observations that do not match observation_space need shared_memory=False") from None
         return None
 
-    def judge(self, slot: int, obs: Any, reward: object) -> Optional[NonFinite]:
+    def _judge(self, slot: int, obs: Any, reward: object) -> Optional[NonFinite]:
         """After the check said "look closer": raise for a wrong shape; NonFinite, or None (all fine)."""
         problem = find_problem(self.spaces[slot], obs, reward, self.finite)
         if problem is None:
@@ -83,13 +83,13 @@ class HostedEnvs:
             try:
                 obs, reward, done, info = envs[slot].step(action)
                 if not checks[slot](obs, reward):
-                    failure = self.judge(slot, obs, reward)
+                    failure = self._judge(slot, obs, reward)
                 if failure is None:
                     if done:
                         if reset_seed != NO_RESET:
                             in_place.append(k)
                     else:
-                        obs = self.put_obs(slot, obs)
+                        obs = self._put_obs(slot, obs)
             except StrideError as e:
                 failure = user_error(e)
             except Exception as e:
@@ -132,9 +132,9 @@ class HostedEnvs:
         try:
             obs = self.envs[slot].reset(seed=seed, **kwargs)
             if not self.checks[slot](obs, 0.0):
-                failure = self.judge(slot, obs, 0.0)
+                failure = self._judge(slot, obs, 0.0)
             if failure is None:
-                obs = self.put_obs(slot, obs)
+                obs = self._put_obs(slot, obs)
         except StrideError as e:
             failure = user_error(e)
         except Exception as e:
@@ -158,7 +158,7 @@ class HostedEnvs:
                     obs, _, done, _ = env.step(a)
                     if done:
                         raise StrideError("an env ended its episode while replaying it: the env is not deterministic")
-                obs = self.put_obs(slot, obs)
+                obs = self._put_obs(slot, obs)
             except StrideError as e:
                 failures[k], obs = user_error(e), None
             except Exception as e:
