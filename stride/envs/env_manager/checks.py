@@ -207,7 +207,7 @@ def _shape_of(x: Any) -> Any:
         return f"a ragged {type(x).__name__}"
 
 
-def find_problem(space: gym.spaces.Space[Any], obs: Any, reward: object, finite: bool) -> Optional[Tuple[str, str]]:
+def find_problem(space: gym.spaces.Space[Any], obs: object, reward: object, finite: bool) -> Optional[Tuple[str, str]]:
     """What is wrong with a step's observation and reward, exactly (after ``ok`` said "look
     closer"): ``('shape', text)``, ``('nonfinite', text)`` or None (nothing: a false suspicion)."""
     layout = obs_layout(space)
