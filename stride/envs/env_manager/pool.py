@@ -43,11 +43,11 @@ from ..base_env import BaseEnv, BaseEnvTimestep
 from .base import BaseEnvManager
 from .lifeline import PARENT_ENV
 from .main_guard import unguarded_main_line
+from .protocol import (BuildFailed, Close, Command, Crash, Failure, Ready, Replay, Reply, Reset, Seed, Step, StepReply,
+                       decode, encode)
 from .shm import LayoutEntry, ObsBlock, obs_layout, shm_available
 from .spin import HAS_POLL, SpinWait, make_poller
 from .wire import recv_blob, send_blob
-from .protocol import (BuildFailed, CallReply, Close, Command, Crash, Failure, Ready, Replay, Reply, Reset,
-                       ResetReply, Seed, Step, StepReply, decode, encode)
 from .worker import worker_main
 
 logger = logging.getLogger(__name__)

@@ -42,7 +42,6 @@ import numpy as np
 from ...utils.errors import StrideError
 from ...utils.registry import ENV_MANAGER_REGISTRY
 from ..base_env import BaseEnvTimestep
-from .base import BaseEnvManager
 from .checks import nonfinite_message
 from .pool import PendingCommand, WorkerPoolEnvManager, WorkerProcess, abnormal_timestep
 from .protocol import (NO_RESET, Call, CallReply, Crash, Failure, NonFinite, Replay, Reply, ResetReply, Seed, Step,
