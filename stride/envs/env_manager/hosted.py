@@ -71,41 +71,47 @@ class HostedEnvs:
     # ---- commands --------------------------------------------------------------------------------
     def step(self, cmd: Step) -> StepReply:
         """Step each env; the positions of ended episodes with a reset seed go in ``in_place``."""
-        envs, checks = self.envs, self.checks
+        envs, checks, put = self.envs, self.checks, self._put_obs
         rewards: List[Any] = []
         dones: List[bool] = []
         infos: List[Dict[str, Any]] = []
         obs_out: List[Any] = []
         failures: Failures = {}
         in_place: List[int] = []
-        for k, (slot, action, reset_seed) in enumerate(zip(cmd.slots, cmd.actions, cmd.reset_seeds)):
-            failure: Optional[Failure] = None
+        add_reward, add_done, add_info, add_obs = rewards.append, dones.append, infos.append, obs_out.append
+        for slot, action, reset_seed in zip(cmd.slots, cmd.actions, cmd.reset_seeds):
             try:
                 obs, reward, done, info = envs[slot].step(action)
                 if not checks[slot](obs, reward):
                     failure = self._judge(slot, obs, reward)
-                if failure is None:
-                    if done:
-                        if reset_seed != NO_RESET:
-                            in_place.append(k)
-                    else:
-                        obs = self._put_obs(slot, obs)
+                    if failure is not None:
+                        self._failed(failure, rewards, dones, infos, obs_out, failures)
+                        continue
+                if not done:
+                    obs = put(slot, obs)
+                elif reset_seed != NO_RESET:
+                    in_place.append(len(rewards))
             except StrideError as e:
-                failure = user_error(e)
+                self._failed(user_error(e), rewards, dones, infos, obs_out, failures)
+                continue
             except Exception as e:
-                failure = crash(e)
-            if failure is None:
-                rewards.append(reward)
-                dones.append(done)
-                infos.append(info)
-                obs_out.append(obs)
-            else:
-                failures[k] = failure
-                rewards.append(None)
-                dones.append(False)
-                infos.append({})
-                obs_out.append(None)
+                self._failed(crash(e), rewards, dones, infos, obs_out, failures)
+                continue
+            add_reward(reward)
+            add_done(done)
+            add_info(info)
+            add_obs(obs)
         return StepReply(rewards, dones, infos, obs_out, failures, in_place)
+
+    @staticmethod
+    def _failed(failure: Failure, rewards: List[Any], dones: List[bool], infos: List[Dict[str, Any]],
+                obs_out: List[Any], failures: Failures) -> None:
+        """Record ``failure`` at the next position, with placeholders in the columns."""
+        failures[len(rewards)] = failure
+        rewards.append(None)
+        dones.append(False)
+        infos.append({})
+        obs_out.append(None)
 
     def reset_in_place(self, cmd: Step, positions: Sequence[int]) -> ResetReply:
         """Reset the envs at ``positions`` of ``cmd`` (ended episodes) with their reset seeds."""
