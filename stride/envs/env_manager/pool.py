@@ -44,7 +44,7 @@ from .base import BaseEnvManager
 from .lifeline import PARENT_ENV
 from .main_guard import unguarded_main_line
 from .protocol import (BuildFailed, Close, Command, Crash, Failure, Ready, Replay, Reply, Reset, Seed, Step, StepReply,
-                       decode, encode)
+                       decode, decode_reply, encode)
 from .shm import LayoutEntry, ObsBlock, obs_layout, shm_available
 from .spin import HAS_POLL, SpinWait, make_poller
 from .wire import recv_blob, send_blob
@@ -453,9 +453,9 @@ class WorkerPoolEnvManager(BaseEnvManager):
                 self._renew_worker(w, f"died (exit code {w.proc.exitcode})")
                 return
             cmd = w.pending.popleft()
-            reply = cast(Reply, decode(blob))
-            if cmd.kind == "step" and cast(StepReply, reply).in_place:  # the worker resets these envs now; it replies next
-                ids = [cmd.env_ids[k] for k in cast(StepReply, reply).in_place]
+            reply = decode_reply(blob)
+            if type(reply) is StepReply and reply.in_place:  # the worker resets these envs now; it replies next
+                ids = [cmd.env_ids[k] for k in reply.in_place]
                 w.pending.appendleft(PendingCommand("autoreset", ids, self._deadline("reset_timeout", len(ids))))
             if w.pending:
                 w.pending[0].started = time.monotonic()

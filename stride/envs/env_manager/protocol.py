@@ -202,3 +202,17 @@ def decode(blob: bytes) -> Message:
     tag, fields = pickle.loads(blob)
     message: Message = _new_tuple(_RECORDS[tag], fields)
     return message
+
+
+def decode_command(blob: bytes) -> Command:
+    """:func:`decode` on the worker's side of the pipe, where only commands arrive."""
+    tag, fields = pickle.loads(blob)
+    command: Command = _new_tuple(_RECORDS[tag], fields)
+    return command
+
+
+def decode_reply(blob: bytes) -> Reply:
+    """:func:`decode` on the parent's side of the pipe, where only replies arrive."""
+    tag, fields = pickle.loads(blob)
+    reply: Reply = _new_tuple(_RECORDS[tag], fields)
+    return reply

@@ -52,7 +52,7 @@ logger = logging.getLogger(__name__)
 _MISSING = object()
 
 
-_new_tuple = tuple.__new__  # builds a BaseEnvTimestep at half the cost of its Python-level __new__
+_new_tuple = tuple.__new__  # builds a BaseEnvTimestep or a Step at half the cost of their Python-level __new__
 
 
 @ENV_MANAGER_REGISTRY.register("subprocess")
@@ -256,7 +256,8 @@ class SyncSubprocessEnvManager(WorkerPoolEnvManager):
             sent_obs[env_id] = ready.pop(env_id)
         for w, b in batches.items():
             ids, slots, acts, specs = zip(*b)
-            self._send(w, list(ids), Step(slots, acts, specs), timeout=self._deadline("step_timeout", len(ids)))
+            step = _new_tuple(Step, (slots, acts, specs))
+            self._send(w, list(ids), step, timeout=self._deadline("step_timeout", len(ids)))
         if broken:
             self._send_resets(broken)
 

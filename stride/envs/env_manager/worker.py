@@ -21,7 +21,7 @@ import os
 import signal
 from multiprocessing.connection import Connection
 from multiprocessing.reduction import recv_handle
-from typing import Any, Callable, Dict, List, Optional, Tuple, cast
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import cloudpickle
 
@@ -29,7 +29,7 @@ from ...utils.errors import StrideError
 from ..base_env import BaseEnv
 from .hosted import HostedEnvs, crash, user_error
 from .lifeline import die_with_parent, forkserver_guarded
-from .protocol import (BuildFailed, Call, Close, Command, Ready, Replay, Reply, Reset, Seed, Step, decode,
+from .protocol import (BuildFailed, Call, Close, Command, Ready, Replay, Reply, Reset, Seed, Step, decode_command,
                        encode)
 from .shm import LayoutEntry, ObsBlock
 from .spin import SpinWait, make_poller
@@ -139,5 +139,5 @@ def _next_command(fd: int, poller: Any, spin: SpinWait) -> Optional[Command]:
         return None
     if blocking:
         spin.blocked()
-    return cast(Command, decode(blob))  # the parent sends commands only
+    return decode_command(blob)
 
