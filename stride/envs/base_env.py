@@ -31,10 +31,15 @@ class BaseEnvTimestep(NamedTuple):
     info: Dict[str, Any]
 
 
-class BaseEnv(gym.Env, Configurable, ABC):
-    """Abstract environment: ``reset() -> obs``, ``step(action) -> BaseEnvTimestep``."""
+class BaseEnv(gym.Env[Any, Any], Configurable, ABC):
+    """Abstract environment: ``reset() -> obs``, ``step(action) -> BaseEnvTimestep``.
 
-    def __init__(self, cfg: Optional[dict] = None) -> None:
+    A ``gymnasium.Env`` for its spaces, seeding and wrappers, but ``reset`` and ``step`` return
+    DI-engine's formats (the first observation; a ``BaseEnvTimestep``), not Gymnasium's tuples:
+    ``step`` knowingly differs from ``gymnasium.Env.step`` (its ``override`` ignore).
+    """
+
+    def __init__(self, cfg: Optional[Dict[str, Any]] = None) -> None:
         self._cfg = cfg if cfg is not None else {}
         self._seed: Optional[int] = None
         self._dynamic_seed = True
@@ -50,7 +55,7 @@ class BaseEnv(gym.Env, Configurable, ABC):
         """
 
     @abstractmethod
-    def step(self, action: Any) -> BaseEnvTimestep:
+    def step(self, action: Any) -> BaseEnvTimestep:  # type: ignore[override]
         """Advance one step."""
 
     def seed(self, seed: Optional[int], dynamic_seed: bool = True) -> None:
@@ -63,28 +68,29 @@ class BaseEnv(gym.Env, Configurable, ABC):
         """The seed the next ``reset`` will use (advances the stream when dynamic)."""
         if self._seed is None:
             return None
-        if not self._dynamic_seed:
+        if not self._dynamic_seed or self._seed_stream is None:
             return self._seed
         return int(self._seed_stream.integers(0, 2**31 - 1))
 
-    def seed_state(self) -> Optional[dict]:
+    def seed_state(self) -> Optional[Dict[str, Any]]:
         """The private seed stream's state as plain values (for exact resume)."""
         if self._seed_stream is None:
             return None
         return {"seed": self._seed, "dynamic": self._dynamic_seed, "rng": self._seed_stream.bit_generator.state}
 
-    def load_seed_state(self, state: Optional[dict]) -> None:
+    def load_seed_state(self, state: Optional[Dict[str, Any]]) -> None:
         """Restore what :meth:`seed_state` returned."""
         if state is None:
             return
         self.seed(state["seed"], state["dynamic"])
-        self._seed_stream.bit_generator.state = state["rng"]
+        if self._seed_stream is not None:
+            self._seed_stream.bit_generator.state = state["rng"]
 
     def close(self) -> None:
         """Release the simulator."""
 
     @property
-    def reward_space(self) -> gym.spaces.Space:
+    def reward_space(self) -> gym.spaces.Space[Any]:
         """Reward range as a space (scalar Box by default)."""
         return gym.spaces.Box(-np.inf, np.inf, shape=(), dtype=np.float32)
 

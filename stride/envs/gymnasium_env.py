@@ -9,19 +9,19 @@ NumPy RNG), and an action outside the space fails with a message naming the spac
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Dict, Optional, Sequence, Union
+from typing import Any, Dict, List, Optional, Tuple, Union
 
 import gymnasium as gym
 import numpy as np
+import numpy.typing as npt
 
 from ..config.setting import Setting
-from ..utils.errors import InvalidActionError
+from ..utils.errors import ConfigError, InvalidActionError, StrideError
 from ..utils.registry import ENV_REGISTRY
-from ..utils.seed_sequence import pcg64_states
 from .base_env import BaseEnv, BaseEnvTimestep
 
 
-def _float32_space(space: gym.spaces.Space) -> gym.spaces.Space:
+def _float32_space(space: gym.spaces.Space[Any]) -> gym.spaces.Space[Any]:
     """Float64 Boxes become float32 (what networks eat); other spaces are kept."""
     if isinstance(space, gym.spaces.Box) and space.dtype == np.float64:
         return gym.spaces.Box(space.low.astype(np.float32), space.high.astype(np.float32), dtype=np.float32)
@@ -33,17 +33,6 @@ def _float32_space(space: gym.spaces.Space) -> gym.spaces.Space:
 _NP_INT64 = np.int64
 _new_tuple = tuple.__new__
 _MAX_CACHED_ACTIONS = 4096  # discrete spaces up to this size get the cached-scalar fast path
-_MAX_PREPARED_SEEDS = 1024
-
-
-def _seeds_only_through_np_random(env: gym.Env) -> bool:
-    """Whether ``reset(seed=s)`` uses ``s`` for nothing but ``Env.reset``'s ``np_random``: true of
-    Gymnasium's own envs under Gymnasium's own wrappers; any other class might use it otherwise."""
-    while isinstance(env, gym.Wrapper):
-        if not type(env).__module__.startswith("gymnasium."):
-            return False
-        env = env.env
-    return type(env).__module__.startswith("gymnasium.envs.")
 
 
 @ENV_REGISTRY.register("gymnasium")
@@ -56,7 +45,7 @@ class GymnasiumEnv(BaseEnv):
     """
 
     @classmethod
-    def declared_config(cls) -> dict:
+    def declared_config(cls) -> Dict[str, Any]:
         return dict(
             # (str) Gymnasium env id, e.g. 'CartPole-v1'.
             env_id=None,
@@ -68,7 +57,7 @@ class GymnasiumEnv(BaseEnv):
             act_scale=False,
         )
 
-    def __init__(self, env_or_id: Union[gym.Env, str, None] = None, cfg: Optional[dict] = None) -> None:
+    def __init__(self, env_or_id: Union[gym.Env[Any, Any], str, None] = None, cfg: Optional[Dict[str, Any]] = None) -> None:
         super().__init__(cfg)
         cfg = self._cfg
         if env_or_id is None:
@@ -76,84 +65,98 @@ class GymnasiumEnv(BaseEnv):
         if env_or_id is None:
             raise ValueError("GymnasiumEnv needs a gymnasium.Env or an env id (cfg.env_id)")
         self._env_id = env_or_id if isinstance(env_or_id, str) else None
-        self._env: Optional[gym.Env] = None if isinstance(env_or_id, str) else env_or_id
-        self._episode_return = 0.0
-        self._obs_space: Optional[gym.spaces.Space] = None
-        self._act_space: Optional[gym.spaces.Space] = None
+        self._env: Optional[gym.Env[Any, Any]] = None if isinstance(env_or_id, str) else env_or_id
+        self._episode_return: Any = 0.0  # the sum of the env's rewards as they come (float or NumPy scalars)
+        self._obs_space: Optional[gym.spaces.Space[Any]] = None
+        self._act_space: Optional[gym.spaces.Space[Any]] = None
         self._discrete_n: Optional[int] = None
+        self._discrete_start = 0
         self._cast_obs = False
         self._action_space_seed_pending = False
-        self._box: Optional[tuple] = None  # (low - tol, high + tol, size) of a Box action space
+        self._box: Optional[Tuple[npt.NDArray[Any], npt.NDArray[Any], int]] = None  # (low - tol, high + tol, size) of a Box action space
         # int actions in [_fast_lo, _fast_hi) take step's fast path; the range is empty until a reset
         self._fast_lo = self._fast_hi = 0
-        self._int_actions: list = []  # discrete action start + k as the space's NumPy scalar, at index k
+        self._int_actions: List[np.integer[Any]] = []  # discrete action start + k as the space's NumPy scalar, at index k
         self._enforce_order = False  # made here without OrderEnforcing: refuse a step before reset
         self._was_reset = False
-        self._act_affine: Optional[tuple] = None  # (low, half range, high, dtype) when act_scale is on
-        self._fast_reseed: Optional[bool] = None  # decided once the env exists
-        self._seed_states: Dict[int, dict] = {}  # seed -> the PCG64 state reset(seed=seed) builds
+        # (low, half range, high, dtype) when act_scale is on
+        self._act_affine: Optional[Tuple[npt.NDArray[np.float64], npt.NDArray[np.float64], npt.NDArray[np.float64],
+                                         np.dtype[Any]]] = None
 
     # ---- lazy creation -------------------------------------------------------------------
-    def _make(self) -> gym.Env:
-        if self._env is None:
-            try:
-                kwargs = dict(self._cfg.get("make_kwargs", {}) or {})
-                if self._cfg.get("max_episode_steps") is not None:
-                    kwargs["max_episode_steps"] = self._cfg["max_episode_steps"]
-                # without gymnasium's OrderEnforcing wrapper (one Python frame per step): this
-                # class refuses a step before the first reset itself, at no cost per step
-                spec = dataclasses.replace(gym.spec(self._env_id), order_enforce=False)
-                self._env = gym.make(spec, disable_env_checker=True, **kwargs)
-                self._enforce_order = True
-            except gym.error.Error as e:
-                from ..utils.errors import ConfigError
-
-                raise ConfigError(f"cannot make Gymnasium env '{self._env_id}': {e}") from None
-            if self._replay_path is not None:
-                self._env = gym.wrappers.RecordVideo(self._env, self._replay_path, episode_trigger=lambda _: True)
+    def _make(self) -> gym.Env[Any, Any]:
+        """The wrapped env, made (and its spaces read) on first use."""
+        env = self._env
+        if env is None:
+            env = self._env = self._create()
         if self._obs_space is None:
-            raw = self._env.observation_space
-            self._obs_space = _float32_space(raw)
-            self._cast_obs = self._obs_space is not raw
-            self._act_space = self._env.action_space
-            if isinstance(self._act_space, gym.spaces.Discrete):
-                self._discrete_n = int(self._act_space.n)
-                self._discrete_start = int(self._act_space.start)
-            if self._cfg.get("act_scale"):
-                self._scale_action_space()
-            space = self._act_space
-            if isinstance(space, gym.spaces.Box):  # bounds with tolerance for the action check
-                self._box = (space.low - 1e-4, space.high + 1e-4, int(np.prod(space.shape)))
-            if self._discrete_n is not None and self._discrete_n <= _MAX_CACHED_ACTIONS:
-                dtype = self._act_space.dtype.type
-                self._int_actions = [dtype(a) for a in range(self._discrete_start, self._discrete_start + self._discrete_n)]
-        return self._env
+            self._read_spaces(env)
+        return env
 
-    def _scale_action_space(self) -> None:
-        space = self._act_space
-        bounded = isinstance(space, gym.spaces.Box) and np.all(np.isfinite(space.low)) and np.all(np.isfinite(space.high))
-        if not bounded:
-            from ..utils.errors import ConfigError
+    def _create(self) -> gym.Env[Any, Any]:
+        """``gymnasium.make`` the env id, without gymnasium's OrderEnforcing wrapper (one Python
+        frame per step): this class refuses a step before the first reset itself, at no cost per step."""
+        env_id = self._env_id
+        if env_id is None:  # an env object is made by its owner; close() dropped it
+            raise StrideError("this GymnasiumEnv wraps an env object that was closed; it cannot be made again")
+        try:
+            kwargs = dict(self._cfg.get("make_kwargs", {}) or {})
+            if self._cfg.get("max_episode_steps") is not None:
+                kwargs["max_episode_steps"] = self._cfg["max_episode_steps"]
+            spec = dataclasses.replace(gym.spec(env_id), order_enforce=False)
+            env: gym.Env[Any, Any] = gym.make(spec, disable_env_checker=True, **kwargs)
+        except gym.error.Error as e:
+            raise ConfigError(f"cannot make Gymnasium env '{env_id}': {e}") from None
+        self._enforce_order = True
+        if self._replay_path is not None:
+            env = gym.wrappers.RecordVideo(env, self._replay_path, episode_trigger=lambda _: True)
+        return env
 
+    def _read_spaces(self, env: gym.Env[Any, Any]) -> None:
+        """The spaces this env exposes and what the action check and step's fast path need."""
+        raw = env.observation_space
+        obs_space = _float32_space(raw)
+        self._cast_obs = obs_space is not raw
+        act_space = env.action_space
+        if isinstance(act_space, gym.spaces.Discrete):
+            n, start = int(act_space.n), int(act_space.start)
+            self._discrete_n, self._discrete_start = n, start
+            if n <= _MAX_CACHED_ACTIONS:
+                scalar = act_space.dtype.type if act_space.dtype is not None else np.int64
+                self._int_actions = [scalar(a) for a in range(start, start + n)]
+        if self._cfg.get("act_scale"):
+            act_space = self._scaled_action_space(act_space, env)
+        if isinstance(act_space, gym.spaces.Box):  # bounds with tolerance for the action check
+            self._box = (act_space.low - 1e-4, act_space.high + 1e-4, int(np.prod(act_space.shape)))
+        self._act_space = act_space
+        self._obs_space = obs_space
+
+    def _scaled_action_space(self, space: gym.spaces.Space[Any], env: gym.Env[Any, Any]) -> gym.spaces.Box:
+        """``act_scale``: [-1, 1] in place of the bounded Box ``space`` (the map is kept in ``_act_affine``)."""
+        if not (isinstance(space, gym.spaces.Box) and np.all(np.isfinite(space.low)) and np.all(np.isfinite(space.high))):
             raise ConfigError(f"act_scale=True needs a bounded Box action space, got {space} "
-                              f"({self._env_id or type(self._env).__name__}); set act_scale=False")
+                              f"({self._env_id or type(env).__name__}); set act_scale=False")
         low, high = space.low.astype(np.float64), space.high.astype(np.float64)
         half = (high - low) / 2.0
         self._act_affine = (low, half, low + 2.0 * half, space.dtype)
-        self._act_space = gym.spaces.Box(-1.0, 1.0, shape=space.shape, dtype=space.dtype)
+        return gym.spaces.Box(-1.0, 1.0, shape=space.shape, dtype=space.dtype.type)
 
+    # a gymnasium.Env's spaces are plain attributes; these are read from the wrapped env when first
+    # asked for (making it), hence properties without setters
     @property
-    def observation_space(self) -> gym.spaces.Space:
+    def observation_space(self) -> gym.spaces.Space[Any]:  # type: ignore[override]
         self._make()
+        assert self._obs_space is not None  # _make read it
         return self._obs_space
 
     @property
-    def action_space(self) -> gym.spaces.Space:
+    def action_space(self) -> gym.spaces.Space[Any]:  # type: ignore[override]
         self._make()
+        assert self._act_space is not None  # _make read it
         return self._act_space
 
     @property
-    def reward_space(self) -> gym.spaces.Space:
+    def reward_space(self) -> gym.spaces.Space[Any]:
         return gym.spaces.Box(-np.inf, np.inf, shape=(), dtype=np.float32)
 
     @property
@@ -177,92 +180,73 @@ class GymnasiumEnv(BaseEnv):
         env = self._make()
         if seed is None:
             seed = self.next_episode_seed()
-        if self._action_space_seed_pending and self._seed is not None:
+        if self._action_space_seed_pending and self._seed is not None and self._act_space is not None:
             self._act_space.seed(self._seed)
             self._action_space_seed_pending = False
-        state = self._seed_states.pop(seed, None) if self._seed_states else None
-        raw = env.unwrapped if state is not None else None
-        rng = raw._np_random if raw is not None else None
-        if rng is not None and type(rng.bit_generator) is np.random.PCG64:
-            # Gymnasium's seeding, minus its hash: load the precomputed state into the generator
-            rng.bit_generator.state = state
-            raw._np_random_seed = seed
-            obs, _ = env.reset(options=kwargs.get("options"))
-        else:
-            obs, _ = env.reset(seed=seed, options=kwargs.get("options"))
+        obs, _ = env.reset(seed=seed, options=kwargs.get("options"))
         self._episode_return = 0.0
         self._was_reset = True
         if self._int_actions:
-            self._fast_lo, self._fast_hi = self._discrete_start, self._discrete_start + self._discrete_n
+            self._fast_lo, self._fast_hi = self._discrete_start, self._discrete_start + len(self._int_actions)
         return self._obs(obs)
 
     def seed(self, seed: Optional[int], dynamic_seed: bool = True) -> None:
         super().seed(seed, dynamic_seed)
         self._action_space_seed_pending = True
 
-    def prepare_episode_seeds(self, seeds: Sequence[int]) -> None:
-        """Precompute what ``reset(seed=s)`` will build for these upcoming seeds.
-
-        Gymnasium hashes each seed through ``SeedSequence`` into a fresh ``PCG64`` (~14 us, several
-        CartPole steps, at every episode of a collector that seeds each episode). The hash is done
-        here for the whole block at once (:mod:`stride.utils.seed_sequence`, same bits), and such a
-        reset loads the state into the env's generator. Only for Gymnasium's own envs and wrappers,
-        whose reset uses the seed for nothing else; other envs keep the plain path.
-        """
-        if self._fast_reseed is None:
-            self._fast_reseed = _seeds_only_through_np_random(self._make())
-        if not self._fast_reseed:
-            return
-        new = [s for s in dict.fromkeys(seeds) if s not in self._seed_states and 0 <= s < 2**32]
-        if len(self._seed_states) + len(new) > _MAX_PREPARED_SEEDS:
-            self._seed_states.clear()
-        self._seed_states.update(zip(new, pcg64_states(new)))
-
     def _check_action(self, action: Any) -> Any:
+        """``action`` as the env takes it, or ``InvalidActionError`` naming the space."""
         if self._discrete_n is not None:
-            if isinstance(action, (int, np.integer)) and not isinstance(action, bool):
-                a = int(action)  # the hot path: one check, no array conversion
-            else:
-                try:
-                    arr = np.asarray(action)
-                    a = int(arr.reshape(-1)[0]) if arr.size == 1 and arr.dtype.kind in "iu" else None
-                except (TypeError, ValueError):
-                    a = None
-            if a is None or not (self._discrete_start <= a < self._discrete_start + self._discrete_n):
-                shown = np.asarray(action).tolist() if isinstance(action, (np.ndarray, np.generic)) else action
-                raise InvalidActionError(
-                    f"action {shown!r} is outside the action space {self._act_space} of "
-                    f"{self._env_id or type(self._env).__name__}; valid actions: "
-                    f"{self._discrete_start}..{self._discrete_start + self._discrete_n - 1}"
-                )
-            return a
+            return self._check_discrete(action, self._discrete_start, self._discrete_n)
         space = self._act_space
-        if isinstance(space, gym.spaces.Box):
-            lo_tol, hi_tol, size = self._box
-            a = np.asarray(action, dtype=space.dtype)
-            if a.size != size:
+        if isinstance(space, gym.spaces.Box) and self._box is not None:
+            return self._check_box(action, space, self._box)
+        if space is None or not space.contains(action):
+            raise InvalidActionError(f"action {action!r} is outside the action space {space}")
+        return action
+
+    def _check_discrete(self, action: Any, start: int, n: int) -> int:
+        if isinstance(action, (int, np.integer)) and not isinstance(action, bool):
+            a: Optional[int] = int(action)  # the hot path: one check, no array conversion
+        else:
+            try:
+                arr = np.asarray(action)
+                a = int(arr.reshape(-1)[0]) if arr.size == 1 and arr.dtype.kind in "iu" else None
+            except (TypeError, ValueError):
+                a = None
+        if a is None or not (start <= a < start + n):
+            shown = np.asarray(action).tolist() if isinstance(action, (np.ndarray, np.generic)) else action
+            raise InvalidActionError(
+                f"action {shown!r} is outside the action space {self._act_space} of "
+                f"{self._env_id or type(self._env).__name__}; valid actions: {start}..{start + n - 1}"
+            )
+        return a
+
+    @staticmethod
+    def _check_box(action: Any, space: gym.spaces.Box, box: Tuple[npt.NDArray[Any], npt.NDArray[Any], int]) -> npt.NDArray[Any]:
+        lo_tol, hi_tol, size = box
+        a = np.asarray(action, dtype=space.dtype)
+        if a.size != size:
+            raise InvalidActionError(
+                f"action {action!r} does not fit the action space {space} "
+                f"(expected shape {space.shape}, finite values)"
+            )
+        a = a.reshape(space.shape)
+        # one pass: NaN fails both comparisons, +-inf fails one, so this also refuses non-finite values
+        if not ((a >= lo_tol) & (a <= hi_tol)).all():
+            if not np.all(np.isfinite(a)):
                 raise InvalidActionError(
                     f"action {action!r} does not fit the action space {space} "
                     f"(expected shape {space.shape}, finite values)"
                 )
-            a = a.reshape(space.shape)
-            # one pass: NaN fails both comparisons, +-inf fails one, so this also refuses non-finite values
-            if not ((a >= lo_tol) & (a <= hi_tol)).all():
-                if not np.all(np.isfinite(a)):
-                    raise InvalidActionError(
-                        f"action {action!r} does not fit the action space {space} "
-                        f"(expected shape {space.shape}, finite values)"
-                    )
-                raise InvalidActionError(
-                    f"action {a.tolist()} is outside the action space bounds low={space.low.tolist()} "
-                    f"high={space.high.tolist()}"
-                )
-            return np.minimum(np.maximum(a, space.low), space.high)
-        if not space.contains(action):
-            raise InvalidActionError(f"action {action!r} is outside the action space {space}")
-        return action
+            raise InvalidActionError(
+                f"action {a.tolist()} is outside the action space bounds low={space.low.tolist()} "
+                f"high={space.high.tolist()}"
+            )
+        clipped: npt.NDArray[Any] = np.minimum(np.maximum(a, space.low), space.high)
+        return clipped
 
-    def step(self, action: Any) -> BaseEnvTimestep:
+    def step(self, action: Any) -> BaseEnvTimestep:  # type: ignore[override]  # BaseEnv.step, not Gymnasium's
         # The hot path costs a type check, a range check and a list lookup over the raw env's own
         # step: an in-range int action of a discrete env that was reset (the range is empty until
         # then; anything else, and every non-discrete env, takes _prepare_action) reaches the env
@@ -276,7 +260,9 @@ class GymnasiumEnv(BaseEnv):
             action = self._int_actions[action - self._fast_lo]
         else:
             action = self._prepare_action(action)
-        obs, reward, terminated, truncated, info = self._env.step(action)
+        env = self._env
+        assert env is not None  # the fast path needs a reset; _prepare_action makes the env
+        obs, reward, terminated, truncated, info = env.step(action)
         self._episode_return += reward
         if self._cast_obs:
             obs = self._obs(obs)
@@ -284,7 +270,7 @@ class GymnasiumEnv(BaseEnv):
             return self._end_timestep(obs, reward, terminated, truncated, info)
         return _new_tuple(BaseEnvTimestep, (obs, reward, False, info))
 
-    def _end_timestep(self, obs: Any, reward: Any, terminated: Any, truncated: Any, info: dict) -> BaseEnvTimestep:
+    def _end_timestep(self, obs: Any, reward: Any, terminated: Any, truncated: Any, info: Dict[str, Any]) -> BaseEnvTimestep:
         """The last timestep of an episode (``_episode_return`` already holds ``reward``): a copy
         of ``info`` with ``terminated``, ``truncated`` (only when not terminated) and the return."""
         info = dict(info)

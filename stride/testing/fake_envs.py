@@ -19,10 +19,11 @@ import os
 import signal
 import time
 import uuid
-from typing import Any, Dict, Optional
+from typing import Any, Dict, Optional, Tuple, Union
 
 import gymnasium as gym
 import numpy as np
+import numpy.typing as npt
 
 from ..envs.base_env import BaseEnv, BaseEnvTimestep
 from ..envs.gymnasium_env import GymnasiumEnv
@@ -75,8 +76,8 @@ class FakeEnv(BaseEnv):
     def __init__(
         self,
         obs: str = "box",
-        dtype: Any = np.float32,
-        shape: tuple = (3,),
+        dtype: npt.DTypeLike = np.float32,
+        shape: Tuple[int, ...] = (3,),
         min_len: int = 5,
         max_len: int = 15,
         step_error_every: int = 0,
@@ -111,27 +112,20 @@ class FakeEnv(BaseEnv):
         self._state = 0
         self._base = 0
         self._return = 0.0
-        if obs == "dict":
-            self._obs_space = fake_dict_space()
-        elif obs == "box":
-            if self._dtype == np.bool_:
-                self._obs_space = gym.spaces.Box(0, 1, shape=self._shape, dtype=bool)
-            elif np.issubdtype(self._dtype, np.integer):
-                info = np.iinfo(self._dtype)
-                self._obs_space = gym.spaces.Box(info.min, info.max, shape=self._shape, dtype=self._dtype)
-            else:
-                self._obs_space = gym.spaces.Box(-np.inf, np.inf, shape=self._shape, dtype=self._dtype)
-        else:
-            raise ValueError(f"unknown obs kind '{obs}'; valid choices: box, dict")
-        self._act_space = gym.spaces.Discrete(3)
+        self.observation_space = self._make_obs_space()
+        self.action_space = gym.spaces.Discrete(3)
 
-    @property
-    def observation_space(self) -> gym.spaces.Space:
-        return self._obs_space
-
-    @property
-    def action_space(self) -> gym.spaces.Space:
-        return self._act_space
+    def _make_obs_space(self) -> gym.spaces.Space[Any]:
+        if self._kind == "dict":
+            return fake_dict_space()
+        if self._kind != "box":
+            raise ValueError(f"unknown obs kind '{self._kind}'; valid choices: box, dict")
+        if self._dtype == np.bool_:
+            return gym.spaces.Box(0, 1, shape=self._shape, dtype=np.bool_)
+        if np.issubdtype(self._dtype, np.integer):
+            info = np.iinfo(self._dtype)
+            return gym.spaces.Box(info.min, info.max, shape=self._shape, dtype=self._dtype.type)
+        return gym.spaces.Box(-np.inf, np.inf, shape=self._shape, dtype=self._dtype.type)
 
     def _fault(self, name: str, calls: int) -> bool:
         every, at = self._faults[f"{name}_every"], self._faults[f"{name}_at"]
@@ -173,7 +167,7 @@ class FakeEnv(BaseEnv):
         self._len = int(rng.integers(self._min_len, self._max_len + 1))
         return self._make_obs()
 
-    def step(self, action: Any) -> BaseEnvTimestep:
+    def step(self, action: Any) -> BaseEnvTimestep:  # type: ignore[override]  # BaseEnv.step, not Gymnasium's
         self._step_calls += 1
         n = self._step_calls
         f = self._faults
@@ -206,8 +200,8 @@ class FakeEnv(BaseEnv):
             info.update(terminated=False, truncated=True, eval_episode_return=self._return)
         return BaseEnvTimestep(self._make_obs(), reward, done, info)
 
-    def random_action(self) -> Any:
-        return int(self._act_space.sample())
+    def random_action(self) -> int:
+        return int(self.action_space.sample())
 
     def __repr__(self) -> str:
         return f"FakeEnv({self._kind}, {self._dtype}, {self._shape})"
@@ -218,7 +212,7 @@ def make_fake_env(**kwargs: Any) -> FakeEnv:
     return FakeEnv(**kwargs)
 
 
-class ImageGymEnv(gym.Env):
+class ImageGymEnv(gym.Env[npt.NDArray[np.uint8], np.int64]):
     """4x84x84 uint8 observations, trivial dynamics, episodes of ``max_len`` steps (truncated)."""
 
     def __init__(self, max_len: int = 200) -> None:
@@ -227,18 +221,18 @@ class ImageGymEnv(gym.Env):
         self._max_len = max_len
         self._t = 0
 
-    def reset(self, *, seed: Optional[int] = None, options: Optional[dict] = None) -> tuple:
+    def reset(self, *, seed: Optional[int] = None, options: Optional[Dict[str, Any]] = None) -> Tuple[npt.NDArray[Any], Dict[str, Any]]:
         super().reset(seed=seed)
         self._t = 0
         return np.zeros((4, 84, 84), dtype=np.uint8), {}
 
-    def step(self, action: Any) -> tuple:
+    def step(self, action: Union[int, np.integer[Any]]) -> Tuple[npt.NDArray[Any], float, bool, bool, Dict[str, Any]]:
         self._t += 1
         obs = np.full((4, 84, 84), self._t % 256, dtype=np.uint8)
         return obs, 1.0, False, self._t >= self._max_len, {}
 
 
-class BurnGymEnv(gym.Env):
+class BurnGymEnv(gym.Env[npt.NDArray[np.float32], np.int64]):
     """Burns ``cpu_ms`` of CPU (thread time) per step; 4 float32 obs; episodes of ``max_len`` steps."""
 
     def __init__(self, cpu_ms: float = 1.0, max_len: int = 200) -> None:
@@ -248,12 +242,12 @@ class BurnGymEnv(gym.Env):
         self._max_len = max_len
         self._t = 0
 
-    def reset(self, *, seed: Optional[int] = None, options: Optional[dict] = None) -> tuple:
+    def reset(self, *, seed: Optional[int] = None, options: Optional[Dict[str, Any]] = None) -> Tuple[npt.NDArray[Any], Dict[str, Any]]:
         super().reset(seed=seed)
         self._t = 0
         return np.zeros(4, dtype=np.float32), {}
 
-    def step(self, action: Any) -> tuple:
+    def step(self, action: Union[int, np.integer[Any]]) -> Tuple[npt.NDArray[Any], float, bool, bool, Dict[str, Any]]:
         end = time.thread_time() + self._cpu_s
         while time.thread_time() < end:
             pass

@@ -169,7 +169,7 @@ def test_step_before_reset_is_refused_and_close_rearms_the_check():
 
 
 class _SeedHungryEnv(gym.Env):
-    """A user env whose reset uses the seed for more than np_random: never fast-reseeded."""
+    """A user env whose reset uses the seed for more than np_random."""
 
     observation_space = gym.spaces.Box(-np.inf, np.inf, (1,), np.float32)
     action_space = gym.spaces.Discrete(2)
@@ -184,28 +184,24 @@ class _SeedHungryEnv(gym.Env):
 
 
 @pytest.mark.parametrize("env_id", ["CartPole-v1", "Pendulum-v1", "MountainCar-v0", "Acrobot-v1"])
-def test_prepared_episode_seeds_reset_exactly_like_gymnasium(env_id):
-    seeds = [5, 0, 2**31 - 2, 77, 5]
-    fast, ref = GymnasiumEnv(env_id), gym.make(env_id)
-    fast.prepare_episode_seeds(seeds[:2])  # the first reset ever has no generator yet: plain path
-    fast.prepare_episode_seeds(seeds)
-    for s in seeds + [123]:  # 123 was never prepared
-        assert np.array_equal(fast.reset(seed=s), np.float32(ref.reset(seed=s)[0]))
-        assert fast._make().unwrapped.np_random_seed == s
+def test_seeded_resets_are_gymnasiums_own(env_id):
+    """reset(seed=s) goes through Gymnasium's public reset(seed=s): same episode, same np_random_seed."""
+    seeds = [5, 0, 2**31 - 2, 77, 5, 123]
+    env, ref = GymnasiumEnv(env_id), gym.make(env_id)
+    for s in seeds:
+        assert np.array_equal(env.reset(seed=s), np.float32(ref.reset(seed=s)[0]))
+        assert env._make().unwrapped.np_random_seed == s
         for _ in range(20):
             a = ref.action_space.sample()
-            ts = fast.step(a)
+            ts = env.step(a)
             o, *_ = ref.step(a)
             assert np.array_equal(ts.obs, np.float32(o))
             if ts.done:
                 break
-    assert not fast._seed_states  # used states are dropped
 
 
-def test_prepare_is_a_no_op_for_envs_outside_gymnasium():
+def test_a_user_env_gets_the_seed_itself():
     env = GymnasiumEnv(_SeedHungryEnv())
-    env.prepare_episode_seeds([3, 4])
-    assert not env._seed_states
     assert env.reset(seed=3)[0] >= 3.0
 
 
@@ -222,6 +218,5 @@ def test_manager_episodes_match_plain_gymnasium_resets():
                 if mgr._episode_actions[i] == []:  # a fresh episode: its obs is reset(seed=its seed)
                     assert np.array_equal(o, np.float32(ref.reset(seed=seeds[i])[0]))
             mgr.step({i: 0 for i in obs})
-        assert len(mgr._envs[0]._seed_states) < 62  # later episodes took the prepared path
     finally:
         mgr.close()

@@ -20,7 +20,7 @@ class AsyncSubprocessEnvManager(SyncSubprocessEnvManager):
     """
 
     @classmethod
-    def declared_config(cls) -> dict:
+    def declared_config(cls) -> Dict[str, Any]:
         cfg = super().declared_config()
         cfg.update(
             # (int) step returns once at least this many results are ready (or none are in flight).
@@ -30,7 +30,7 @@ class AsyncSubprocessEnvManager(SyncSubprocessEnvManager):
         )
         return cfg
 
-    def __init__(self, env_fn: List[Callable[[], BaseEnv]], cfg: Optional[dict] = None) -> None:
+    def __init__(self, env_fn: List[Callable[[], BaseEnv]], cfg: Optional[Dict[str, Any]] = None) -> None:
         super().__init__(env_fn, cfg)
         self._in_order = False
 

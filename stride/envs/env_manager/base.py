@@ -24,7 +24,8 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import Any, Callable, Dict, List, Optional
+from types import TracebackType
+from typing import Any, Callable, Dict, List, Optional, Tuple, Type
 
 import gymnasium as gym
 import numpy as np
@@ -34,7 +35,7 @@ from ...config.config import merge_config
 from ...utils.errors import ConfigError, StrideError
 from ...utils.registry import ENV_MANAGER_REGISTRY
 from ..base_env import BaseEnv, BaseEnvTimestep
-from .checks import (NONFINITE_CHOICES, NonFiniteError, ObservationShapeError, env_label, find_problem,
+from .checks import (NONFINITE_CHOICES, NonFiniteError, ObservationShapeError, StepCheck, env_label, find_problem,
                      make_step_check, nonfinite_message, shape_message)
 
 logger = logging.getLogger(__name__)
@@ -63,7 +64,7 @@ class BaseEnvManager(Configurable):
     """Step ``len(env_fn)`` envs in this process; envs that finish an episode are reset here."""
 
     @classmethod
-    def declared_config(cls) -> dict:
+    def declared_config(cls) -> Dict[str, Any]:
         return dict(
             # (int|float) episodes per env before the manager reports done; inf = run forever.
             episode_num=Setting(float("inf"), "[1, inf]"),
@@ -95,7 +96,7 @@ class BaseEnvManager(Configurable):
             nonfinite=Setting("raise", NONFINITE_CHOICES),
         )
 
-    def __init__(self, env_fn: List[Callable[[], BaseEnv]], cfg: Optional[dict] = None) -> None:
+    def __init__(self, env_fn: List[Callable[[], BaseEnv]], cfg: Optional[Dict[str, Any]] = None) -> None:
         if not env_fn:
             raise ConfigError("an env manager needs at least one env factory (env_fn is empty)")
         merged = merge_config(self.declared_config(), {k: v for k, v in (cfg or {}).items() if k != "type"},
@@ -107,12 +108,12 @@ class BaseEnvManager(Configurable):
         self._env_fn = list(env_fn)
         self._env_num = len(env_fn)
         # per env, from its own observation space when it is made: the step check (checks.py) and the space
-        self._checks: List[Optional[Callable[[Any, Any], bool]]] = [None] * self._env_num
-        self._obs_spaces: List[Optional[gym.spaces.Space]] = [None] * self._env_num
+        self._checks: List[StepCheck] = []
+        self._obs_spaces: List[gym.spaces.Space[Any]] = []
         self._max_retry = int(merged["max_retry"])
         self._episode_num = merged["episode_num"]
         self._auto_reset = bool(merged["auto_reset"])
-        self._envs: List[Optional[BaseEnv]] = [None] * self._env_num
+        self._envs: List[BaseEnv] = []  # while launched
         self._closed = True
         self._seed: Optional[int] = None
         self._dynamic_seed = True
@@ -121,9 +122,9 @@ class BaseEnvManager(Configurable):
         self._ready_obs: Dict[int, Any] = {}
         self._episode_count = [0] * self._env_num
         self._episode_seed: List[Optional[int]] = [None] * self._env_num
-        self._episode_actions: List[list] = [[] for _ in range(self._env_num)]
-        self._spaces: Optional[tuple] = None
-        self._reset_param: Dict[int, dict] = {}
+        self._episode_actions: List[List[Any]] = [[] for _ in range(self._env_num)]
+        self._spaces: Optional[Tuple[gym.spaces.Space[Any], gym.spaces.Space[Any], gym.spaces.Space[Any]]] = None
+        self._reset_param: Dict[int, Dict[str, Any]] = {}
 
     # ---- properties ------------------------------------------------------------------------
     @property
@@ -154,24 +155,25 @@ class BaseEnvManager(Configurable):
     def closed(self) -> bool:
         return self._closed
 
-    def _reference_spaces(self) -> tuple:
+    def _reference_spaces(self) -> Tuple[gym.spaces.Space[Any], gym.spaces.Space[Any], gym.spaces.Space[Any]]:
+        """The spaces of env 0 (made for the purpose when the manager is not launched)."""
         if self._spaces is None:
-            env = self._envs[0] if self._envs[0] is not None else self._env_fn[0]()
+            env = self._envs[0] if self._envs else self._env_fn[0]()
             self._spaces = (env.observation_space, env.action_space, env.reward_space)
-            if env is not self._envs[0]:
+            if not self._envs:
                 env.close()
         return self._spaces
 
     @property
-    def observation_space(self) -> gym.spaces.Space:
+    def observation_space(self) -> gym.spaces.Space[Any]:
         return self._reference_spaces()[0]
 
     @property
-    def action_space(self) -> gym.spaces.Space:
+    def action_space(self) -> gym.spaces.Space[Any]:
         return self._reference_spaces()[1]
 
     @property
-    def reward_space(self) -> gym.spaces.Space:
+    def reward_space(self) -> gym.spaces.Space[Any]:
         return self._reference_spaces()[2]
 
     # ---- seeding ----------------------------------------------------------------------------
@@ -191,8 +193,7 @@ class BaseEnvManager(Configurable):
             np.random.default_rng(np.random.SeedSequence([self._seed, i, tag])) for i in range(self._env_num)
         ]
         for i, env in enumerate(self._envs):
-            if env is not None:
-                env.seed(self._seed + i, dynamic_seed=self._dynamic_seed)
+            env.seed(self._seed + i, dynamic_seed=self._dynamic_seed)
 
     def _draw_episode_seed(self, env_id: int) -> Optional[int]:
         seed = self._peek_episode_seed(env_id)
@@ -206,30 +207,24 @@ class BaseEnvManager(Configurable):
             return None
         queue = self._seed_queue[env_id]
         if not queue:
-            self._fill_seed_queue(env_id)
+            self._fill_seed_queue(env_id, self._seed_streams[env_id])
         return queue[-1]
 
-    def _fill_seed_queue(self, env_id: int) -> None:
+    def _fill_seed_queue(self, env_id: int, stream: np.random.Generator) -> None:
         # one call for 64 seeds is the same sequence as 64 single draws, at a tenth of the cost
-        block = self._seed_streams[env_id].integers(0, 2**31 - 1, size=_SEED_BLOCK).tolist()
-        self._prepare_episode_seeds(env_id, block)
+        block: List[int] = stream.integers(0, 2**31 - 1, size=_SEED_BLOCK).tolist()
         block.reverse()
         self._seed_queue[env_id][:0] = block  # in place: callers hold the list
 
-    def _prepare_episode_seeds(self, env_id: int, seeds: List[int]) -> None:
-        """Let the env precompute its generator states for these upcoming episode seeds (see
-        ``GymnasiumEnv.prepare_episode_seeds``); a speed-up only, results never depend on it."""
-        prepare = getattr(self._envs[env_id], "prepare_episode_seeds", None)
-        if prepare is not None:
-            prepare(seeds)
-
     # ---- lifecycle --------------------------------------------------------------------------
-    def launch(self, reset_param: Optional[Dict[int, dict]] = None) -> None:
+    def launch(self, reset_param: Optional[Dict[int, Dict[str, Any]]] = None) -> None:
         """Create the envs and reset them all."""
         if not self._closed:
             raise StrideError("env manager is already launched; call close() first")
-        for i in range(self._env_num):
-            self._envs[i] = self._create_env(i)
+        envs = [self._create_env(i) for i in range(self._env_num)]
+        self._envs = envs
+        self._obs_spaces = [env.observation_space for env in envs]
+        self._checks = [make_step_check(space, self._finite) for space in self._obs_spaces]
         self._closed = False
         self.reset(reset_param)
 
@@ -237,11 +232,9 @@ class BaseEnvManager(Configurable):
         env = self._env_fn[env_id]()
         if self._seed is not None:
             env.seed(self._seed + env_id, dynamic_seed=self._dynamic_seed)
-        self._obs_spaces[env_id] = space = env.observation_space
-        self._checks[env_id] = make_step_check(space, self._finite)
         return env
 
-    def reset(self, reset_param: Optional[Dict[int, dict]] = None) -> None:
+    def reset(self, reset_param: Optional[Dict[int, Dict[str, Any]]] = None) -> None:
         """Reset all envs (or those in ``reset_param``, whose kwargs are kept for later resets)."""
         self._check_open()
         if reset_param is not None:
@@ -292,7 +285,9 @@ class BaseEnvManager(Configurable):
             self._envs[env_id].close()
         except Exception:  # the broken env may not close cleanly
             pass
-        self._envs[env_id] = self._create_env(env_id)
+        self._envs[env_id] = env = self._create_env(env_id)
+        self._obs_spaces[env_id] = space = env.observation_space
+        self._checks[env_id] = make_step_check(space, self._finite)
 
     def step(self, actions: Dict[int, Any]) -> Dict[int, BaseEnvTimestep]:
         """Step the given envs; finished ones are reset and reappear in ``ready_obs``.
@@ -382,12 +377,11 @@ class BaseEnvManager(Configurable):
             return
         self._closed = True
         for i, env in enumerate(self._envs):
-            if env is not None:
-                try:
-                    env.close()
-                except Exception as e:
-                    logger.warning("env %d close failed: %r", i, e)
-            self._envs[i] = None
+            try:
+                env.close()
+            except Exception as e:
+                logger.warning("env %d close failed: %r", i, e)
+        self._envs = []
         self._ready_obs.clear()
 
     def _check_open(self) -> None:
@@ -397,7 +391,8 @@ class BaseEnvManager(Configurable):
     def __enter__(self) -> "BaseEnvManager":
         return self
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, exc_type: Optional[Type[BaseException]], exc: Optional[BaseException],
+                 tb: Optional[TracebackType]) -> None:
         self.close()
 
     def __del__(self) -> None:
@@ -425,7 +420,7 @@ class BaseEnvManager(Configurable):
         self._env_fn = [_wrap(f, i) for i, f in enumerate(fns)]
 
     # ---- exact resume ----------------------------------------------------------------------
-    def state_dict(self) -> dict:
+    def state_dict(self) -> Dict[str, Any]:
         """Seed streams and in-flight episodes (seed + actions so far), as plain values."""
         return {
             "seed": self._seed,
@@ -439,15 +434,15 @@ class BaseEnvManager(Configurable):
             ],
         }
 
-    def _load_seed_state(self, state: dict) -> None:
+    def _load_seed_state(self, state: Dict[str, Any]) -> None:
         """Seed, dynamic flag, stream states and the seeds drawn but not yet used."""
         self.seed(state["seed"], state["dynamic_seed"])
-        if state["streams"]:
+        if state["streams"] and self._seed_streams is not None:
             for stream, st in zip(self._seed_streams, state["streams"]):
                 stream.bit_generator.state = st
         self._seed_queue = [list(q) for q in state.get("seed_queue", [[] for _ in range(self._env_num)])]
 
-    def load_state_dict(self, state: dict) -> None:
+    def load_state_dict(self, state: Dict[str, Any]) -> None:
         """Restore seed streams and replay each in-flight episode (the manager must be launched)."""
         self._check_open()
         self._load_seed_state(state)
@@ -466,9 +461,10 @@ class BaseEnvManager(Configurable):
             self._ready_obs[i] = obs
 
 
-def create_env_manager(manager_cfg: dict, env_fn: List[Callable[[], BaseEnv]]) -> BaseEnvManager:
+def create_env_manager(manager_cfg: Dict[str, Any], env_fn: List[Callable[[], BaseEnv]]) -> BaseEnvManager:
     """Build the manager named by ``manager_cfg['type']`` (default ``'base'``)."""
     cfg = dict(manager_cfg)
     kind = cfg.pop("type", "base")
-    return ENV_MANAGER_REGISTRY.get(kind)(env_fn, cfg)
+    manager: BaseEnvManager = ENV_MANAGER_REGISTRY.get(kind)(env_fn, cfg)
+    return manager
 

@@ -21,13 +21,14 @@ against ~0.9 us for ``np.isfinite(obs).all()`` (see ``benchmarks/env_managers/RE
 from __future__ import annotations
 
 import math
-from typing import Any, Callable, Mapping, Optional, Tuple
+from typing import Any, Callable, List, Mapping, Optional, Tuple
 
 import gymnasium as gym
 import numpy as np
+import numpy.typing as npt
 
 from ...utils.errors import StrideError
-from .shm import obs_layout
+from .shm import LayoutEntry, obs_layout
 
 NONFINITE_CHOICES = ("raise", "drop", "ignore")
 _SHORT = 16  # float vectors up to this size are summed as Python floats (cheaper than a BLAS dot)
@@ -46,7 +47,7 @@ class ObservationShapeError(StrideError, ValueError):
     """An env returned an observation that does not fit its observation space."""
 
 
-def env_label(env: Any) -> str:
+def env_label(env: object) -> str:
     """How messages name an env: its Gymnasium id when it has one, else its class name."""
     label = getattr(env, "env_id", None)
     return str(label) if label else type(env).__name__
@@ -56,7 +57,7 @@ def _always_ok(obs: Any, reward: Any) -> bool:
     return True
 
 
-def _finite_values(shape: tuple, dtype: np.dtype) -> Callable[[np.ndarray], bool]:
+def _finite_values(shape: Tuple[int, ...], dtype: np.dtype[Any]) -> Callable[[npt.NDArray[Any]], bool]:
     """A cheap test that a float array of ``shape`` holds only finite values: a NaN or an infinity
     makes the sum of the values non-finite. Short vectors are summed as Python floats (~0.1 us;
     overflow of huge float64 values can make it wrongly False, never wrongly True); longer arrays
@@ -72,48 +73,67 @@ def _finite_values(shape: tuple, dtype: np.dtype) -> Callable[[np.ndarray], bool
     return lambda a: isfinite(vdot(a, weights))
 
 
-def make_step_check(space: gym.spaces.Space, finite: bool) -> StepCheck:
+# anything odd (a list, a None reward, a warning turned into an error) means "look closer"
+_ODD = (TypeError, ValueError, OverflowError, KeyError, AttributeError, ArithmeticError, RuntimeWarning)
+
+
+def make_step_check(space: gym.spaces.Space[Any], finite: bool) -> StepCheck:
     """``ok(obs, reward)``: True when ``obs`` is an array (or dict of arrays) of the space's shapes
     and, if ``finite``, reward and observation are finite. False means "look closer" with
     :func:`find_problem`. Spaces without a fixed numeric layout get only the finite test."""
-    isfinite, ndarray = math.isfinite, np.ndarray
-    # anything odd (a list, a None reward, a warning turned into an error) means "look closer"
-    errors = (TypeError, ValueError, OverflowError, KeyError, AttributeError, ArithmeticError, RuntimeWarning)
     layout = obs_layout(space)
     if layout is None:
-        if not finite:
-            return _always_ok
-
-        def ok_any(obs: Any, reward: Any) -> bool:
-            try:
-                return isfinite(reward) and _all_finite(obs)
-            except errors:
-                return False
-
-        return ok_any
+        return _check_any(finite)
     if layout[0][0] is None:  # a plain Box
         _, shape, dtype = layout[0]
-        if dtype.kind == "f" and finite:
-            values_ok = _finite_values(shape, dtype)
+        return _check_box(shape, dtype, finite)
+    return _check_dict(layout, finite)
 
-            def ok_float(obs: Any, reward: Any) -> bool:
-                try:
-                    return type(obs) is ndarray and obs.shape == shape and isfinite(reward) and values_ok(obs)
-                except errors:
-                    return False
 
-            return ok_float
-        if dtype.kind == "f":
-            return lambda obs, reward: type(obs) is ndarray and obs.shape == shape
+def _check_any(finite: bool) -> StepCheck:
+    """For spaces without a fixed numeric layout: finite values only (exactly, ``_all_finite``)."""
+    if not finite:
+        return _always_ok
+    isfinite = math.isfinite
 
-        def ok_int(obs: Any, reward: Any) -> bool:  # integer/bool values cannot be NaN; the reward can
+    def ok_any(obs: Any, reward: Any) -> bool:
+        try:
+            return isfinite(reward) and _all_finite(obs)
+        except _ODD:
+            return False
+
+    return ok_any
+
+
+def _check_box(shape: Tuple[int, ...], dtype: np.dtype[Any], finite: bool) -> StepCheck:
+    """For a plain Box: an ndarray of ``shape``; float values and the reward finite if ``finite``."""
+    isfinite, ndarray = math.isfinite, np.ndarray
+    if dtype.kind == "f" and finite:
+        values_ok = _finite_values(shape, dtype)
+
+        def ok_float(obs: Any, reward: Any) -> bool:
             try:
-                return (type(obs) is ndarray and obs.shape == shape and (obs.dtype is dtype or obs.dtype.kind in "biu")
-                        and (not finite or isfinite(reward)))
-            except errors:
+                return type(obs) is ndarray and obs.shape == shape and isfinite(reward) and values_ok(obs)
+            except _ODD:
                 return False
 
-        return ok_int
+        return ok_float
+    if dtype.kind == "f":
+        return lambda obs, reward: type(obs) is ndarray and obs.shape == shape
+
+    def ok_int(obs: Any, reward: Any) -> bool:  # integer/bool values cannot be NaN; the reward can
+        try:
+            return (type(obs) is ndarray and obs.shape == shape and (obs.dtype is dtype or obs.dtype.kind in "biu")
+                    and (not finite or isfinite(reward)))
+        except _ODD:
+            return False
+
+    return ok_int
+
+
+def _check_dict(layout: List[LayoutEntry], finite: bool) -> StepCheck:
+    """For a Dict of Boxes: a dict with an ndarray of the right shape per key (values as ``_check_box``)."""
+    isfinite, ndarray = math.isfinite, np.ndarray
     parts = [(key, shape, _finite_values(shape, dtype) if finite and dtype.kind == "f" else None, dtype)
              for key, shape, dtype in layout]
     n = len(parts)
@@ -132,7 +152,7 @@ def make_step_check(space: gym.spaces.Space, finite: bool) -> StepCheck:
                 elif finite and value.dtype is not dtype and value.dtype.kind not in "biu":
                     return False
             return True
-        except errors:
+        except _ODD:
             return False
 
     return ok_dict
@@ -187,7 +207,7 @@ def _shape_of(x: Any) -> Any:
         return f"a ragged {type(x).__name__}"
 
 
-def find_problem(space: gym.spaces.Space, obs: Any, reward: Any, finite: bool) -> Optional[Tuple[str, str]]:
+def find_problem(space: gym.spaces.Space[Any], obs: object, reward: object, finite: bool) -> Optional[Tuple[str, str]]:
     """What is wrong with a step's observation and reward, exactly (after ``ok`` said "look
     closer"): ``('shape', text)``, ``('nonfinite', text)`` or None (nothing: a false suspicion)."""
     layout = obs_layout(space)

@@ -51,7 +51,7 @@ def _pdeathsig(sig: int) -> bool:
         import ctypes
 
         libc = ctypes.CDLL(None, use_errno=True)
-        return libc.prctl(_PR_SET_PDEATHSIG, int(sig), 0, 0, 0) == 0
+        return bool(libc.prctl(_PR_SET_PDEATHSIG, int(sig), 0, 0, 0) == 0)
     except (OSError, AttributeError):
         return False
 
@@ -100,7 +100,8 @@ def _after_fork_in_child(server_pid: int, previous_handler: Any) -> None:
     if not _in_server:  # a grandchild (an env in a worker forked): not ours to arm
         return
     _in_server = False
-    signal.signal(_ORPHAN_SIGNAL, previous_handler)  # the server's handler is not the worker's business
+    if _ORPHAN_SIGNAL is not None:  # (set whenever _in_server is)
+        signal.signal(_ORPHAN_SIGNAL, previous_handler)  # the server's handler is not the worker's business
     if _pdeathsig(signal.SIGKILL) and os.getppid() != server_pid:
         os._exit(1)
 

@@ -27,13 +27,13 @@ from __future__ import annotations
 import logging
 import multiprocessing as mp
 import os
-import pickle
 import sys
 import threading
 import time
 from collections import deque
 from multiprocessing.connection import wait as mp_wait
-from typing import Any, Callable, Deque, Dict, List, Optional
+from multiprocessing.reduction import send_handle
+from typing import Any, Callable, Deque, Dict, List, Optional, Set, Tuple, cast
 
 import cloudpickle
 
@@ -43,14 +43,15 @@ from ..base_env import BaseEnv, BaseEnvTimestep
 from .base import BaseEnvManager
 from .lifeline import PARENT_ENV
 from .main_guard import unguarded_main_line
-from .shm import ObsBlock, obs_layout, shm_available
+from .protocol import (BuildFailed, Close, Command, Crash, Failure, Ready, Replay, Reply, Reset, Seed, Step, StepReply,
+                       decode, decode_reply, encode)
+from .shm import LayoutEntry, ObsBlock, obs_layout, shm_available
 from .spin import HAS_POLL, SpinWait, make_poller
 from .wire import recv_blob, send_blob
-from .worker import CRASH, worker_main
+from .worker import worker_main
 
 logger = logging.getLogger(__name__)
 
-_PROTO = pickle.HIGHEST_PROTOCOL
 # imported once by the fork server: workers start in ~10 ms instead of ~0.5 s, and lifeline makes
 # the fork server (and so every worker) die with the process that started it
 _PRELOAD = ["numpy", "gymnasium", "cloudpickle", "stride.envs.env_manager.lifeline", "stride.envs.env_manager.worker"]
@@ -58,8 +59,12 @@ _preload_set = False
 _unguarded_warned = False
 
 
-class _Cmd:
-    """A command sent to a worker whose reply has not arrived yet."""
+_KINDS: Dict[type, str] = {Step: "step", Reset: "reset", Replay: "replay", Seed: "seed"}  # else "call"
+
+
+class PendingCommand:
+    """A command sent to a worker whose reply has not arrived yet (``kind``: its record's name in
+    lower case, or ``"autoreset"`` for the in-place resets that follow a step's reply)."""
 
     __slots__ = ("kind", "env_ids", "timeout", "started")
 
@@ -68,7 +73,7 @@ class _Cmd:
         self.started: Optional[float] = None  # when the worker began on it (it runs commands in order)
 
 
-class _Worker:
+class WorkerProcess:
     """One worker process, its pipe, its shared-memory block and its queue of pending commands."""
 
     __slots__ = ("index", "env_ids", "proc", "conn", "fd", "fd_out", "poller", "block", "pending", "pid")
@@ -82,11 +87,12 @@ class _Worker:
         self.fd_out = -1  # commands (write end)
         self.poller: Any = None  # select.poll on conn: a cheap readiness check for the spin wait
         self.block: Optional[ObsBlock] = None
-        self.pending: Deque[_Cmd] = deque()
+        self.pending: Deque[PendingCommand] = deque()
         self.pid: Optional[int] = None
 
 
-def _abnormal(reason: str) -> BaseEnvTimestep:
+def abnormal_timestep(reason: str) -> BaseEnvTimestep:
+    """The last timestep of an episode that a crash, a dead or hung worker or a bad value ended."""
     return BaseEnvTimestep(None, 0.0, True, {"abnormal": True, "error": reason})
 
 
@@ -94,7 +100,7 @@ class WorkerPoolEnvManager(BaseEnvManager):
     """The worker processes of a subprocess env manager and their faults (see the module docstring)."""
 
     @classmethod
-    def declared_config(cls) -> dict:
+    def declared_config(cls) -> Dict[str, Any]:
         cfg = super().declared_config()
         cfg.update(
             # (bool) observations through shared memory (fixed-shape numeric Box / Dict of Box);
@@ -117,22 +123,22 @@ class WorkerPoolEnvManager(BaseEnvManager):
         )
         return cfg
 
-    def __init__(self, env_fn: List[Callable[[], BaseEnv]], cfg: Optional[dict] = None) -> None:
+    def __init__(self, env_fn: List[Callable[[], BaseEnv]], cfg: Optional[Dict[str, Any]] = None) -> None:
         super().__init__(env_fn, cfg)
         c = self._cfg
         per = int(c["envs_per_worker"])
         ids = list(range(self._env_num))
-        self._workers = [_Worker(k, ids[s:s + per]) for k, s in enumerate(range(0, self._env_num, per))]
+        self._workers = [WorkerProcess(k, ids[s:s + per]) for k, s in enumerate(range(0, self._env_num, per))]
         self._where = [(w, slot) for w in self._workers for slot in range(len(w.env_ids))]
-        self._layout: Optional[list] = None
+        self._layout: Optional[List[LayoutEntry]] = None
         self._copy = bool(c["copy_on_get"])
         self._reset_spec: Dict[int, Any] = {}  # env_id -> seed for an in-worker auto-reset, or NO_RESET
         self._broken: Dict[int, str] = {}  # env_id -> why its episode is lost (co-hosted with a renewed worker)
-        self._inflight: set = set()  # envs with a step in flight
-        self._resetting: Dict[int, list] = {}  # env_id -> [seed, failed attempts]
+        self._inflight: Set[int] = set()  # envs with a step in flight
+        self._resetting: Dict[int, List[Any]] = {}  # env_id -> [seed, failed attempts]
         self._results: Dict[int, BaseEnvTimestep] = {}  # step results not handed out yet
         self._sent_obs: Dict[int, Any] = {}  # the obs each env had when its action was sent
-        self._calls: Dict[int, Any] = {}  # replies to seed/call/replay commands
+        self._calls: Dict[int, Tuple[Any, Optional[Failure]]] = {}  # env_id -> (value, failure) of a Seed / Call
         self._user_error: Optional[BaseException] = None
         self._in_order = True  # sync: wait for workers one after the other (async overrides)
         self._spin = SpinWait(c["spin_wait"], own_processes=1 + len(self._workers))
@@ -148,49 +154,60 @@ class WorkerPoolEnvManager(BaseEnvManager):
                 _preload_set = True
         return ctx
 
-    def _lifeline(self) -> tuple:
+    def _lifeline(self) -> Tuple[Optional[int], bool]:
         """``worker_main``'s ``parent``: whom a worker dies with (lifeline.py)."""
         if self._cfg["context"] == "forkserver":
             return (None, True)  # its parent, the fork server, which forks from its only thread
         return (os.getpid(), threading.current_thread() is threading.main_thread())
 
-    def _start_workers(self, workers: List[_Worker]) -> None:
+    def _start_workers(self, workers: List[WorkerProcess]) -> None:
         """Start processes for ``workers`` and wait until each has built its envs."""
-        if self._cfg["context"] != "fork":
-            where = unguarded_main_line()
-            if where is not None:
-                raise StrideError(
-                    f"{where[0]}, line {where[1]}, starts env worker processes outside `if __name__ == \"__main__\":`, "
-                    f"and with env.manager.context='{self._cfg['context']}' every worker runs the script again "
-                    f"(and would start the run again): put the code that starts the run under that guard")
+        self._refuse_unguarded_main()
         ctx = self._context()
         for w in workers:
-            fns = cloudpickle.dumps([self._env_fn[i] for i in w.env_ids])
-            seeds = [None if self._seed is None else self._seed + i for i in w.env_ids]
-            parent, child = ctx.Pipe(duplex=True)
-            w.block = ObsBlock(self._layout, len(w.env_ids)) if self._layout is not None else None
-            w.proc = ctx.Process(target=worker_main, args=(child, fns, seeds, self._dynamic_seed, self._layout,
-                                                           self._spin.spin_s, 1 + len(self._workers)),
-                                 kwargs=dict(env_ids=list(w.env_ids), finite=self._finite, parent=self._lifeline()),
-                                 daemon=True, name=f"stride-env-worker-{w.index}")
-            w.proc.start()
-            child.close()
-            w.conn = parent
-            cmd_in, w.fd_out = os.pipe()
-            w.fd, reply_out = os.pipe()
-            w.poller = make_poller(w.fd) if HAS_POLL else None
-            w.pending.clear()
-            from multiprocessing.reduction import send_handle
+            self._spawn(ctx, w)
+        self._await_ready(workers)
 
-            try:  # the child's ends of the pipes (and its shared-memory block), in worker_main's order
-                for fd in ([w.block.fd] if w.block is not None else []) + [cmd_in, reply_out]:
-                    send_handle(parent, fd, w.proc.pid)
-            except OSError:  # the child is already gone: reported just below
-                pass
-            os.close(cmd_in)
-            os.close(reply_out)
-            if w.block is not None:
-                w.block.release_fd()
+    def _refuse_unguarded_main(self) -> None:
+        """Stop before a start method that runs the main script again would start the run again (main_guard.py)."""
+        if self._cfg["context"] == "fork":
+            return
+        where = unguarded_main_line()
+        if where is not None:
+            raise StrideError(
+                f"{where[0]}, line {where[1]}, starts env worker processes outside `if __name__ == \"__main__\":`, "
+                f"and with env.manager.context='{self._cfg['context']}' every worker runs the script again "
+                f"(and would start the run again): put the code that starts the run under that guard")
+
+    def _spawn(self, ctx: Any, w: WorkerProcess) -> None:
+        """Start ``w``'s process and hand it its descriptors (shared-memory block, command and reply pipes)."""
+        fns = cloudpickle.dumps([self._env_fn[i] for i in w.env_ids])
+        seeds = [None if self._seed is None else self._seed + i for i in w.env_ids]
+        parent, child = ctx.Pipe(duplex=True)
+        w.block = ObsBlock(self._layout, len(w.env_ids)) if self._layout is not None else None
+        w.proc = ctx.Process(target=worker_main, args=(child, fns, seeds, self._dynamic_seed, self._layout,
+                                                       self._spin.spin_s, 1 + len(self._workers)),
+                             kwargs=dict(env_ids=list(w.env_ids), finite=self._finite, parent=self._lifeline()),
+                             daemon=True, name=f"stride-env-worker-{w.index}")
+        w.proc.start()
+        child.close()
+        w.conn = parent
+        cmd_in, w.fd_out = os.pipe()
+        w.fd, reply_out = os.pipe()
+        w.poller = make_poller(w.fd) if HAS_POLL else None
+        w.pending.clear()
+        try:  # the child's ends of the pipes (and its shared-memory block), in worker_main's order
+            for fd in ([w.block.fd] if w.block is not None and w.block.fd is not None else []) + [cmd_in, reply_out]:
+                send_handle(parent, fd, w.proc.pid)
+        except OSError:  # the child is already gone: reported by _await_ready
+            pass
+        os.close(cmd_in)
+        os.close(reply_out)
+        if w.block is not None:
+            w.block.release_fd()
+
+    def _await_ready(self, workers: List[WorkerProcess]) -> None:
+        """Wait for each worker's ``Ready`` (within ``connect_timeout`` in all); close and raise otherwise."""
         deadline = time.monotonic() + float(self._cfg["connect_timeout"])
         for w in workers:
             error = None
@@ -198,12 +215,12 @@ class WorkerPoolEnvManager(BaseEnvManager):
                 if not w.conn.poll(max(deadline - time.monotonic(), 0.0)):
                     error = f"did not report ready within connect_timeout={self._cfg['connect_timeout']} s"
                 else:
-                    kind, payload = pickle.loads(w.conn.recv_bytes())
-                    if kind == "ready":
-                        w.pid, guarded = payload
-                        self._warn_unguarded(guarded)
+                    message = decode(w.conn.recv_bytes())
+                    if isinstance(message, Ready):
+                        w.pid = message.pid
+                        self._warn_unguarded(message.forkserver_guarded)
                     else:
-                        error = f"failed to build its envs: {payload}"
+                        error = f"failed to build its envs: {cast(BuildFailed, message).error}"
             except (EOFError, OSError):
                 error = f"died while building its envs (exit code {w.proc.exitcode})"
             if error is not None:
@@ -221,15 +238,15 @@ class WorkerPoolEnvManager(BaseEnvManager):
                        "step, the fork server and that worker outlive it; launch a Stride manager first, or set "
                        "env.manager.context='spawn'")
 
-    def _stop_worker(self, w: _Worker, grace: float) -> None:
+    def _stop_worker(self, w: WorkerProcess, grace: float) -> None:
         """End ``w``'s process (politely for ``grace`` seconds, then SIGKILL) and free its resources."""
         if w.proc is not None:
-            if w.proc._popen is None:  # never started
+            if w.proc.pid is None:  # never started
                 w.proc = None
         if w.proc is not None:
             if grace > 0 and w.proc.is_alive() and w.fd_out >= 0:
                 try:
-                    send_blob(w.fd_out, pickle.dumps(("close",), _PROTO))
+                    send_blob(w.fd_out, encode(Close()))
                 except OSError:
                     pass
                 w.proc.join(grace)
@@ -249,7 +266,7 @@ class WorkerPoolEnvManager(BaseEnvManager):
         w.fd = w.fd_out = -1
         w.pending.clear()
 
-    def _renew_worker(self, w: _Worker, reason: str, blame_head: bool = True) -> None:
+    def _renew_worker(self, w: WorkerProcess, reason: str, blame_head: bool = True) -> None:
         """Replace ``w``'s process; the steps it had not answered end as abnormal, a reset it was
         running when it died or overran (``blame_head``) counts as a failed attempt, resets it had
         not reached are sent again."""
@@ -257,12 +274,13 @@ class WorkerPoolEnvManager(BaseEnvManager):
         pending = list(w.pending)
         self._stop_worker(w, grace=0.0)
         self._start_workers([w])
-        failed, to_reset = [], []
+        failed: List[Tuple[int, str]] = []
+        to_reset: List[int] = []
         for k, cmd in enumerate(pending):
             if cmd.kind == "step":
                 for env_id in cmd.env_ids:
                     self._inflight.discard(env_id)
-                    if self._close_episode(env_id, _abnormal(reason)):
+                    if self._close_episode(env_id, abnormal_timestep(reason)):
                         to_reset.append(env_id)
             elif cmd.kind in ("reset", "autoreset"):
                 ids = [env_id for env_id in cmd.env_ids if env_id in self._resetting]
@@ -272,7 +290,7 @@ class WorkerPoolEnvManager(BaseEnvManager):
                     to_reset.extend(ids)
             else:
                 for env_id in cmd.env_ids:
-                    self._calls[env_id] = (CRASH, reason)
+                    self._calls[env_id] = (None, Crash(reason))
         for env_id in w.env_ids:  # envs waiting for an action lost their state with the process
             if env_id in self._ready_obs:
                 self._broken.setdefault(env_id, f"co-hosted worker {reason}")
@@ -288,7 +306,7 @@ class WorkerPoolEnvManager(BaseEnvManager):
         self._resetting[env_id] = [self._draw_episode_seed(env_id), 0]
         return True
 
-    def _after_failures(self, w: _Worker, failed: list, to_reset: List[int], renew: bool) -> None:
+    def _after_failures(self, w: WorkerProcess, failed: List[Tuple[int, str]], to_reset: List[int], renew: bool) -> None:
         """Count failed reset attempts (giving up after ``max_retry``), renew ``w`` if asked, send resets."""
         for env_id, error in failed:
             entry = self._resetting[env_id]
@@ -310,7 +328,7 @@ class WorkerPoolEnvManager(BaseEnvManager):
             self._send_resets(ids)
 
     # ---- lifecycle ----------------------------------------------------------------------------
-    def launch(self, reset_param: Optional[Dict[int, dict]] = None) -> None:
+    def launch(self, reset_param: Optional[Dict[int, Dict[str, Any]]] = None) -> None:
         """Start the worker processes and reset every env."""
         if not self._closed:
             raise StrideError("env manager is already launched; call close() first")
@@ -348,7 +366,7 @@ class WorkerPoolEnvManager(BaseEnvManager):
         alive = [w for w in self._workers if w.proc is not None and w.fd_out >= 0]
         for w in alive:
             try:
-                send_blob(w.fd_out, pickle.dumps(("close",), _PROTO))
+                send_blob(w.fd_out, encode(Close()))
             except OSError:
                 pass
         deadline = time.monotonic() + 1.0
@@ -359,32 +377,22 @@ class WorkerPoolEnvManager(BaseEnvManager):
         self._clear_runtime_state()
 
     # ---- sending and receiving ----------------------------------------------------------------
-    def _send(self, w: _Worker, kind: str, env_ids: List[int], payload: tuple, timeout: Optional[float] = None) -> None:
-        """Queue a command on ``w``; its reply is matched in order (a worker runs commands in order)."""
-        cmd = _Cmd(kind, env_ids, timeout)
+    def _send(self, w: WorkerProcess, env_ids: List[int], command: Command, timeout: Optional[float] = None) -> None:
+        """Queue ``command`` (about the envs ``env_ids``) on ``w``; its reply is matched in order (a
+        worker runs commands in order)."""
+        cmd = PendingCommand(_KINDS.get(type(command), "call"), env_ids, timeout)
         if not w.pending:
             cmd.started = time.monotonic()
         w.pending.append(cmd)
         try:
-            send_blob(w.fd_out, pickle.dumps((kind,) + payload, _PROTO))
+            send_blob(w.fd_out, encode(command))
         except OSError:  # the worker is dead; its sentinel reports it in _pump
             pass
 
-    def _prepare_episode_seeds(self, env_id: int, seeds: List[int]) -> None:
-        """Hand the seed block to the env in its worker (a command without a reply, in order
-        before the step or reset that uses the seeds); a worker that is gone or replaced later
-        just seeds those episodes the plain way."""
-        w, slot = self._where[env_id]
-        if w.fd_out >= 0:
-            try:
-                send_blob(w.fd_out, pickle.dumps(("prepare", slot, seeds), _PROTO))
-            except OSError:  # the worker is dead; its sentinel reports it in _pump
-                pass
-
-    def _broadcast(self, kind: str, make: Callable[[_Worker], tuple]) -> None:
-        """Send ``kind`` to every worker and wait for all replies."""
+    def _broadcast(self, make: Callable[[WorkerProcess], Command]) -> None:
+        """Send ``make(w)`` to every worker ``w`` and wait for all replies."""
         for w in self._workers:
-            self._send(w, kind, w.env_ids, (list(range(len(w.env_ids))),) + make(w))
+            self._send(w, w.env_ids, make(w))
         self._pump(lambda: all(not w.pending for w in self._workers))
         self._calls.clear()
 
@@ -400,7 +408,7 @@ class WorkerPoolEnvManager(BaseEnvManager):
             expired = None
             for w in busy:
                 head = w.pending[0]
-                if head.timeout is not None:
+                if head.timeout is not None and head.started is not None:
                     left = head.started + head.timeout - now
                     if left <= 0:
                         expired = w
@@ -433,7 +441,7 @@ class WorkerPoolEnvManager(BaseEnvManager):
             self._raise_user_error()
         return True
 
-    def _receive(self, w: _Worker, block: bool = False) -> None:
+    def _receive(self, w: WorkerProcess, block: bool = False) -> None:
         """Handle every reply ``w`` has ready (waiting for the first one if ``block``), or its death."""
         while w.pending:
             if not block and not self._readable(w) and w.proc.is_alive():
@@ -445,16 +453,16 @@ class WorkerPoolEnvManager(BaseEnvManager):
                 self._renew_worker(w, f"died (exit code {w.proc.exitcode})")
                 return
             cmd = w.pending.popleft()
-            reply = pickle.loads(blob)
-            if cmd.kind == "step" and reply[2]:  # the worker now resets these envs in place; it replies next
-                ids = [cmd.env_ids[k] for k in reply[2]]
-                w.pending.appendleft(_Cmd("autoreset", ids, self._deadline("reset_timeout", len(ids))))
+            reply = decode_reply(blob)
+            if type(reply) is StepReply and reply.in_place:  # the worker resets these envs now; it replies next
+                ids = [cmd.env_ids[k] for k in reply.in_place]
+                w.pending.appendleft(PendingCommand("autoreset", ids, self._deadline("reset_timeout", len(ids))))
             if w.pending:
                 w.pending[0].started = time.monotonic()
-            self._dispatch(w, cmd, reply[1])
+            self._dispatch(w, cmd, reply)
 
     @staticmethod
-    def _readable(w: _Worker) -> bool:
+    def _readable(w: WorkerProcess) -> bool:
         """Whether ``w`` has a reply (or EOF) waiting, without blocking."""
         return bool(w.poller.poll(0)) if w.poller is not None else bool(mp_wait([w.fd], 0))
 
@@ -464,14 +472,14 @@ class WorkerPoolEnvManager(BaseEnvManager):
         per = self._cfg[key]
         return None if per is None else float(per) * n
 
-    def _overrun(self, cmd: _Cmd, now: float) -> str:
+    def _overrun(self, cmd: PendingCommand, now: float) -> str:
         """Why a worker is replaced after ``cmd`` ran past its deadline, quoting the configured limit."""
         key = "step_timeout" if cmd.kind == "step" else "reset_timeout"
         n = len(cmd.env_ids)
         what = {"step": "step", "reset": "reset", "autoreset": "reset (after its episode ended)"}.get(cmd.kind, cmd.kind)
         per_env = f" per env, {n} envs" if n > 1 else ""
         return (f"did not finish a {what} of env(s) {list(cmd.env_ids)} within {key}={self._cfg[key]:g} s{per_env} "
-                f"(no reply after {now - cmd.started:.1f} s)")
+                f"(no reply after {now - (cmd.started or now):.1f} s)")
 
     def _raise_user_error(self) -> None:
         if self._user_error is not None:
@@ -479,8 +487,8 @@ class WorkerPoolEnvManager(BaseEnvManager):
             raise e
 
 
-    def _dispatch(self, w: _Worker, cmd: _Cmd, results: list) -> None:
-        """Apply the reply ``results`` of ``w`` to ``cmd`` (implemented by the stepping manager)."""
+    def _dispatch(self, w: WorkerProcess, cmd: PendingCommand, reply: Reply) -> None:
+        """Apply ``w``'s ``reply`` to ``cmd`` (implemented by the stepping manager)."""
         raise NotImplementedError
 
     def _send_resets(self, env_ids: List[int]) -> None:
@@ -490,7 +498,7 @@ class WorkerPoolEnvManager(BaseEnvManager):
             by_worker.setdefault(self._where[env_id][0].index, []).append(env_id)
         for k, ids in by_worker.items():
             w = self._workers[k]
-            payload = ([self._where[i][1] for i in ids], [self._resetting[i][0] for i in ids],
-                       [self._reset_param.get(i, {}) for i in ids])
-            self._send(w, "reset", ids, payload, timeout=self._deadline("reset_timeout", len(ids)))
+            command = Reset([self._where[i][1] for i in ids], [self._resetting[i][0] for i in ids],
+                            [self._reset_param.get(i, {}) for i in ids])
+            self._send(w, ids, command, timeout=self._deadline("reset_timeout", len(ids)))
 

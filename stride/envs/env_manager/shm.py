@@ -15,8 +15,10 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import gymnasium as gym
 import numpy as np
+import numpy.typing as npt
 
 _ALIGN = 64
+LayoutEntry = Tuple[Optional[str], Tuple[int, ...], "np.dtype[Any]"]  # (Dict key or None, shape, dtype)
 _NUMERIC_KINDS = "biuf"  # bool, signed, unsigned, float
 
 
@@ -25,7 +27,7 @@ def shm_available() -> bool:
     return hasattr(os, "memfd_create")
 
 
-def obs_layout(space: gym.spaces.Space) -> Optional[List[Tuple[Optional[str], tuple, np.dtype]]]:
+def obs_layout(space: gym.spaces.Space[Any]) -> Optional[List[LayoutEntry]]:
     """``[(key, shape, dtype), ...]`` for a fixed-shape numeric Box or Dict of Boxes; None otherwise.
 
     ``key`` is None for a plain Box observation.
@@ -35,7 +37,7 @@ def obs_layout(space: gym.spaces.Space) -> Optional[List[Tuple[Optional[str], tu
             return None
         return [(None, tuple(space.shape), np.dtype(space.dtype))]
     if isinstance(space, gym.spaces.Dict):
-        out = []
+        out: List[LayoutEntry] = []
         for key, sub in space.spaces.items():
             if not isinstance(sub, gym.spaces.Box) or np.dtype(sub.dtype).kind not in _NUMERIC_KINDS:
                 return None
@@ -44,7 +46,7 @@ def obs_layout(space: gym.spaces.Space) -> Optional[List[Tuple[Optional[str], tu
     return None
 
 
-def _offsets(layout: list, n: int) -> Tuple[List[int], int]:
+def _offsets(layout: List[LayoutEntry], n: int) -> Tuple[List[int], int]:
     offsets, pos = [], 0
     for _, shape, dtype in layout:
         offsets.append(pos)
@@ -60,24 +62,25 @@ class ObsBlock:
     (parent side) as an array or a dict of arrays.
     """
 
-    def __init__(self, layout: list, n: int, fd: Optional[int] = None) -> None:
+    def __init__(self, layout: List[LayoutEntry], n: int, fd: Optional[int] = None) -> None:
         self.layout = layout
         self.n = n
         offsets, size = _offsets(layout, n)
         own = fd is None
-        if own:
+        if fd is None:
             fd = os.memfd_create("stride-obs", os.MFD_CLOEXEC)
             os.ftruncate(fd, size)
         self.fd: Optional[int] = fd if own else None  # the creator keeps it until the child has a copy
         self._mm = mmap.mmap(fd, size)
         if not own:
             os.close(fd)  # the mapping keeps the memory alive
-        self._arrays: Dict[Optional[str], np.ndarray] = {}
+        self._arrays: Dict[Optional[str], npt.NDArray[Any]] = {}
         for (key, shape, dtype), off in zip(layout, offsets):
             count = int(np.prod((n,) + shape, dtype=np.int64))
             self._arrays[key] = np.frombuffer(self._mm, dtype=dtype, count=count, offset=off).reshape((n,) + shape)
         self._plain = layout[0][0] is None
-        self._plain_array = self._arrays.get(None)
+        # the plain Box's array; for a Dict layout an empty one that write's hot path never reaches
+        self._plain_array: npt.NDArray[Any] = self._arrays.get(None, np.empty(0))
         self._plain_shape = layout[0][1] if self._plain else None
 
     def release_fd(self) -> None:
@@ -112,7 +115,7 @@ class ObsBlock:
             return {k: a[slot].copy() for k, a in self._arrays.items()}
         return {k: a[slot] for k, a in self._arrays.items()}
 
-    def read_all(self, copy: bool = True) -> list:
+    def read_all(self, copy: bool = True) -> List[Any]:
         """Every slot's observation, index = slot: one copy of the whole block (not one per slot),
         then a view per slot into that copy."""
         if self._plain:

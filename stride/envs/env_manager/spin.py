@@ -50,7 +50,7 @@ def _open_loadavg() -> int:
         return -1
 
 
-def make_poller(fileno: int) -> Any:
+def make_poller(fileno: int) -> select.poll:
     """A ``select.poll`` object watching ``fileno`` for input (a cheap, syscall-only readiness check)."""
     poller = select.poll()
     poller.register(fileno, select.POLLIN)

@@ -35,25 +35,24 @@ its next step returns ``info['abnormal'] = True`` without reaching a worker, and
 from __future__ import annotations
 
 import logging
-import pickle
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple, cast
 
 import numpy as np
 
 from ...utils.errors import StrideError
 from ...utils.registry import ENV_MANAGER_REGISTRY
 from ..base_env import BaseEnvTimestep
-from .base import BaseEnvManager
-from .pool import WorkerPoolEnvManager, _abnormal, _Cmd, _Worker
 from .checks import nonfinite_message
-from .worker import CRASH, NO_RESET, NONFINITE, OK, USER
+from .pool import PendingCommand, WorkerPoolEnvManager, WorkerProcess, abnormal_timestep
+from .protocol import (NO_RESET, Call, CallReply, Crash, Failure, NonFinite, Replay, Reply, ResetReply, Seed, Step,
+                       StepReply, UserError)
 
 logger = logging.getLogger(__name__)
 
 _MISSING = object()
 
 
-_new_tuple = tuple.__new__  # builds a BaseEnvTimestep at half the cost of its Python-level __new__
+_new_tuple = tuple.__new__  # builds a BaseEnvTimestep or a Step at half the cost of their Python-level __new__
 
 
 @ENV_MANAGER_REGISTRY.register("subprocess")
@@ -64,7 +63,8 @@ class SyncSubprocessEnvManager(WorkerPoolEnvManager):
         super()._restart_seed_streams()
         self._reset_spec.clear()
         if not self._closed and self._seed is not None:
-            self._broadcast("seed", lambda w: ([self._seed + i for i in w.env_ids], self._dynamic_seed))
+            seed, dynamic = self._seed, self._dynamic_seed
+            self._broadcast(lambda w: Seed(list(range(len(w.env_ids))), [seed + i for i in w.env_ids], dynamic))
 
     def _draw_episode_seed(self, env_id: int) -> Optional[int]:
         self._reset_spec.pop(env_id, None)
@@ -76,98 +76,125 @@ class SyncSubprocessEnvManager(WorkerPoolEnvManager):
             return NO_RESET
         return self._peek_episode_seed(env_id)
 
-    def _dispatch(self, w: _Worker, cmd: _Cmd, results: list) -> None:
+    def _dispatch(self, w: WorkerProcess, cmd: PendingCommand, reply: Reply) -> None:
         """Apply one reply; failures are handled after the whole reply (a renewal swaps the block)."""
-        failed: list = []  # (env_id, error): failed reset attempts
+        failed: List[Tuple[int, str]] = []  # failed reset attempts: (env_id, error)
         to_reset: List[int] = []  # envs whose next episode still needs a reset command
         crashed = False
-        block, copy = w.block, self._copy
         if cmd.kind == "step":
-            inflight, ready, results_out = self._inflight, self._ready_obs, self._results
-            # one copy of the worker's whole block when the reply covers it, then a view per env
-            batch = block.read_all(copy) if block is not None and len(results) == block.n else None
-            for env_id, res in zip(cmd.env_ids, results):
-                inflight.discard(env_id)
-                status = res[0]
-                if status == OK:
-                    if not res[2]:
-                        if block is None:
-                            obs = res[4]
-                        elif batch is not None:
-                            obs = batch[self._where[env_id][1]]
-                        else:
-                            obs = block.read(self._where[env_id][1], copy)
-                        ready[env_id] = obs
-                        results_out[env_id] = _new_tuple(BaseEnvTimestep, (obs, res[1], False, res[3]))
-                    elif self._close_episode(env_id, BaseEnvTimestep(res[4], res[1], True, res[3])):
-                        # the seed just drawn is the one the worker was given: unless the worker
-                        # resets this env in place (its "autoreset" reply follows), send a reset
-                        if w.pending and w.pending[0].kind == "autoreset" and env_id in w.pending[0].env_ids:
-                            continue
-                        to_reset.append(env_id)
-                elif status == CRASH:
-                    logger.warning("env %d step failed: %s; its episode is closed as abnormal", env_id, res[1].splitlines()[0])
-                    crashed = True
-                    if self._close_episode(env_id, _abnormal(res[1])):
-                        to_reset.append(env_id)
-                elif status == NONFINITE:  # like a crash; under 'raise' the error is raised once the reply is applied
-                    step = len(self._episode_actions[env_id])
-                    error = self._nonfinite_error(env_id, res[2], res[1], step)
-                    reason = nonfinite_message(env_id, res[2], res[1], step, advice=False)
-                    if error is None:
-                        self._log_dropped(reason)
-                    else:
-                        self._user_error = self._user_error or error
-                    crashed = True
-                    if self._close_episode(env_id, _abnormal(reason)):
-                        to_reset.append(env_id)
-                else:  # the env refused the action: it is still where it was, waiting for a valid one
-                    self._episode_actions[env_id].pop()
-                    ready[env_id] = self._sent_obs.get(env_id)
-                    self._user_error = self._user_error or pickle.loads(res[1])
-        elif cmd.kind in ("reset", "autoreset", "replay"):
-            for env_id, res in zip(cmd.env_ids, results):
-                if cmd.kind != "replay" and env_id not in self._resetting:
-                    continue  # superseded (the manager was reset or reloaded meanwhile)
-                if res[0] == OK:
-                    if cmd.kind != "replay":
-                        self._episode_seed[env_id] = self._resetting.pop(env_id)[0]
-                        self._episode_actions[env_id] = []
-                    self._ready_obs[env_id] = res[1] if block is None else block.read(self._where[env_id][1], copy)
-                    self._broken.pop(env_id, None)
-                elif res[0] == USER and cmd.kind == "replay":
-                    self._user_error = self._user_error or pickle.loads(res[1])
-                elif cmd.kind != "replay":
-                    self._reset_failed(env_id, res, failed)
-                else:
-                    self._user_error = self._user_error or RuntimeError(f"env {env_id} failed to replay its episode: {res[1]}")
+            crashed = self._apply_steps(w, cmd, cast(StepReply, reply), to_reset)
+        elif cmd.kind == "replay":
+            self._apply_replays(w, cmd, cast(ResetReply, reply))
+        elif cmd.kind in ("reset", "autoreset"):
+            self._apply_resets(w, cmd, cast(ResetReply, reply), failed)
         else:
-            for env_id, res in zip(cmd.env_ids, results):
-                self._calls[env_id] = res
+            call = cast(CallReply, reply)
+            for k, env_id in enumerate(cmd.env_ids):
+                self._calls[env_id] = (call.values[k], call.failures.get(k))
         if failed or to_reset:
             renew = self._cfg["retry_type"] == "renew" and (crashed or bool(failed))
             self._after_failures(w, failed, to_reset, renew)
 
-    def _reset_failed(self, env_id: int, res: tuple, failed: list) -> None:
-        """A reset's failed result (a reset command's reply or a reset done in place in a step):
-        a user error is raised once the reply is applied; a crash, or a non-finite observation
-        under ``nonfinite='drop'``, is a failed attempt (retried); ``'raise'`` raises."""
-        status = res[0]
-        if status == NONFINITE:
-            error = self._nonfinite_error(env_id, res[2], res[1], None)
-            if error is None:
-                failed.append((env_id, nonfinite_message(env_id, res[2], res[1], None, advice=False)))
-                return
-        elif status == USER:
-            error = pickle.loads(res[1])
+    def _apply_steps(self, w: WorkerProcess, cmd: PendingCommand, reply: StepReply, to_reset: List[int]) -> bool:
+        """Hand out the step results and update ``ready_obs``; True if an env crashed or returned a
+        non-finite value (a renewal under ``retry_type='renew'``)."""
+        inflight, ready, results_out, where = self._inflight, self._ready_obs, self._results, self._where
+        block, copy, failures = w.block, self._copy, reply.failures
+        # one copy of the worker's whole block when the reply covers it, then a view per env
+        batch = block.read_all(copy) if block is not None and len(cmd.env_ids) == block.n else None
+        # envs the worker resets in place (their "autoreset" reply is next in line): no reset command
+        in_place = w.pending[0].env_ids if w.pending and w.pending[0].kind == "autoreset" else ()
+        crashed = False
+        for k, (env_id, reward, done, info, obs) in enumerate(
+                zip(cmd.env_ids, reply.rewards, reply.dones, reply.infos, reply.obs)):
+            inflight.discard(env_id)
+            if failures and k in failures:
+                crashed = self._apply_step_failure(env_id, failures[k], to_reset) or crashed
+            elif not done:
+                if batch is not None:
+                    obs = batch[where[env_id][1]]
+                elif block is not None:
+                    obs = block.read(where[env_id][1], copy)
+                ready[env_id] = obs
+                results_out[env_id] = _new_tuple(BaseEnvTimestep, (obs, reward, False, info))
+            elif self._close_episode(env_id, BaseEnvTimestep(obs, reward, True, info)) and env_id not in in_place:
+                to_reset.append(env_id)  # the seed just drawn is the one the worker was given
+        return crashed
+
+    def _apply_step_failure(self, env_id: int, failure: Failure, to_reset: List[int]) -> bool:
+        """A failed step: a crash or a non-finite value closes the episode as abnormal (True; under
+        ``nonfinite='raise'`` the error is raised once the reply is applied); a user error leaves the
+        env where it was, waiting for a valid action, and is raised (False)."""
+        if isinstance(failure, UserError):
+            self._episode_actions[env_id].pop()
+            self._ready_obs[env_id] = self._sent_obs.get(env_id)
+            self._user_error = self._user_error or failure.error()
+            return False
+        if isinstance(failure, Crash):
+            logger.warning("env %d step failed: %s; its episode is closed as abnormal", env_id, failure.text.splitlines()[0])
+            reason = failure.text
         else:
-            failed.append((env_id, res[1] or "reset failed"))
+            step = len(self._episode_actions[env_id])
+            error = self._nonfinite_error(env_id, failure.env_label, failure.what, step)
+            reason = nonfinite_message(env_id, failure.env_label, failure.what, step, advice=False)
+            if error is None:
+                self._log_dropped(reason)
+            else:
+                self._user_error = self._user_error or error
+        if self._close_episode(env_id, abnormal_timestep(reason)):
+            to_reset.append(env_id)
+        return True
+
+    def _apply_resets(self, w: WorkerProcess, cmd: PendingCommand, reply: ResetReply,
+                      failed: List[Tuple[int, str]]) -> None:
+        """First observations of new episodes (a reset command's reply or in-place resets after a step)."""
+        for k, env_id in enumerate(cmd.env_ids):
+            if env_id not in self._resetting:
+                continue  # superseded (the manager was reset or reloaded meanwhile)
+            failure = reply.failures.get(k)
+            if failure is not None:
+                self._reset_failed(env_id, failure, failed)
+                continue
+            self._episode_seed[env_id] = self._resetting.pop(env_id)[0]
+            self._episode_actions[env_id] = []
+            self._ready_obs[env_id] = self._first_obs(w, env_id, reply.obs[k])
+            self._broken.pop(env_id, None)
+
+    def _apply_replays(self, w: WorkerProcess, cmd: PendingCommand, reply: ResetReply) -> None:
+        """Observations of replayed episodes (``load_state_dict``); any failure is raised."""
+        for k, env_id in enumerate(cmd.env_ids):
+            failure = reply.failures.get(k)
+            if failure is None:
+                self._ready_obs[env_id] = self._first_obs(w, env_id, reply.obs[k])
+                self._broken.pop(env_id, None)
+            elif isinstance(failure, UserError):
+                self._user_error = self._user_error or failure.error()
+            else:
+                self._user_error = self._user_error or RuntimeError(
+                    f"env {env_id} failed to replay its episode: {failure.describe()}")
+
+    def _first_obs(self, w: WorkerProcess, env_id: int, sent: Any) -> Any:
+        """An env's observation after a reset: in the message, or in its shared-memory slot."""
+        return sent if w.block is None else w.block.read(self._where[env_id][1], self._copy)
+
+    def _reset_failed(self, env_id: int, failure: Failure, failed: List[Tuple[int, str]]) -> None:
+        """A failed reset: a user error is raised once the reply is applied; a crash, or a
+        non-finite observation under ``nonfinite='drop'``, is a failed attempt (retried); ``'raise'`` raises."""
+        if isinstance(failure, NonFinite):
+            error: Optional[BaseException] = self._nonfinite_error(env_id, failure.env_label, failure.what, None)
+            if error is None:
+                failed.append((env_id, nonfinite_message(env_id, failure.env_label, failure.what, None, advice=False)))
+                return
+        elif isinstance(failure, UserError):
+            error = failure.error()
+        else:
+            failed.append((env_id, failure.text or "reset failed"))
             return
         self._resetting.pop(env_id, None)
         self._user_error = self._user_error or error
 
     # ---- the contract --------------------------------------------------------------------------
-    def reset(self, reset_param: Optional[Dict[int, dict]] = None) -> None:
+    def reset(self, reset_param: Optional[Dict[int, Dict[str, Any]]] = None) -> None:
         """Reset all envs (or those in ``reset_param``, whose kwargs are kept for later resets)."""
         self._check_open()
         self._drain()
@@ -206,13 +233,13 @@ class SyncSubprocessEnvManager(WorkerPoolEnvManager):
             raise StrideError(f"env {env_id} is not ready (ready envs: {sorted(ready)})")
         where, spec_cache, recorded = self._where, self._reset_spec, self._episode_actions
         sent_obs, inflight, broken_now = self._sent_obs, self._inflight, self._broken
-        batches: Dict[_Worker, list] = {}
+        batches: Dict[WorkerProcess, List[Tuple[int, int, Any, Optional[int]]]] = {}
         broken: List[int] = []
         generic = np.generic
         for env_id, action in actions.items():
             recorded[env_id].append(action)
             if broken_now and env_id in broken_now:  # its worker was replaced: the episode cannot go on
-                if self._close_episode(env_id, _abnormal(broken_now.pop(env_id))):
+                if self._close_episode(env_id, abnormal_timestep(broken_now.pop(env_id))):
                     broken.append(env_id)
                 continue
             w, slot = where[env_id]
@@ -229,7 +256,8 @@ class SyncSubprocessEnvManager(WorkerPoolEnvManager):
             sent_obs[env_id] = ready.pop(env_id)
         for w, b in batches.items():
             ids, slots, acts, specs = zip(*b)
-            self._send(w, "step", ids, (slots, acts, specs), timeout=self._deadline("step_timeout", len(ids)))
+            step = _new_tuple(Step, (slots, acts, specs))
+            self._send(w, list(ids), step, timeout=self._deadline("step_timeout", len(ids)))
         if broken:
             self._send_resets(broken)
 
@@ -275,29 +303,29 @@ class SyncSubprocessEnvManager(WorkerPoolEnvManager):
             for i in todo:
                 by_worker.setdefault(self._where[i][0].index, []).append(i)
             for k, env_ids in by_worker.items():
-                self._send(self._workers[k], "call", env_ids, ([self._where[i][1] for i in env_ids], "random_action", ()))
+                self._send(self._workers[k], env_ids, Call([self._where[i][1] for i in env_ids], "random_action", ()))
             self._pump(lambda: all(i in self._calls for i in todo))
             failed = []
             for i in todo:
-                status, value = self._calls.pop(i)
-                if status == OK:
+                value, failure = self._calls.pop(i)
+                if failure is None:
                     out[i] = value
                 elif attempt == 0:
                     failed.append(i)
                 else:
-                    raise RuntimeError(f"env {i} failed to draw a random action: {value}")
+                    raise RuntimeError(f"env {i} failed to draw a random action: {failure.describe()}")
             todo = failed
             if not todo:
                 break
         return {i: out[i] for i in self._ready_obs if i in out}
 
-    def state_dict(self) -> dict:
+    def state_dict(self) -> Dict[str, Any]:
         """As :meth:`BaseEnvManager.state_dict`, after the steps in flight have come back."""
         self._check_open()
         self._drain()
         return super().state_dict()
 
-    def load_state_dict(self, state: dict) -> None:
+    def load_state_dict(self, state: Dict[str, Any]) -> None:
         """Restore seed streams and replay each in-flight episode in its worker."""
         self._check_open()
         self._drain()
@@ -310,9 +338,9 @@ class SyncSubprocessEnvManager(WorkerPoolEnvManager):
         for w in self._workers:
             eps = [state["episodes"][i] for i in w.env_ids]
             actions = [[np.asarray(a) if isinstance(a, list) else a for a in ep["actions"]] for ep in eps]
-            payload = (list(range(len(w.env_ids))), [ep["seed"] for ep in eps],
-                       [self._reset_param.get(i, {}) for i in w.env_ids], actions)
-            self._send(w, "replay", list(w.env_ids), payload)
+            replay = Replay(list(range(len(w.env_ids))), [ep["seed"] for ep in eps],
+                            [self._reset_param.get(i, {}) for i in w.env_ids], actions)
+            self._send(w, list(w.env_ids), replay)
         self._drain()
         self._raise_user_error()
         for i, ep in enumerate(state["episodes"]):
@@ -323,18 +351,10 @@ class SyncSubprocessEnvManager(WorkerPoolEnvManager):
     @property
     def done(self) -> bool:
         """True once every env has run ``episode_num`` episodes and every result was handed out."""
-        return BaseEnvManager.done.fget(self) and not self._results and not self._inflight
+        return super().done and not self._results and not self._inflight
 
     @property
     def worker_pids(self) -> List[Optional[int]]:
         """The process id hosting each env (for tests and monitoring)."""
         return [w.pid for w, _ in self._where]
 
-
-def __getattr__(name: str) -> Any:
-    """``AsyncSubprocessEnvManager`` lived in this module before the split; keep the old import."""
-    if name == "AsyncSubprocessEnvManager":
-        from .async_subprocess import AsyncSubprocessEnvManager
-
-        return AsyncSubprocessEnvManager
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

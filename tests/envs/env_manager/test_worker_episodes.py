@@ -1,5 +1,5 @@
-"""Seed blocks reach the envs in worker processes (``prepare`` command): their resets load the
-precomputed generator states, and every episode is still the one the base manager gives."""
+"""Envs in worker processes run the episodes the base manager gives: every reset in a worker gets
+its seed from the parent's stream, in-place auto-resets included."""
 
 from __future__ import annotations
 
@@ -9,23 +9,24 @@ import numpy as np
 import pytest
 
 from stride.envs import AsyncSubprocessEnvManager, BaseEnvManager, GymnasiumEnv, SyncSubprocessEnvManager
+from stride.envs.env_manager.protocol import Call
 
 
 class CountingCartPole(GymnasiumEnv):
-    """CartPole that counts the resets whose seed had a prepared generator state."""
+    """CartPole that counts its resets and those that were given a seed."""
 
     def __init__(self) -> None:
         super().__init__("CartPole-v1")
-        self.prepared_resets = 0
+        self.seeded_resets = 0
         self.resets = 0
 
     def reset(self, seed: Optional[int] = None, **kwargs: Any) -> Any:
         self.resets += 1
-        self.prepared_resets += seed is not None and seed in self._seed_states
+        self.seeded_resets += seed is not None
         return super().reset(seed=seed, **kwargs)
 
     def counts(self) -> tuple:
-        return self.resets, self.prepared_resets
+        return self.resets, self.seeded_resets
 
 
 def _episodes(m, rounds: int) -> list:
@@ -37,7 +38,7 @@ def _episodes(m, rounds: int) -> list:
 
 
 @pytest.mark.parametrize("cls", [SyncSubprocessEnvManager, AsyncSubprocessEnvManager])
-def test_workers_reset_from_prepared_seeds_with_the_same_episodes(cls):
+def test_workers_reset_with_the_parents_seeds_and_run_the_same_episodes(cls):
     fns = [CountingCartPole for _ in range(4)]
     base = BaseEnvManager(fns, {})
     base.seed(7)
@@ -56,10 +57,10 @@ def test_workers_reset_from_prepared_seeds_with_the_same_episodes(cls):
         assert _episodes(m, 150) == reference
         m._calls.clear()
         for w in m._workers:
-            m._send(w, "call", list(w.env_ids), (list(range(len(w.env_ids))), "counts", ()))
+            m._send(w, list(w.env_ids), Call(list(range(len(w.env_ids))), "counts", ()))
         m._pump(lambda: len(m._calls) == 4)
-        counts = [m._calls[i][1] for i in range(4)]
+        counts = [m._calls[i][0] for i in range(4)]
     finally:
         m.close()
     assert all(resets >= 5 for resets, _ in counts), counts  # mostly one action: short episodes
-    assert all(prepared == resets for resets, prepared in counts), counts
+    assert all(seeded == resets for resets, seeded in counts), counts
