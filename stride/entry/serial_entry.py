@@ -40,8 +40,11 @@ from .run_state import RESULT_FILE, finished, read_limits, read_result, write_li
 from .utils import ConfigInput, Interrupt, build_env_managers, check_spaces, read_config, resolve_resume
 
 
-def _load_cfg(input_cfg: Optional[ConfigInput], seed: int, exp_name: Optional[str], resume: Optional[str]
+def load_cfg(input_cfg: Optional[ConfigInput], seed: int, exp_name: Optional[str], resume: Optional[str]
               ) -> Tuple[Config, Optional[str]]:
+    """The compiled config of a run and the checkpoint to resume from: the saved
+    ``total_config.json`` of ``resume``'s experiment (checked like a user config), or ``input_cfg``
+    compiled for ``seed`` (shared by the serial entries)."""
     if resume is not None:
         exp_dir, ckpt = resolve_resume(resume)
         cfg = load_saved_config(os.path.join(exp_dir, "total_config.json"))
@@ -81,7 +84,7 @@ def serial_pipeline(
         progress: a bar on a terminal; progress lines every 10 s where stdout is not one.
     """
     import_components()
-    cfg, resume_ckpt = _load_cfg(input_cfg, seed, exp_name, resume)
+    cfg, resume_ckpt = load_cfg(input_cfg, seed, exp_name, resume)
     if resume_ckpt is not None:
         limits = _resumed_limits(cfg.exp_name, max_env_step, max_train_iter)
         if isinstance(limits, dict):  # the run already ended: its result

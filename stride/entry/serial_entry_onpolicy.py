@@ -17,7 +17,7 @@ import torch
 
 from ..utils.errors import ConfigError
 from ..policy.base_policy import Policy
-from .serial_entry import _load_cfg, serial_pipeline
+from .serial_entry import load_cfg, serial_pipeline
 from .utils import ConfigInput
 
 
@@ -40,7 +40,7 @@ def serial_pipeline_onpolicy(
         >>> policy = serial_pipeline_onpolicy([main_config, create_config], seed=0)  # doctest: +SKIP
     """
     if resume is None and input_cfg is not None:
-        cfg, _ = _load_cfg(input_cfg, seed, exp_name, None)
+        cfg, _ = load_cfg(input_cfg, seed, exp_name, None)
         if not cfg.policy.on_policy:
             raise ConfigError(f"policy '{cfg.policy.type}' is off-policy: use serial_pipeline (stride -m serial)")
     return serial_pipeline(input_cfg, seed=seed, model=model, max_train_iter=max_train_iter,

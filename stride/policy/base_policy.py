@@ -296,8 +296,9 @@ class Policy(ABC):
     # ---- helpers shared by algorithms -----------------------------------------------------------
     def _set_mode(self, training: bool) -> None:
         """Train/eval mode, switched only when it changes. ``nn.Module.train()`` walks every
-        submodule through ``__setattr__`` (~50 us for a small MLP, twice per collect cycle); when
-        no module overrides ``train`` the flags are set directly, which is what it would do."""
+        submodule recursively (~50 us for a small MLP, twice per collect cycle); when no module
+        overrides ``train`` each module's public ``training`` flag is set from a cached list, which
+        is what it would do."""
         model = self._model
         if model.training == training:
             return
@@ -309,7 +310,7 @@ class Policy(ABC):
             self._mode_modules = mods
         if mods:
             for m in mods:
-                m.__dict__["training"] = training
+                m.training = training
         else:
             model.train(training)
 

@@ -5,13 +5,13 @@ from __future__ import annotations
 import pytest
 
 from stride.config import Config
-from stride.entry.serial_entry import _load_cfg, random_collect, serial_pipeline
+from stride.entry.serial_entry import load_cfg, random_collect, serial_pipeline
 from stride.utils.errors import ConfigError
 
 
 def test_no_config_and_no_resume_is_one_line():
     with pytest.raises(ConfigError, match="give a config"):
-        _load_cfg(None, 0, None, None)
+        load_cfg(None, 0, None, None)
     with pytest.raises(ConfigError, match="give a config"):
         serial_pipeline(None)
 
