@@ -21,11 +21,11 @@ import torch
 from ..config.compile import load_saved_config
 from ..utils.errors import ConfigError
 from ..utils.files import atomic_write_json
-from ..utils.registry import POLICY_REGISTRY, import_components
+from ..utils.registry import import_components
 from ..utils.seed import set_pkg_seed
 from ..worker import BaseSerialEvaluator
 from ..worker.learner.learner import read_checkpoint
-from .utils import build_env_managers, resolve_resume
+from .utils import build_env_managers, build_policy, resolve_resume
 
 FRESH_SEED_OFFSET = 10_000  # evaluator envs of training are seeded with the run's seed
 
@@ -46,7 +46,7 @@ def eval_pipeline(path: str, n_episode: Optional[int] = None, seed: Optional[int
     import_components()
     torch.set_num_threads(int(cfg.get("num_threads", 1)))
     set_pkg_seed(seed, use_cuda=cfg.policy.cuda)
-    policy = POLICY_REGISTRY.get(cfg.policy.type)(cfg.policy, enable_field=["eval"])
+    policy = build_policy(cfg, enable_field=["eval"])
     state = read_checkpoint(ckpt)
     policy.eval_mode.load_state_dict({"model": state["policy"]["model"]})
     collector_env, env = build_env_managers(cfg, seed)

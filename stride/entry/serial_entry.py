@@ -27,7 +27,7 @@ from ..utils.errors import ConfigError
 from ..utils.files import atomic_write_json
 from ..utils.log import ProgressCSV, build_tb_writer
 from ..policy.random_policy import random_collect_mode
-from ..utils.registry import POLICY_REGISTRY, import_components
+from ..utils.registry import import_components
 from ..utils.seed import set_pkg_seed
 from ..policy.base_policy import Policy
 from ..worker import BaseLearner, BaseSerialEvaluator, create_collector
@@ -37,7 +37,7 @@ from ..worker.protocols import EnvManager, ScalarWriter
 from ..worker.learner.learner import read_checkpoint
 from .progress import ProgressBar
 from .run_state import RESULT_FILE, finished, read_limits, read_result, write_limits
-from .utils import ConfigInput, Interrupt, build_env_managers, check_spaces, read_config, resolve_resume
+from .utils import ConfigInput, Interrupt, build_env_managers, build_policy, check_spaces, read_config, resolve_resume
 
 
 def _load_cfg(input_cfg: Optional[ConfigInput], seed: int, exp_name: Optional[str], resume: Optional[str]
@@ -92,7 +92,7 @@ def serial_pipeline(
     set_pkg_seed(seed, use_cuda=cfg.policy.cuda)
     collector_env, evaluator_env = build_env_managers(cfg, seed)
     check_spaces(cfg, collector_env)  # fail before anything is written
-    policy: Policy = POLICY_REGISTRY.get(cfg.policy.type)(cfg.policy, model=model)
+    policy = build_policy(cfg, model)
     if resume_ckpt is None:
         cfg.exp_name = make_exp_dir(cfg.exp_name)
         save_config(cfg, cfg.exp_name)
@@ -164,7 +164,7 @@ def _build_workers(cfg: Config, policy: Policy, collector_env: EnvManager, evalu
 def _finished_policy(cfg: Config, model: Optional[torch.nn.Module], ckpt: str, result: Dict[str, Any]) -> Policy:
     """The policy of a run that already ended, from its latest checkpoint; nothing is trained or
     written (its ``result.json`` stays as it is)."""
-    policy: Policy = POLICY_REGISTRY.get(cfg.policy.type)(cfg.policy, model=model)
+    policy = build_policy(cfg, model)
     policy.learn_mode.load_state_dict(read_checkpoint(ckpt)["policy"])
     policy.result = dict(result, already_finished=True)
     return policy

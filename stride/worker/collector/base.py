@@ -234,6 +234,5 @@ class SerialCollectorBase(Configurable):
 def create_collector(cfg: Mapping[str, object], env: EnvManager, policy: CollectMode, tb_logger: Optional[ScalarWriter] = None,
                      exp_name: Optional[str] = None, instance_name: str = "collector") -> SerialCollectorBase:
     """Build the collector named by ``cfg['type']``."""
-    collector: SerialCollectorBase = COLLECTOR_REGISTRY.get(str(cfg.get("type", "sample")))(
-        cfg, env, policy, tb_logger=tb_logger, exp_name=exp_name, instance_name=instance_name)
-    return collector
+    return COLLECTOR_REGISTRY.build_as(SerialCollectorBase, str(cfg.get("type", "sample")), cfg, env, policy,
+                                       tb_logger=tb_logger, exp_name=exp_name, instance_name=instance_name)
