@@ -13,7 +13,7 @@ and written (atomically) to ``<exp>/eval/<checkpoint>_seed<S>.json``.
 from __future__ import annotations
 
 import os
-from typing import Any, Dict, Optional
+from typing import List, Optional, TypedDict
 
 import numpy as np
 import torch
@@ -30,7 +30,26 @@ from .utils import build_env_managers, build_policy, resolve_resume
 FRESH_SEED_OFFSET = 10_000  # evaluator envs of training are seeded with the run's seed
 
 
-def eval_pipeline(path: str, n_episode: Optional[int] = None, seed: Optional[int] = None) -> Dict[str, Any]:
+class EvalResult(TypedDict):
+    """What :func:`eval_pipeline` returns (and writes, but ``result_file``, as JSON)."""
+
+    exp_dir: str
+    checkpoint: str
+    train_iter: int
+    envstep: int
+    seed: int
+    n_episode: int
+    mean: float
+    std: float
+    min: float
+    max: float
+    stop_value: Optional[float]
+    reached: Optional[bool]
+    returns: List[float]
+    result_file: str
+
+
+def eval_pipeline(path: str, n_episode: Optional[int] = None, seed: Optional[int] = None) -> EvalResult:
     """Evaluate the policy saved under ``path`` (an experiment folder -> its latest checkpoint, or a
     checkpoint file) over ``n_episode`` episodes (default: the config's confirmation size
     ``policy.eval.evaluator.confirm_episode``, else ``env.n_evaluator_episode``)
@@ -58,17 +77,16 @@ def eval_pipeline(path: str, n_episode: Optional[int] = None, seed: Optional[int
         collector_env.close()
     r = np.asarray(returns, dtype=np.float64)
     stop_value = cfg.env.get("stop_value")
-    result = {
+    out_dir = os.path.join(exp_dir, "eval")
+    name = os.path.basename(ckpt).replace(".pth.tar", "")
+    out = os.path.join(out_dir, f"{name}_seed{seed}.json")
+    result: EvalResult = {
         "exp_dir": os.path.abspath(exp_dir), "checkpoint": os.path.abspath(ckpt),
         "train_iter": int(state.get("train_iter", -1)), "envstep": int(state.get("envstep", -1)),
         "seed": seed, "n_episode": int(r.size), "mean": float(r.mean()), "std": float(r.std()),
         "min": float(r.min()), "max": float(r.max()), "stop_value": stop_value,
-        "reached": None if stop_value is None else bool(r.mean() >= stop_value), "returns": r.tolist(),
+        "reached": None if stop_value is None else bool(r.mean() >= stop_value), "returns": r.tolist(), "result_file": out,
     }
-    out_dir = os.path.join(exp_dir, "eval")
     os.makedirs(out_dir, exist_ok=True)
-    name = os.path.basename(ckpt).replace(".pth.tar", "")
-    out = os.path.join(out_dir, f"{name}_seed{seed}.json")
-    atomic_write_json(out, result)
-    result["result_file"] = out
+    atomic_write_json(out, {k: v for k, v in result.items() if k != "result_file"})
     return result

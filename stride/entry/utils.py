@@ -27,8 +27,8 @@ from ..utils.registry import ENV_REGISTRY, POLICY_REGISTRY
 
 
 #: a config as the entries take it: ``[main_config, create_config]`` (or a tuple), or a config file's path
-ConfigPair = Tuple[Dict[str, Any], Dict[str, Any]]
-ConfigInput = Union[str, ConfigPair, List[Dict[str, Any]]]
+ConfigPair = Tuple[Dict[str, object], Dict[str, object]]
+ConfigInput = Union[str, ConfigPair, List[Dict[str, object]]]
 
 
 def read_config(path: str) -> ConfigPair:
