@@ -12,7 +12,7 @@ discarded, never stitched to the next one.
 from __future__ import annotations
 
 import math
-from typing import Any, Dict, List, Optional, cast
+from typing import Any, Dict, List, Mapping, Optional, cast
 
 from ...utils.errors import ConfigError
 from ...utils.registry import COLLECTOR_REGISTRY
@@ -102,7 +102,7 @@ class SampleCollector(SerialCollectorBase):
         state["surplus"] = to_plain(self._surplus)
         return state
 
-    def load_state_dict(self, state: Dict[str, Any]) -> None:
+    def load_state_dict(self, state: Mapping[str, object]) -> None:
         from .base import from_plain
 
         super().load_state_dict(state)
