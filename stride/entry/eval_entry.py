@@ -21,6 +21,7 @@ import torch
 from ..config.compile import load_saved_config
 from ..utils.errors import ConfigError
 from ..utils.files import atomic_write_json
+from ..utils.narrow import as_int, as_mapping
 from ..utils.registry import import_components
 from ..utils.seed import set_pkg_seed
 from ..worker import BaseSerialEvaluator
@@ -67,7 +68,7 @@ def eval_pipeline(path: str, n_episode: Optional[int] = None, seed: Optional[int
     set_pkg_seed(seed, use_cuda=cfg.policy.cuda)
     policy = build_policy(cfg, enable_field=["eval"])
     state = read_checkpoint(ckpt)
-    policy.eval_mode.load_state_dict({"model": state["policy"]["model"]})
+    policy.eval_mode.load_state_dict({"model": as_mapping(state["policy"], "checkpoint 'policy'")["model"]})
     collector_env, env = build_env_managers(cfg, seed)
     try:
         evaluator = BaseSerialEvaluator(dict(cfg.policy.eval.evaluator, confirm_episode=0), env, policy.eval_mode)
@@ -82,7 +83,8 @@ def eval_pipeline(path: str, n_episode: Optional[int] = None, seed: Optional[int
     out = os.path.join(out_dir, f"{name}_seed{seed}.json")
     result: EvalResult = {
         "exp_dir": os.path.abspath(exp_dir), "checkpoint": os.path.abspath(ckpt),
-        "train_iter": int(state.get("train_iter", -1)), "envstep": int(state.get("envstep", -1)),
+        "train_iter": as_int(state.get("train_iter", -1), "checkpoint 'train_iter'"),
+        "envstep": as_int(state.get("envstep", -1), "checkpoint 'envstep'"),
         "seed": seed, "n_episode": int(r.size), "mean": float(r.mean()), "std": float(r.std()),
         "min": float(r.min()), "max": float(r.max()), "stop_value": stop_value,
         "reached": None if stop_value is None else bool(r.mean() >= stop_value), "returns": r.tolist(), "result_file": out,

@@ -16,7 +16,7 @@ import copy
 import os
 import time
 import math
-from typing import Any, Dict, List, NamedTuple, Optional, Tuple, Union
+from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple, Union
 
 import torch
 
@@ -25,6 +25,7 @@ from ..config.compile import load_saved_config, make_exp_dir
 from ..data import create_buffer
 from ..utils.errors import ConfigError
 from ..utils.files import atomic_write_json
+from ..utils.narrow import as_mapping
 from ..utils.log import ProgressCSV, build_tb_writer
 from ..policy.random_policy import random_collect_mode
 from ..utils.registry import import_components
@@ -165,9 +166,17 @@ def _finished_policy(cfg: Config, model: Optional[torch.nn.Module], ckpt: str, r
     """The policy of a run that already ended, from its latest checkpoint; nothing is trained or
     written (its ``result.json`` stays as it is)."""
     policy = build_policy(cfg, model)
-    policy.learn_mode.load_state_dict(read_checkpoint(ckpt)["policy"])
+    policy.learn_mode.load_state_dict(dict(as_mapping(read_checkpoint(ckpt)["policy"], "checkpoint 'policy'")))
     policy.result = dict(result, already_finished=True)
     return policy
+
+
+def _samples(data: Sequence[object]) -> List[Mapping[str, object]]:
+    """A collect's output as the learner's batch: training samples (dicts), checked to be."""
+    samples = [d for d in data if isinstance(d, Mapping)]
+    if len(samples) != len(data):
+        raise ConfigError("an on-policy learner trains on samples (dicts): use the sample collector")
+    return samples
 
 
 def random_collect(cfg: Config, policy: Policy, collector: SerialCollectorBase, buffer: Any) -> None:
@@ -218,7 +227,7 @@ def _run(cfg: Config, policy: Policy, workers: Workers, exp: str, max_train_iter
             kwargs = policy.collect_mode.collect_kwargs(collector.envstep, learner.train_iter)
             new_data = collector.collect(train_iter=learner.train_iter, policy_kwargs=kwargs)
             if buffer is None:  # on-policy: the fresh samples are the batch
-                learner.train(new_data, collector.envstep)
+                learner.train(_samples(new_data), collector.envstep)
             else:
                 buffer.push(new_data, cur_collector_envstep=collector.envstep)
                 for _ in range(learn.update_per_collect):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Mapping, Optional, Tuple, cast
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, cast
 
 import gymnasium as gym
 
@@ -120,7 +120,7 @@ class SerialCollectorBase(Configurable):
         self._ep_len: Dict[int, int] = {i: 0 for i in range(n)}
         self._inflight: Dict[int, List[Tuple[Any, Dict[str, Any]]]] = {}
 
-    def _step_envs(self, kwargs: Dict[str, Any]) -> StepResult:
+    def _step_envs(self, kwargs: Mapping[str, object]) -> StepResult:
         """One batched forward over the ready envs and one manager step.
 
         Returns ``(timesteps, obs, outputs)``: for each timestep's env, the observation and policy
@@ -153,7 +153,7 @@ class SerialCollectorBase(Configurable):
                 del inflight[env_id]
         return timesteps, src_obs, src_out
 
-    def collect(self, *, train_iter: int = 0, policy_kwargs: Optional[Dict[str, Any]] = None) -> List[Any]:
+    def collect(self, *, train_iter: int = 0, policy_kwargs: Optional[Mapping[str, object]] = None) -> Sequence[object]:
         """Step the envs until the configured amount of data is ready (see the subclasses)."""
         raise NotImplementedError
 

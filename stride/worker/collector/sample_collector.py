@@ -40,7 +40,7 @@ class SampleCollector(SerialCollectorBase):
         self._surplus = []
 
     def collect(self, n_sample: Optional[int] = None, train_iter: int = 0,
-                policy_kwargs: Optional[Dict[str, Any]] = None) -> List[Dict[str, Any]]:
+                policy_kwargs: Optional[Mapping[str, object]] = None) -> List[Dict[str, object]]:
         """Step the envs until ``n_sample`` training samples are ready and return exactly that many
         (on-policy: every sample collected in this call, at least ``n_sample``, none kept back)."""
         n_sample = n_sample if n_sample is not None else self._default_n_sample
