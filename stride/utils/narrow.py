@@ -8,7 +8,9 @@ what it must be, and a state that is not (a corrupt or foreign checkpoint) fails
 from __future__ import annotations
 
 import numbers
-from typing import List, Mapping, Optional
+from typing import Dict, List, Mapping, Optional
+
+import torch
 
 
 def _fail(what: str, expected: str, value: object) -> TypeError:
@@ -46,3 +48,27 @@ def as_list(value: object, what: str) -> List[object]:
     if not isinstance(value, list):
         raise _fail(what, "a list", value)
     return value
+
+
+def as_tensor(value: object, what: str) -> torch.Tensor:
+    """``value`` as a tensor."""
+    if not isinstance(value, torch.Tensor):
+        raise _fail(what, "a tensor", value)
+    return value
+
+
+def as_tensors(value: object, what: str) -> Dict[str, torch.Tensor]:
+    """``value`` as a dict of tensors by name (a state's columns)."""
+    return {str(k): as_tensor(v, f"{what}[{k!r}]") for k, v in as_mapping(value, what).items()}
+
+
+def as_number(value: object, what: str) -> float:
+    """``value`` as a number: a Python int or float as it is, another real number as a float."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return value
+    return as_float(value, what)
+
+
+def as_numbers(value: object, what: str) -> Dict[str, float]:
+    """``value`` as a dict of numbers by name (counters, rates; ints stay ints)."""
+    return {str(k): as_number(v, f"{what}[{k!r}]") for k, v in as_mapping(value, what).items()}
