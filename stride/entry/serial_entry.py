@@ -16,7 +16,7 @@ import copy
 import os
 import time
 import math
-from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Protocol, Sequence, Tuple, Union
 
 import torch
 
@@ -179,7 +179,14 @@ def _samples(data: Sequence[object]) -> List[Mapping[str, object]]:
     return samples
 
 
-def random_collect(cfg: Config, policy: Policy, collector: SerialCollectorBase, buffer: Any) -> None:
+class SampleSink(Protocol):
+    """What :func:`random_collect` fills: any replay buffer takes a list of transition dicts."""
+
+    def push(self, data: Sequence[Mapping[str, object]], cur_collector_envstep: int = -1) -> object:
+        """Add the transitions, collected up to env step ``cur_collector_envstep``."""
+
+
+def random_collect(cfg: Config, policy: Policy, collector: SerialCollectorBase, buffer: SampleSink) -> None:
     """Fill the buffer with ``policy.random_collect_size`` transitions of uniformly random actions."""
     if not isinstance(collector, SampleCollector):
         raise ConfigError(f"policy.random_collect_size={cfg.policy.random_collect_size} needs a sample collector "
