@@ -47,3 +47,12 @@ def test_what_counts_as_any():
 def test_counts_the_public_signatures_of_a_package():
     total, n_any, names = any_count.count(["stride.rl_utils"])
     assert total > 0 and n_any == len(names) and n_any <= total
+
+
+def test_the_default_covers_every_package_of_stride():
+    import pkgutil
+
+    import stride
+
+    subpackages = {f"stride.{m.name}" for m in pkgutil.iter_modules(stride.__path__) if m.ispkg}
+    assert set(any_count.DEFAULT_PACKAGES) == subpackages

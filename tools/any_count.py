@@ -25,10 +25,10 @@ from typing import Any, Callable, Iterator, List, Tuple
 
 import numpy as np
 
-#: the packages this count covers by default (stride.data, stride.envs, stride.testing are checked
-#: by their own owners' tools)
-DEFAULT_PACKAGES = ("stride.config", "stride.entry", "stride.model", "stride.policy", "stride.rl_utils",
-                    "stride.torch_utils", "stride.utils", "stride.worker", "stride.zoo")
+#: the packages this count covers by default: every package of stride
+DEFAULT_PACKAGES = ("stride.config", "stride.data", "stride.entry", "stride.envs", "stride.model", "stride.policy",
+                    "stride.rl_utils", "stride.testing", "stride.torch_utils", "stride.utils", "stride.worker",
+                    "stride.zoo")
 
 
 def _modules(package: str) -> Iterator[ModuleType]:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import copy
 import inspect
 import os
-from typing import Any, Dict, Mapping, Optional
+from typing import Callable, Dict, Mapping, Optional, Protocol, Tuple, runtime_checkable
 
 import gymnasium as gym
 import numpy as np
@@ -23,15 +23,17 @@ from ..utils.registry import (
     BUFFER_REGISTRY, COLLECTOR_REGISTRY, ENV_MANAGER_REGISTRY, ENV_REGISTRY, EVALUATOR_REGISTRY, LEARNER_REGISTRY,
     MODEL_REGISTRY, POLICY_REGISTRY,
 )
-from .config import Config, declaration, deep_update, load_json_config, merge_config, missing_required, save_config
+from .config import (
+    Config, declaration, deep_update, load_json_config, merge_config, missing_required, save_config, section, type_name,
+)
 from .setting import REQUIRED, Setting
 
 
-def _model_defaults(model_cls: type) -> Dict[str, Any]:
+def _model_defaults(model_cls: Callable[..., object]) -> Dict[str, object]:
     """Keyword arguments of a model class: defaults as given, arguments without one REQUIRED; a
     ``Setting`` where the class declares the argument's valid values in ``VALID`` (beside its
     ``__init__``: ``{name: interval string or tuple of choices}``)."""
-    out: Dict[str, Any] = {}
+    out: Dict[str, object] = {}
     valid = getattr(model_cls, "VALID", {})
     for name, p in inspect.signature(model_cls).parameters.items():
         if name == "self" or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
@@ -42,8 +44,8 @@ def _model_defaults(model_cls: type) -> Dict[str, Any]:
     return out
 
 
-def _env_defaults(env_cls: type) -> Dict[str, Any]:
-    base = dict(
+def _env_defaults(env_cls: object) -> Dict[str, object]:
+    base: Dict[str, object] = dict(
         type="gymnasium",
         # (float) stop training when the evaluator's mean return reaches this.
         stop_value=Setting(REQUIRED, kind=float),
@@ -68,12 +70,30 @@ def env_kwargs(env_cfg: Mapping[str, object]) -> Dict[str, object]:
     return {k: v for k, v in plain_cfg.items() if k not in ENV_KEYS_NOT_FOR_ENV}
 
 
+@runtime_checkable
+class _EnvWithActions(Protocol):
+    """What :func:`fill_action_range` reads of an env (``stride.envs.BaseEnv`` is one)."""
+
+    action_space: gym.Space[object]
+
+    def close(self) -> None: ...
+
+
+@runtime_checkable
+class _PolicyClass(Protocol):
+    """What :func:`default_main_config` reads of a policy class (``stride.policy.Policy`` is one)."""
+
+    def default_model(self) -> Tuple[str, Mapping[str, object]]: ...
+
+
 def fill_action_range(cfg: Config) -> None:
     """A continuous policy's ``action_range`` left None is taken from the action space of the env
     the config names (a bounded float Box), so its actions leave in the env's own units."""
     if "action_range" not in cfg.policy or cfg.policy.action_range is not None:
         return
     env = ENV_REGISTRY.get(cfg.env.type)(cfg=env_kwargs(cfg.env))
+    if not isinstance(env, _EnvWithActions):
+        raise TypeError(f"env '{cfg.env.type}' built a {type(env).__name__}, which has no action_space and close()")
     try:
         space = env.action_space
     finally:
@@ -83,11 +103,11 @@ def fill_action_range(cfg: Config) -> None:
         cfg.policy.action_range = [space.low.astype(float).reshape(-1).tolist(), space.high.astype(float).reshape(-1).tolist()]
 
 
-def default_main_config(create_cfg: Mapping[str, Any], user_cfg: Optional[Mapping[str, Any]] = None) -> Config:
+def default_main_config(create_cfg: Mapping[str, object], user_cfg: Optional[Mapping[str, object]] = None) -> Config:
     """The default config tree for the components named in ``create_cfg``."""
-    env_type = create_cfg.get("env", {}).get("type", "gymnasium")
-    manager_type = create_cfg.get("env_manager", {}).get("type", "base")
-    policy_type = create_cfg.get("policy", {}).get("type")
+    env_type = type_name(create_cfg, "env") or "gymnasium"
+    manager_type = type_name(create_cfg, "env_manager") or "base"
+    policy_type = type_name(create_cfg, "policy")
     if policy_type is None:
         raise ConfigError("create_config.policy.type is required (the registered policy name, e.g. 'dqn')")
     env_cls = ENV_REGISTRY.get(env_type)
@@ -98,30 +118,37 @@ def default_main_config(create_cfg: Mapping[str, Any], user_cfg: Optional[Mappin
     env["type"] = env_type
     env["manager"] = dict(declaration(manager_cls), type=manager_type)
 
-    policy = dict(declaration(policy_cls))
+    policy = declaration(policy_cls)
     policy["type"] = policy_type
-    model_type = create_cfg.get("model", {}).get("type") or policy_cls.default_model()[0]
-    policy["model"] = deep_update(_model_defaults(MODEL_REGISTRY.get(model_type)), policy.get("model", {}))
-    learn = dict(policy.get("learn", {}))
+    model_type = type_name(create_cfg, "model") or _default_model_name(policy_type, policy_cls)
+    policy["model"] = deep_update(_model_defaults(MODEL_REGISTRY.get(model_type)), section(policy, "model"))
+    learn = dict(section(policy, "learn"))
     learn["learner"] = declaration(LEARNER_REGISTRY.get("base"))
     policy["learn"] = learn
-    collect = dict(policy.get("collect", {}))
-    given = {**collect, **((user_cfg or {}).get("policy", {}).get("collect", {}) or {})}
+    collect = dict(section(policy, "collect"))
+    given = {**collect, **section(section(user_cfg or {}, "policy"), "collect")}
     by_episode = given.get("n_episode") is not None and given.get("n_sample") is None
-    collector_type = create_cfg.get("collector", {}).get("type") or ("episode" if by_episode else "sample")
+    collector_type = type_name(create_cfg, "collector") or ("episode" if by_episode else "sample")
     collect["collector"] = dict(declaration(COLLECTOR_REGISTRY.get(collector_type)), type=collector_type)
     policy["collect"] = collect
-    ev = dict(policy.get("eval", {}))
+    ev = dict(section(policy, "eval"))
     ev["evaluator"] = declaration(EVALUATOR_REGISTRY.get("base"))
     policy["eval"] = ev
-    other = dict(policy.get("other", {}))
+    other = dict(section(policy, "other"))
     if not policy.get("on_policy"):
-        buffer_type = create_cfg.get("replay_buffer", {}).get("type") or other.get("replay_buffer", {}).get("type", "naive")
+        buffer_type = type_name(create_cfg, "replay_buffer") or type_name(other, "replay_buffer") or "naive"
         other["replay_buffer"] = deep_update(
-            dict(declaration(BUFFER_REGISTRY.get(buffer_type))), {**other.get("replay_buffer", {}), "type": buffer_type}
+            declaration(BUFFER_REGISTRY.get(buffer_type)), {**section(other, "replay_buffer"), "type": buffer_type}
         )
     policy["other"] = other
     return Config(dict(exp_name="default_experiment", seed=0, num_threads=Setting(1, "[1, inf)"), env=env, policy=policy))
+
+
+def _default_model_name(policy_type: str, policy_cls: object) -> str:
+    """The registered model name a policy class uses when the config names none."""
+    if not isinstance(policy_cls, _PolicyClass):
+        raise ConfigError(f"policy '{policy_type}' has no default_model(); name one in create_config.model.type")
+    return policy_cls.default_model()[0]
 
 
 def compile_config(
@@ -170,7 +197,7 @@ def load_saved_config(path: str) -> Config:
     if not all(isinstance(saved.get(k), Mapping) for k in ("env", "policy")):
         raise ConfigError(f"'{path}' is not a Stride config (no env and policy sections)")
     env, policy = saved.env, saved.policy
-    create: Dict[str, Any] = {"env": {"type": env.get("type", "gymnasium")},
+    create: Dict[str, object] = {"env": {"type": env.get("type", "gymnasium")},
                     "env_manager": {"type": env.get("manager", {}).get("type", "base")},
                     "policy": {"type": policy.get("type")}}
     for key, dotted in (("replay_buffer", ("other", "replay_buffer")), ("collector", ("collect", "collector"))):

@@ -23,8 +23,8 @@ from .setting import REQUIRED, Setting, check_like, plain
 class Config(Dict[str, Any]):
     """A dict whose keys read and write as attributes; nested dicts become Configs."""
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
+    def __init__(self, data: Optional[Mapping[str, object]] = None, /, **kwargs: object) -> None:
+        super().__init__(data or {}, **kwargs)
         for k, v in self.items():
             if isinstance(v, Mapping) and not isinstance(v, Config):
                 dict.__setitem__(self, k, Config(v))
@@ -51,7 +51,7 @@ class Config(Dict[str, Any]):
     def __deepcopy__(self, memo: Dict[int, Any]) -> "Config":
         return Config(copy.deepcopy(dict(self), memo))
 
-    def to_dict(self) -> Dict[str, Any]:
+    def to_dict(self) -> Dict[str, object]:
         """A plain nested dict (for JSON, checkpoints and printing)."""
         return {k: v.to_dict() if isinstance(v, Config) else v for k, v in self.items()}
 
@@ -71,11 +71,34 @@ class Configurable:
         return Config(plain(cls.declared_config()))
 
 
-def declaration(component: type) -> Dict[str, Any]:
+def declaration(component: object) -> Dict[str, object]:
     """A component class's config declaration: ``declared_config()`` where it has one, else its
     ``default_config()`` (a user's component written the DI-engine way: plain defaults)."""
     declare = getattr(component, "declared_config", None) or getattr(component, "default_config")
-    return dict(declare())
+    declared = declare()
+    if not isinstance(declared, Mapping):
+        raise TypeError(f"{component!r} declares its config as a {type(declared).__name__}, not a dict")
+    return dict(declared)
+
+
+def section(tree: Mapping[str, object], key: str) -> Mapping[str, object]:
+    """``tree[key]``, a nested dict of settings: empty where the key is missing or None, a
+    ``ConfigError`` where it holds anything else. The narrowing of a config tree's sub-trees."""
+    node = tree.get(key)
+    if node is None:
+        return {}
+    if not isinstance(node, Mapping):
+        raise ConfigError(f"config key '{key}' must be a dict of settings, got {node!r}")
+    return node
+
+
+def type_name(tree: Mapping[str, object], key: str) -> Optional[str]:
+    """``tree[key]['type']``, the registered name of a component (None where not given); a
+    ``ConfigError`` where it is not a string."""
+    name = section(tree, key).get("type")
+    if name is not None and not isinstance(name, str):
+        raise ConfigError(f"config key '{key}.type' must be a registered name (a string), got {name!r}")
+    return name
 
 
 def is_free_form(default: object) -> bool:
@@ -122,8 +145,9 @@ def missing_required(cfg: Mapping[str, object], prefix: str = "") -> List[str]:
     return found
 
 
-def get_dotted(cfg: Mapping[str, object], dotted: str, default: object = None) -> Any:
-    node: Any = cfg
+def get_dotted(cfg: Mapping[str, object], dotted: str, default: object = None) -> object:
+    """The value at a dotted key (``'policy.learn.batch_size'``), or ``default`` where there is none."""
+    node: object = cfg
     for part in dotted.split("."):
         if not isinstance(node, Mapping) or part not in node:
             return default
@@ -174,19 +198,29 @@ def _json_restore(obj: Any) -> Any:
     return obj
 
 
-def split_create_config(cfg: Mapping[str, object]) -> Tuple[Dict[str, Any], Dict[str, Any]]:
+def _subdict(tree: Dict[str, object], key: str) -> Dict[str, object]:
+    """``tree[key]`` of a plain config (``to_dict()``), for editing in place: empty where missing."""
+    node = tree.get(key)
+    if node is None:
+        return {}
+    if not isinstance(node, dict):
+        raise ConfigError(f"config key '{key}' must be a dict of settings, got {node!r}")
+    return node
+
+
+def split_create_config(cfg: Mapping[str, object]) -> Tuple[Dict[str, object], Dict[str, object]]:
     """Split a compiled config into ``(main_config, create_config)`` (types go to create_config)."""
     main = copy.deepcopy(Config(cfg).to_dict())
-    create: Dict[str, Any] = {}
-    env = main.get("env", {})
+    create: Dict[str, object] = {}
+    env = _subdict(main, "env")
     create["env"] = {"type": env.pop("type", "gymnasium")}
-    create["env_manager"] = {"type": env.get("manager", {}).pop("type", "base")}
-    pol = main.get("policy", {})
+    create["env_manager"] = {"type": _subdict(env, "manager").pop("type", "base")}
+    pol = _subdict(main, "policy")
     create["policy"] = {"type": pol.pop("type", None)}
-    rb = pol.get("other", {}).get("replay_buffer")
+    rb = _subdict(pol, "other").get("replay_buffer")
     if isinstance(rb, dict) and "type" in rb:
         create["replay_buffer"] = {"type": rb.pop("type")}
-    col = pol.get("collect", {}).get("collector")
+    col = _subdict(pol, "collect").get("collector")
     if isinstance(col, dict) and "type" in col:
         create["collector"] = {"type": col.pop("type")}
     return main, create
@@ -228,14 +262,15 @@ def format_config(cfg: Mapping[str, object]) -> str:
     return pprint.pformat(Config(cfg).to_dict(), sort_dicts=False)
 
 
-def deep_update(dst: Dict[str, Any], src: Mapping[str, object], keys: Optional[Iterable[str]] = None) -> Dict[str, Any]:
+def deep_update(dst: Dict[str, object], src: Mapping[str, object], keys: Optional[Iterable[str]] = None) -> Dict[str, object]:
     """Plain recursive update without validation (for building declarations and defaults). A plain
     value written over a :class:`Setting` keeps that setting's constraints around the new default."""
     for k, v in src.items():
-        if isinstance(v, Mapping) and isinstance(dst.get(k), Mapping) and not is_free_form(dst[k]):
-            dst[k] = deep_update(dict(dst[k]), v)
-        elif isinstance(dst.get(k), Setting) and not isinstance(v, (Setting, Mapping)):
-            dst[k] = dst[k].with_default(copy.deepcopy(v))
+        old = dst.get(k)
+        if isinstance(v, Mapping) and isinstance(old, Mapping) and not is_free_form(old):
+            dst[k] = deep_update(dict(old), v)
+        elif isinstance(old, Setting) and not isinstance(v, (Setting, Mapping)):
+            dst[k] = old.with_default(copy.deepcopy(v))
         else:
             dst[k] = copy.deepcopy(v)
     return dst

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import copy
 import math
-from typing import Any, Dict, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, Mapping, Optional, Sequence, Tuple, Type, Union, overload
 
 from ..utils.errors import ConfigError, closest
 
@@ -80,11 +80,11 @@ class Setting:
 
     __slots__ = ("default", "interval", "choices", "optional", "kind", "text", "elementwise")
 
-    def __init__(self, default: Any, valid: Union[str, Sequence[Any], None] = None, *, optional: bool = False,
-                 kind: Optional[type] = None) -> None:
+    def __init__(self, default: object, valid: Union[str, Sequence[object], None] = None, *, optional: bool = False,
+                 kind: Optional[Type[Union[int, float]]] = None) -> None:
         self.default = default
         self.interval: Optional[Interval] = None
-        self.choices: Optional[Tuple[Any, ...]] = None
+        self.choices: Optional[Tuple[object, ...]] = None
         self.text = ""
         if isinstance(valid, str):
             self.interval = parse_interval(valid)
@@ -93,7 +93,7 @@ class Setting:
             self.choices = tuple(valid)
         self.optional = bool(optional or default is None)
         self.elementwise = isinstance(default, (list, tuple)) and self.interval is not None
-        sample = default[0] if self.elementwise and default else default
+        sample = default[0] if isinstance(default, (list, tuple)) and self.elementwise and default else default
         if kind is None and _is_number(sample):
             kind = int if isinstance(sample, int) else float
         if kind is None and self.interval is not None:
@@ -167,7 +167,15 @@ class Setting:
         return out
 
 
-def plain(tree: object) -> Any:
+@overload
+def plain(tree: Mapping[str, object]) -> Dict[str, object]: ...
+
+
+@overload
+def plain(tree: object) -> object: ...
+
+
+def plain(tree: object) -> object:
     """``tree`` with every ``Setting`` replaced by its default (a deep copy)."""
     if isinstance(tree, Setting):
         return copy.deepcopy(tree.default)

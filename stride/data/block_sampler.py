@@ -10,7 +10,7 @@ lets ``AdvancedReplayBuffer``'s prioritized sample+update run several times fast
 from __future__ import annotations
 
 import math
-from typing import Dict, List, Mapping, Optional, Tuple
+from typing import Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
 import numpy.typing as npt
@@ -20,6 +20,8 @@ from .pps import systematic_pps
 
 Slots = npt.NDArray[np.int64]
 Floats = npt.NDArray[np.float64]
+#: float values as callers hold them: a sequence of Python floats or an array of any float width
+FloatsLike = Union[Sequence[float], npt.NDArray[np.float16], npt.NDArray[np.float32], npt.NDArray[np.float64]]
 
 _UP, _DOWN = 1.0 + 1e-12, 1.0 - 1e-12  # margins for weights computed outside NumPy's power loop
 _INF = math.inf
@@ -412,7 +414,7 @@ class BlockSumSampler:
             return None
         return slots, np.concatenate(got_w)
 
-    def find(self, prefix_sums: npt.ArrayLike) -> Slots:
+    def find(self, prefix_sums: FloatsLike) -> Slots:
         """The slot whose cumulative range of leaves holds each prefix sum ``u`` in ``[0, total)``
         (the two-level search; a sum at or past the total, or one that rounding puts on a zero
         leaf, goes to the last positive leaf before it: a zero leaf is never returned)."""

@@ -44,6 +44,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..utils.errors import StrideError
+from .block_sampler import FloatsLike
 from .draws import BatchLimit
 from .priority import PriorityTable
 
@@ -51,7 +52,6 @@ SeedLike = Union[None, int, np.random.Generator]
 Ids = npt.NDArray[np.int64]
 Floats = npt.NDArray[np.float64]
 IdsLike = Union[Iterable[int], Ids]
-FloatsLike = Union[Sequence[float], npt.NDArray[np.floating[Any]]]
 ArrayLike = FloatsLike  # (the name earlier versions exported)
 
 __all__ = [

@@ -77,7 +77,7 @@ def _setting(text: str) -> Setting:
     return key.strip().split("."), value
 
 
-def apply_settings(main: Dict[str, Any], settings: List[Setting]) -> Dict[str, Any]:
+def apply_settings(main: Dict[str, object], settings: List[Setting]) -> Dict[str, object]:
     """``main`` with each ``--set`` written at its dotted key; the merge with the defaults then
     checks them like a config file's (unknown keys, types and ranges)."""
     for path, value in settings:

@@ -13,7 +13,7 @@ and written (atomically) to ``<exp>/eval/<checkpoint>_seed<S>.json``.
 from __future__ import annotations
 
 import os
-from typing import Any, Dict, Optional
+from typing import List, Optional, TypedDict
 
 import numpy as np
 import torch
@@ -21,16 +21,36 @@ import torch
 from ..config.compile import load_saved_config
 from ..utils.errors import ConfigError
 from ..utils.files import atomic_write_json
-from ..utils.registry import POLICY_REGISTRY, import_components
+from ..utils.narrow import as_int, as_mapping
+from ..utils.registry import import_components
 from ..utils.seed import set_pkg_seed
 from ..worker import BaseSerialEvaluator
 from ..worker.learner.learner import read_checkpoint
-from .utils import build_env_managers, resolve_resume
+from .utils import build_env_managers, build_policy, resolve_resume
 
 FRESH_SEED_OFFSET = 10_000  # evaluator envs of training are seeded with the run's seed
 
 
-def eval_pipeline(path: str, n_episode: Optional[int] = None, seed: Optional[int] = None) -> Dict[str, Any]:
+class EvalResult(TypedDict):
+    """What :func:`eval_pipeline` returns (and writes, but ``result_file``, as JSON)."""
+
+    exp_dir: str
+    checkpoint: str
+    train_iter: int
+    envstep: int
+    seed: int
+    n_episode: int
+    mean: float
+    std: float
+    min: float
+    max: float
+    stop_value: Optional[float]
+    reached: Optional[bool]
+    returns: List[float]
+    result_file: str
+
+
+def eval_pipeline(path: str, n_episode: Optional[int] = None, seed: Optional[int] = None) -> EvalResult:
     """Evaluate the policy saved under ``path`` (an experiment folder -> its latest checkpoint, or a
     checkpoint file) over ``n_episode`` episodes (default: the config's confirmation size
     ``policy.eval.evaluator.confirm_episode``, else ``env.n_evaluator_episode``)
@@ -46,9 +66,9 @@ def eval_pipeline(path: str, n_episode: Optional[int] = None, seed: Optional[int
     import_components()
     torch.set_num_threads(int(cfg.get("num_threads", 1)))
     set_pkg_seed(seed, use_cuda=cfg.policy.cuda)
-    policy = POLICY_REGISTRY.get(cfg.policy.type)(cfg.policy, enable_field=["eval"])
+    policy = build_policy(cfg, enable_field=["eval"])
     state = read_checkpoint(ckpt)
-    policy.eval_mode.load_state_dict({"model": state["policy"]["model"]})
+    policy.eval_mode.load_state_dict({"model": as_mapping(state["policy"], "checkpoint 'policy'")["model"]})
     collector_env, env = build_env_managers(cfg, seed)
     try:
         evaluator = BaseSerialEvaluator(dict(cfg.policy.eval.evaluator, confirm_episode=0), env, policy.eval_mode)
@@ -58,17 +78,17 @@ def eval_pipeline(path: str, n_episode: Optional[int] = None, seed: Optional[int
         collector_env.close()
     r = np.asarray(returns, dtype=np.float64)
     stop_value = cfg.env.get("stop_value")
-    result = {
-        "exp_dir": os.path.abspath(exp_dir), "checkpoint": os.path.abspath(ckpt),
-        "train_iter": int(state.get("train_iter", -1)), "envstep": int(state.get("envstep", -1)),
-        "seed": seed, "n_episode": int(r.size), "mean": float(r.mean()), "std": float(r.std()),
-        "min": float(r.min()), "max": float(r.max()), "stop_value": stop_value,
-        "reached": None if stop_value is None else bool(r.mean() >= stop_value), "returns": r.tolist(),
-    }
     out_dir = os.path.join(exp_dir, "eval")
-    os.makedirs(out_dir, exist_ok=True)
     name = os.path.basename(ckpt).replace(".pth.tar", "")
     out = os.path.join(out_dir, f"{name}_seed{seed}.json")
-    atomic_write_json(out, result)
-    result["result_file"] = out
+    result: EvalResult = {
+        "exp_dir": os.path.abspath(exp_dir), "checkpoint": os.path.abspath(ckpt),
+        "train_iter": as_int(state.get("train_iter", -1), "checkpoint 'train_iter'"),
+        "envstep": as_int(state.get("envstep", -1), "checkpoint 'envstep'"),
+        "seed": seed, "n_episode": int(r.size), "mean": float(r.mean()), "std": float(r.std()),
+        "min": float(r.min()), "max": float(r.max()), "stop_value": stop_value,
+        "reached": None if stop_value is None else bool(r.mean() >= stop_value), "returns": r.tolist(), "result_file": out,
+    }
+    os.makedirs(out_dir, exist_ok=True)
+    atomic_write_json(out, {k: v for k, v in result.items() if k != "result_file"})
     return result

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import os
 import shlex
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 from ..utils.errors import ConfigError
 from ..utils.files import atomic_write_json
@@ -36,21 +36,29 @@ def read_limits(exp_dir: str) -> Tuple[Optional[int], Optional[int]]:
     return _limit(data.get("max_env_step"), path), _limit(data.get("max_train_iter"), path)
 
 
-def read_result(exp_dir: str) -> Optional[Dict[str, Any]]:
+def read_result(exp_dir: str) -> Optional[Dict[str, object]]:
     """The run's ``result.json`` (None while it has none)."""
     path = os.path.join(exp_dir, RESULT_FILE)
     return _read_json(path) if os.path.isfile(path) else None
 
 
-def finished(result: Optional[Dict[str, Any]], max_env_step: Optional[int], max_train_iter: Optional[int]) -> bool:
+def finished(result: Optional[Mapping[str, object]], max_env_step: Optional[int], max_train_iter: Optional[int]) -> bool:
     """Whether a run that wrote ``result`` has nothing left to do under these limits: it was not
     interrupted and it reached the stop value, or a limit at least as far as the ones given."""
     if result is None or result.get("interrupted"):
         return False
     if result.get("stop"):
         return True
-    return ((max_env_step is not None and result.get("env_step", 0) >= max_env_step)
-            or (max_train_iter is not None and result.get("train_iter", 0) >= max_train_iter))
+    return ((max_env_step is not None and _count(result, "env_step") >= max_env_step)
+            or (max_train_iter is not None and _count(result, "train_iter") >= max_train_iter))
+
+
+def _count(result: Mapping[str, object], key: str) -> float:
+    """A step or iteration count of a ``result.json`` (0 where it has none)."""
+    value = result.get(key, 0)
+    if not isinstance(value, (int, float)):
+        raise ConfigError(f"a run's result holds an invalid {key} {value!r} (a number)")
+    return value
 
 
 def resume_command(mode: str, exp_dir: str, max_env_step: Optional[int], max_train_iter: Optional[int]) -> str:

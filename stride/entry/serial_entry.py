@@ -16,7 +16,7 @@ import copy
 import os
 import time
 import math
-from typing import Any, Dict, List, NamedTuple, Optional, Tuple, Union
+from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Protocol, Sequence, Tuple, Union
 
 import torch
 
@@ -25,9 +25,10 @@ from ..config.compile import load_saved_config, make_exp_dir
 from ..data import create_buffer
 from ..utils.errors import ConfigError
 from ..utils.files import atomic_write_json
+from ..utils.narrow import as_mapping
 from ..utils.log import ProgressCSV, build_tb_writer
 from ..policy.random_policy import random_collect_mode
-from ..utils.registry import POLICY_REGISTRY, import_components
+from ..utils.registry import import_components
 from ..utils.seed import set_pkg_seed
 from ..policy.base_policy import Policy
 from ..worker import BaseLearner, BaseSerialEvaluator, create_collector
@@ -37,7 +38,7 @@ from ..worker.protocols import EnvManager, ScalarWriter
 from ..worker.learner.learner import read_checkpoint
 from .progress import ProgressBar
 from .run_state import RESULT_FILE, finished, read_limits, read_result, write_limits
-from .utils import ConfigInput, Interrupt, build_env_managers, check_spaces, read_config, resolve_resume
+from .utils import ConfigInput, Interrupt, build_env_managers, build_policy, check_spaces, read_config, resolve_resume
 
 
 def load_cfg(input_cfg: Optional[ConfigInput], seed: int, exp_name: Optional[str], resume: Optional[str]
@@ -95,7 +96,7 @@ def serial_pipeline(
     set_pkg_seed(seed, use_cuda=cfg.policy.cuda)
     collector_env, evaluator_env = build_env_managers(cfg, seed)
     check_spaces(cfg, collector_env)  # fail before anything is written
-    policy: Policy = POLICY_REGISTRY.get(cfg.policy.type)(cfg.policy, model=model)
+    policy = build_policy(cfg, model)
     if resume_ckpt is None:
         cfg.exp_name = make_exp_dir(cfg.exp_name)
         save_config(cfg, cfg.exp_name)
@@ -167,13 +168,28 @@ def _build_workers(cfg: Config, policy: Policy, collector_env: EnvManager, evalu
 def _finished_policy(cfg: Config, model: Optional[torch.nn.Module], ckpt: str, result: Dict[str, Any]) -> Policy:
     """The policy of a run that already ended, from its latest checkpoint; nothing is trained or
     written (its ``result.json`` stays as it is)."""
-    policy: Policy = POLICY_REGISTRY.get(cfg.policy.type)(cfg.policy, model=model)
-    policy.learn_mode.load_state_dict(read_checkpoint(ckpt)["policy"])
+    policy = build_policy(cfg, model)
+    policy.learn_mode.load_state_dict(dict(as_mapping(read_checkpoint(ckpt)["policy"], "checkpoint 'policy'")))
     policy.result = dict(result, already_finished=True)
     return policy
 
 
-def random_collect(cfg: Config, policy: Policy, collector: SerialCollectorBase, buffer: Any) -> None:
+def _samples(data: Sequence[object]) -> List[Mapping[str, object]]:
+    """A collect's output as the learner's batch: training samples (dicts), checked to be."""
+    samples = [d for d in data if isinstance(d, Mapping)]
+    if len(samples) != len(data):
+        raise ConfigError("an on-policy learner trains on samples (dicts): use the sample collector")
+    return samples
+
+
+class SampleSink(Protocol):
+    """What :func:`random_collect` fills: any replay buffer takes a list of transition dicts."""
+
+    def push(self, data: Sequence[Mapping[str, object]], cur_collector_envstep: int = -1) -> object:
+        """Add the transitions, collected up to env step ``cur_collector_envstep``."""
+
+
+def random_collect(cfg: Config, policy: Policy, collector: SerialCollectorBase, buffer: SampleSink) -> None:
     """Fill the buffer with ``policy.random_collect_size`` transitions of uniformly random actions."""
     if not isinstance(collector, SampleCollector):
         raise ConfigError(f"policy.random_collect_size={cfg.policy.random_collect_size} needs a sample collector "
@@ -221,7 +237,7 @@ def _run(cfg: Config, policy: Policy, workers: Workers, exp: str, max_train_iter
             kwargs = policy.collect_mode.collect_kwargs(collector.envstep, learner.train_iter)
             new_data = collector.collect(train_iter=learner.train_iter, policy_kwargs=kwargs)
             if buffer is None:  # on-policy: the fresh samples are the batch
-                learner.train(new_data, collector.envstep)
+                learner.train(_samples(new_data), collector.envstep)
             else:
                 buffer.push(new_data, cur_collector_envstep=collector.envstep)
                 for _ in range(learn.update_per_collect):

@@ -14,19 +14,21 @@ from typing import Any, Callable, Dict, List, Optional, Tuple, Union
 
 import gymnasium as gym
 import numpy as np
+import torch
 
 from ..config import Config
 from ..config.compile import env_kwargs
 from ..policy.action_range import parse_action_range
+from ..policy.base_policy import Policy
 from ..envs import BaseEnv, BaseEnvManager, create_env_manager
 from ..utils.errors import ConfigError, unknown_name_message
-from ..utils.registry import ENV_REGISTRY
+from ..utils.registry import ENV_REGISTRY, POLICY_REGISTRY
 
 
 
 #: a config as the entries take it: ``[main_config, create_config]`` (or a tuple), or a config file's path
-ConfigPair = Tuple[Dict[str, Any], Dict[str, Any]]
-ConfigInput = Union[str, ConfigPair, List[Dict[str, Any]]]
+ConfigPair = Tuple[Dict[str, object], Dict[str, object]]
+ConfigInput = Union[str, ConfigPair, List[Dict[str, object]]]
 
 
 def read_config(path: str) -> ConfigPair:
@@ -99,9 +101,20 @@ def zoo_config(env: str, policy: str) -> ConfigPair:
     return mod.main_config, mod.create_config
 
 
+def build_policy(cfg: Config, model: Optional[torch.nn.Module] = None,
+                 enable_field: Optional[List[str]] = None) -> Policy:
+    """The policy registered as ``cfg.policy.type``, built on ``cfg.policy``."""
+    policy = POLICY_REGISTRY.build(cfg.policy.type, cfg.policy, model=model, enable_field=enable_field)
+    if not isinstance(policy, Policy):
+        raise TypeError(f"policy '{cfg.policy.type}' built a {type(policy).__name__}, not a Policy")
+    return policy
+
+
 def env_factories(cfg: Config, num: int) -> List[Callable[[], BaseEnv]]:
     """``num`` picklable zero-argument factories of the configured env."""
     env_cls = ENV_REGISTRY.get(cfg.env.type)
+    if not (isinstance(env_cls, type) and issubclass(env_cls, BaseEnv)):
+        raise TypeError(f"env '{cfg.env.type}' is registered as {env_cls!r}, not a BaseEnv class")
     env_cfg = env_kwargs(cfg.env)
     return [partial(env_cls, cfg=env_cfg) for _ in range(num)]
 

@@ -349,6 +349,4 @@ def model_wrap(model: Model, wrapper_name: Optional[str] = None, **kwargs: objec
     """Wrap ``model`` with the wrapper registered as ``wrapper_name`` (sharing its parameters)."""
     if wrapper_name is None:
         wrapper_name = "base"
-    cls = WRAPPER_REGISTRY.get(wrapper_name)
-    wrapper: IModelWrapper = cls(model, **kwargs)
-    return wrapper
+    return WRAPPER_REGISTRY.build_as(IModelWrapper, wrapper_name, model, **kwargs)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import copy
 from abc import ABC, abstractmethod
-from typing import Any, Callable, Dict, List, Mapping, NamedTuple, Optional, Protocol, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Mapping, NamedTuple, Optional, Protocol, Sequence, Tuple, cast
 
 import numpy as np
 import torch
@@ -19,7 +19,7 @@ from ..config.config import Config, deep_update
 from ..config.setting import REQUIRED, Setting, plain
 from ..rl_utils import get_nstep_return_data
 from ..torch_utils import to_tensor
-from ..utils.data import default_collate
+from ..utils.data import Nested, default_collate
 from ..utils.registry import MODEL_REGISTRY
 from .action_range import ActionScale
 
@@ -317,12 +317,16 @@ class Policy(ABC):
     def _batch(self, data: Any) -> Dict[str, torch.Tensor]:
         """A learn batch as tensors on the policy's device: a list of sample dicts (the seeds' form)
         is collated; a dict of columns (the replay buffer's batched path) is converted in place."""
-        batch: Dict[str, torch.Tensor]
+        columns: Nested
         if isinstance(data, list):
-            batch = default_collate(data)
+            columns = default_collate(data)
         else:
-            batch = {k: to_tensor(v) for k, v in data.items()
-                     if k not in _ID_KEYS and (not isinstance(v, (list, str)) or k == "IS")}
+            columns = {k: to_tensor(v) for k, v in data.items()
+                       if k not in _ID_KEYS and (not isinstance(v, (list, str)) or k == "IS")}
+        if not isinstance(columns, dict):
+            raise TypeError(f"a learn batch is a list of dict samples or a dict of columns, not {type(data).__name__}")
+        # what each algorithm reads are tensors (a dict observation: a dict of them)
+        batch = cast(Dict[str, torch.Tensor], columns)
         if self._device.type != "cpu":
             batch = {k: v.to(self._device, non_blocking=True) if isinstance(v, torch.Tensor) else v for k, v in batch.items()}
         return batch

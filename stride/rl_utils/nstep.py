@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any, Dict, List
+from typing import Dict, List, Mapping, Sequence, SupportsFloat
 
 from ..utils.errors import ConfigError
 
 
-def get_nstep_return_data(data: List[Dict[str, Any]], nstep: int, gamma: float) -> List[Dict[str, Any]]:
+def get_nstep_return_data(data: Sequence[Mapping[str, object]], nstep: int, gamma: float) -> List[Dict[str, object]]:
     """Turn 1-step transitions of ONE episode segment into n-step transitions.
 
     For transition ``t`` with ``m = min(nstep, len(data) - t)`` real steps ahead:
@@ -24,13 +24,13 @@ def get_nstep_return_data(data: List[Dict[str, Any]], nstep: int, gamma: float) 
         raise ConfigError(f"nstep must be >= 1, got {nstep}")
     n = len(data)
     if nstep == 1:
-        out = []
+        out: List[Dict[str, object]] = []
         for d in data:
-            d = dict(d)
-            d["value_gamma"] = gamma
-            out.append(d)
+            one = dict(d)
+            one["value_gamma"] = gamma
+            out.append(one)
         return out
-    rewards = [float(d["reward"]) for d in data]
+    rewards = [_number(d["reward"]) for d in data]
     dones = [bool(d["done"]) for d in data]
     out = []
     for t in range(n):
@@ -51,3 +51,10 @@ def get_nstep_return_data(data: List[Dict[str, Any]], nstep: int, gamma: float) 
         d["value_gamma"] = disc
         out.append(d)
     return out
+
+
+def _number(value: object) -> float:
+    """A reward as a float (Python and NumPy numbers, 0-d arrays and tensors)."""
+    if not isinstance(value, SupportsFloat):
+        raise TypeError(f"a reward must be a number, got {type(value).__name__}: {value!r}")
+    return float(value)

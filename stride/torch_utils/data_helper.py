@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Any, Optional, Sequence
+from typing import Callable, Optional, Sequence, TypeVar, Union, overload
 
 import numpy as np
 import torch
 
+from ..utils.data import Nested
 
-def to_tensor(item: Any, dtype: Optional[torch.dtype] = None, ignore_keys: Sequence[str] = ()) -> Any:
+_M = TypeVar("_M", bound=torch.nn.Module)
+
+
+def to_tensor(item: Nested, dtype: Optional[torch.dtype] = None, ignore_keys: Sequence[str] = ()) -> Nested:
     """Recursively turn arrays and numbers into tensors.
 
     Float64 arrays become float32 unless ``dtype`` says otherwise (networks run in float32);
@@ -26,7 +30,8 @@ def to_tensor(item: Any, dtype: Optional[torch.dtype] = None, ignore_keys: Seque
     if isinstance(item, dict):
         return {k: v if k in ignore_keys else to_tensor(v, dtype, ignore_keys) for k, v in item.items()}
     if isinstance(item, tuple) and hasattr(item, "_fields"):
-        return type(item)(*[to_tensor(v, dtype, ignore_keys) for v in item])
+        make: Callable[..., Nested] = type(item)  # a namedtuple class takes its fields positionally
+        return make(*[to_tensor(v, dtype, ignore_keys) for v in item])
     if isinstance(item, (list, tuple)):
         if item and all(isinstance(v, (int, float, np.number, np.bool_)) and not isinstance(v, bool) for v in item):
             return to_tensor(np.asarray(item), dtype)
@@ -42,27 +47,38 @@ def to_tensor(item: Any, dtype: Optional[torch.dtype] = None, ignore_keys: Seque
     raise TypeError(f"to_tensor does not support {type(item).__name__}: {item!r}")
 
 
-def to_device(item: Any, device: str | torch.device, ignore_keys: Sequence[str] = ()) -> Any:
+@overload
+def to_device(item: _M, device: str | torch.device, ignore_keys: Sequence[str] = ()) -> _M: ...
+
+
+@overload
+def to_device(item: Nested, device: str | torch.device, ignore_keys: Sequence[str] = ()) -> Nested: ...
+
+
+def to_device(item: Union[Nested, torch.nn.Module], device: str | torch.device,
+              ignore_keys: Sequence[str] = ()) -> Union[Nested, torch.nn.Module]:
     """Recursively move tensors (and modules) to ``device``; other values are left alone."""
     if isinstance(item, (torch.Tensor, torch.nn.Module)):
         return item.to(device)
     if isinstance(item, dict):
         return {k: v if k in ignore_keys else to_device(v, device, ignore_keys) for k, v in item.items()}
     if isinstance(item, tuple) and hasattr(item, "_fields"):
-        return type(item)(*[to_device(v, device, ignore_keys) for v in item])
+        make: Callable[..., Nested] = type(item)  # a namedtuple class takes its fields positionally
+        return make(*[to_device(v, device, ignore_keys) for v in item])
     if isinstance(item, (list, tuple)):
         return type(item)(to_device(v, device, ignore_keys) for v in item)
     return item
 
 
-def to_ndarray(item: Any) -> Any:
+def to_ndarray(item: Nested) -> Nested:
     """Recursively turn tensors into NumPy arrays."""
     if isinstance(item, torch.Tensor):
         return item.detach().cpu().numpy()
     if isinstance(item, dict):
         return {k: to_ndarray(v) for k, v in item.items()}
     if isinstance(item, tuple) and hasattr(item, "_fields"):
-        return type(item)(*[to_ndarray(v) for v in item])
+        make: Callable[..., Nested] = type(item)  # a namedtuple class takes its fields positionally
+        return make(*[to_ndarray(v) for v in item])
     if isinstance(item, (list, tuple)):
         return type(item)(to_ndarray(v) for v in item)
     return item

@@ -5,7 +5,7 @@ from __future__ import annotations
 import csv
 import logging
 import os
-from typing import Any, Dict, List, Mapping, Optional
+from typing import Dict, List, Mapping, Optional, Protocol
 
 
 def build_logger(exp_dir: Optional[str], name: str, level: int = logging.INFO) -> logging.Logger:
@@ -29,13 +29,24 @@ def close_logger(logger: logging.Logger) -> None:
         logger.removeHandler(h)
 
 
-def build_tb_writer(exp_dir: Optional[str]) -> Any:
+class TBWriter(Protocol):
+    """What Stride uses of a TensorBoard ``SummaryWriter``: scalars, then close."""
+
+    def add_scalar(self, tag: str, scalar_value: float, global_step: int) -> object:
+        """Record one scalar at ``global_step``."""
+
+    def close(self) -> None:
+        """Flush and close the event file."""
+
+
+def build_tb_writer(exp_dir: Optional[str]) -> Optional[TBWriter]:
     """A tensorboardX ``SummaryWriter`` on ``<exp_dir>/log/serial`` (None without an exp dir)."""
     if not exp_dir:
         return None
     from tensorboardX import SummaryWriter
 
-    return SummaryWriter(os.path.join(exp_dir, "log", "serial"))
+    writer: TBWriter = SummaryWriter(os.path.join(exp_dir, "log", "serial"))
+    return writer
 
 
 class ProgressCSV:

@@ -11,30 +11,41 @@ policy or a learner without importing the layers above it.
 from __future__ import annotations
 
 import importlib
-from typing import Any, Callable, Dict, Iterator, List, Optional, overload
+from typing import TYPE_CHECKING, Callable, Dict, Generic, Iterator, List, Optional, Type, TypeVar, Union, overload
 
 from .errors import UnknownNameError, unknown_name_message
 
+if TYPE_CHECKING:
+    from torch import nn
 
-class Registry:
-    """A named table of classes or factories, filled by the package ``package`` (if given)."""
+
+#: what a registry holds: classes (or factories) called to build a component
+T = TypeVar("T", bound=Callable[..., object])
+#: a class that what is built is checked against
+C = TypeVar("C")
+
+
+class Registry(Generic[T]):
+    """A named table of classes or factories of type ``T``, filled by the package ``package`` (if
+    given). The built-in tables live in this lowest layer, which cannot name the classes of the
+    layers above: they hold ``Callable[..., object]`` and their users narrow what they build."""
 
     def __init__(self, kind: str, package: Optional[str] = None) -> None:
         self.kind = kind
         self.package = package
-        self._table: Dict[str, Any] = {}
+        self._table: Dict[str, T] = {}
         self._loaded = package is None
 
     @overload
-    def register(self, name: str) -> Callable[[Any], Any]: ...
+    def register(self, name: str) -> Callable[[T], T]: ...
 
     @overload
-    def register(self, name: str, obj: Any) -> Any: ...
+    def register(self, name: str, obj: T) -> T: ...
 
-    def register(self, name: str, obj: Any = None) -> Any:
+    def register(self, name: str, obj: Optional[T] = None) -> Union[T, Callable[[T], T]]:
         """Register ``obj`` under ``name``; usable as ``@REGISTRY.register('name')``."""
 
-        def _do(o: Any) -> Any:
+        def _do(o: T) -> T:
             if name in self._table and self._table[name] is not o:
                 raise ValueError(f"{self.kind} '{name}' is already registered as {self._table[name]!r}")
             self._table[name] = o
@@ -48,7 +59,7 @@ class Registry:
             importlib.import_module(self.package)
             self._loaded = True
 
-    def get(self, name: str) -> Any:
+    def get(self, name: str) -> T:
         """The object registered under ``name``; a clear error naming the valid choices otherwise."""
         try:
             return self._table[name]
@@ -60,9 +71,16 @@ class Registry:
         except (KeyError, TypeError):
             raise UnknownNameError(unknown_name_message(self.kind, name, self._table)) from None
 
-    def build(self, name: str, *args: Any, **kwargs: Any) -> Any:
-        """Instantiate the class registered under ``name``."""
+    def build(self, name: str, *args: object, **kwargs: object) -> object:
+        """Instantiate the class registered under ``name`` (what it builds is the caller's to narrow)."""
         return self.get(name)(*args, **kwargs)
+
+    def build_as(self, kind: Type[C], name: str, *args: object, **kwargs: object) -> C:
+        """:meth:`build`, checked to give a ``kind`` (a ``TypeError`` naming the entry otherwise)."""
+        obj = self.build(name, *args, **kwargs)
+        if not isinstance(obj, kind):
+            raise TypeError(f"{self.kind} '{name}' built a {type(obj).__name__}, not a {kind.__name__}")
+        return obj
 
     def names(self) -> List[str]:
         """The registered names, sorted (built-ins included)."""
@@ -80,15 +98,15 @@ class Registry:
         return f"Registry({self.kind!r}, {sorted(self._table)})"
 
 
-ENV_REGISTRY = Registry("env", "stride.envs")
-ENV_MANAGER_REGISTRY = Registry("env manager", "stride.envs")
-POLICY_REGISTRY = Registry("policy", "stride.policy")
-MODEL_REGISTRY = Registry("model", "stride.model")
-BUFFER_REGISTRY = Registry("replay buffer", "stride.data")
-COLLECTOR_REGISTRY = Registry("collector", "stride.worker")
-LEARNER_REGISTRY = Registry("learner", "stride.worker")
-EVALUATOR_REGISTRY = Registry("evaluator", "stride.worker")
-WRAPPER_REGISTRY = Registry("model wrapper", "stride.model")
+ENV_REGISTRY: Registry[Callable[..., object]] = Registry("env", "stride.envs")
+ENV_MANAGER_REGISTRY: Registry[Callable[..., object]] = Registry("env manager", "stride.envs")
+POLICY_REGISTRY: Registry[Callable[..., object]] = Registry("policy", "stride.policy")
+MODEL_REGISTRY: Registry[Callable[..., nn.Module]] = Registry("model", "stride.model")
+BUFFER_REGISTRY: Registry[Callable[..., object]] = Registry("replay buffer", "stride.data")
+COLLECTOR_REGISTRY: Registry[Callable[..., object]] = Registry("collector", "stride.worker")
+LEARNER_REGISTRY: Registry[Callable[..., object]] = Registry("learner", "stride.worker")
+EVALUATOR_REGISTRY: Registry[Callable[..., object]] = Registry("evaluator", "stride.worker")
+WRAPPER_REGISTRY: Registry[Callable[..., object]] = Registry("model wrapper", "stride.model")
 
 ALL_REGISTRIES = (ENV_REGISTRY, ENV_MANAGER_REGISTRY, POLICY_REGISTRY, MODEL_REGISTRY, BUFFER_REGISTRY,
                   COLLECTOR_REGISTRY, LEARNER_REGISTRY, EVALUATOR_REGISTRY, WRAPPER_REGISTRY)

@@ -14,7 +14,7 @@ Stride seed stream draws from; :func:`pcg64_seed_words` refuses others.
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Sequence, Tuple
+from typing import Dict, List, Sequence, Tuple
 
 import numpy as np
 import numpy.typing as npt
@@ -82,9 +82,9 @@ def pcg64_seed_words(seeds: Sequence[int]) -> npt.NDArray[np.uint64]:
     return words.view("<u8").astype(np.uint64)
 
 
-def pcg64_states(seeds: Sequence[int]) -> List[Dict[str, Any]]:
+def pcg64_states(seeds: Sequence[int]) -> List[Dict[str, object]]:
     """``np.random.PCG64(s).state`` for each seed, as the dicts ``PCG64.state`` accepts."""
-    out = []
+    out: List[Dict[str, object]] = []
     for a, b, c, d in pcg64_seed_words(seeds).tolist():  # pcg64_set_seed: srandom(state=a:b, seq=c:d)
         inc = ((((c << 64) | d) << 1) | 1) & _M128
         state = ((((inc + ((a << 64) | b)) & _M128) * _PCG_MULT) + inc) & _M128  # step, add, step

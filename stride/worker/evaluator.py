@@ -19,6 +19,7 @@ from ..config.setting import Setting
 from ..policy.base_policy import EvalMode
 from ..utils.errors import ConfigError, StrideError
 from ..utils.log import build_logger
+from ..utils.narrow import as_float, as_optional_int
 from ..utils.registry import EVALUATOR_REGISTRY
 from .protocols import EnvManager, ScalarWriter
 
@@ -202,10 +203,10 @@ class BaseSerialEvaluator(Configurable):
         return {"last_eval_iter": self._last_eval_iter, "last_eval_mark": self._last_eval_mark,
                 "max_eval_return": self._max_eval_return}
 
-    def load_state_dict(self, state: Dict[str, Any]) -> None:
-        self._last_eval_iter = state["last_eval_iter"]
-        self._last_eval_mark = state.get("last_eval_mark")
-        self._max_eval_return = state["max_eval_return"]
+    def load_state_dict(self, state: Mapping[str, object]) -> None:
+        self._last_eval_iter = as_optional_int(state["last_eval_iter"], "evaluator state 'last_eval_iter'")
+        self._last_eval_mark = as_optional_int(state.get("last_eval_mark"), "evaluator state 'last_eval_mark'")
+        self._max_eval_return = as_float(state["max_eval_return"], "evaluator state 'max_eval_return'")
 
     def close(self) -> None:
         if self._env is not None:

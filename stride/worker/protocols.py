@@ -6,7 +6,7 @@ naming it, and so does a user's own manager with the same methods.
 
 from __future__ import annotations
 
-from typing import Any, Dict, Optional, Protocol, runtime_checkable
+from typing import Dict, Mapping, Optional, Protocol, runtime_checkable
 
 import gymnasium as gym
 
@@ -59,5 +59,5 @@ class Stateful(Protocol):
     def state_dict(self) -> Dict[str, object]:
         """The state, as plain values and tensors."""
 
-    def load_state_dict(self, state: Dict[str, Any]) -> None:
+    def load_state_dict(self, state: Mapping[str, object]) -> None:
         """Restore a state :meth:`state_dict` gave."""

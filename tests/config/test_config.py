@@ -295,3 +295,16 @@ def test_required_marker_is_a_string_constant():
     cfg = compile_config(_main(), _create(), save_cfg=False)
     flat = json.dumps(cfg.to_dict(), default=str)
     assert REQUIRED not in flat
+
+
+def test_section_and_type_name_narrow_a_config_tree():
+    from stride.config.config import section, type_name
+    from stride.utils.errors import ConfigError
+
+    tree = {"env": {"type": "gymnasium"}, "none": None, "bad": 3, "odd": {"type": 1}}
+    assert section(tree, "env") == {"type": "gymnasium"} and section(tree, "none") == {} and section(tree, "x") == {}
+    assert type_name(tree, "env") == "gymnasium" and type_name(tree, "x") is None
+    with pytest.raises(ConfigError, match="'bad' must be a dict"):
+        section(tree, "bad")
+    with pytest.raises(ConfigError, match="'odd.type' must be a registered name"):
+        type_name(tree, "odd")

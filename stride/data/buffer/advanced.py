@@ -70,6 +70,7 @@ from ...config.config import Configurable, merge_config
 from ...config.setting import Setting
 from ...utils.errors import ConfigError
 from ...utils.registry import BUFFER_REGISTRY
+from ...utils.narrow import as_float, as_int, as_mapping, as_numbers, as_tensor, as_tensors
 from ..block_sampler import BlockSumSampler
 from ..draws import BatchLimit, read_only, uniform_excluding
 from ..file_storage import FileStorage
@@ -588,23 +589,26 @@ class AdvancedReplayBuffer(Configurable):
             "limiter": self._rate.state_dict() if self._rate is not None else None,
         }
 
-    def load_state_dict(self, state: Mapping[str, Any]) -> None:
+    def load_state_dict(self, state: Mapping[str, object]) -> None:
         """Restore what :meth:`state_dict` returned (same capacity)."""
-        cols = {k: v.numpy() for k, v in state["columns"].items()}
-        slots = state["slots"].numpy().astype(np.int64)
-        ids = state["ids"].numpy()
+        cols = {k: v.numpy() for k, v in as_tensors(state["columns"], "buffer state 'columns'").items()}
+        slots = as_tensor(state["slots"], "buffer state 'slots'").numpy().astype(np.int64)
+        ids = as_tensor(state["ids"], "buffer state 'ids'").numpy()
         self._storage.reset_layout()
         self._reset_meta()
         self._storage.write_at(slots, cols, ids.tolist())
-        self._storage.tail = int(state["tail"])
-        self._storage.size = int(state["ring_size"])
-        self._restore_meta(slots, ids, state["priority"].numpy(), state["use_count"].numpy(),
-                           state["collect_iter"].numpy())
-        self._next_id = int(state["next_id"])
-        self._pri.max_priority = float(state["max_priority"])
-        self._pri.load_sampler_state(state.get("sampler"))
-        self._learner_iter = int(state["learner_iter"])
-        self._rng.bit_generator.state = state["rng"]
-        self.monitor.load_state_dict(state["monitor"])
-        if self._rate is not None and state.get("limiter") is not None:
-            self._rate.load_state_dict(state["limiter"])
+        self._storage.tail = as_int(state["tail"], "buffer state 'tail'")
+        self._storage.size = as_int(state["ring_size"], "buffer state 'ring_size'")
+        self._restore_meta(slots, ids, as_tensor(state["priority"], "buffer state 'priority'").numpy(),
+                           as_tensor(state["use_count"], "buffer state 'use_count'").numpy(),
+                           as_tensor(state["collect_iter"], "buffer state 'collect_iter'").numpy())
+        self._next_id = as_int(state["next_id"], "buffer state 'next_id'")
+        self._pri.max_priority = as_float(state["max_priority"], "buffer state 'max_priority'")
+        sampler = state.get("sampler")
+        self._pri.load_sampler_state(None if sampler is None else as_numbers(sampler, "buffer state 'sampler'"))
+        self._learner_iter = as_int(state["learner_iter"], "buffer state 'learner_iter'")
+        self._rng.bit_generator.state = dict(as_mapping(state["rng"], "buffer state 'rng'"))
+        self.monitor.load_state_dict(as_mapping(state["monitor"], "buffer state 'monitor'"))
+        limiter = state.get("limiter")
+        if self._rate is not None and limiter is not None:
+            self._rate.load_state_dict(as_numbers(limiter, "buffer state 'limiter'"))

@@ -22,12 +22,13 @@ import torch
 from ...config.config import Configurable, merge_config
 from ...config.setting import Setting
 from ...utils.registry import BUFFER_REGISTRY
+from ...utils.narrow import as_int, as_mapping, as_tensor, as_tensors
 from ..draws import BatchLimit, read_only
 from ..npz import load_npz, save_npz
 from ..storage import as_array
 
 META_KEYS = ("replay_unique_id", "replay_buffer_idx")
-Episode = Sequence[Mapping[str, Any]]
+Episode = Sequence[Mapping[str, object]]
 
 
 def _stack(values: List[Any]) -> np.ndarray:
@@ -246,14 +247,16 @@ class EpisodeReplayBuffer(Configurable):
             "rng": self._rng.bit_generator.state,
         }
 
-    def load_state_dict(self, state: Mapping[str, Any]) -> None:
+    def load_state_dict(self, state: Mapping[str, object]) -> None:
         self.clear()
-        eps = self._unflat({k: v.numpy() for k, v in state["columns"].items()}, state["episode_len"].numpy())
+        columns = as_tensors(state["columns"], "buffer state 'columns'")
+        eps = self._unflat({k: v.numpy() for k, v in columns.items()},
+                           as_tensor(state["episode_len"], "buffer state 'episode_len'").numpy())
         for i, ep in enumerate(eps):
             self._data[i] = ep
         self._size = len(eps)
-        self._ids[: self._size] = state["ids"].numpy()
-        self._tail = int(state["tail"])
-        self._next_id = int(state["next_id"])
-        self._push_count = int(state["push_count"])
-        self._rng.bit_generator.state = state["rng"]
+        self._ids[: self._size] = as_tensor(state["ids"], "buffer state 'ids'").numpy()
+        self._tail = as_int(state["tail"], "buffer state 'tail'")
+        self._next_id = as_int(state["next_id"], "buffer state 'next_id'")
+        self._push_count = as_int(state["push_count"], "buffer state 'push_count'")
+        self._rng.bit_generator.state = dict(as_mapping(state["rng"], "buffer state 'rng'"))

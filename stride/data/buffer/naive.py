@@ -23,6 +23,7 @@ import torch
 from ...config.config import Configurable, merge_config
 from ...config.setting import Setting
 from ...utils.registry import BUFFER_REGISTRY
+from ...utils.narrow import as_int, as_mapping, as_tensor, as_tensors
 from ..npz import load_npz, save_npz
 from ..draws import BatchLimit, read_only
 from ..storage import ColumnStorage, PhysicalState
@@ -177,13 +178,16 @@ class NaiveReplayBuffer(Configurable):
             "push_count": self._push_count,
         }
 
-    def load_state_dict(self, state: Mapping[str, Any]) -> None:
-        self._storage.load_physical_state({k: v.numpy() for k, v in state["columns"].items()}, state["tail"])
+    def load_state_dict(self, state: Mapping[str, object]) -> None:
+        columns = as_tensors(state["columns"], "buffer state 'columns'")
+        self._storage.load_physical_state({k: v.numpy() for k, v in columns.items()},
+                                          as_int(state["tail"], "buffer state 'tail'"))
+        ids = as_tensor(state["ids"], "buffer state 'ids'")
         self._ids[:] = -1
-        self._ids[: len(state["ids"])] = state["ids"].numpy()
-        self._next_id = state["next_id"]
-        self._rng.bit_generator.state = state["rng"]
-        self._push_count = state.get("push_count", 0)
+        self._ids[: len(ids)] = ids.numpy()
+        self._next_id = as_int(state["next_id"], "buffer state 'next_id'")
+        self._rng.bit_generator.state = dict(as_mapping(state["rng"], "buffer state 'rng'"))
+        self._push_count = as_int(state.get("push_count", 0), "buffer state 'push_count'")
 
 
 def create_buffer(cfg: Mapping[str, object], seed: Optional[int] = None, **kwargs: object) -> Any:

@@ -7,13 +7,17 @@ any other shape (no silent ``cat`` to ``(B,)``), and ``default_decollate`` is it
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, List
+from typing import Callable, List, Type, TypeVar
 
 import numpy as np
 import torch
 
+from .nested import Nested
 
-def default_collate(batch: Sequence[Any]) -> Any:
+_K = TypeVar("_K")
+
+
+def default_collate(batch: Sequence[Nested]) -> Nested:
     """List of samples (nested dict / list / tuple of tensors, arrays, numbers) -> one batch.
 
     Tensors and arrays are stacked on a new first dim (arrays become tensors); Python floats
@@ -23,11 +27,11 @@ def default_collate(batch: Sequence[Any]) -> Any:
         raise ValueError("default_collate needs at least one sample")
     elem = batch[0]
     if isinstance(elem, torch.Tensor):
-        return torch.stack(list(batch), 0)
+        return torch.stack([_of(torch.Tensor, e) for e in batch], 0)
     if isinstance(elem, np.ndarray):
         if elem.dtype == object:
             raise TypeError("default_collate cannot stack object arrays")
-        return torch.from_numpy(np.stack(batch, 0))
+        return torch.from_numpy(np.stack([np.asarray(e) for e in batch], 0))
     if isinstance(elem, np.generic):
         return torch.from_numpy(np.asarray(batch))
     if isinstance(elem, bool):
@@ -39,18 +43,32 @@ def default_collate(batch: Sequence[Any]) -> Any:
     if isinstance(elem, (str, bytes)) or elem is None:
         return list(batch)
     if isinstance(elem, Mapping):
-        return {k: default_collate([d[k] for d in batch]) for k in elem}
+        samples = [d for d in batch if isinstance(d, Mapping)]
+        if len(samples) != len(batch):
+            raise TypeError("default_collate: a batch mixes dict samples with other ones")
+        return {k: default_collate([d[k] for d in samples]) for k in elem}
     if isinstance(elem, tuple) and hasattr(elem, "_fields"):
-        return type(elem)(*(default_collate(list(s)) for s in zip(*batch)))
+        make: Callable[..., Nested] = type(elem)  # a namedtuple class takes its fields positionally
+        return make(*(default_collate(list(s)) for s in zip(*(_of(tuple, e) for e in batch))))
     if isinstance(elem, Sequence):
-        if any(len(e) != len(elem) for e in batch):
+        rows = [e for e in batch if isinstance(e, Sequence)]
+        if len(rows) != len(batch):
+            raise TypeError("default_collate: a batch mixes sequence samples with other ones")
+        if any(len(e) != len(elem) for e in rows):
             raise ValueError("default_collate: sequences in a batch must have equal lengths")
-        collated = [default_collate(list(s)) for s in zip(*batch)]
+        collated = [default_collate(list(s)) for s in zip(*rows)]
         return tuple(collated) if isinstance(elem, tuple) else collated
     raise TypeError(f"default_collate does not support {type(elem).__name__}")
 
 
-def default_decollate(batch: Any) -> List[Any]:
+def _of(kind: Type[_K], item: object) -> _K:
+    """``item``, which must be a ``kind`` like the batch's first sample."""
+    if not isinstance(item, kind):
+        raise TypeError(f"default_collate: a batch mixes {kind.__name__} samples with {type(item).__name__} ones")
+    return item
+
+
+def default_decollate(batch: Nested) -> List[Nested]:
     """One batch -> list of samples: the inverse of :func:`default_collate` (tensors are unbound on dim 0)."""
     if isinstance(batch, torch.Tensor):
         return list(torch.unbind(batch, 0))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Mapping, Optional, Tuple, cast
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, cast
 
 import gymnasium as gym
 
@@ -16,6 +16,7 @@ from ...envs.base_env import BaseEnvTimestep
 from ...policy.base_policy import CollectMode
 from ...utils.errors import StrideError
 from ...utils.registry import COLLECTOR_REGISTRY
+from ...utils.narrow import as_int, as_mapping
 from ..protocols import EnvManager, ScalarWriter, Stateful
 
 #: what one batched step gives back: timesteps, and the observation and policy output behind each, by env id
@@ -119,7 +120,7 @@ class SerialCollectorBase(Configurable):
         self._ep_len: Dict[int, int] = {i: 0 for i in range(n)}
         self._inflight: Dict[int, List[Tuple[Any, Dict[str, Any]]]] = {}
 
-    def _step_envs(self, kwargs: Dict[str, Any]) -> StepResult:
+    def _step_envs(self, kwargs: Mapping[str, object]) -> StepResult:
         """One batched forward over the ready envs and one manager step.
 
         Returns ``(timesteps, obs, outputs)``: for each timestep's env, the observation and policy
@@ -152,7 +153,7 @@ class SerialCollectorBase(Configurable):
                 del inflight[env_id]
         return timesteps, src_obs, src_out
 
-    def collect(self, *, train_iter: int = 0, policy_kwargs: Optional[Dict[str, Any]] = None) -> List[Any]:
+    def collect(self, *, train_iter: int = 0, policy_kwargs: Optional[Mapping[str, object]] = None) -> Sequence[object]:
         """Step the envs until the configured amount of data is ready (see the subclasses)."""
         raise NotImplementedError
 
@@ -217,14 +218,17 @@ class SerialCollectorBase(Configurable):
             "env": self._env.state_dict() if isinstance(self._env, Stateful) else None,
         }
 
-    def load_state_dict(self, state: Dict[str, Any]) -> None:
-        self._envstep = state["envstep"]
-        self._total_episode_count = state["total_episode_count"]
-        self._traj = {int(k): cast(List[Dict[str, Any]], from_plain(v)) for k, v in state["traj"].items()}
-        self._ep_len = {int(k): v for k, v in state["ep_len"].items()}
+    def load_state_dict(self, state: Mapping[str, object]) -> None:
+        self._envstep = as_int(state["envstep"], "collector state 'envstep'")
+        self._total_episode_count = as_int(state["total_episode_count"], "collector state 'total_episode_count'")
+        traj = as_mapping(state["traj"], "collector state 'traj'")
+        self._traj = {int(k): cast(List[Dict[str, Any]], from_plain(v)) for k, v in traj.items()}
+        ep_len = as_mapping(state["ep_len"], "collector state 'ep_len'")
+        self._ep_len = {int(k): as_int(v, "collector state 'ep_len'") for k, v in ep_len.items()}
         env: object = self._env  # a manager's state is optional: kept where it has one
-        if state.get("env") is not None and isinstance(env, Stateful):
-            env.load_state_dict(state["env"])
+        env_state = state.get("env")
+        if env_state is not None and isinstance(env, Stateful):
+            env.load_state_dict(as_mapping(env_state, "collector state 'env'"))
 
     def close(self) -> None:
         if self._env is not None:
@@ -234,6 +238,5 @@ class SerialCollectorBase(Configurable):
 def create_collector(cfg: Mapping[str, object], env: EnvManager, policy: CollectMode, tb_logger: Optional[ScalarWriter] = None,
                      exp_name: Optional[str] = None, instance_name: str = "collector") -> SerialCollectorBase:
     """Build the collector named by ``cfg['type']``."""
-    collector: SerialCollectorBase = COLLECTOR_REGISTRY.get(str(cfg.get("type", "sample")))(
-        cfg, env, policy, tb_logger=tb_logger, exp_name=exp_name, instance_name=instance_name)
-    return collector
+    return COLLECTOR_REGISTRY.build_as(SerialCollectorBase, str(cfg.get("type", "sample")), cfg, env, policy,
+                                       tb_logger=tb_logger, exp_name=exp_name, instance_name=instance_name)

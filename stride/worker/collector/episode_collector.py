@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Mapping, Optional
 
 from ...utils.errors import ConfigError
 from ...utils.registry import COLLECTOR_REGISTRY
@@ -10,7 +10,7 @@ from ...policy.base_policy import CollectMode
 from .base import SerialCollectorBase
 
 #: one episode: its transitions (or, with ``get_train_sample``, its training samples)
-Episode = List[Dict[str, Any]]
+Episode = List[Dict[str, object]]
 
 
 @COLLECTOR_REGISTRY.register("episode")
@@ -34,7 +34,7 @@ class EpisodeCollector(SerialCollectorBase):
             self._default_n_episode: Optional[int] = None if n_episode is None else int(n_episode)
 
     def collect(self, n_episode: Optional[int] = None, train_iter: int = 0,
-                policy_kwargs: Optional[Dict[str, Any]] = None) -> List[Episode]:
+                policy_kwargs: Optional[Mapping[str, object]] = None) -> List[Episode]:
         """Run until ``n_episode`` episodes finished; partial episodes carry over to the next call."""
         n_episode = n_episode if n_episode is not None else self._default_n_episode
         if n_episode is None:

@@ -12,7 +12,7 @@ discarded, never stitched to the next one.
 from __future__ import annotations
 
 import math
-from typing import Any, Dict, List, Optional, cast
+from typing import Any, Dict, List, Mapping, Optional, cast
 
 from ...utils.errors import ConfigError
 from ...utils.registry import COLLECTOR_REGISTRY
@@ -40,7 +40,7 @@ class SampleCollector(SerialCollectorBase):
         self._surplus = []
 
     def collect(self, n_sample: Optional[int] = None, train_iter: int = 0,
-                policy_kwargs: Optional[Dict[str, Any]] = None) -> List[Dict[str, Any]]:
+                policy_kwargs: Optional[Mapping[str, object]] = None) -> List[Dict[str, object]]:
         """Step the envs until ``n_sample`` training samples are ready and return exactly that many
         (on-policy: every sample collected in this call, at least ``n_sample``, none kept back)."""
         n_sample = n_sample if n_sample is not None else self._default_n_sample
@@ -102,7 +102,7 @@ class SampleCollector(SerialCollectorBase):
         state["surplus"] = to_plain(self._surplus)
         return state
 
-    def load_state_dict(self, state: Dict[str, Any]) -> None:
+    def load_state_dict(self, state: Mapping[str, object]) -> None:
         from .base import from_plain
 
         super().load_state_dict(state)

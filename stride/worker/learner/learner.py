@@ -21,7 +21,8 @@ from ...utils.errors import StrideError
 from ...utils.files import atomic_write, atomic_write_text
 from ...utils.log import build_logger
 from ...utils.registry import LEARNER_REGISTRY
-from ...utils.seed import get_rng_state, set_rng_state
+from ...utils.narrow import as_int, as_mapping
+from ...utils.seed import get_rng_state, read_rng_state, set_rng_state
 from ...policy.base_policy import LearnMode
 from ..protocols import ScalarWriter, Stateful
 from .hooks import POSITIONS, LearnerHook, LoadCkptHook, LogFlushHook, LogShowHook, SaveCkptHook, ckpt_dir
@@ -32,7 +33,7 @@ CKPT_FORMAT = 1
 Batch = Union[Sequence[Mapping[str, object]], Mapping[str, object]]
 
 
-def read_checkpoint(path: str) -> Dict[str, Any]:
+def read_checkpoint(path: str) -> Dict[str, object]:
     """A checkpoint file's contents, loaded with ``weights_only`` (no code runs). Anything else --
     missing, truncated, not a checkpoint, or holding objects a safe load refuses -- is one line
     that says which; it never suggests loading unsafely (torch's own message does)."""
@@ -113,7 +114,7 @@ class BaseLearner(Configurable):
             hook(self)
 
     # ---- training ----------------------------------------------------------------------------
-    def train(self, data: Batch, envstep: Optional[int] = None) -> Dict[str, Any]:
+    def train(self, data: Batch, envstep: Optional[int] = None) -> Dict[str, object]:
         """One optimisation step on ``data`` (a list of samples or a dict of columns)."""
         if envstep is not None:
             self._envstep = envstep
@@ -202,12 +203,13 @@ class BaseLearner(Configurable):
     def load_checkpoint(self, path: str) -> None:
         """Restore the policy, counters, RNG states and registered components from ``path``."""
         state = read_checkpoint(path)
-        self.policy.load_state_dict(state["policy"])
-        self._train_iter = int(state["train_iter"])
-        self._envstep = int(state["envstep"])
+        self.policy.load_state_dict(dict(as_mapping(state["policy"], "checkpoint 'policy'")))
+        self._train_iter = as_int(state["train_iter"], "checkpoint 'train_iter'")
+        self._envstep = as_int(state["envstep"], "checkpoint 'envstep'")
+        components = as_mapping(state.get("components", {}), "checkpoint 'components'")
         for name, comp in self._states.items():
-            if name in state.get("components", {}):
-                comp.load_state_dict(state["components"][name])
+            if name in components:
+                comp.load_state_dict(as_mapping(components[name], f"checkpoint 'components.{name}'"))
         if "rng" in state:
-            set_rng_state(state["rng"])
+            set_rng_state(read_rng_state(state["rng"]))
         self.logger.info(f"[learner] loaded checkpoint {path} at train_iter={self._train_iter} envstep={self._envstep}")
