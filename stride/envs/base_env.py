@@ -27,15 +27,17 @@ from ..config.config import Configurable
 ObsT = TypeVar("ObsT", default=object)
 #: an env's action type
 ActT = TypeVar("ActT", default=object)
+#: the observation type of a ``BaseEnvTimestep`` (covariant: a timestep is read-only)
+ObsT_co = TypeVar("ObsT_co", covariant=True, default=object)
 
 
-class BaseEnvTimestep(NamedTuple, Generic[ObsT]):
+class BaseEnvTimestep(NamedTuple, Generic[ObsT_co]):
     """One step's result; ``info`` carries ``terminated``/``truncated`` and the return at episode end.
 
     ``reward`` is what the env gave (Gymnasium's ``SupportsFloat``: a float or a NumPy scalar).
     """
 
-    obs: ObsT
+    obs: ObsT_co
     reward: SupportsFloat
     done: bool
     # Any, not object: stride.worker's evaluator reads info["eval_episode_return"] as a float

@@ -19,7 +19,7 @@ import os
 import signal
 import time
 import uuid
-from typing import Any, Dict, Optional, SupportsInt, Tuple, TypedDict, Union, Unpack, cast
+from typing import Any, Dict, Optional, SupportsInt, Tuple, Type, TypedDict, Union, Unpack, cast
 
 import gymnasium as gym
 import numpy as np
@@ -61,6 +61,9 @@ def _once(path: Optional[str]) -> bool:
     return True
 
 
+#: a ``FakeEnv`` Box observation's dtype: a name (``'uint8'``), a NumPy scalar type, ``bool`` / ``int`` / ``float``, a dtype
+FakeDType = Union[str, Type[np.generic], Type[bool], Type[int], Type[float], "np.dtype[np.generic]"]
+
 #: a ``FakeEnv`` observation: an array (``obs='box'``) or a dict of arrays (``obs='dict'``)
 FakeObs = Union[npt.NDArray[np.generic], Dict[str, npt.NDArray[np.generic]]]
 
@@ -69,7 +72,7 @@ class FakeEnvOptions(TypedDict, total=False):
     """``FakeEnv``'s keyword arguments (what :func:`make_fake_env` passes on)."""
 
     obs: str
-    dtype: npt.DTypeLike
+    dtype: FakeDType
     shape: Tuple[int, ...]
     min_len: int
     max_len: int
@@ -100,7 +103,7 @@ class FakeEnv(BaseEnv[FakeObs, SupportsInt]):
     def __init__(
         self,
         obs: str = "box",
-        dtype: npt.DTypeLike = np.float32,
+        dtype: FakeDType = np.float32,
         shape: Tuple[int, ...] = (3,),
         min_len: int = 5,
         max_len: int = 15,
@@ -255,7 +258,7 @@ class ImageGymEnv(gym.Env[npt.NDArray[np.uint8], np.int64]):
         self._t = 0
         return np.zeros((4, 84, 84), dtype=np.uint8), {}
 
-    def step(self, action: Union[int, np.integer[Any]]) -> Tuple[npt.NDArray[np.uint8], float, bool, bool, Dict[str, object]]:
+    def step(self, action: Union[int, np.int64]) -> Tuple[npt.NDArray[np.uint8], float, bool, bool, Dict[str, object]]:
         self._t += 1
         obs = np.full((4, 84, 84), self._t % 256, dtype=np.uint8)
         return obs, 1.0, False, self._t >= self._max_len, {}
@@ -277,7 +280,7 @@ class BurnGymEnv(gym.Env[npt.NDArray[np.float32], np.int64]):
         self._t = 0
         return np.zeros(4, dtype=np.float32), {}
 
-    def step(self, action: Union[int, np.integer[Any]]) -> Tuple[npt.NDArray[np.float32], float, bool, bool, Dict[str, object]]:
+    def step(self, action: Union[int, np.int64]) -> Tuple[npt.NDArray[np.float32], float, bool, bool, Dict[str, object]]:
         end = time.thread_time() + self._cpu_s
         while time.thread_time() < end:
             pass

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pickle
 import traceback
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Dict, List, Mapping, Optional, Sequence
 
 import gymnasium as gym
 
@@ -50,7 +50,7 @@ class HostedEnvs:
         self.finite = finite
         self.spaces: List[gym.spaces.Space[Any]] = [env.observation_space for env in envs]
         self.checks: List[StepCheck] = [make_step_check(space, finite) for space in self.spaces]
-        self.reset_kwargs: Dict[int, Dict[str, Any]] = {}  # slot -> the kwargs of its last Reset / Replay
+        self.reset_kwargs: Dict[int, Mapping[str, object]] = {}  # slot -> the kwargs of its last Reset / Replay
 
     def _put_obs(self, slot: int, obs: Any) -> Any:
         """Write ``obs`` into the slot (returning None) or return it to be sent in the message."""
@@ -134,7 +134,7 @@ class HostedEnvs:
             self._reset_one(k, slot, seed, kwargs, obs, failures)
         return ResetReply(obs, failures)
 
-    def _reset_one(self, k: int, slot: int, seed: Optional[int], kwargs: Dict[str, Any], obs_out: List[Any],
+    def _reset_one(self, k: int, slot: int, seed: Optional[int], kwargs: Mapping[str, object], obs_out: List[Any],
                    failures: Failures) -> None:
         """Reset one env; append its observation (None on failure, recorded at position ``k``)."""
         failure: Optional[Failure] = None

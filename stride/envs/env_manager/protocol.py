@@ -34,7 +34,7 @@ import for every message), which is measurable on a stepping loop of ~20 us per 
 from __future__ import annotations
 
 import pickle
-from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple, Type, Union
+from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple, Type, Union
 
 PROTOCOL = pickle.HIGHEST_PROTOCOL
 NO_RESET = -1  # a Step's reset seed meaning "do not reset this env in place if its episode ends"
@@ -92,7 +92,7 @@ class Reset(NamedTuple):
 
     slots: Sequence[int]
     seeds: Sequence[Optional[int]]
-    kwargs: Sequence[Dict[str, Any]]
+    kwargs: Sequence[Mapping[str, object]]
 
 
 class Replay(NamedTuple):
@@ -100,7 +100,7 @@ class Replay(NamedTuple):
 
     slots: Sequence[int]
     seeds: Sequence[Optional[int]]
-    kwargs: Sequence[Dict[str, Any]]
+    kwargs: Sequence[Mapping[str, object]]
     actions: Sequence[Sequence[Any]]
 
 
