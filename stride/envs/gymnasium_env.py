@@ -182,13 +182,14 @@ class GymnasiumEnv(BaseEnv[ObsT, ActT]):
 
     # ---- episode ---------------------------------------------------------------------------
     def _obs(self, obs: ObsT) -> ObsT:
-        """float64 values as float32 (``_cast_obs``): the same kind of value (``_float32_space``)."""
+        """float64 values as float32 (``_cast_obs``): the same kind of value (``_float32_space``;
+        ignores, not casts: no call on the step path)."""
         if not self._cast_obs:
             return obs
         if isinstance(obs, dict):
-            return cast(ObsT, {k: np.asarray(v, dtype=np.float32) if np.asarray(v).dtype == np.float64 else v
-                               for k, v in obs.items()})
-        return cast(ObsT, np.asarray(obs, dtype=np.float32))
+            return {k: np.asarray(v, dtype=np.float32) if np.asarray(v).dtype == np.float64 else v  # type: ignore[return-value]
+                    for k, v in obs.items()}
+        return np.asarray(obs, dtype=np.float32)  # type: ignore[return-value]
 
     def reset(self, seed: Optional[int] = None, **kwargs: object) -> ObsT:  # type: ignore[override]
         env = self._make()
@@ -212,12 +213,17 @@ class GymnasiumEnv(BaseEnv[ObsT, ActT]):
         self._action_space_seed_pending = True
 
     def _check_action(self, action: object) -> object:
-        """``action`` as the env takes it, or ``InvalidActionError`` naming the space."""
+        """``action`` as the env takes it (a scaled Box action mapped onto the real bounds), or
+        ``InvalidActionError`` naming the space."""
         if self._discrete_n is not None:
             return self._check_discrete(action, self._discrete_start, self._discrete_n)
         space = self._act_space
         if isinstance(space, gym.spaces.Box) and self._box is not None:
-            return self._check_box(action, space, self._box)
+            checked = self._check_box(action, space, self._box)
+            if self._act_affine is not None:  # [-1, 1] -> [low, high]
+                low, half, high, dtype = self._act_affine
+                checked = np.minimum(np.maximum(low + (checked + 1.0) * half, low), high).astype(dtype)
+            return checked
         if space is None or not space.contains(action):
             raise InvalidActionError(f"action {action!r} is outside the action space {space}")
         return action
@@ -299,17 +305,14 @@ class GymnasiumEnv(BaseEnv[ObsT, ActT]):
         return _new_tuple(BaseEnvTimestep, (obs, reward, True, info))
 
     def _prepare_action(self, action: ActT) -> ActT:
-        """Make the env if needed, check ``action`` against the space and map a scaled Box action."""
+        """Make the env if needed, check ``action`` against the space (mapping a scaled Box action)."""
         if self._env is None or self._obs_space is None:
             self._make()
         if self._enforce_order and not self._was_reset:
             raise gym.error.ResetNeeded("Cannot call env.step() before calling env.reset()")
-        checked = self._check_action(action)
-        if self._act_affine is not None:  # [-1, 1] -> [low, high]
-            low, half, high, dtype = self._act_affine
-            checked = np.minimum(np.maximum(low + (np.asarray(checked) + 1.0) * half, low), high).astype(dtype)
-        # what the check gives is the action the wrapped env takes: an in-range value of its space
-        return cast(ActT, checked)
+        # what the check gives is an action the wrapped env takes, a value of its space (an ignore,
+        # not a cast: no call on the step path)
+        return self._check_action(action)  # type: ignore[return-value]
 
     def random_action(self) -> ActT:
         return self.action_space.sample()

@@ -19,7 +19,7 @@ import os
 import signal
 import time
 import uuid
-from typing import Any, Dict, Optional, SupportsInt, Tuple, Type, TypedDict, Union, Unpack, cast
+from typing import Dict, Optional, SupportsInt, Tuple, Type, TypedDict, Union, Unpack, cast
 
 import gymnasium as gym
 import numpy as np
@@ -243,7 +243,7 @@ def make_fake_env(**kwargs: Unpack[FakeEnvOptions]) -> FakeEnv:
     return FakeEnv(**kwargs)
 
 
-class ImageGymEnv(gym.Env[npt.NDArray[np.uint8], np.int64]):
+class ImageGymEnv(gym.Env[npt.NDArray[np.uint8], Union[int, np.int64]]):
     """4x84x84 uint8 observations, trivial dynamics, episodes of ``max_len`` steps (truncated)."""
 
     def __init__(self, max_len: int = 200) -> None:
@@ -264,7 +264,7 @@ class ImageGymEnv(gym.Env[npt.NDArray[np.uint8], np.int64]):
         return obs, 1.0, False, self._t >= self._max_len, {}
 
 
-class BurnGymEnv(gym.Env[npt.NDArray[np.float32], np.int64]):
+class BurnGymEnv(gym.Env[npt.NDArray[np.float32], Union[int, np.int64]]):
     """Burns ``cpu_ms`` of CPU (thread time) per step; 4 float32 obs; episodes of ``max_len`` steps."""
 
     def __init__(self, cpu_ms: float = 1.0, max_len: int = 200) -> None:
@@ -289,7 +289,8 @@ class BurnGymEnv(gym.Env[npt.NDArray[np.float32], np.int64]):
 
 
 #: what :func:`make_gym_env` makes: around ImageGymEnv, BurnGymEnv, or a Gymnasium id's env
-GymEnvs = Union["GymnasiumEnv[npt.NDArray[np.uint8], np.int64]", "GymnasiumEnv[npt.NDArray[np.float32], np.int64]",
+GymEnvs = Union["GymnasiumEnv[npt.NDArray[np.uint8], Union[int, np.int64]]",
+                "GymnasiumEnv[npt.NDArray[np.float32], Union[int, np.int64]]",
                 GymnasiumEnv]
 
 

@@ -60,20 +60,6 @@ def _as_plain(action: object) -> object:
     return action
 
 
-def _episodes_state(state: Mapping[str, object]) -> Tuple[List[int], List[Tuple[Optional[int], List[object]]]]:
-    """(episode count, (seed, actions) of the in-flight episode) per env, from a :meth:`BaseEnvManager.state_dict`."""
-    counts, episodes = state["episode_count"], state["episodes"]
-    if not isinstance(counts, list) or not isinstance(episodes, list):
-        raise StrideError(f"not an env manager state_dict (keys {sorted(state)})")
-    out: List[Tuple[Optional[int], List[object]]] = []
-    for ep in episodes:
-        seed, actions = ep["seed"], ep["actions"]
-        if not (seed is None or isinstance(seed, int)) or not isinstance(actions, list):
-            raise StrideError(f"not an env manager state_dict: episode {ep!r}")
-        out.append((seed, list(actions)))
-    return [int(c) for c in counts], out
-
-
 @ENV_MANAGER_REGISTRY.register("base")
 class BaseEnvManager(Configurable, Generic[ObsT, ActT]):
     """Step ``len(env_fn)`` envs in this process; envs that finish an episode are reset here.
@@ -456,11 +442,25 @@ class BaseEnvManager(Configurable, Generic[ObsT, ActT]):
             ],
         }
 
+    @staticmethod
+    def _episodes_state(state: Mapping[str, object]) -> Tuple[List[int], List[Tuple[Optional[int], List[object]]]]:
+        """(episode count, (seed, actions) of the in-flight episode) per env, from a :meth:`BaseEnvManager.state_dict`."""
+        counts, episodes = state["episode_count"], state["episodes"]
+        if not isinstance(counts, (list, tuple)) or not isinstance(episodes, (list, tuple)):
+            raise StrideError(f"not an env manager state_dict (keys {sorted(state)})")
+        out: List[Tuple[Optional[int], List[object]]] = []
+        for ep in episodes:
+            seed, actions = ep["seed"], ep["actions"]
+            if not (seed is None or isinstance(seed, int)) or not isinstance(actions, (list, tuple)):
+                raise StrideError(f"not an env manager state_dict: episode {ep!r}")
+            out.append((seed, list(actions)))
+        return [int(c) for c in counts], out
+
     def _load_seed_state(self, state: Mapping[str, object]) -> None:
         """Seed, dynamic flag, stream states and the seeds drawn but not yet used."""
         seed, streams = state["seed"], state["streams"]
         queues = state.get("seed_queue", [[] for _ in range(self._env_num)])
-        if not (seed is None or isinstance(seed, int)) or not isinstance(streams, list) or not isinstance(queues, list):
+        if not (seed is None or isinstance(seed, int)) or not isinstance(streams, (list, tuple)) or not isinstance(queues, (list, tuple)):
             raise StrideError(f"not an env manager state_dict (keys {sorted(state)})")
         self.seed(seed, bool(state["dynamic_seed"]))
         if streams and self._seed_streams is not None:
@@ -472,7 +472,7 @@ class BaseEnvManager(Configurable, Generic[ObsT, ActT]):
         """Restore seed streams and replay each in-flight episode (the manager must be launched)."""
         self._check_open()
         self._load_seed_state(state)
-        counts, episodes = _episodes_state(state)
+        counts, episodes = self._episodes_state(state)
         self._episode_count = counts
         for i, (seed, actions) in enumerate(episodes):
             env = self._envs[i]

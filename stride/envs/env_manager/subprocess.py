@@ -43,7 +43,6 @@ from ...utils.errors import StrideError
 from ...utils.registry import ENV_MANAGER_REGISTRY
 from ..base_env import ActT, BaseEnvTimestep, ObsT
 from .checks import nonfinite_message
-from .base import _episodes_state
 from .pool import PendingCommand, WorkerPoolEnvManager, WorkerProcess, abnormal_timestep
 from .protocol import (NO_RESET, Call, CallReply, Crash, Failure, NonFinite, Replay, Reply, ResetReply, Seed, Step,
                        StepReply, UserError)
@@ -332,7 +331,7 @@ class SyncSubprocessEnvManager(WorkerPoolEnvManager[ObsT, ActT]):
         self._drain()
         self._results.clear()
         self._load_seed_state(state)
-        counts, episodes = _episodes_state(state)
+        counts, episodes = self._episodes_state(state)
         self._episode_count = counts
         self._reset_spec.clear()
         self._broken.clear()
