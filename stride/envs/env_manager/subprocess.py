@@ -105,6 +105,9 @@ class SyncSubprocessEnvManager(WorkerPoolEnvManager[ObsT, ActT]):
         # envs the worker resets in place (their "autoreset" reply is next in line): no reset command
         in_place = w.pending[0].env_ids if w.pending and w.pending[0].kind == "autoreset" else ()
         crashed = False
+        # (ignores, not casts, below: no calls on the step path) what came back is what the worker's
+        # BaseEnv[ObsT, ActT] returned, pickled or in its shared-memory slot; a reward is None
+        # only at a position ``failures`` names
         for k, (env_id, reward, done, info, obs) in enumerate(
                 zip(cmd.env_ids, reply.rewards, reply.dones, reply.infos, reply.obs)):
             inflight.discard(env_id)
@@ -115,9 +118,10 @@ class SyncSubprocessEnvManager(WorkerPoolEnvManager[ObsT, ActT]):
                     obs = batch[where[env_id][1]]
                 elif block is not None:
                     obs = block.read(where[env_id][1], copy)
-                ready[env_id] = obs
+                ready[env_id] = obs  # type: ignore[assignment]
                 results_out[env_id] = _new_tuple(BaseEnvTimestep, (obs, reward, False, info))
-            elif self._close_episode(env_id, BaseEnvTimestep(obs, reward, True, info)) and env_id not in in_place:
+            elif (self._close_episode(env_id, BaseEnvTimestep(obs, reward, True, info))  # type: ignore[arg-type]
+                  and env_id not in in_place):
                 to_reset.append(env_id)  # the seed just drawn is the one the worker was given
         return crashed
 
@@ -173,9 +177,10 @@ class SyncSubprocessEnvManager(WorkerPoolEnvManager[ObsT, ActT]):
                 self._user_error = self._user_error or RuntimeError(
                     f"env {env_id} failed to replay its episode: {failure.describe()}")
 
-    def _first_obs(self, w: WorkerProcess, env_id: int, sent: Any) -> Any:
-        """An env's observation after a reset: in the message, or in its shared-memory slot."""
-        return sent if w.block is None else w.block.read(self._where[env_id][1], self._copy)
+    def _first_obs(self, w: WorkerProcess, env_id: int, sent: object) -> ObsT:
+        """An env's observation after a reset: in the message, or in its shared-memory slot (what
+        the worker's BaseEnv[ObsT, ActT] returned)."""
+        return cast(ObsT, sent if w.block is None else w.block.read(self._where[env_id][1], self._copy))
 
     def _reset_failed(self, env_id: int, failure: Failure, failed: List[Tuple[int, str]]) -> None:
         """A failed reset: a user error is raised once the reply is applied; a crash, or a
