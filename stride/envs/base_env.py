@@ -14,11 +14,11 @@ uses ``seed`` itself (DI-engine's semantics).
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import Any, Dict, Generic, Mapping, NamedTuple, Optional, SupportsFloat
+from typing import Any, Dict, Generic, Mapping, Optional, SupportsFloat
 
 import gymnasium as gym
 import numpy as np
-from typing_extensions import TypeVar
+from typing_extensions import NamedTuple, TypeVar  # (generic NamedTuple before Python 3.11)
 
 from ..config.config import Configurable
 

@@ -19,11 +19,12 @@ import os
 import signal
 import time
 import uuid
-from typing import Dict, Optional, SupportsInt, Tuple, Type, TypedDict, Union, Unpack, cast
+from typing import Dict, Optional, SupportsInt, Tuple, Type, Union, cast
 
 import gymnasium as gym
 import numpy as np
 import numpy.typing as npt
+from typing_extensions import TypedDict, Unpack  # (Unpack before Python 3.11)
 
 from ..envs.base_env import BaseEnv, BaseEnvTimestep
 from ..envs.gymnasium_env import GymnasiumEnv
