@@ -14,40 +14,54 @@ uses ``seed`` itself (DI-engine's semantics).
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import Any, Dict, NamedTuple, Optional
+from typing import Any, Dict, Generic, Mapping, Optional, SupportsFloat
 
 import gymnasium as gym
 import numpy as np
+from typing_extensions import NamedTuple, TypeVar  # (generic NamedTuple before Python 3.11)
 
 from ..config.config import Configurable
 
+#: an env's observation type (``BaseEnv[ObsT, ActT]``, like ``gymnasium.Env[ObsType, ActType]``);
+#: an env or manager named without type arguments is one of ``object``
+ObsT = TypeVar("ObsT", default=object)
+#: an env's action type
+ActT = TypeVar("ActT", default=object)
+#: the observation type of a ``BaseEnvTimestep`` (covariant: a timestep is read-only)
+ObsT_co = TypeVar("ObsT_co", covariant=True, default=object)
 
-class BaseEnvTimestep(NamedTuple):
-    """One step's result; ``info`` carries ``terminated``/``truncated`` and the return at episode end."""
 
-    obs: Any
-    reward: Any
+class BaseEnvTimestep(NamedTuple, Generic[ObsT_co]):
+    """One step's result; ``info`` carries ``terminated``/``truncated`` and the return at episode end.
+
+    ``reward`` is what the env gave (Gymnasium's ``SupportsFloat``: a float or a NumPy scalar).
+    """
+
+    obs: ObsT_co
+    reward: SupportsFloat
     done: bool
+    # Any, not object: stride.worker's evaluator reads info["eval_episode_return"] as a float
+    # without narrowing (its owner's change to make)
     info: Dict[str, Any]
 
 
-class BaseEnv(gym.Env[Any, Any], Configurable, ABC):
+class BaseEnv(gym.Env[ObsT, ActT], Configurable, ABC):
     """Abstract environment: ``reset() -> obs``, ``step(action) -> BaseEnvTimestep``.
 
     A ``gymnasium.Env`` for its spaces, seeding and wrappers, but ``reset`` and ``step`` return
     DI-engine's formats (the first observation; a ``BaseEnvTimestep``), not Gymnasium's tuples:
-    ``step`` knowingly differs from ``gymnasium.Env.step`` (its ``override`` ignore).
+    ``reset`` and ``step`` knowingly differ from ``gymnasium.Env``'s (their ``override`` ignores).
     """
 
-    def __init__(self, cfg: Optional[Dict[str, Any]] = None) -> None:
-        self._cfg = cfg if cfg is not None else {}
+    def __init__(self, cfg: Optional[Mapping[str, object]] = None) -> None:
+        self._cfg: Mapping[str, object] = cfg if cfg is not None else {}
         self._seed: Optional[int] = None
         self._dynamic_seed = True
         self._seed_stream: Optional[np.random.Generator] = None
         self._replay_path: Optional[str] = None
 
     @abstractmethod
-    def reset(self, seed: Optional[int] = None, **kwargs: Any) -> Any:
+    def reset(self, seed: Optional[int] = None, **kwargs: object) -> ObsT:  # type: ignore[override]
         """Start a new episode and return its first observation.
 
         ``seed`` (Gymnasium's convention) fixes this episode's seed; without it the seed comes from
@@ -55,7 +69,7 @@ class BaseEnv(gym.Env[Any, Any], Configurable, ABC):
         """
 
     @abstractmethod
-    def step(self, action: Any) -> BaseEnvTimestep:  # type: ignore[override]
+    def step(self, action: ActT) -> BaseEnvTimestep[ObsT]:  # type: ignore[override]
         """Advance one step."""
 
     def seed(self, seed: Optional[int], dynamic_seed: bool = True) -> None:
@@ -72,29 +86,32 @@ class BaseEnv(gym.Env[Any, Any], Configurable, ABC):
             return self._seed
         return int(self._seed_stream.integers(0, 2**31 - 1))
 
-    def seed_state(self) -> Optional[Dict[str, Any]]:
+    def seed_state(self) -> Optional[Dict[str, object]]:
         """The private seed stream's state as plain values (for exact resume)."""
         if self._seed_stream is None:
             return None
         return {"seed": self._seed, "dynamic": self._dynamic_seed, "rng": self._seed_stream.bit_generator.state}
 
-    def load_seed_state(self, state: Optional[Dict[str, Any]]) -> None:
+    def load_seed_state(self, state: Optional[Mapping[str, object]]) -> None:
         """Restore what :meth:`seed_state` returned."""
         if state is None:
             return
-        self.seed(state["seed"], state["dynamic"])
+        seed, rng = state["seed"], state["rng"]
+        if not (seed is None or isinstance(seed, int)) or not isinstance(rng, dict):
+            raise TypeError(f"not a seed state of BaseEnv.seed_state: {state!r}")
+        self.seed(seed, bool(state["dynamic"]))
         if self._seed_stream is not None:
-            self._seed_stream.bit_generator.state = state["rng"]
+            self._seed_stream.bit_generator.state = rng
 
     def close(self) -> None:
         """Release the simulator."""
 
     @property
-    def reward_space(self) -> gym.spaces.Space[Any]:
+    def reward_space(self) -> gym.spaces.Box:
         """Reward range as a space (scalar Box by default)."""
         return gym.spaces.Box(-np.inf, np.inf, shape=(), dtype=np.float32)
 
-    def random_action(self) -> Any:
+    def random_action(self) -> ActT:
         """A uniformly random valid action."""
         return self.action_space.sample()
 

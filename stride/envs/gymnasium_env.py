@@ -9,7 +9,7 @@ NumPy RNG), and an action outside the space fails with a message naming the spac
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Dict, List, Optional, Tuple, Union
+from typing import Any, Dict, List, Mapping, Optional, SupportsFloat, Tuple, Union, cast
 
 import gymnasium as gym
 import numpy as np
@@ -18,15 +18,17 @@ import numpy.typing as npt
 from ..config.setting import Setting
 from ..utils.errors import ConfigError, InvalidActionError, StrideError
 from ..utils.registry import ENV_REGISTRY
-from .base_env import BaseEnv, BaseEnvTimestep
+from .base_env import ActT, BaseEnv, BaseEnvTimestep, ObsT
 
 
-def _float32_space(space: gym.spaces.Space[Any]) -> gym.spaces.Space[Any]:
+def _float32_space(space: gym.spaces.Space[ObsT]) -> gym.spaces.Space[ObsT]:
     """Float64 Boxes become float32 (what networks eat); other spaces are kept."""
     if isinstance(space, gym.spaces.Box) and space.dtype == np.float64:
-        return gym.spaces.Box(space.low.astype(np.float32), space.high.astype(np.float32), dtype=np.float32)
+        # the same kind of value (an array; a dict of arrays below), float32 in place of float64
+        return cast("gym.spaces.Space[ObsT]",
+                    gym.spaces.Box(space.low.astype(np.float32), space.high.astype(np.float32), dtype=np.float32))
     if isinstance(space, gym.spaces.Dict):
-        return gym.spaces.Dict({k: _float32_space(v) for k, v in space.spaces.items()})
+        return cast("gym.spaces.Space[ObsT]", gym.spaces.Dict({k: _float32_space(v) for k, v in space.spaces.items()}))
     return space
 
 
@@ -36,8 +38,11 @@ _MAX_CACHED_ACTIONS = 4096  # discrete spaces up to this size get the cached-sca
 
 
 @ENV_REGISTRY.register("gymnasium")
-class GymnasiumEnv(BaseEnv):
-    """Wrap ``env_or_id`` (a ``gymnasium.Env`` or a registered id) lazily.
+class GymnasiumEnv(BaseEnv[ObsT, ActT]):
+    """Wrap ``env_or_id`` (a ``gymnasium.Env[ObsT, ActT]`` or a registered id) lazily.
+
+    Observations and actions are the wrapped env's (float64 Box observations come as float32;
+    with ``act_scale`` a Box action is the [-1, 1] one).
 
     Config keys (all optional): ``env_id`` (used when ``env_or_id`` is None), ``max_episode_steps``,
     ``make_kwargs`` (passed to ``gymnasium.make``), ``act_scale`` (a bounded Box action space is
@@ -45,7 +50,7 @@ class GymnasiumEnv(BaseEnv):
     """
 
     @classmethod
-    def declared_config(cls) -> Dict[str, Any]:
+    def declared_config(cls) -> Dict[str, object]:
         return dict(
             # (str) Gymnasium env id, e.g. 'CartPole-v1'.
             env_id=None,
@@ -57,18 +62,21 @@ class GymnasiumEnv(BaseEnv):
             act_scale=False,
         )
 
-    def __init__(self, env_or_id: Union[gym.Env[Any, Any], str, None] = None, cfg: Optional[Dict[str, Any]] = None) -> None:
+    def __init__(self, env_or_id: Union[gym.Env[ObsT, ActT], str, None] = None,
+                 cfg: Optional[Mapping[str, object]] = None) -> None:
         super().__init__(cfg)
-        cfg = self._cfg
         if env_or_id is None:
-            env_or_id = cfg.get("env_id")
-        if env_or_id is None:
-            raise ValueError("GymnasiumEnv needs a gymnasium.Env or an env id (cfg.env_id)")
+            env_id = self._cfg.get("env_id")
+            if env_id is None:
+                raise ValueError("GymnasiumEnv needs a gymnasium.Env or an env id (cfg.env_id)")
+            if not isinstance(env_id, str):
+                raise ConfigError(f"env_id must be a Gymnasium env id (a str), got {env_id!r}")
+            env_or_id = env_id
         self._env_id = env_or_id if isinstance(env_or_id, str) else None
-        self._env: Optional[gym.Env[Any, Any]] = None if isinstance(env_or_id, str) else env_or_id
+        self._env: Optional[gym.Env[ObsT, ActT]] = None if isinstance(env_or_id, str) else env_or_id
         self._episode_return: Any = 0.0  # the sum of the env's rewards as they come (float or NumPy scalars)
-        self._obs_space: Optional[gym.spaces.Space[Any]] = None
-        self._act_space: Optional[gym.spaces.Space[Any]] = None
+        self._obs_space: Optional[gym.spaces.Space[ObsT]] = None
+        self._act_space: Optional[gym.spaces.Space[ActT]] = None
         self._discrete_n: Optional[int] = None
         self._discrete_start = 0
         self._cast_obs = False
@@ -84,7 +92,7 @@ class GymnasiumEnv(BaseEnv):
                                          np.dtype[Any]]] = None
 
     # ---- lazy creation -------------------------------------------------------------------
-    def _make(self) -> gym.Env[Any, Any]:
+    def _make(self) -> gym.Env[ObsT, ActT]:
         """The wrapped env, made (and its spaces read) on first use."""
         env = self._env
         if env is None:
@@ -93,18 +101,21 @@ class GymnasiumEnv(BaseEnv):
             self._read_spaces(env)
         return env
 
-    def _create(self) -> gym.Env[Any, Any]:
+    def _create(self) -> gym.Env[ObsT, ActT]:
         """``gymnasium.make`` the env id, without gymnasium's OrderEnforcing wrapper (one Python
         frame per step): this class refuses a step before the first reset itself, at no cost per step."""
         env_id = self._env_id
         if env_id is None:  # an env object is made by its owner; close() dropped it
             raise StrideError("this GymnasiumEnv wraps an env object that was closed; it cannot be made again")
         try:
-            kwargs = dict(self._cfg.get("make_kwargs", {}) or {})
+            make_kwargs = self._cfg.get("make_kwargs") or {}
+            if not isinstance(make_kwargs, Mapping):
+                raise ConfigError(f"make_kwargs must be a dict of gymnasium.make keyword arguments, got {make_kwargs!r}")
+            kwargs: Dict[str, Any] = dict(make_kwargs)  # passed on to gymnasium.make's **kwargs: Any
             if self._cfg.get("max_episode_steps") is not None:
                 kwargs["max_episode_steps"] = self._cfg["max_episode_steps"]
             spec = dataclasses.replace(gym.spec(env_id), order_enforce=False)
-            env: gym.Env[Any, Any] = gym.make(spec, disable_env_checker=True, **kwargs)
+            env: gym.Env[ObsT, ActT] = gym.make(spec, disable_env_checker=True, **kwargs)
         except gym.error.Error as e:
             raise ConfigError(f"cannot make Gymnasium env '{env_id}': {e}") from None
         self._enforce_order = True
@@ -112,7 +123,7 @@ class GymnasiumEnv(BaseEnv):
             env = gym.wrappers.RecordVideo(env, self._replay_path, episode_trigger=lambda _: True)
         return env
 
-    def _read_spaces(self, env: gym.Env[Any, Any]) -> None:
+    def _read_spaces(self, env: gym.Env[ObsT, ActT]) -> None:
         """The spaces this env exposes and what the action check and step's fast path need."""
         raw = env.observation_space
         obs_space = _float32_space(raw)
@@ -125,13 +136,14 @@ class GymnasiumEnv(BaseEnv):
                 scalar = act_space.dtype.type if act_space.dtype is not None else np.int64
                 self._int_actions = [scalar(a) for a in range(start, start + n)]
         if self._cfg.get("act_scale"):
-            act_space = self._scaled_action_space(act_space, env)
+            # the [-1, 1] Box of a Box action space: the same kind of action (an array)
+            act_space = cast("gym.spaces.Space[ActT]", self._scaled_action_space(act_space, env))
         if isinstance(act_space, gym.spaces.Box):  # bounds with tolerance for the action check
             self._box = (act_space.low - 1e-4, act_space.high + 1e-4, int(np.prod(act_space.shape)))
         self._act_space = act_space
         self._obs_space = obs_space
 
-    def _scaled_action_space(self, space: gym.spaces.Space[Any], env: gym.Env[Any, Any]) -> gym.spaces.Box:
+    def _scaled_action_space(self, space: gym.spaces.Space[ActT], env: gym.Env[ObsT, ActT]) -> gym.spaces.Box:
         """``act_scale``: [-1, 1] in place of the bounded Box ``space`` (the map is kept in ``_act_affine``)."""
         if not (isinstance(space, gym.spaces.Box) and np.all(np.isfinite(space.low)) and np.all(np.isfinite(space.high))):
             raise ConfigError(f"act_scale=True needs a bounded Box action space, got {space} "
@@ -144,19 +156,19 @@ class GymnasiumEnv(BaseEnv):
     # a gymnasium.Env's spaces are plain attributes; these are read from the wrapped env when first
     # asked for (making it), hence properties without setters
     @property
-    def observation_space(self) -> gym.spaces.Space[Any]:  # type: ignore[override]
+    def observation_space(self) -> gym.spaces.Space[ObsT]:  # type: ignore[override]
         self._make()
         assert self._obs_space is not None  # _make read it
         return self._obs_space
 
     @property
-    def action_space(self) -> gym.spaces.Space[Any]:  # type: ignore[override]
+    def action_space(self) -> gym.spaces.Space[ActT]:  # type: ignore[override]
         self._make()
         assert self._act_space is not None  # _make read it
         return self._act_space
 
     @property
-    def reward_space(self) -> gym.spaces.Space[Any]:
+    def reward_space(self) -> gym.spaces.Box:
         return gym.spaces.Box(-np.inf, np.inf, shape=(), dtype=np.float32)
 
     @property
@@ -169,21 +181,27 @@ class GymnasiumEnv(BaseEnv):
         return spec.id if spec is not None else type(self._env).__name__
 
     # ---- episode ---------------------------------------------------------------------------
-    def _obs(self, obs: Any) -> Any:
+    def _obs(self, obs: ObsT) -> ObsT:
+        """float64 values as float32 (``_cast_obs``): the same kind of value (``_float32_space``;
+        ignores, not casts: no call on the step path)."""
         if not self._cast_obs:
             return obs
         if isinstance(obs, dict):
-            return {k: np.asarray(v, dtype=np.float32) if np.asarray(v).dtype == np.float64 else v for k, v in obs.items()}
-        return np.asarray(obs, dtype=np.float32)
+            return {k: np.asarray(v, dtype=np.float32) if np.asarray(v).dtype == np.float64 else v  # type: ignore[return-value]
+                    for k, v in obs.items()}
+        return np.asarray(obs, dtype=np.float32)  # type: ignore[return-value]
 
-    def reset(self, seed: Optional[int] = None, **kwargs: Any) -> Any:
+    def reset(self, seed: Optional[int] = None, **kwargs: object) -> ObsT:  # type: ignore[override]
         env = self._make()
         if seed is None:
             seed = self.next_episode_seed()
         if self._action_space_seed_pending and self._seed is not None and self._act_space is not None:
             self._act_space.seed(self._seed)
             self._action_space_seed_pending = False
-        obs, _ = env.reset(seed=seed, options=kwargs.get("options"))
+        options = kwargs.get("options")
+        if not (options is None or isinstance(options, dict)):
+            raise ConfigError(f"reset options must be a dict, got {options!r}")
+        obs, _ = env.reset(seed=seed, options=options)
         self._episode_return = 0.0
         self._was_reset = True
         if self._int_actions:
@@ -194,18 +212,23 @@ class GymnasiumEnv(BaseEnv):
         super().seed(seed, dynamic_seed)
         self._action_space_seed_pending = True
 
-    def _check_action(self, action: Any) -> Any:
-        """``action`` as the env takes it, or ``InvalidActionError`` naming the space."""
+    def _check_action(self, action: object) -> object:
+        """``action`` as the env takes it (a scaled Box action mapped onto the real bounds), or
+        ``InvalidActionError`` naming the space."""
         if self._discrete_n is not None:
             return self._check_discrete(action, self._discrete_start, self._discrete_n)
         space = self._act_space
         if isinstance(space, gym.spaces.Box) and self._box is not None:
-            return self._check_box(action, space, self._box)
+            checked = self._check_box(action, space, self._box)
+            if self._act_affine is not None:  # [-1, 1] -> [low, high]
+                low, half, high, dtype = self._act_affine
+                checked = np.minimum(np.maximum(low + (checked + 1.0) * half, low), high).astype(dtype)
+            return checked
         if space is None or not space.contains(action):
             raise InvalidActionError(f"action {action!r} is outside the action space {space}")
         return action
 
-    def _check_discrete(self, action: Any, start: int, n: int) -> int:
+    def _check_discrete(self, action: object, start: int, n: int) -> int:
         if isinstance(action, (int, np.integer)) and not isinstance(action, bool):
             a: Optional[int] = int(action)  # the hot path: one check, no array conversion
         else:
@@ -223,7 +246,7 @@ class GymnasiumEnv(BaseEnv):
         return a
 
     @staticmethod
-    def _check_box(action: Any, space: gym.spaces.Box, box: Tuple[npt.NDArray[Any], npt.NDArray[Any], int]) -> npt.NDArray[Any]:
+    def _check_box(action: object, space: gym.spaces.Box, box: Tuple[npt.NDArray[Any], npt.NDArray[Any], int]) -> npt.NDArray[Any]:
         lo_tol, hi_tol, size = box
         a = np.asarray(action, dtype=space.dtype)
         if a.size != size:
@@ -246,7 +269,7 @@ class GymnasiumEnv(BaseEnv):
         clipped: npt.NDArray[Any] = np.minimum(np.maximum(a, space.low), space.high)
         return clipped
 
-    def step(self, action: Any) -> BaseEnvTimestep:  # type: ignore[override]  # BaseEnv.step, not Gymnasium's
+    def step(self, action: ActT) -> BaseEnvTimestep[ObsT]:  # type: ignore[override]  # BaseEnv.step, not Gymnasium's
         # The hot path costs a type check, a range check and a list lookup over the raw env's own
         # step: an in-range int action of a discrete env that was reset (the range is empty until
         # then; anything else, and every non-discrete env, takes _prepare_action) reaches the env
@@ -256,8 +279,9 @@ class GymnasiumEnv(BaseEnv):
         # the namedtuple's Python-level __new__, same object). Every env manager calls this
         # method for every step: it is the only code that keeps the episode's return.
         t = type(action)
-        if (t is int or t is _NP_INT64) and self._fast_lo <= action < self._fast_hi:
-            action = self._int_actions[action - self._fast_lo]
+        # (mypy does not narrow ``action`` by the cached ``type``; the test is the int one)
+        if (t is int or t is _NP_INT64) and self._fast_lo <= action < self._fast_hi:  # type: ignore[operator]
+            action = self._int_actions[action - self._fast_lo]  # type: ignore[operator, assignment]
         else:
             action = self._prepare_action(action)
         env = self._env
@@ -270,7 +294,8 @@ class GymnasiumEnv(BaseEnv):
             return self._end_timestep(obs, reward, terminated, truncated, info)
         return _new_tuple(BaseEnvTimestep, (obs, reward, False, info))
 
-    def _end_timestep(self, obs: Any, reward: Any, terminated: Any, truncated: Any, info: Dict[str, Any]) -> BaseEnvTimestep:
+    def _end_timestep(self, obs: ObsT, reward: SupportsFloat, terminated: bool, truncated: bool,
+                      info: Dict[str, Any]) -> BaseEnvTimestep[ObsT]:
         """The last timestep of an episode (``_episode_return`` already holds ``reward``): a copy
         of ``info`` with ``terminated``, ``truncated`` (only when not terminated) and the return."""
         info = dict(info)
@@ -279,19 +304,17 @@ class GymnasiumEnv(BaseEnv):
         info["eval_episode_return"] = float(self._episode_return)
         return _new_tuple(BaseEnvTimestep, (obs, reward, True, info))
 
-    def _prepare_action(self, action: Any) -> Any:
-        """Make the env if needed, check ``action`` against the space and map a scaled Box action."""
+    def _prepare_action(self, action: ActT) -> ActT:
+        """Make the env if needed, check ``action`` against the space (mapping a scaled Box action)."""
         if self._env is None or self._obs_space is None:
             self._make()
         if self._enforce_order and not self._was_reset:
             raise gym.error.ResetNeeded("Cannot call env.step() before calling env.reset()")
-        action = self._check_action(action)
-        if self._act_affine is not None:  # [-1, 1] -> [low, high]
-            low, half, high, dtype = self._act_affine
-            action = np.minimum(np.maximum(low + (action + 1.0) * half, low), high).astype(dtype)
-        return action
+        # what the check gives is an action the wrapped env takes, a value of its space (an ignore,
+        # not a cast: no call on the step path)
+        return self._check_action(action)  # type: ignore[return-value]
 
-    def random_action(self) -> Any:
+    def random_action(self) -> ActT:
         return self.action_space.sample()
 
     def close(self) -> None:

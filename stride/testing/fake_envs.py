@@ -19,11 +19,12 @@ import os
 import signal
 import time
 import uuid
-from typing import Any, Dict, Optional, Tuple, Union
+from typing import Dict, Optional, SupportsInt, Tuple, Type, Union, cast
 
 import gymnasium as gym
 import numpy as np
 import numpy.typing as npt
+from typing_extensions import TypedDict, Unpack  # (Unpack before Python 3.11)
 
 from ..envs.base_env import BaseEnv, BaseEnvTimestep
 from ..envs.gymnasium_env import GymnasiumEnv
@@ -61,7 +62,34 @@ def _once(path: Optional[str]) -> bool:
     return True
 
 
-class FakeEnv(BaseEnv):
+#: a ``FakeEnv`` Box observation's dtype: a name (``'uint8'``), a NumPy scalar type, ``bool`` / ``int`` / ``float``, a dtype
+FakeDType = Union[str, Type[np.generic], Type[bool], Type[int], Type[float], "np.dtype[np.generic]"]
+
+#: a ``FakeEnv`` observation: an array (``obs='box'``) or a dict of arrays (``obs='dict'``)
+FakeObs = Union[npt.NDArray[np.generic], Dict[str, npt.NDArray[np.generic]]]
+
+
+class FakeEnvOptions(TypedDict, total=False):
+    """``FakeEnv``'s keyword arguments (what :func:`make_fake_env` passes on)."""
+
+    obs: str
+    dtype: FakeDType
+    shape: Tuple[int, ...]
+    min_len: int
+    max_len: int
+    step_error_every: int
+    reset_error_every: int
+    step_error_at: int
+    reset_error_at: int
+    hang_at: int
+    reset_hang_at: int
+    exit_at: int
+    kill_at: int
+    once_file: Optional[str]
+    cpu_ms: float
+
+
+class FakeEnv(BaseEnv[FakeObs, SupportsInt]):
     """A deterministic toy env with switchable faults.
 
     Args (all keyword): ``obs`` 'box' or 'dict'; ``dtype``/``shape`` of the Box obs; ``min_len``/
@@ -76,7 +104,7 @@ class FakeEnv(BaseEnv):
     def __init__(
         self,
         obs: str = "box",
-        dtype: npt.DTypeLike = np.float32,
+        dtype: FakeDType = np.float32,
         shape: Tuple[int, ...] = (3,),
         min_len: int = 5,
         max_len: int = 15,
@@ -115,13 +143,14 @@ class FakeEnv(BaseEnv):
         self.observation_space = self._make_obs_space()
         self.action_space = gym.spaces.Discrete(3)
 
-    def _make_obs_space(self) -> gym.spaces.Space[Any]:
+    def _make_obs_space(self) -> gym.spaces.Space[FakeObs]:
+        # (gymnasium annotates its Dict space as a space of dicts of spaces; its samples are dicts of arrays)
         if self._kind == "dict":
-            return fake_dict_space()
+            return cast("gym.spaces.Space[FakeObs]", fake_dict_space())
         if self._kind != "box":
             raise ValueError(f"unknown obs kind '{self._kind}'; valid choices: box, dict")
         if self._dtype == np.bool_:
-            return gym.spaces.Box(0, 1, shape=self._shape, dtype=np.bool_)
+            return gym.spaces.Box(0, 1, shape=self._shape, dtype=np.bool_)  # type: ignore[arg-type]  # (typed floating|integer only)
         if np.issubdtype(self._dtype, np.integer):
             info = np.iinfo(self._dtype)
             return gym.spaces.Box(info.min, info.max, shape=self._shape, dtype=self._dtype.type)
@@ -133,7 +162,7 @@ class FakeEnv(BaseEnv):
             return True
         return bool(at) and calls == at and _once(self._once_file)
 
-    def _make_obs(self) -> Any:
+    def _make_obs(self) -> FakeObs:
         v = self._base + self._state + self._t
         if self._kind == "dict":
             return {
@@ -149,7 +178,7 @@ class FakeEnv(BaseEnv):
             return (np.arange(int(np.prod(self._shape))).reshape(self._shape) + v).astype(self._dtype)
         return (np.arange(int(np.prod(self._shape))).reshape(self._shape) * 0.5 + v).astype(self._dtype)
 
-    def reset(self, seed: Optional[int] = None, **kwargs: Any) -> Any:
+    def reset(self, seed: Optional[int] = None, **kwargs: object) -> FakeObs:  # type: ignore[override]  # BaseEnv's
         self._reset_calls += 1
         if self._faults["reset_hang_at"] == self._reset_calls and _once(self._once_file):
             while True:
@@ -163,11 +192,14 @@ class FakeEnv(BaseEnv):
         self._t = 0
         self._state = 0
         self._return = 0.0
-        self._base = int(rng.integers(0, 1000)) + int(kwargs.get("offset", 0))
+        offset = kwargs.get("offset", 0)
+        if not isinstance(offset, (SupportsInt, str)):
+            raise TypeError(f"FakeEnv.reset: offset must be an int, got {offset!r}")
+        self._base = int(rng.integers(0, 1000)) + int(offset)
         self._len = int(rng.integers(self._min_len, self._max_len + 1))
         return self._make_obs()
 
-    def step(self, action: Any) -> BaseEnvTimestep:  # type: ignore[override]  # BaseEnv.step, not Gymnasium's
+    def step(self, action: SupportsInt) -> BaseEnvTimestep[FakeObs]:  # type: ignore[override]  # BaseEnv's
         self._step_calls += 1
         n = self._step_calls
         f = self._faults
@@ -194,7 +226,7 @@ class FakeEnv(BaseEnv):
         self._t += 1
         reward = float(self._state)
         self._return += reward
-        info: Dict[str, Any] = {"key": (self.instance, self._episode, self._t), "pid": self.pid}
+        info: Dict[str, object] = {"key": (self.instance, self._episode, self._t), "pid": self.pid}
         done = self._t >= self._len
         if done:
             info.update(terminated=False, truncated=True, eval_episode_return=self._return)
@@ -207,12 +239,12 @@ class FakeEnv(BaseEnv):
         return f"FakeEnv({self._kind}, {self._dtype}, {self._shape})"
 
 
-def make_fake_env(**kwargs: Any) -> FakeEnv:
+def make_fake_env(**kwargs: Unpack[FakeEnvOptions]) -> FakeEnv:
     """Module-level factory (picklable by reference); use ``functools.partial(make_fake_env, ...)``."""
     return FakeEnv(**kwargs)
 
 
-class ImageGymEnv(gym.Env[npt.NDArray[np.uint8], np.int64]):
+class ImageGymEnv(gym.Env[npt.NDArray[np.uint8], Union[int, np.int64]]):
     """4x84x84 uint8 observations, trivial dynamics, episodes of ``max_len`` steps (truncated)."""
 
     def __init__(self, max_len: int = 200) -> None:
@@ -221,18 +253,19 @@ class ImageGymEnv(gym.Env[npt.NDArray[np.uint8], np.int64]):
         self._max_len = max_len
         self._t = 0
 
-    def reset(self, *, seed: Optional[int] = None, options: Optional[Dict[str, Any]] = None) -> Tuple[npt.NDArray[Any], Dict[str, Any]]:
+    def reset(self, *, seed: Optional[int] = None,
+              options: Optional[Dict[str, object]] = None) -> Tuple[npt.NDArray[np.uint8], Dict[str, object]]:
         super().reset(seed=seed)
         self._t = 0
         return np.zeros((4, 84, 84), dtype=np.uint8), {}
 
-    def step(self, action: Union[int, np.integer[Any]]) -> Tuple[npt.NDArray[Any], float, bool, bool, Dict[str, Any]]:
+    def step(self, action: Union[int, np.int64]) -> Tuple[npt.NDArray[np.uint8], float, bool, bool, Dict[str, object]]:
         self._t += 1
         obs = np.full((4, 84, 84), self._t % 256, dtype=np.uint8)
         return obs, 1.0, False, self._t >= self._max_len, {}
 
 
-class BurnGymEnv(gym.Env[npt.NDArray[np.float32], np.int64]):
+class BurnGymEnv(gym.Env[npt.NDArray[np.float32], Union[int, np.int64]]):
     """Burns ``cpu_ms`` of CPU (thread time) per step; 4 float32 obs; episodes of ``max_len`` steps."""
 
     def __init__(self, cpu_ms: float = 1.0, max_len: int = 200) -> None:
@@ -242,12 +275,13 @@ class BurnGymEnv(gym.Env[npt.NDArray[np.float32], np.int64]):
         self._max_len = max_len
         self._t = 0
 
-    def reset(self, *, seed: Optional[int] = None, options: Optional[Dict[str, Any]] = None) -> Tuple[npt.NDArray[Any], Dict[str, Any]]:
+    def reset(self, *, seed: Optional[int] = None,
+              options: Optional[Dict[str, object]] = None) -> Tuple[npt.NDArray[np.float32], Dict[str, object]]:
         super().reset(seed=seed)
         self._t = 0
         return np.zeros(4, dtype=np.float32), {}
 
-    def step(self, action: Union[int, np.integer[Any]]) -> Tuple[npt.NDArray[Any], float, bool, bool, Dict[str, Any]]:
+    def step(self, action: Union[int, np.int64]) -> Tuple[npt.NDArray[np.float32], float, bool, bool, Dict[str, object]]:
         end = time.thread_time() + self._cpu_s
         while time.thread_time() < end:
             pass
@@ -255,10 +289,17 @@ class BurnGymEnv(gym.Env[npt.NDArray[np.float32], np.int64]):
         return np.full(4, self._t, dtype=np.float32), 1.0, False, self._t >= self._max_len, {}
 
 
-def make_gym_env(name: str, **kwargs: Any) -> GymnasiumEnv:
-    """A Stride env around ``'image'`` (ImageGymEnv), ``'burn'`` (BurnGymEnv) or any Gymnasium id."""
+#: what :func:`make_gym_env` makes: around ImageGymEnv, BurnGymEnv, or a Gymnasium id's env
+GymEnvs = Union["GymnasiumEnv[npt.NDArray[np.uint8], Union[int, np.int64]]",
+                "GymnasiumEnv[npt.NDArray[np.float32], Union[int, np.int64]]",
+                GymnasiumEnv]
+
+
+def make_gym_env(name: str, **kwargs: float) -> GymEnvs:
+    """A Stride env around ``'image'`` (ImageGymEnv: ``max_len``), ``'burn'`` (BurnGymEnv: ``cpu_ms``,
+    ``max_len``) or any Gymnasium id (``kwargs``: the GymnasiumEnv config)."""
     if name == "image":
-        return GymnasiumEnv(ImageGymEnv(**kwargs))
+        return GymnasiumEnv(ImageGymEnv(int(kwargs.get("max_len", 200))))
     if name == "burn":
-        return GymnasiumEnv(BurnGymEnv(**kwargs))
+        return GymnasiumEnv(BurnGymEnv(kwargs.get("cpu_ms", 1.0), int(kwargs.get("max_len", 200))))
     return GymnasiumEnv(name, kwargs or None)

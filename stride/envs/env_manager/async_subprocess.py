@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, List, Optional
+from typing import Callable, Dict, List, Mapping, Optional
 
 from ...config import Setting
 from ...utils.registry import ENV_MANAGER_REGISTRY
-from ..base_env import BaseEnv, BaseEnvTimestep
+from ..base_env import ActT, BaseEnv, BaseEnvTimestep, ObsT
 from .subprocess import SyncSubprocessEnvManager
 
 
 @ENV_MANAGER_REGISTRY.register("async_subprocess")
-class AsyncSubprocessEnvManager(SyncSubprocessEnvManager):
+class AsyncSubprocessEnvManager(SyncSubprocessEnvManager[ObsT, ActT]):
     """Envs in worker processes; ``step`` returns whichever envs are ready.
 
     Each result is returned exactly once: results of envs stepped in an earlier call, still in
@@ -20,7 +20,7 @@ class AsyncSubprocessEnvManager(SyncSubprocessEnvManager):
     """
 
     @classmethod
-    def declared_config(cls) -> Dict[str, Any]:
+    def declared_config(cls) -> Dict[str, object]:
         cfg = super().declared_config()
         cfg.update(
             # (int) step returns once at least this many results are ready (or none are in flight).
@@ -30,12 +30,12 @@ class AsyncSubprocessEnvManager(SyncSubprocessEnvManager):
         )
         return cfg
 
-    def __init__(self, env_fn: List[Callable[[], BaseEnv]], cfg: Optional[Dict[str, Any]] = None) -> None:
+    def __init__(self, env_fn: List[Callable[[], BaseEnv[ObsT, ActT]]], cfg: Optional[Mapping[str, object]] = None) -> None:
         super().__init__(env_fn, cfg)
         self._in_order = False
 
     @property
-    def ready_obs(self) -> Dict[int, Any]:
+    def ready_obs(self) -> Dict[int, ObsT]:
         """``{env_id: obs}`` of the envs waiting for an action (not in flight)."""
         if not self._closed and not self._ready_obs and (self._inflight or self._resetting):
             self._pump(lambda: bool(self._ready_obs))
@@ -45,7 +45,7 @@ class AsyncSubprocessEnvManager(SyncSubprocessEnvManager):
     def ready_obs_id(self) -> List[int]:
         return list(self.ready_obs)
 
-    def step(self, actions: Dict[int, Any]) -> Dict[int, BaseEnvTimestep]:
+    def step(self, actions: Mapping[int, ActT]) -> Dict[int, BaseEnvTimestep[Optional[ObsT]]]:
         """Send the given envs' actions; return the results that are ready (at least ``wait_num``).
 
         Results already back (e.g. gathered while ``ready_obs`` waited) are taken before the new

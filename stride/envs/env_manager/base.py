@@ -25,7 +25,7 @@ from __future__ import annotations
 import logging
 import time
 from types import TracebackType
-from typing import Any, Callable, Dict, List, Optional, Tuple, Type
+from typing import Callable, Dict, Generic, List, Mapping, Optional, Tuple, Type, cast
 
 import gymnasium as gym
 import numpy as np
@@ -34,7 +34,7 @@ from ...config import Configurable, Setting
 from ...config.config import merge_config
 from ...utils.errors import ConfigError, StrideError
 from ...utils.registry import ENV_MANAGER_REGISTRY
-from ..base_env import BaseEnv, BaseEnvTimestep
+from ..base_env import ActT, BaseEnv, BaseEnvTimestep, ObsT
 from .checks import (NONFINITE_CHOICES, NonFiniteError, ObservationShapeError, StepCheck, env_label, find_problem,
                      make_step_check, nonfinite_message, shape_message)
 
@@ -48,23 +48,28 @@ class _Dropped(Exception):
     handled like an env crash (the episode closed as abnormal, a reset attempt failed)."""
 
 
-def _as_plain(action: Any) -> Any:
+def _as_plain(action: object) -> object:
     """An action as plain Python values (for checkpoints that must load with weights_only)."""
     if isinstance(action, np.ndarray):
         return action.tolist()
     if isinstance(action, np.generic):
         return action.item()
-    if hasattr(action, "tolist"):
-        return action.tolist()
+    tolist = getattr(action, "tolist", None)
+    if callable(tolist):
+        return tolist()
     return action
 
 
 @ENV_MANAGER_REGISTRY.register("base")
-class BaseEnvManager(Configurable):
-    """Step ``len(env_fn)`` envs in this process; envs that finish an episode are reset here."""
+class BaseEnvManager(Configurable, Generic[ObsT, ActT]):
+    """Step ``len(env_fn)`` envs in this process; envs that finish an episode are reset here.
+
+    ``BaseEnvManager[ObsT, ActT]`` steps ``BaseEnv[ObsT, ActT]`` envs: ``ready_obs`` holds ObsT,
+    ``step`` takes ActT; an abnormal timestep's ``obs`` is None.
+    """
 
     @classmethod
-    def declared_config(cls) -> Dict[str, Any]:
+    def declared_config(cls) -> Dict[str, object]:
         return dict(
             # (int|float) episodes per env before the manager reports done; inf = run forever.
             episode_num=Setting(float("inf"), "[1, inf]"),
@@ -96,7 +101,7 @@ class BaseEnvManager(Configurable):
             nonfinite=Setting("raise", NONFINITE_CHOICES),
         )
 
-    def __init__(self, env_fn: List[Callable[[], BaseEnv]], cfg: Optional[Dict[str, Any]] = None) -> None:
+    def __init__(self, env_fn: List[Callable[[], BaseEnv[ObsT, ActT]]], cfg: Optional[Mapping[str, object]] = None) -> None:
         if not env_fn:
             raise ConfigError("an env manager needs at least one env factory (env_fn is empty)")
         merged = merge_config(self.declared_config(), {k: v for k, v in (cfg or {}).items() if k != "type"},
@@ -109,22 +114,22 @@ class BaseEnvManager(Configurable):
         self._env_num = len(env_fn)
         # per env, from its own observation space when it is made: the step check (checks.py) and the space
         self._checks: List[StepCheck] = []
-        self._obs_spaces: List[gym.spaces.Space[Any]] = []
+        self._obs_spaces: List[gym.spaces.Space[ObsT]] = []
         self._max_retry = int(merged["max_retry"])
         self._episode_num = merged["episode_num"]
         self._auto_reset = bool(merged["auto_reset"])
-        self._envs: List[BaseEnv] = []  # while launched
+        self._envs: List[BaseEnv[ObsT, ActT]] = []  # while launched
         self._closed = True
         self._seed: Optional[int] = None
         self._dynamic_seed = True
         self._seed_streams: Optional[List[np.random.Generator]] = None
         self._seed_queue: List[List[int]] = [[] for _ in range(self._env_num)]  # drawn, not yet used (reversed)
-        self._ready_obs: Dict[int, Any] = {}
+        self._ready_obs: Dict[int, ObsT] = {}
         self._episode_count = [0] * self._env_num
         self._episode_seed: List[Optional[int]] = [None] * self._env_num
-        self._episode_actions: List[List[Any]] = [[] for _ in range(self._env_num)]
-        self._spaces: Optional[Tuple[gym.spaces.Space[Any], gym.spaces.Space[Any], gym.spaces.Space[Any]]] = None
-        self._reset_param: Dict[int, Dict[str, Any]] = {}
+        self._episode_actions: List[List[object]] = [[] for _ in range(self._env_num)]  # ActT, or plain values after a resume
+        self._spaces: Optional[Tuple[gym.spaces.Space[ObsT], gym.spaces.Space[ActT], gym.spaces.Box]] = None
+        self._reset_param: Dict[int, Mapping[str, object]] = {}
 
     # ---- properties ------------------------------------------------------------------------
     @property
@@ -132,7 +137,7 @@ class BaseEnvManager(Configurable):
         return self._env_num
 
     @property
-    def ready_obs(self) -> Dict[int, Any]:
+    def ready_obs(self) -> Dict[int, ObsT]:
         """``{env_id: obs}`` of the envs waiting for an action."""
         return self._ready_obs
 
@@ -155,7 +160,7 @@ class BaseEnvManager(Configurable):
     def closed(self) -> bool:
         return self._closed
 
-    def _reference_spaces(self) -> Tuple[gym.spaces.Space[Any], gym.spaces.Space[Any], gym.spaces.Space[Any]]:
+    def _reference_spaces(self) -> Tuple[gym.spaces.Space[ObsT], gym.spaces.Space[ActT], gym.spaces.Box]:
         """The spaces of env 0 (made for the purpose when the manager is not launched)."""
         if self._spaces is None:
             env = self._envs[0] if self._envs else self._env_fn[0]()
@@ -165,15 +170,15 @@ class BaseEnvManager(Configurable):
         return self._spaces
 
     @property
-    def observation_space(self) -> gym.spaces.Space[Any]:
+    def observation_space(self) -> gym.spaces.Space[ObsT]:
         return self._reference_spaces()[0]
 
     @property
-    def action_space(self) -> gym.spaces.Space[Any]:
+    def action_space(self) -> gym.spaces.Space[ActT]:
         return self._reference_spaces()[1]
 
     @property
-    def reward_space(self) -> gym.spaces.Space[Any]:
+    def reward_space(self) -> gym.spaces.Box:
         return self._reference_spaces()[2]
 
     # ---- seeding ----------------------------------------------------------------------------
@@ -217,7 +222,7 @@ class BaseEnvManager(Configurable):
         self._seed_queue[env_id][:0] = block  # in place: callers hold the list
 
     # ---- lifecycle --------------------------------------------------------------------------
-    def launch(self, reset_param: Optional[Dict[int, Dict[str, Any]]] = None) -> None:
+    def launch(self, reset_param: Optional[Mapping[int, Mapping[str, object]]] = None) -> None:
         """Create the envs and reset them all."""
         if not self._closed:
             raise StrideError("env manager is already launched; call close() first")
@@ -228,13 +233,13 @@ class BaseEnvManager(Configurable):
         self._closed = False
         self.reset(reset_param)
 
-    def _create_env(self, env_id: int) -> BaseEnv:
+    def _create_env(self, env_id: int) -> BaseEnv[ObsT, ActT]:
         env = self._env_fn[env_id]()
         if self._seed is not None:
             env.seed(self._seed + env_id, dynamic_seed=self._dynamic_seed)
         return env
 
-    def reset(self, reset_param: Optional[Dict[int, Dict[str, Any]]] = None) -> None:
+    def reset(self, reset_param: Optional[Mapping[int, Mapping[str, object]]] = None) -> None:
         """Reset all envs (or those in ``reset_param``, whose kwargs are kept for later resets)."""
         self._check_open()
         if reset_param is not None:
@@ -289,7 +294,7 @@ class BaseEnvManager(Configurable):
         self._obs_spaces[env_id] = space = env.observation_space
         self._checks[env_id] = make_step_check(space, self._finite)
 
-    def step(self, actions: Dict[int, Any]) -> Dict[int, BaseEnvTimestep]:
+    def step(self, actions: Mapping[int, ActT]) -> Dict[int, BaseEnvTimestep[Optional[ObsT]]]:
         """Step the given envs; finished ones are reset and reappear in ``ready_obs``.
 
         Each env is stepped by its own ``step`` (the one place that turns an env's result into a
@@ -303,7 +308,7 @@ class BaseEnvManager(Configurable):
         if not actions.keys() <= ready.keys():  # refuse before stepping anything: no half-applied call
             env_id = next(i for i in actions if i not in ready)
             raise StrideError(f"env {env_id} is not ready (ready envs: {sorted(ready)})")
-        out: Dict[int, BaseEnvTimestep] = {}
+        out: Dict[int, BaseEnvTimestep[Optional[ObsT]]] = {}
         checks = self._checks
         for env_id, action in actions.items():
             try:
@@ -313,7 +318,10 @@ class BaseEnvManager(Configurable):
             except StrideError:
                 raise
             except Exception as e:  # the env crashed: close the episode as abnormal, never stitch it
-                timestep = self._step_failed(env_id, e)
+                out[env_id] = self._step_failed(env_id, e)
+                recorded[env_id].append(action)
+                self._episode_end(env_id)
+                continue
             recorded[env_id].append(action)
             out[env_id] = timestep
             if timestep[2]:  # done
@@ -322,7 +330,7 @@ class BaseEnvManager(Configurable):
                 ready[env_id] = timestep[0]
         return out
 
-    def _judge(self, env_id: int, obs: Any, reward: Any, step: Optional[int]) -> None:
+    def _judge(self, env_id: int, obs: object, reward: object, step: Optional[int]) -> None:
         """A step (``step`` = its number in the episode) or reset (None) that the cheap check
         suspected: raise ``ObservationShapeError`` / ``NonFiniteError``, raise ``_Dropped``
         (``nonfinite='drop'``), or return (a false suspicion, e.g. overflow in the check)."""
@@ -348,7 +356,7 @@ class BaseEnvManager(Configurable):
     def _log_dropped(self, reason: str) -> None:
         logger.warning("%s: its episode is closed as abnormal (nonfinite='drop'; %d so far)", reason, self._nonfinite_dropped)
 
-    def _step_failed(self, env_id: int, error: Exception) -> BaseEnvTimestep:
+    def _step_failed(self, env_id: int, error: Exception) -> BaseEnvTimestep[None]:
         """The abnormal last timestep of an env whose ``step`` raised or returned a non-finite
         value under ``nonfinite='drop'`` (renewed if ``retry_type='renew'``)."""
         if isinstance(error, _Dropped):
@@ -388,7 +396,7 @@ class BaseEnvManager(Configurable):
         if self._closed:
             raise StrideError("env manager is closed; call launch() first")
 
-    def __enter__(self) -> "BaseEnvManager":
+    def __enter__(self) -> "BaseEnvManager[ObsT, ActT]":
         return self
 
     def __exit__(self, exc_type: Optional[Type[BaseException]], exc: Optional[BaseException],
@@ -401,7 +409,7 @@ class BaseEnvManager(Configurable):
         except Exception:
             pass
 
-    def random_action(self) -> Dict[int, Any]:
+    def random_action(self) -> Dict[int, ActT]:
         """A random action for every ready env."""
         return {i: self._envs[i].random_action() for i in self._ready_obs}
 
@@ -409,8 +417,8 @@ class BaseEnvManager(Configurable):
         """Record videos of every env (call before ``launch``)."""
         fns = self._env_fn
 
-        def _wrap(fn: Callable[[], BaseEnv], i: int) -> Callable[[], BaseEnv]:
-            def make() -> BaseEnv:
+        def _wrap(fn: Callable[[], BaseEnv[ObsT, ActT]], i: int) -> Callable[[], BaseEnv[ObsT, ActT]]:
+            def make() -> BaseEnv[ObsT, ActT]:
                 env = fn()
                 env.enable_save_replay(f"{replay_path}/env{i}")
                 return env
@@ -420,7 +428,7 @@ class BaseEnvManager(Configurable):
         self._env_fn = [_wrap(f, i) for i, f in enumerate(fns)]
 
     # ---- exact resume ----------------------------------------------------------------------
-    def state_dict(self) -> Dict[str, Any]:
+    def state_dict(self) -> Dict[str, object]:
         """Seed streams and in-flight episodes (seed + actions so far), as plain values."""
         return {
             "seed": self._seed,
@@ -434,37 +442,60 @@ class BaseEnvManager(Configurable):
             ],
         }
 
-    def _load_seed_state(self, state: Dict[str, Any]) -> None:
-        """Seed, dynamic flag, stream states and the seeds drawn but not yet used."""
-        self.seed(state["seed"], state["dynamic_seed"])
-        if state["streams"] and self._seed_streams is not None:
-            for stream, st in zip(self._seed_streams, state["streams"]):
-                stream.bit_generator.state = st
-        self._seed_queue = [list(q) for q in state.get("seed_queue", [[] for _ in range(self._env_num)])]
+    @staticmethod
+    def _episodes_state(state: Mapping[str, object]) -> Tuple[List[int], List[Tuple[Optional[int], List[object]]]]:
+        """(episode count, (seed, actions) of the in-flight episode) per env, from a :meth:`BaseEnvManager.state_dict`."""
+        counts, episodes = state["episode_count"], state["episodes"]
+        if not isinstance(counts, (list, tuple)) or not isinstance(episodes, (list, tuple)):
+            raise StrideError(f"not an env manager state_dict (keys {sorted(state)})")
+        out: List[Tuple[Optional[int], List[object]]] = []
+        for ep in episodes:
+            seed, actions = ep["seed"], ep["actions"]
+            if not (seed is None or isinstance(seed, int)) or not isinstance(actions, (list, tuple)):
+                raise StrideError(f"not an env manager state_dict: episode {ep!r}")
+            out.append((seed, list(actions)))
+        return [int(c) for c in counts], out
 
-    def load_state_dict(self, state: Dict[str, Any]) -> None:
+    def _load_seed_state(self, state: Mapping[str, object]) -> None:
+        """Seed, dynamic flag, stream states and the seeds drawn but not yet used."""
+        seed, streams = state["seed"], state["streams"]
+        queues = state.get("seed_queue", [[] for _ in range(self._env_num)])
+        if not (seed is None or isinstance(seed, int)) or not isinstance(streams, (list, tuple)) or not isinstance(queues, (list, tuple)):
+            raise StrideError(f"not an env manager state_dict (keys {sorted(state)})")
+        self.seed(seed, bool(state["dynamic_seed"]))
+        if streams and self._seed_streams is not None:
+            for stream, st in zip(self._seed_streams, streams):
+                stream.bit_generator.state = st
+        self._seed_queue = [list(q) for q in queues]
+
+    def load_state_dict(self, state: Mapping[str, object]) -> None:
         """Restore seed streams and replay each in-flight episode (the manager must be launched)."""
         self._check_open()
         self._load_seed_state(state)
-        self._episode_count = list(state["episode_count"])
-        for i, ep in enumerate(state["episodes"]):
+        counts, episodes = self._episodes_state(state)
+        self._episode_count = counts
+        for i, (seed, actions) in enumerate(episodes):
             env = self._envs[i]
-            obs = env.reset(seed=ep["seed"], **self._reset_param.get(i, {}))
-            actions = ep["actions"]
+            obs = env.reset(seed=seed, **self._reset_param.get(i, {}))
             for a in actions:
-                ts = env.step(np.asarray(a) if isinstance(a, list) else a)
+                # a recorded action, as state_dict keeps it (plain values): what the env took, or its
+                # plain-value form, which the env takes as well (an array for a list)
+                ts = env.step(cast(ActT, np.asarray(a) if isinstance(a, list) else a))
                 obs = ts.obs
                 if ts.done:
                     raise StrideError(f"env {i} ended its episode while replaying it: the env is not deterministic")
-            self._episode_seed[i] = ep["seed"]
+            self._episode_seed[i] = seed
             self._episode_actions[i] = list(actions)
             self._ready_obs[i] = obs
 
 
-def create_env_manager(manager_cfg: Dict[str, Any], env_fn: List[Callable[[], BaseEnv]]) -> BaseEnvManager:
+def create_env_manager(manager_cfg: Mapping[str, object],
+                       env_fn: List[Callable[[], BaseEnv[ObsT, ActT]]]) -> BaseEnvManager[ObsT, ActT]:
     """Build the manager named by ``manager_cfg['type']`` (default ``'base'``)."""
     cfg = dict(manager_cfg)
     kind = cfg.pop("type", "base")
-    manager: BaseEnvManager = ENV_MANAGER_REGISTRY.get(kind)(env_fn, cfg)
+    if not isinstance(kind, str):
+        raise ConfigError(f"env.manager.type must be an env manager name, got {kind!r}")
+    manager: BaseEnvManager[ObsT, ActT] = ENV_MANAGER_REGISTRY.get(kind)(env_fn, cfg)
     return manager
 

@@ -33,7 +33,9 @@ from .shm import LayoutEntry, obs_layout
 NONFINITE_CHOICES = ("raise", "drop", "ignore")
 _SHORT = 16  # float vectors up to this size are summed as Python floats (cheaper than a BLAS dot)
 
-StepCheck = Callable[[Any, Any], bool]
+#: ``ok(obs, reward)`` of one env's steps (its closures take Any: the hot path's exact type tests
+#: narrow nothing mypy can follow)
+StepCheck = Callable[[object, object], bool]
 
 
 class NonFiniteError(StrideError, ValueError):
@@ -77,7 +79,7 @@ def _finite_values(shape: Tuple[int, ...], dtype: np.dtype[Any]) -> Callable[[np
 _ODD = (TypeError, ValueError, OverflowError, KeyError, AttributeError, ArithmeticError, RuntimeWarning)
 
 
-def make_step_check(space: gym.spaces.Space[Any], finite: bool) -> StepCheck:
+def make_step_check(space: gym.spaces.Space[object], finite: bool) -> StepCheck:
     """``ok(obs, reward)``: True when ``obs`` is an array (or dict of arrays) of the space's shapes
     and, if ``finite``, reward and observation are finite. False means "look closer" with
     :func:`find_problem`. Spaces without a fixed numeric layout get only the finite test."""
@@ -207,7 +209,7 @@ def _shape_of(x: Any) -> Any:
         return f"a ragged {type(x).__name__}"
 
 
-def find_problem(space: gym.spaces.Space[Any], obs: object, reward: object, finite: bool) -> Optional[Tuple[str, str]]:
+def find_problem(space: gym.spaces.Space[object], obs: object, reward: object, finite: bool) -> Optional[Tuple[str, str]]:
     """What is wrong with a step's observation and reward, exactly (after ``ok`` said "look
     closer"): ``('shape', text)``, ``('nonfinite', text)`` or None (nothing: a false suspicion)."""
     layout = obs_layout(space)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pickle
 import traceback
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Dict, List, Mapping, Optional, Sequence, SupportsFloat
 
 import gymnasium as gym
 
@@ -48,11 +48,11 @@ class HostedEnvs:
         self.block = block
         self.ids = list(ids)
         self.finite = finite
-        self.spaces: List[gym.spaces.Space[Any]] = [env.observation_space for env in envs]
+        self.spaces: List[gym.spaces.Space[object]] = [env.observation_space for env in envs]
         self.checks: List[StepCheck] = [make_step_check(space, finite) for space in self.spaces]
-        self.reset_kwargs: Dict[int, Dict[str, Any]] = {}  # slot -> the kwargs of its last Reset / Replay
+        self.reset_kwargs: Dict[int, Mapping[str, object]] = {}  # slot -> the kwargs of its last Reset / Replay
 
-    def _put_obs(self, slot: int, obs: Any) -> Any:
+    def _put_obs(self, slot: int, obs: object) -> object:
         """Write ``obs`` into the slot (returning None) or return it to be sent in the message."""
         if self.block is None:
             return obs
@@ -62,7 +62,7 @@ class HostedEnvs:
             raise StrideError(f"{e}; observations that do not match observation_space need shared_memory=False") from None
         return None
 
-    def _judge(self, slot: int, obs: Any, reward: object) -> Optional[NonFinite]:
+    def _judge(self, slot: int, obs: object, reward: object) -> Optional[NonFinite]:
         """After the check said "look closer": raise for a wrong shape; NonFinite, or None (all fine)."""
         problem = find_problem(self.spaces[slot], obs, reward, self.finite)
         if problem is None:
@@ -75,10 +75,10 @@ class HostedEnvs:
     def step(self, cmd: Step) -> StepReply:
         """Step each env; the positions of ended episodes with a reset seed go in ``in_place``."""
         envs, checks, put = self.envs, self.checks, self._put_obs
-        rewards: List[Any] = []
+        rewards: List[Optional[SupportsFloat]] = []
         dones: List[bool] = []
-        infos: List[Dict[str, Any]] = []
-        obs_out: List[Any] = []
+        infos: List[Dict[str, object]] = []
+        obs_out: List[object] = []
         failures: Failures = {}
         in_place: List[int] = []
         add_reward, add_done, add_info, add_obs = rewards.append, dones.append, infos.append, obs_out.append
@@ -108,8 +108,8 @@ class HostedEnvs:
         return reply
 
     @staticmethod
-    def _failed(failure: Failure, rewards: List[Any], dones: List[bool], infos: List[Dict[str, Any]],
-                obs_out: List[Any], failures: Failures) -> None:
+    def _failed(failure: Failure, rewards: List[Optional[SupportsFloat]], dones: List[bool],
+                infos: List[Dict[str, object]], obs_out: List[object], failures: Failures) -> None:
         """Record ``failure`` at the next position, with placeholders in the columns."""
         failures[len(rewards)] = failure
         rewards.append(None)
@@ -119,7 +119,7 @@ class HostedEnvs:
 
     def reset_in_place(self, cmd: Step, positions: Sequence[int]) -> ResetReply:
         """Reset the envs at ``positions`` of ``cmd`` (ended episodes) with their reset seeds."""
-        obs: List[Any] = []
+        obs: List[object] = []
         failures: Failures = {}
         for k, p in enumerate(positions):
             slot = cmd.slots[p]
@@ -127,18 +127,18 @@ class HostedEnvs:
         return ResetReply(obs, failures)
 
     def reset(self, cmd: Reset) -> ResetReply:
-        obs: List[Any] = []
+        obs: List[object] = []
         failures: Failures = {}
         for k, (slot, seed, kwargs) in enumerate(zip(cmd.slots, cmd.seeds, cmd.kwargs)):
             self.reset_kwargs[slot] = kwargs
             self._reset_one(k, slot, seed, kwargs, obs, failures)
         return ResetReply(obs, failures)
 
-    def _reset_one(self, k: int, slot: int, seed: Optional[int], kwargs: Dict[str, Any], obs_out: List[Any],
+    def _reset_one(self, k: int, slot: int, seed: Optional[int], kwargs: Mapping[str, object], obs_out: List[object],
                    failures: Failures) -> None:
         """Reset one env; append its observation (None on failure, recorded at position ``k``)."""
         failure: Optional[Failure] = None
-        obs = None
+        obs: object = None
         try:
             obs = self.envs[slot].reset(seed=seed, **kwargs)
             if not self.checks[slot](obs, 0.0):
@@ -156,12 +156,12 @@ class HostedEnvs:
 
     def replay(self, cmd: Replay) -> ResetReply:
         """Reset with the seed and re-apply the actions (an episode that ends meanwhile is an error)."""
-        obs_out: List[Any] = []
+        obs_out: List[object] = []
         failures: Failures = {}
         for k, (slot, seed, kwargs, actions) in enumerate(zip(cmd.slots, cmd.seeds, cmd.kwargs, cmd.actions)):
             self.reset_kwargs[slot] = kwargs
             env = self.envs[slot]
-            obs = None
+            obs: object = None
             try:
                 obs = env.reset(seed=seed, **kwargs)
                 for a in actions:
@@ -182,7 +182,7 @@ class HostedEnvs:
         return CallReply([None] * len(cmd.slots), {})
 
     def call(self, cmd: Call) -> CallReply:
-        values: List[Any] = []
+        values: List[object] = []
         failures: Failures = {}
         for k, slot in enumerate(cmd.slots):
             try:

@@ -33,7 +33,8 @@ import inspect
 import os
 import signal
 import sys
-from typing import Any, Optional
+from types import FrameType
+from typing import Any, Callable, Optional
 
 _PR_SET_PDEATHSIG = 1
 _ORPHAN_SIGNAL = signal.SIGUSR2 if hasattr(signal, "SIGUSR2") else None  # catchable: checked, then acted on
@@ -56,11 +57,11 @@ def _pdeathsig(sig: int) -> bool:
         return False
 
 
-def _exit_if_orphaned(parent_pid: int) -> Any:
+def _exit_if_orphaned(parent_pid: int) -> Callable[[int, Optional[FrameType]], None]:
     """A handler for the catchable parent-death signal: exit if ``parent_pid`` is no longer the
     parent (the process died; a thread of it that exited does not count)."""
 
-    def handler(signum: int, frame: Any) -> None:
+    def handler(signum: int, frame: Optional[FrameType]) -> None:
         if os.getppid() != parent_pid:
             os._exit(1)
 

@@ -33,13 +33,13 @@ import time
 from collections import deque
 from multiprocessing.connection import wait as mp_wait
 from multiprocessing.reduction import send_handle
-from typing import Any, Callable, Deque, Dict, List, Optional, Set, Tuple, cast
+from typing import Any, Callable, Deque, Dict, List, Mapping, Optional, Set, Tuple, cast
 
 import cloudpickle
 
 from ...config import Setting
 from ...utils.errors import StrideError
-from ..base_env import BaseEnv, BaseEnvTimestep
+from ..base_env import ActT, BaseEnv, BaseEnvTimestep, ObsT
 from .base import BaseEnvManager
 from .lifeline import PARENT_ENV
 from .main_guard import unguarded_main_line
@@ -91,16 +91,16 @@ class WorkerProcess:
         self.pid: Optional[int] = None
 
 
-def abnormal_timestep(reason: str) -> BaseEnvTimestep:
+def abnormal_timestep(reason: str) -> BaseEnvTimestep[None]:
     """The last timestep of an episode that a crash, a dead or hung worker or a bad value ended."""
     return BaseEnvTimestep(None, 0.0, True, {"abnormal": True, "error": reason})
 
 
-class WorkerPoolEnvManager(BaseEnvManager):
+class WorkerPoolEnvManager(BaseEnvManager[ObsT, ActT]):
     """The worker processes of a subprocess env manager and their faults (see the module docstring)."""
 
     @classmethod
-    def declared_config(cls) -> Dict[str, Any]:
+    def declared_config(cls) -> Dict[str, object]:
         cfg = super().declared_config()
         cfg.update(
             # (bool) observations through shared memory (fixed-shape numeric Box / Dict of Box);
@@ -123,7 +123,7 @@ class WorkerPoolEnvManager(BaseEnvManager):
         )
         return cfg
 
-    def __init__(self, env_fn: List[Callable[[], BaseEnv]], cfg: Optional[Dict[str, Any]] = None) -> None:
+    def __init__(self, env_fn: List[Callable[[], BaseEnv[ObsT, ActT]]], cfg: Optional[Mapping[str, object]] = None) -> None:
         super().__init__(env_fn, cfg)
         c = self._cfg
         per = int(c["envs_per_worker"])
@@ -136,8 +136,8 @@ class WorkerPoolEnvManager(BaseEnvManager):
         self._broken: Dict[int, str] = {}  # env_id -> why its episode is lost (co-hosted with a renewed worker)
         self._inflight: Set[int] = set()  # envs with a step in flight
         self._resetting: Dict[int, List[Any]] = {}  # env_id -> [seed, failed attempts]
-        self._results: Dict[int, BaseEnvTimestep] = {}  # step results not handed out yet
-        self._sent_obs: Dict[int, Any] = {}  # the obs each env had when its action was sent
+        self._results: Dict[int, BaseEnvTimestep[Optional[ObsT]]] = {}  # step results not handed out yet
+        self._sent_obs: Dict[int, ObsT] = {}  # the obs each env had when its action was sent
         self._calls: Dict[int, Tuple[Any, Optional[Failure]]] = {}  # env_id -> (value, failure) of a Seed / Call
         self._user_error: Optional[BaseException] = None
         self._in_order = True  # sync: wait for workers one after the other (async overrides)
@@ -296,7 +296,7 @@ class WorkerPoolEnvManager(BaseEnvManager):
                 self._broken.setdefault(env_id, f"co-hosted worker {reason}")
         self._after_failures(w, failed, to_reset, renew=False)
 
-    def _close_episode(self, env_id: int, timestep: BaseEnvTimestep) -> bool:
+    def _close_episode(self, env_id: int, timestep: BaseEnvTimestep[Optional[ObsT]]) -> bool:
         """Record an episode's last timestep; True (with the next seed drawn) if the env must be reset."""
         self._results[env_id] = timestep
         self._ready_obs.pop(env_id, None)
@@ -328,7 +328,7 @@ class WorkerPoolEnvManager(BaseEnvManager):
             self._send_resets(ids)
 
     # ---- lifecycle ----------------------------------------------------------------------------
-    def launch(self, reset_param: Optional[Dict[int, Dict[str, Any]]] = None) -> None:
+    def launch(self, reset_param: Optional[Mapping[int, Mapping[str, object]]] = None) -> None:
         """Start the worker processes and reset every env."""
         if not self._closed:
             raise StrideError("env manager is already launched; call close() first")

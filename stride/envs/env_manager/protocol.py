@@ -34,7 +34,7 @@ import for every message), which is measurable on a stepping loop of ~20 us per 
 from __future__ import annotations
 
 import pickle
-from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple, Type, Union
+from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Sequence, SupportsFloat, Tuple, Type, Union
 
 PROTOCOL = pickle.HIGHEST_PROTOCOL
 NO_RESET = -1  # a Step's reset seed meaning "do not reset this env in place if its episode ends"
@@ -83,7 +83,7 @@ class Step(NamedTuple):
     in place after the reply (saves a command per episode)."""
 
     slots: Sequence[int]
-    actions: Sequence[Any]
+    actions: Sequence[object]
     reset_seeds: Sequence[Optional[int]]
 
 
@@ -92,7 +92,7 @@ class Reset(NamedTuple):
 
     slots: Sequence[int]
     seeds: Sequence[Optional[int]]
-    kwargs: Sequence[Dict[str, Any]]
+    kwargs: Sequence[Mapping[str, object]]
 
 
 class Replay(NamedTuple):
@@ -100,8 +100,8 @@ class Replay(NamedTuple):
 
     slots: Sequence[int]
     seeds: Sequence[Optional[int]]
-    kwargs: Sequence[Dict[str, Any]]
-    actions: Sequence[Sequence[Any]]
+    kwargs: Sequence[Mapping[str, object]]
+    actions: Sequence[Sequence[object]]
 
 
 class Seed(NamedTuple):
@@ -117,7 +117,7 @@ class Call(NamedTuple):
 
     slots: Sequence[int]
     name: str
-    args: Tuple[Any, ...]
+    args: Tuple[object, ...]
 
 
 class Close(NamedTuple):
@@ -132,10 +132,10 @@ class StepReply(NamedTuple):
     """Columns of step results; ``obs`` holds the final observation of an ended episode, and the
     observation when there is no shared memory; ``in_place``: positions reset next ("autoreset")."""
 
-    rewards: List[Any]
+    rewards: List[Optional[SupportsFloat]]  # None where failed
     dones: List[bool]
-    infos: List[Dict[str, Any]]
-    obs: List[Any]
+    infos: List[Dict[str, object]]
+    obs: List[object]  # what the envs returned (None where in shared memory or failed)
     failures: Failures
     in_place: List[int]
 
@@ -148,7 +148,7 @@ class StepReply(NamedTuple):
 class ResetReply(NamedTuple):
     """First observations (None when in shared memory) of a Reset, a Replay or an in-place reset."""
 
-    obs: List[Any]
+    obs: List[object]
     failures: Failures
 
     def all_failed(self, failure: Failure) -> ResetReply:
@@ -159,7 +159,7 @@ class ResetReply(NamedTuple):
 class CallReply(NamedTuple):
     """Return values of a Call (None for a Seed)."""
 
-    values: List[Any]
+    values: List[object]
     failures: Failures
 
     def all_failed(self, failure: Failure) -> CallReply:

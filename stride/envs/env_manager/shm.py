@@ -11,14 +11,16 @@ from __future__ import annotations
 
 import mmap
 import os
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Dict, List, Optional, Tuple, Union
 
 import gymnasium as gym
 import numpy as np
 import numpy.typing as npt
 
 _ALIGN = 64
-LayoutEntry = Tuple[Optional[str], Tuple[int, ...], "np.dtype[Any]"]  # (Dict key or None, shape, dtype)
+LayoutEntry = Tuple[Optional[str], Tuple[int, ...], np.dtype[np.generic]]  # (Dict key or None, shape, dtype)
+#: an observation as shared memory holds it: an array (a Box) or a dict of arrays (a Dict of Boxes)
+ShmObs = Union[npt.NDArray[np.generic], Dict[str, npt.NDArray[np.generic]]]
 _NUMERIC_KINDS = "biuf"  # bool, signed, unsigned, float
 
 
@@ -27,7 +29,7 @@ def shm_available() -> bool:
     return hasattr(os, "memfd_create")
 
 
-def obs_layout(space: gym.spaces.Space[Any]) -> Optional[List[LayoutEntry]]:
+def obs_layout(space: gym.spaces.Space[object]) -> Optional[List[LayoutEntry]]:
     """``[(key, shape, dtype), ...]`` for a fixed-shape numeric Box or Dict of Boxes; None otherwise.
 
     ``key`` is None for a plain Box observation.
@@ -74,13 +76,15 @@ class ObsBlock:
         self._mm = mmap.mmap(fd, size)
         if not own:
             os.close(fd)  # the mapping keeps the memory alive
-        self._arrays: Dict[Optional[str], npt.NDArray[Any]] = {}
+        self._arrays: Dict[Optional[str], npt.NDArray[np.generic]] = {}
         for (key, shape, dtype), off in zip(layout, offsets):
             count = int(np.prod((n,) + shape, dtype=np.int64))
             self._arrays[key] = np.frombuffer(self._mm, dtype=dtype, count=count, offset=off).reshape((n,) + shape)
         self._plain = layout[0][0] is None
+        # a Dict layout's arrays by key (the same arrays; empty for a plain Box)
+        self._keyed: Dict[str, npt.NDArray[np.generic]] = {k: a for k, a in self._arrays.items() if k is not None}
         # the plain Box's array; for a Dict layout an empty one that write's hot path never reaches
-        self._plain_array: npt.NDArray[Any] = self._arrays.get(None, np.empty(0))
+        self._plain_array: npt.NDArray[np.generic] = self._arrays.get(None, np.empty(0))
         self._plain_shape = layout[0][1] if self._plain else None
 
     def release_fd(self) -> None:
@@ -89,44 +93,46 @@ class ObsBlock:
             os.close(self.fd)
             self.fd = None
 
-    def write(self, slot: int, obs: Any) -> None:
+    def write(self, slot: int, obs: object) -> None:
         if type(obs) is np.ndarray and obs.shape == self._plain_shape:  # the hot path: one check
             self._plain_array[slot] = obs
             return
         if self._plain:
             arr = self._arrays[None]
-            if np.shape(obs) != arr.shape[1:]:
-                raise ValueError(f"observation of shape {np.shape(obs)} does not fit the observation space shape {arr.shape[1:]}")
-            arr[slot] = obs
+            value = np.asarray(obs)  # (an array of obs's shape that NumPy makes anyway to assign it)
+            if value.shape != arr.shape[1:]:
+                raise ValueError(f"observation of shape {value.shape} does not fit the observation space shape {arr.shape[1:]}")
+            arr[slot] = value
             return
-        if not isinstance(obs, dict) or len(obs) != len(self._arrays):
-            raise ValueError(f"observation {type(obs).__name__} does not fit the Dict observation space keys {list(self._arrays)}")
-        for key, arr in self._arrays.items():
+        if not isinstance(obs, dict) or len(obs) != len(self._keyed):
+            raise ValueError(f"observation {type(obs).__name__} does not fit the Dict observation space keys {list(self._keyed)}")
+        for key, arr in self._keyed.items():
             value = obs[key]
             if np.shape(value) != arr.shape[1:]:
                 raise ValueError(f"observation['{key}'] of shape {np.shape(value)} does not fit the space shape {arr.shape[1:]}")
             arr[slot] = value
 
-    def read(self, slot: int, copy: bool = True) -> Any:
+    def read(self, slot: int, copy: bool = True) -> ShmObs:
         if self._plain:
-            v = self._arrays[None][slot]
+            v: npt.NDArray[np.generic] = self._arrays[None][slot]
             return v.copy() if copy else v
         if copy:
-            return {k: a[slot].copy() for k, a in self._arrays.items()}
-        return {k: a[slot] for k, a in self._arrays.items()}
+            return {k: a[slot].copy() for k, a in self._keyed.items()}
+        return {k: a[slot] for k, a in self._keyed.items()}
 
-    def read_all(self, copy: bool = True) -> List[Any]:
+    def read_all(self, copy: bool = True) -> List[ShmObs]:
         """Every slot's observation, index = slot: one copy of the whole block (not one per slot),
         then a view per slot into that copy."""
         if self._plain:
             return list(self._arrays[None].copy() if copy else self._arrays[None])
-        arrays = {k: (a.copy() if copy else a) for k, a in self._arrays.items()}
+        arrays = {k: (a.copy() if copy else a) for k, a in self._keyed.items()}
         return [{k: a[slot] for k, a in arrays.items()} for slot in range(self.n)]
 
     def close(self) -> None:
         """Unmap (views handed out with ``copy=False`` keep the mapping alive until collected)."""
         self.release_fd()
         self._arrays = {}
+        self._keyed = {}
         try:
             self._mm.close()
         except BufferError:  # a caller still holds a view; the mapping goes when it is collected

@@ -26,7 +26,7 @@ from __future__ import annotations
 import os
 import select
 import time
-from typing import Any, List
+from typing import Sequence
 
 HAS_POLL = hasattr(select, "poll")  # not on Windows
 CAN_SPIN = HAS_POLL and hasattr(os, "sched_yield")
@@ -100,7 +100,7 @@ class SpinWait:
         self._sightings = 0  # after the back-off, contention must be seen three times again
         return True
 
-    def poll(self, pollers: List[Any], budget: float) -> bool:
+    def poll(self, pollers: Sequence[select.poll], budget: float) -> bool:
         """Poll ``pollers`` for up to ``min(budget, spin_s)`` s; True as soon as one is readable."""
         if not self.enabled:
             return False

@@ -35,13 +35,13 @@ its next step returns ``info['abnormal'] = True`` without reaching a worker, and
 from __future__ import annotations
 
 import logging
-from typing import Any, Dict, List, Optional, Tuple, cast
+from typing import Any, Dict, List, Mapping, Optional, Tuple, cast
 
 import numpy as np
 
 from ...utils.errors import StrideError
 from ...utils.registry import ENV_MANAGER_REGISTRY
-from ..base_env import BaseEnvTimestep
+from ..base_env import ActT, BaseEnvTimestep, ObsT
 from .checks import nonfinite_message
 from .pool import PendingCommand, WorkerPoolEnvManager, WorkerProcess, abnormal_timestep
 from .protocol import (NO_RESET, Call, CallReply, Crash, Failure, NonFinite, Replay, Reply, ResetReply, Seed, Step,
@@ -56,7 +56,7 @@ _new_tuple = tuple.__new__  # builds a BaseEnvTimestep or a Step at half the cos
 
 
 @ENV_MANAGER_REGISTRY.register("subprocess")
-class SyncSubprocessEnvManager(WorkerPoolEnvManager):
+class SyncSubprocessEnvManager(WorkerPoolEnvManager[ObsT, ActT]):
     """Envs in worker processes; ``step`` returns a result for every env it was given."""
 
     def _restart_seed_streams(self) -> None:
@@ -105,6 +105,9 @@ class SyncSubprocessEnvManager(WorkerPoolEnvManager):
         # envs the worker resets in place (their "autoreset" reply is next in line): no reset command
         in_place = w.pending[0].env_ids if w.pending and w.pending[0].kind == "autoreset" else ()
         crashed = False
+        # (ignores, not casts, below: no calls on the step path) what came back is what the worker's
+        # BaseEnv[ObsT, ActT] returned, pickled or in its shared-memory slot; a reward is None
+        # only at a position ``failures`` names
         for k, (env_id, reward, done, info, obs) in enumerate(
                 zip(cmd.env_ids, reply.rewards, reply.dones, reply.infos, reply.obs)):
             inflight.discard(env_id)
@@ -115,9 +118,10 @@ class SyncSubprocessEnvManager(WorkerPoolEnvManager):
                     obs = batch[where[env_id][1]]
                 elif block is not None:
                     obs = block.read(where[env_id][1], copy)
-                ready[env_id] = obs
+                ready[env_id] = obs  # type: ignore[assignment]
                 results_out[env_id] = _new_tuple(BaseEnvTimestep, (obs, reward, False, info))
-            elif self._close_episode(env_id, BaseEnvTimestep(obs, reward, True, info)) and env_id not in in_place:
+            elif (self._close_episode(env_id, BaseEnvTimestep(obs, reward, True, info))  # type: ignore[arg-type]
+                  and env_id not in in_place):
                 to_reset.append(env_id)  # the seed just drawn is the one the worker was given
         return crashed
 
@@ -127,7 +131,7 @@ class SyncSubprocessEnvManager(WorkerPoolEnvManager):
         env where it was, waiting for a valid action, and is raised (False)."""
         if isinstance(failure, UserError):
             self._episode_actions[env_id].pop()
-            self._ready_obs[env_id] = self._sent_obs.get(env_id)
+            self._ready_obs[env_id] = self._sent_obs[env_id]  # recorded when its action was sent
             self._user_error = self._user_error or failure.error()
             return False
         if isinstance(failure, Crash):
@@ -173,9 +177,10 @@ class SyncSubprocessEnvManager(WorkerPoolEnvManager):
                 self._user_error = self._user_error or RuntimeError(
                     f"env {env_id} failed to replay its episode: {failure.describe()}")
 
-    def _first_obs(self, w: WorkerProcess, env_id: int, sent: Any) -> Any:
-        """An env's observation after a reset: in the message, or in its shared-memory slot."""
-        return sent if w.block is None else w.block.read(self._where[env_id][1], self._copy)
+    def _first_obs(self, w: WorkerProcess, env_id: int, sent: object) -> ObsT:
+        """An env's observation after a reset: in the message, or in its shared-memory slot (what
+        the worker's BaseEnv[ObsT, ActT] returned)."""
+        return cast(ObsT, sent if w.block is None else w.block.read(self._where[env_id][1], self._copy))
 
     def _reset_failed(self, env_id: int, failure: Failure, failed: List[Tuple[int, str]]) -> None:
         """A failed reset: a user error is raised once the reply is applied; a crash, or a
@@ -194,7 +199,7 @@ class SyncSubprocessEnvManager(WorkerPoolEnvManager):
         self._user_error = self._user_error or error
 
     # ---- the contract --------------------------------------------------------------------------
-    def reset(self, reset_param: Optional[Dict[int, Dict[str, Any]]] = None) -> None:
+    def reset(self, reset_param: Optional[Mapping[int, Mapping[str, object]]] = None) -> None:
         """Reset all envs (or those in ``reset_param``, whose kwargs are kept for later resets)."""
         self._check_open()
         self._drain()
@@ -220,7 +225,7 @@ class SyncSubprocessEnvManager(WorkerPoolEnvManager):
         """Wait for every command in flight (their results stay queued for the next ``step``)."""
         self._pump(lambda: not any(w.pending for w in self._workers))
 
-    def _send_steps(self, actions: Dict[int, Any]) -> None:
+    def _send_steps(self, actions: Mapping[int, ActT]) -> None:
         """Queue one step command per worker: its envs' slots, actions and in-place reset seeds.
 
         Per env this is a handful of dict/list operations (one tuple per env, split per worker by
@@ -233,7 +238,7 @@ class SyncSubprocessEnvManager(WorkerPoolEnvManager):
             raise StrideError(f"env {env_id} is not ready (ready envs: {sorted(ready)})")
         where, spec_cache, recorded = self._where, self._reset_spec, self._episode_actions
         sent_obs, inflight, broken_now = self._sent_obs, self._inflight, self._broken
-        batches: Dict[WorkerProcess, List[Tuple[int, int, Any, Optional[int]]]] = {}
+        batches: Dict[WorkerProcess, List[Tuple[int, int, object, Optional[int]]]] = {}
         broken: List[int] = []
         generic = np.generic
         for env_id, action in actions.items():
@@ -271,11 +276,11 @@ class SyncSubprocessEnvManager(WorkerPoolEnvManager):
             ready.clear()
             ready.update(items)
 
-    def _take(self, env_ids: Any) -> Dict[int, BaseEnvTimestep]:
+    def _take(self, env_ids: List[int]) -> Dict[int, BaseEnvTimestep[Optional[ObsT]]]:
         results = self._results
         return {i: results.pop(i) for i in env_ids if i in results}
 
-    def step(self, actions: Dict[int, Any]) -> Dict[int, BaseEnvTimestep]:
+    def step(self, actions: Mapping[int, ActT]) -> Dict[int, BaseEnvTimestep[Optional[ObsT]]]:
         """Step the given envs and wait for all of them; finished ones are reset and reappear in ``ready_obs``."""
         self._check_open()
         self._send_steps(actions)
@@ -292,10 +297,10 @@ class SyncSubprocessEnvManager(WorkerPoolEnvManager):
             self._drain()
         super().seed(seed, dynamic_seed)
 
-    def random_action(self) -> Dict[int, Any]:
+    def random_action(self) -> Dict[int, ActT]:
         """A random action for every ready env (drawn by the env in its worker; asked again once
         if the worker died meanwhile and was replaced)."""
-        out: Dict[int, Any] = {}
+        out: Dict[int, ActT] = {}
         todo = list(self._ready_obs)
         for attempt in range(2):
             self._calls.clear()
@@ -319,33 +324,34 @@ class SyncSubprocessEnvManager(WorkerPoolEnvManager):
                 break
         return {i: out[i] for i in self._ready_obs if i in out}
 
-    def state_dict(self) -> Dict[str, Any]:
+    def state_dict(self) -> Dict[str, object]:
         """As :meth:`BaseEnvManager.state_dict`, after the steps in flight have come back."""
         self._check_open()
         self._drain()
         return super().state_dict()
 
-    def load_state_dict(self, state: Dict[str, Any]) -> None:
+    def load_state_dict(self, state: Mapping[str, object]) -> None:
         """Restore seed streams and replay each in-flight episode in its worker."""
         self._check_open()
         self._drain()
         self._results.clear()
         self._load_seed_state(state)
-        self._episode_count = list(state["episode_count"])
+        counts, episodes = self._episodes_state(state)
+        self._episode_count = counts
         self._reset_spec.clear()
         self._broken.clear()
         self._ready_obs.clear()
         for w in self._workers:
-            eps = [state["episodes"][i] for i in w.env_ids]
-            actions = [[np.asarray(a) if isinstance(a, list) else a for a in ep["actions"]] for ep in eps]
-            replay = Replay(list(range(len(w.env_ids))), [ep["seed"] for ep in eps],
+            eps = [episodes[i] for i in w.env_ids]
+            actions = [[np.asarray(a) if isinstance(a, list) else a for a in acts] for _, acts in eps]
+            replay = Replay(list(range(len(w.env_ids))), [seed for seed, _ in eps],
                             [self._reset_param.get(i, {}) for i in w.env_ids], actions)
             self._send(w, list(w.env_ids), replay)
         self._drain()
         self._raise_user_error()
-        for i, ep in enumerate(state["episodes"]):
-            self._episode_seed[i] = ep["seed"]
-            self._episode_actions[i] = list(ep["actions"])
+        for i, (seed, acts) in enumerate(episodes):
+            self._episode_seed[i] = seed
+            self._episode_actions[i] = list(acts)
         self._order_ready()
 
     @property
