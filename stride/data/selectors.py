@@ -38,7 +38,7 @@ import math
 import operator
 from abc import ABC, abstractmethod
 from collections import deque
-from typing import Any, Deque, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Deque, Dict, Iterable, List, Mapping, Optional, Tuple, Union
 
 import numpy as np
 import numpy.typing as npt

@@ -14,7 +14,7 @@ uses ``seed`` itself (DI-engine's semantics).
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import Any, Dict, Generic, Mapping, Optional, SupportsFloat
+from typing import Dict, Generic, Mapping, Optional, SupportsFloat
 
 import gymnasium as gym
 import numpy as np
@@ -40,9 +40,7 @@ class BaseEnvTimestep(NamedTuple, Generic[ObsT_co]):
     obs: ObsT_co
     reward: SupportsFloat
     done: bool
-    # Any, not object: stride.worker's evaluator reads info["eval_episode_return"] as a float
-    # without narrowing (its owner's change to make)
-    info: Dict[str, Any]
+    info: Dict[str, object]
 
 
 class BaseEnv(gym.Env[ObsT, ActT], Configurable, ABC):

@@ -13,7 +13,7 @@ A2C) learn in the env's units and only clip to the range.
 
 from __future__ import annotations
 
-from typing import Any, Optional, Sequence, Tuple, Union
+from typing import Optional, Sequence, Tuple, Union
 
 import numpy as np
 import numpy.typing as npt

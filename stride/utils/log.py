@@ -5,7 +5,7 @@ from __future__ import annotations
 import csv
 import logging
 import os
-from typing import Dict, List, Mapping, Optional, Protocol
+from typing import List, Mapping, Optional, Protocol
 
 
 def build_logger(exp_dir: Optional[str], name: str, level: int = logging.INFO) -> logging.Logger:

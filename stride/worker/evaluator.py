@@ -10,7 +10,7 @@ episodes, which is why its logs repeat). The manager is reset at every evaluatio
 from __future__ import annotations
 
 import time
-from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
+from typing import Callable, Dict, List, Mapping, Optional, Tuple
 
 import numpy as np
 
@@ -185,7 +185,7 @@ class BaseSerialEvaluator(Configurable):
                 if ts.done:
                     policy.reset([env_id])
                     if not ts.info.get("abnormal"):
-                        monitor.update_reward(env_id, ts.info["eval_episode_return"])
+                        monitor.update_reward(env_id, as_float(ts.info["eval_episode_return"], "info['eval_episode_return']"))
         returns = monitor.get_episode_return()
         wall = time.perf_counter() - wall0
         stats = {"reward_mean": float(np.mean(returns)), "reward_std": float(np.std(returns)),

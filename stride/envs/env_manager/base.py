@@ -496,6 +496,8 @@ def create_env_manager(manager_cfg: Mapping[str, object],
     kind = cfg.pop("type", "base")
     if not isinstance(kind, str):
         raise ConfigError(f"env.manager.type must be an env manager name, got {kind!r}")
-    manager: BaseEnvManager[ObsT, ActT] = ENV_MANAGER_REGISTRY.get(kind)(env_fn, cfg)
+    manager = ENV_MANAGER_REGISTRY.get(kind)(env_fn, cfg)
+    if not isinstance(manager, BaseEnvManager):
+        raise TypeError(f"env manager '{kind}' built a {type(manager).__name__}, not a BaseEnvManager")
     return manager
 

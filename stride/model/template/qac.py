@@ -12,7 +12,7 @@ target network can cover just the critic.
 from __future__ import annotations
 
 import math
-from typing import Any, Dict, Sequence
+from typing import Dict, Sequence
 
 import torch
 from torch import nn

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Mapping, Optional
+from typing import Dict, List, Mapping, Optional
 
 from ...utils.errors import ConfigError
 from ...utils.registry import COLLECTOR_REGISTRY
