@@ -4,6 +4,7 @@ hanging and exiting envs; launch/close soak; parent SIGKILL and Ctrl-C. Run seri
 from __future__ import annotations
 
 import json
+import logging
 import os
 import random
 import signal
@@ -45,7 +46,10 @@ def _collect(m, n_transitions: int, rng: random.Random, on_step=None, stats_out=
                 stats["stepping"].discard(i)
                 prev[i] = None
                 continue
-            stats["stepping"].add(i)  # its worker is up and past its (re)launch
+            if ts.done:  # the next episode has not stepped yet: its worker is resetting
+                stats["stepping"].discard(i)
+            else:  # an episode open on a worker that is up
+                stats["stepping"].add(i)
             key = ts.info["key"]
             assert key not in seen, f"transition {key} delivered twice"
             seen.add(key)
@@ -68,7 +72,8 @@ def _collect(m, n_transitions: int, rng: random.Random, on_step=None, stats_out=
     return stats
 
 
-def _kill_run(make_manager, kind, shm, n_transitions, every):
+def _kill_run(make_manager, kind, shm, n_transitions, every, caplog):
+    caplog.set_level(logging.WARNING, logger="stride.envs.env_manager.pool")
     m = make_manager(kind, n=4, shared_memory=shm, env_kwargs=dict(min_len=20, max_len=60))
     m.seed(0)
     m.launch()
@@ -79,12 +84,15 @@ def _kill_run(make_manager, kind, shm, n_transitions, every):
     def maybe_kill(delivered):
         pids_seen.update(m.worker_pids)
         if next_kill[0] <= delivered < n_transitions - every // 2:  # a kill at the very end would go unnoticed
-            next_kill[0] += every
-            # Only a worker that has stepped since its (re)launch has an episode open to close: one killed
-            # while still starting (a slow respawn on a loaded machine) is a failed launch, retried, and
-            # closes no episode.
+            # Only a worker with an episode open has one to close: a worker killed while it (re)launches or
+            # resets its env after an episode's end (slow on a loaded machine) fails a launch or a reset,
+            # which is retried and closes no episode. No such worker now: kill at a later step.
             stepping = stats_ref[0]["stepping"]
-            pid = rng.choice([p for i, p in enumerate(m.worker_pids) if i in stepping and p not in killed])
+            candidates = [p for i, p in enumerate(m.worker_pids) if i in stepping and p not in killed]
+            if not candidates:
+                return
+            next_kill[0] += every
+            pid = rng.choice(candidates)
             os.kill(pid, signal.SIGKILL)
             killed.append(pid)
 
@@ -92,7 +100,11 @@ def _kill_run(make_manager, kind, shm, n_transitions, every):
     stats_ref: list = []
     stats = _collect(m, n_transitions, rng, maybe_kill, stats_ref)
     pids_seen.update(m.worker_pids)
-    assert stats["abnormal"] == len(killed) > 0  # each kill closed exactly one episode as abnormal
+    # Each kill closed exactly one episode as abnormal -- or, where the step in flight ended the episode
+    # and the worker died in the reset after it (a race the test cannot avoid), failed that reset, which
+    # was retried and logged.
+    reset_failures = sum("reset failed" in r.getMessage() for r in caplog.records)
+    assert len(killed) > 0 and stats["abnormal"] + reset_failures == len(killed)
     assert len(pids_seen) == 4 + len(killed)  # one respawn per kill
     last_quarter = n_transitions * 3 // 4
     for i, marks in stats["per_env"].items():
@@ -104,14 +116,14 @@ def _kill_run(make_manager, kind, shm, n_transitions, every):
 
 
 @pytest.mark.parametrize("kind,shm", KIND_SHM, ids=KS_IDS)
-def test_sigkill_every_500_steps_short(make_manager, kind, shm):
-    _kill_run(make_manager, kind, shm, n_transitions=2_500, every=500)
+def test_sigkill_every_500_steps_short(make_manager, kind, shm, caplog):
+    _kill_run(make_manager, kind, shm, n_transitions=2_500, every=500, caplog=caplog)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("kind,shm", KIND_SHM, ids=KS_IDS)
-def test_sigkill_every_500_steps_20k(make_manager, kind, shm):
-    _kill_run(make_manager, kind, shm, n_transitions=20_000, every=500)
+def test_sigkill_every_500_steps_20k(make_manager, kind, shm, caplog):
+    _kill_run(make_manager, kind, shm, n_transitions=20_000, every=500, caplog=caplog)
 
 
 @pytest.mark.parametrize("kind,shm", KIND_SHM, ids=KS_IDS)
