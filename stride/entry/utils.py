@@ -76,16 +76,33 @@ def _submodules(package: str) -> List[pkgutil.ModuleInfo]:
     return list(pkgutil.iter_modules(spec.submodule_search_locations))
 
 
+def _zoo_configs() -> Dict[str, Dict[str, str]]:
+    """env -> policy -> module of ``stride.zoo.<family>.config.<env>_<policy>_config`` (a family may
+    hold several envs: ``stride.zoo.atari`` holds ``pong``, ``breakout``, ...); nothing is imported."""
+    out: Dict[str, Dict[str, str]] = {}
+    suffix = "_config"
+    for family in sorted(m.name for m in _submodules(ZOO_PACKAGE) if m.ispkg):
+        package = f"{ZOO_PACKAGE}.{family}.config"
+        for m in _submodules(package):
+            stem = m.name[:-len(suffix)] if m.name.endswith(suffix) else ""
+            if stem.startswith(f"{family}_"):  # <family>_<policy>: the env is the family (cartpole_dqn_per)
+                env, policy = family, stem[len(family) + 1:]
+            elif "_" in stem:  # <env>_<policy>
+                env, policy = stem.rsplit("_", 1)
+            else:
+                continue
+            out.setdefault(env, {})[policy] = f"{package}.{m.name}"
+    return out
+
+
 def zoo_envs() -> List[str]:
-    """The env families of the zoo (``stride.zoo.<env>``)."""
-    return sorted(m.name for m in _submodules(ZOO_PACKAGE) if m.ispkg)
+    """The envs the zoo has configs for (the ``<env>`` of ``stride.zoo.<family>.config.<env>_<policy>_config``)."""
+    return sorted(_zoo_configs())
 
 
 def zoo_policies(env: str) -> List[str]:
     """The policies the zoo has a config for on ``env`` (``<env>_<policy>_config.py``)."""
-    prefix, suffix = f"{env}_", "_config"
-    return sorted(m.name[len(prefix):-len(suffix)] for m in _submodules(f"{ZOO_PACKAGE}.{env}.config")
-                  if m.name.startswith(prefix) and m.name.endswith(suffix))
+    return sorted(_zoo_configs().get(env, {}))
 
 
 def zoo_config(env: str, policy: str) -> ConfigPair:
@@ -97,7 +114,7 @@ def zoo_config(env: str, policy: str) -> ConfigPair:
     if policy not in policies:
         msg = unknown_name_message("policy", policy, policies).replace(f"'{policy}'", f"'{policy}' for env '{env}'", 1)
         raise ConfigError(msg)
-    mod = importlib.import_module(f"{ZOO_PACKAGE}.{env}.config.{env}_{policy}_config")
+    mod = importlib.import_module(_zoo_configs()[env][policy])
     return mod.main_config, mod.create_config
 
 
@@ -110,19 +127,27 @@ def build_policy(cfg: Config, model: Optional[torch.nn.Module] = None,
     return policy
 
 
-def env_factories(cfg: Config, num: int) -> List[Callable[[], BaseEnv]]:
-    """``num`` picklable zero-argument factories of the configured env."""
+def env_factories(cfg: Config, num: int, evaluator: bool = False) -> List[Callable[[], BaseEnv]]:
+    """``num`` picklable zero-argument factories of the configured env; with ``evaluator``, the env
+    class's ``evaluator_env_cfg(cfg)`` (where it has one: DI-engine's ``create_evaluator_env_cfg``,
+    e.g. Atari's whole games without episodic life) gives the evaluator's env config."""
     env_cls = ENV_REGISTRY.get(cfg.env.type)
     if not (isinstance(env_cls, type) and issubclass(env_cls, BaseEnv)):
         raise TypeError(f"env '{cfg.env.type}' is registered as {env_cls!r}, not a BaseEnv class")
     env_cfg = env_kwargs(cfg.env)
+    to_evaluator = getattr(env_cls, "evaluator_env_cfg", None)
+    if evaluator and callable(to_evaluator):
+        evaluator_cfg = to_evaluator(env_cfg)
+        if not isinstance(evaluator_cfg, dict):
+            raise TypeError(f"{env_cls.__name__}.evaluator_env_cfg gave a {type(evaluator_cfg).__name__}, not a dict")
+        env_cfg = evaluator_cfg
     return [partial(env_cls, cfg=env_cfg) for _ in range(num)]
 
 
 def build_env_managers(cfg: Config, seed: int) -> Tuple[BaseEnvManager, BaseEnvManager]:
     """The collector's (dynamic seeds) and the evaluator's (fixed seeds) env managers, not launched."""
     collector_env = create_env_manager(cfg.env.manager, env_factories(cfg, cfg.env.collector_env_num))
-    evaluator_env = create_env_manager(cfg.env.manager, env_factories(cfg, cfg.env.evaluator_env_num))
+    evaluator_env = create_env_manager(cfg.env.manager, env_factories(cfg, cfg.env.evaluator_env_num, evaluator=True))
     collector_env.seed(seed, dynamic_seed=True)
     evaluator_env.seed(seed, dynamic_seed=False)
     return collector_env, evaluator_env
