@@ -1,0 +1,121 @@
+"""Smoke tests of the Atari configs (a few hundred env steps through the pipeline, the env and model
+wired as the config says; sizes shrunk here, never in the config) and uint8 observations end to end."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any, Dict, Optional, Tuple
+
+import numpy as np
+import pytest
+import torch
+
+pytest.importorskip("ale_py")
+pytest.importorskip("cv2")
+
+from stride.entry import serial_pipeline  # noqa: E402
+from stride.entry.utils import build_env_managers, zoo_config, zoo_envs, zoo_policies  # noqa: E402
+
+CONFIGS = [("pong", "dqn"), ("breakout", "ppo"), ("spaceinvaders", "dqn")]
+
+
+class _FloatInput(torch.nn.Module):
+    """uint8 pixels as float / 255 in front of a template's MLP: only where ``stride.model.common``
+    has no image encoder yet (the Nature CNN is picked from the image ``obs_shape`` once it lands)."""
+
+    def __init__(self, inner: torch.nn.Module) -> None:
+        super().__init__()
+        self.inner = inner
+
+    def forward(self, obs: torch.Tensor, *args: Any, **kwargs: Any) -> Any:
+        assert obs.dtype == torch.uint8  # uint8 from the env to the learner's batch
+        return self.inner(obs.float() / 255.0, *args, **kwargs)
+
+
+def _model(main: Dict[str, Any], policy: str) -> Optional[torch.nn.Module]:
+    import stride.model.common as common
+
+    if hasattr(common, "NatureCNN"):
+        return None  # the template picks its encoder from obs_shape
+    from stride.model import DQN, VAC
+
+    kwargs = dict(main["policy"]["model"])
+    return _FloatInput(DQN(**kwargs) if policy == "dqn" else VAC(**kwargs))
+
+
+def _small(env: str, policy: str) -> Tuple[Dict[str, Any], Dict[str, Any]]:
+    main, create = (copy.deepcopy(c) for c in zoo_config(env, policy))
+    # 2 collector envs, 1 evaluator env; games cut at 100 agent steps so that an evaluation ends
+    main["env"].update(collector_env_num=2, evaluator_env_num=1, n_evaluator_episode=1, max_episode_steps=100)
+    p = main["policy"]
+    if policy == "dqn":
+        p["random_collect_size"] = 64
+        p["learn"].update(batch_size=8, update_per_collect=2)
+        p["collect"]["n_sample"] = 16
+        p["other"]["replay_buffer"]["replay_buffer_size"] = 500
+    else:
+        p["learn"].update(batch_size=32, epoch_per_collect=1)
+        p["collect"]["n_sample"] = 64
+    return main, create
+
+
+def test_zoo_finds_the_atari_configs():
+    for env, policy in CONFIGS:
+        assert env in zoo_envs() and policy in zoo_policies(env)
+        main, create = zoo_config(env, policy)
+        assert create["env"]["type"] == "atari" and main["policy"]["model"]["obs_shape"] == [4, 84, 84]
+        assert main["env"]["env_id"].startswith("ALE/") and main["env"]["env_id"].endswith("-v5")
+    assert "cartpole" in zoo_envs() and "dqn_per" in zoo_policies("cartpole")
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("env,policy", CONFIGS)
+def test_config_smoke(env, policy, tmp_path):
+    main, create = _small(env, policy)
+    create["env_manager"]["type"] = "base"  # the subprocess manager's uint8 path is tested below
+    result = serial_pipeline([main, create], seed=0, model=_model(main, policy), max_env_step=300,
+                             exp_name=str(tmp_path / env), progress=False).result
+    assert result["env_step"] >= 300 and result["train_iter"] > 0
+
+
+def test_the_evaluator_plays_whole_games():
+    """env_factories(evaluator=True) applies AtariEnv.evaluator_env_cfg: no episodic life."""
+    from stride.config import compile_config
+    from stride.entry.utils import env_factories
+
+    main, create = _small("breakout", "ppo")
+    cfg = compile_config(main, create_cfg=create, save_cfg=False)
+    train_env, eval_env = env_factories(cfg, 1)[0](), env_factories(cfg, 1, evaluator=True)[0]()
+    assert "train=True" in repr(train_env) and "train=False" in repr(eval_env)
+
+
+@pytest.mark.timeout(120)
+def test_uint8_through_the_subprocess_manager_and_the_replay_buffer():
+    """env -> shared memory -> replay storage -> sampled batch: the frames stay uint8."""
+    from stride.config import compile_config
+    from stride.data import NaiveReplayBuffer
+
+    main, create = _small("pong", "dqn")
+    main["env"].update(collector_env_num=2, evaluator_env_num=1)
+    cfg = compile_config(main, create_cfg=create, save_cfg=False)
+    collector_env, evaluator_env = build_env_managers(cfg, seed=0)
+    assert "subprocess" in type(collector_env).__name__.lower()
+    try:
+        collector_env.launch()
+        obs = collector_env.ready_obs
+        buffer = NaiveReplayBuffer(dict(replay_buffer_size=64))
+        for _ in range(20):
+            actions = {i: np.int64(0) for i in obs}
+            timesteps = collector_env.step(actions)
+            for i, ts in timesteps.items():
+                assert isinstance(ts.obs, np.ndarray) and ts.obs.dtype == np.uint8 and ts.obs.shape == (4, 84, 84)
+                buffer.push(dict(obs=obs[i], next_obs=ts.obs, action=actions[i], reward=np.float32(ts.reward),
+                                 done=ts.done))
+            obs = collector_env.ready_obs
+        batch = buffer.sample(8)
+        assert batch is not None and all(b["obs"].dtype == np.uint8 and b["next_obs"].dtype == np.uint8 for b in batch)
+        stacked = buffer.sample_batch(8)
+        assert stacked is not None and stacked["obs"].dtype == np.uint8 and stacked["obs"].shape == (8, 4, 84, 84)
+    finally:
+        collector_env.close()
+        evaluator_env.close()
