@@ -119,3 +119,16 @@ def test_uint8_through_the_subprocess_manager_and_the_replay_buffer():
     finally:
         collector_env.close()
         evaluator_env.close()
+
+
+def test_a_saved_config_finds_the_atari_env_type_without_importing_the_zoo():
+    """ENV_REGISTRY imports stride.zoo's families when a name is unknown: eval and --resume read
+    total_config.json, which names env type 'atari' without importing stride.zoo.atari."""
+    import subprocess
+    import sys
+
+    code = ("from stride.utils.registry import ENV_REGISTRY; import sys; "
+            "assert 'stride.zoo.atari' not in sys.modules; print(ENV_REGISTRY.get('atari').__name__)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "AtariEnv"
