@@ -22,7 +22,7 @@ main_config = dict(
         collector_env_num=8,
         evaluator_env_num=8,
         n_evaluator_episode=8,
-        stop_value=400,
+        stop_value=400,  # a target of this repository (not a published figure)
     ),
     policy=dict(
         # an image obs_shape: the model template picks the Nature CNN encoder
