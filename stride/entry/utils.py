@@ -76,37 +76,47 @@ def _submodules(package: str) -> List[pkgutil.ModuleInfo]:
     return list(pkgutil.iter_modules(spec.submodule_search_locations))
 
 
-def _zoo_configs() -> Dict[str, Dict[str, str]]:
-    """env -> policy -> module of ``stride.zoo.<family>.config.<env>_<policy>_config`` (a family may
-    hold several envs: ``stride.zoo.atari`` holds ``pong``, ``breakout``, ...); nothing is imported."""
-    out: Dict[str, Dict[str, str]] = {}
-    suffix = "_config"
-    for family in sorted(m.name for m in _submodules(ZOO_PACKAGE) if m.ispkg):
-        package = f"{ZOO_PACKAGE}.{family}.config"
-        for m in _submodules(package):
-            stem = m.name[:-len(suffix)] if m.name.endswith(suffix) else ""
-            if stem.startswith(f"{family}_"):  # <family>_<policy>: the env is the family (cartpole_dqn_per)
-                env, policy = family, stem[len(family) + 1:]
-            elif "_" in stem:  # <env>_<policy>
-                env, policy = stem.rsplit("_", 1)
-            else:
-                continue
-            out.setdefault(env, {})[policy] = f"{package}.{m.name}"
-    return out
+def _family_envs(family: str) -> List[str]:
+    """The envs of the zoo family ``stride.zoo.<family>``: its ``ENVS`` (a family of several games,
+    like ``minatar``: ``minatar_breakout``, ...; its ``__init__`` imports nothing heavy), else the
+    family itself (``cartpole``)."""
+    try:
+        module = importlib.import_module(f"{ZOO_PACKAGE}.{family}")
+    except ImportError:
+        return [family]
+    envs = getattr(module, "ENVS", None)
+    return [str(e) for e in envs] if isinstance(envs, (list, tuple)) else [family]
+
+
+def _zoo_families() -> List[str]:
+    return sorted(m.name for m in _submodules(ZOO_PACKAGE) if m.ispkg)
+
+
+def _env_family(env: str) -> Optional[str]:
+    """The family package holding ``env``'s configs (None: no such env)."""
+    for family in _zoo_families():
+        if env in _family_envs(family):
+            return family
+    return None
 
 
 def zoo_envs() -> List[str]:
-    """The envs the zoo has configs for (the ``<env>`` of ``stride.zoo.<family>.config.<env>_<policy>_config``)."""
-    return sorted(_zoo_configs())
+    """The envs of the zoo: ``-e`` names, the ``<env>`` of ``stride.zoo.<family>.config.<env>_<policy>_config``."""
+    return sorted(env for family in _zoo_families() for env in _family_envs(family))
 
 
 def zoo_policies(env: str) -> List[str]:
     """The policies the zoo has a config for on ``env`` (``<env>_<policy>_config.py``)."""
-    return sorted(_zoo_configs().get(env, {}))
+    family = _env_family(env)
+    if family is None:
+        return []
+    prefix, suffix = f"{env}_", "_config"
+    return sorted(m.name[len(prefix):-len(suffix)] for m in _submodules(f"{ZOO_PACKAGE}.{family}.config")
+                  if m.name.startswith(prefix) and m.name.endswith(suffix))
 
 
 def zoo_config(env: str, policy: str) -> ConfigPair:
-    """``stride.zoo.<env>.config.<env>_<policy>_config`` -> (main_config, create_config)."""
+    """``stride.zoo.<family>.config.<env>_<policy>_config`` -> (main_config, create_config)."""
     envs = zoo_envs()
     if env not in envs:
         raise ConfigError(unknown_name_message("env", env, envs))
@@ -114,7 +124,7 @@ def zoo_config(env: str, policy: str) -> ConfigPair:
     if policy not in policies:
         msg = unknown_name_message("policy", policy, policies).replace(f"'{policy}'", f"'{policy}' for env '{env}'", 1)
         raise ConfigError(msg)
-    mod = importlib.import_module(_zoo_configs()[env][policy])
+    mod = importlib.import_module(f"{ZOO_PACKAGE}.{_env_family(env)}.config.{env}_{policy}_config")
     return mod.main_config, mod.create_config
 
 

@@ -2,8 +2,10 @@
 
 from .base_env import BaseEnv, BaseEnvTimestep
 from .gymnasium_env import GymnasiumEnv
+from .minatar_env import MinAtarEnv
+from .wrappers import ChannelFirst
 from .env_manager import (AsyncSubprocessEnvManager, BaseEnvManager, NonFiniteError, ObservationShapeError,
                           SyncSubprocessEnvManager, create_env_manager)
 
-__all__ = ["BaseEnv", "BaseEnvTimestep", "GymnasiumEnv", "BaseEnvManager", "SyncSubprocessEnvManager", "AsyncSubprocessEnvManager",
+__all__ = ["BaseEnv", "BaseEnvTimestep", "GymnasiumEnv", "MinAtarEnv", "ChannelFirst", "BaseEnvManager", "SyncSubprocessEnvManager", "AsyncSubprocessEnvManager",
            "create_env_manager", "NonFiniteError", "ObservationShapeError"]

@@ -1,6 +1,7 @@
 """Building blocks: encoders and heads."""
 
-from .encoder import FCEncoder, MLP
+from .encoder import ENCODERS, ConvEncoder, FCEncoder, MinAtarEncoder, MLP, NatureCNN, build_encoder, pick_encoder
 from .head import DiscreteHead, DuelingHead
 
-__all__ = ["FCEncoder", "MLP", "DiscreteHead", "DuelingHead"]
+__all__ = ["ENCODERS", "ConvEncoder", "FCEncoder", "MinAtarEncoder", "MLP", "NatureCNN", "build_encoder", "pick_encoder",
+           "DiscreteHead", "DuelingHead"]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import List, Sequence, Type
+from typing import List, Optional, Sequence, Type, Union
 
 import torch
 from torch import nn
@@ -42,3 +42,87 @@ class FCEncoder(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         out: torch.Tensor = self.net(x.flatten(1) if x.dim() > 2 else x)
         return out
+
+
+def _conv_out_size(convs: nn.Module, obs_shape: Sequence[int]) -> int:
+    """Flattened size of ``convs``' output on one ``obs_shape`` input (a dry run, no gradient)."""
+    with torch.no_grad():
+        return int(convs(torch.zeros(1, *obs_shape)).numel())
+
+
+def _image_shape(obs_shape: int | Sequence[int], name: str) -> Sequence[int]:
+    if isinstance(obs_shape, int) or len(obs_shape) != 3:
+        raise ConfigError(f"the {name} encoder needs an image obs_shape (C, H, W), got {obs_shape!r}")
+    return [int(s) for s in obs_shape]
+
+
+class ConvEncoder(nn.Module):
+    """Channel-first images ``(..., C, H, W)`` -> features: ``convs``, flatten, one Linear + ReLU.
+
+    Any dtype is accepted and cast to float32 times ``scale`` inside the model, so observations stay
+    uint8 from the env through the replay buffer to the learner (Atari's 1/255; MinAtar's 0/1 planes
+    keep scale 1). Leading batch dims are flattened and restored."""
+
+    def __init__(self, obs_shape: Sequence[int], convs: nn.Module, hidden_size: int, scale: float) -> None:
+        super().__init__()
+        self.obs_shape = tuple(obs_shape)
+        self.scale = scale
+        self.output_size = hidden_size
+        self.convs = convs
+        self.fc = nn.Sequential(nn.Flatten(), nn.Linear(_conv_out_size(convs, obs_shape), hidden_size), nn.ReLU())
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        lead = x.shape[:-3]
+        x = x.reshape(-1, *x.shape[-3:]).float() * self.scale
+        out: torch.Tensor = self.fc(self.convs(x))
+        return out.reshape(*lead, self.output_size)
+
+
+class NatureCNN(ConvEncoder):
+    """The DQN Nature CNN (Mnih et al. 2015): conv 32 8x8 s4, 64 4x4 s2, 64 3x3 s1, FC 512, ReLU;
+    input scaled by 1/255. Needs H, W >= 36 (Atari: ``(4, 84, 84)``)."""
+
+    def __init__(self, obs_shape: int | Sequence[int], hidden_size: int = 512) -> None:
+        shape = _image_shape(obs_shape, "nature")
+        if min(shape[1:]) < NATURE_MIN_SIZE:
+            raise ConfigError(f"the nature encoder needs images of at least {NATURE_MIN_SIZE}x{NATURE_MIN_SIZE}, "
+                              f"got obs_shape {list(shape)}; use encoder='minatar' for small grids")
+        convs = nn.Sequential(nn.Conv2d(shape[0], 32, 8, stride=4), nn.ReLU(), nn.Conv2d(32, 64, 4, stride=2), nn.ReLU(),
+                              nn.Conv2d(64, 64, 3, stride=1), nn.ReLU())
+        super().__init__(shape, convs, hidden_size, scale=1.0 / 255.0)
+
+
+class MinAtarEncoder(ConvEncoder):
+    """The MinAtar encoder (Young & Tian 2019): conv 16 3x3 s1, FC 128, ReLU; 0/1 planes unscaled."""
+
+    def __init__(self, obs_shape: int | Sequence[int], hidden_size: int = 128) -> None:
+        shape = _image_shape(obs_shape, "minatar")
+        super().__init__(shape, nn.Sequential(nn.Conv2d(shape[0], 16, 3, stride=1), nn.ReLU()), hidden_size, scale=1.0)
+
+
+#: smallest H and W the Nature CNN takes (8x8 s4 -> 4x4 s2 -> 3x3 s1 leaves 1x1)
+NATURE_MIN_SIZE = 36
+#: the ``encoder`` choices of the model templates (None: picked from ``obs_shape``)
+ENCODERS = ("nature", "minatar", "mlp")
+
+
+def pick_encoder(obs_shape: int | Sequence[int]) -> str:
+    """``'mlp'`` for a vector ``obs_shape``; for a channel-first image ``(C, H, W)``, ``'nature'``
+    when H, W >= 36 (Atari's ``(4, 84, 84)``), else ``'minatar'`` (small grids like ``(4, 10, 10)``)."""
+    if isinstance(obs_shape, int) or len(obs_shape) != 3:
+        return "mlp"
+    return "nature" if min(int(s) for s in obs_shape[1:]) >= NATURE_MIN_SIZE else "minatar"
+
+
+def build_encoder(obs_shape: int | Sequence[int], encoder: Optional[str], hidden_size_list: Sequence[int],
+                  activation: str) -> Union[FCEncoder, ConvEncoder]:
+    """The encoder named ``encoder`` (None: :func:`pick_encoder`); ``hidden_size_list`` and
+    ``activation`` shape the MLP only (the conv encoders keep their published sizes and ReLU)."""
+    name = pick_encoder(obs_shape) if encoder is None else encoder
+    if name == "mlp":
+        return FCEncoder(obs_shape, list(hidden_size_list), activation)
+    if name == "nature":
+        return NatureCNN(obs_shape)
+    if name == "minatar":
+        return MinAtarEncoder(obs_shape)
+    raise ConfigError(f"unknown encoder '{name}'; valid choices: {', '.join(ENCODERS)}")

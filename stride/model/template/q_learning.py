@@ -2,22 +2,26 @@
 
 from __future__ import annotations
 
-from typing import Dict, Sequence
+from typing import Dict, Optional, Sequence
 
 import torch
 from torch import nn
 
 from ...utils.registry import MODEL_REGISTRY
-from ..common import DiscreteHead, DuelingHead, FCEncoder
+from ..common import ENCODERS, DiscreteHead, DuelingHead, build_encoder
 from ...utils.errors import ConfigError
 
 
 @MODEL_REGISTRY.register("dqn")
 class DQN(nn.Module):
-    """MLP encoder + (dueling) Q head; ``forward(obs) -> {'logit': Q values}``."""
+    """Encoder + (dueling) Q head; ``forward(obs) -> {'logit': Q values}``.
+
+    ``encoder``: ``'mlp'`` (``encoder_hidden_size_list``), ``'nature'`` (Nature CNN) or ``'minatar'``;
+    None picks from ``obs_shape`` (a vector: MLP; a ``(C, H, W)`` image: Nature CNN from 36x36 up,
+    else the MinAtar one). Image observations may stay uint8: the conv encoders scale them."""
 
     #: valid values of the keyword arguments (checked by ``compile_config``)
-    VALID = dict(encoder_hidden_size_list="[1, inf)", head_layer_num="[0, inf)")
+    VALID = dict(encoder_hidden_size_list="[1, inf)", head_layer_num="[0, inf)", encoder=ENCODERS)
 
     def __init__(
         self,
@@ -27,11 +31,12 @@ class DQN(nn.Module):
         dueling: bool = True,
         head_layer_num: int = 1,
         activation: str = "relu",
+        encoder: Optional[str] = None,
     ) -> None:
         super().__init__()
         if not isinstance(action_shape, int) or action_shape < 1:
             raise ConfigError(f"DQN needs a positive int action_shape, got {action_shape!r}")
-        self.encoder = FCEncoder(obs_shape, list(encoder_hidden_size_list), activation)
+        self.encoder = build_encoder(obs_shape, encoder, encoder_hidden_size_list, activation)
         head = DuelingHead if dueling else DiscreteHead
         self.head = head(self.encoder.output_size, action_shape, head_layer_num, activation)
 

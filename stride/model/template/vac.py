@@ -11,13 +11,13 @@ the "implementation details" of Engstrom et al. (2020) and Huang et al. (2022).
 from __future__ import annotations
 
 import math
-from typing import Dict, Sequence, Union
+from typing import Dict, Optional, Sequence, Union
 
 import torch
 from torch import nn
 
 from ...utils.registry import MODEL_REGISTRY
-from ..common import FCEncoder
+from ..common import ENCODERS, build_encoder
 from ..common.encoder import MLP
 
 MODES = ("compute_actor", "compute_critic", "compute_actor_critic")
@@ -28,15 +28,19 @@ ActorOutput = Union[torch.Tensor, Dict[str, torch.Tensor]]
 
 def _orthogonal_init(module: nn.Module, gain: float) -> None:
     for m in module.modules():
-        if isinstance(m, nn.Linear):
+        if isinstance(m, (nn.Linear, nn.Conv2d)):
             nn.init.orthogonal_(m.weight, gain)
-            nn.init.zeros_(m.bias)
+            if m.bias is not None:
+                nn.init.zeros_(m.bias)
 
 
 @MODEL_REGISTRY.register("vac")
 class VAC(nn.Module):
     """Actor-critic: ``forward(obs, mode)`` with ``mode`` one of ``compute_actor`` (-> ``{'logit'}``),
     ``compute_critic`` (-> ``{'value'}``, shape ``(B,)``) or ``compute_actor_critic`` (both).
+
+    ``encoder``: ``'mlp'`` (``encoder_hidden_size_list``, ``activation``), ``'nature'`` or
+    ``'minatar'`` (conv, ReLU); None picks from ``obs_shape`` as the DQN model does.
 
     ``logit`` is a ``(B, A)`` tensor for ``action_space='discrete'`` and ``{'mu', 'sigma'}`` (each
     ``(B, A)``) for ``'continuous'``; ``mu`` is not squashed, the policy clips actions to the space.
@@ -45,7 +49,8 @@ class VAC(nn.Module):
     #: valid values of the keyword arguments (checked by ``compile_config``)
     VALID = dict(action_space=("discrete", "continuous"), encoder_hidden_size_list="[1, inf)",
                  actor_head_hidden_size="[1, inf)", actor_head_layer_num="[0, inf)",
-                 critic_head_hidden_size="[1, inf)", critic_head_layer_num="[0, inf)", sigma_init="(0, inf)")
+                 critic_head_hidden_size="[1, inf)", critic_head_layer_num="[0, inf)", sigma_init="(0, inf)",
+                 encoder=ENCODERS)
 
     def __init__(
         self,
@@ -60,6 +65,7 @@ class VAC(nn.Module):
         critic_head_layer_num: int = 1,
         activation: str = "tanh",
         sigma_init: float = 0.6,
+        encoder: Optional[str] = None,
     ) -> None:
         super().__init__()
         if action_space not in ("discrete", "continuous"):
@@ -70,8 +76,8 @@ class VAC(nn.Module):
         self.action_space = action_space
         self.share_encoder = share_encoder
         hidden = list(encoder_hidden_size_list)
-        self.actor_encoder = FCEncoder(obs_shape, hidden, activation)
-        self.critic_encoder = self.actor_encoder if share_encoder else FCEncoder(obs_shape, hidden, activation)
+        self.actor_encoder = build_encoder(obs_shape, encoder, hidden, activation)
+        self.critic_encoder = self.actor_encoder if share_encoder else build_encoder(obs_shape, encoder, hidden, activation)
         size = self.actor_encoder.output_size
         self.actor_head = nn.Sequential(MLP(size, [actor_head_hidden_size] * actor_head_layer_num, activation),
                                         nn.Linear(actor_head_hidden_size if actor_head_layer_num else size, action_size))

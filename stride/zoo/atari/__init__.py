@@ -7,4 +7,7 @@ Needs the Atari extra: ``pip install "stride-rl[atari]"``. The preset is :func:`
 
 from .envs import AtariEnv, ClipRewardKeepScore, EpisodicLife, FireReset, make_atari_env
 
+#: the ``-e`` names of this family (``stride.entry.utils.zoo_envs``)
+ENVS = ["pong", "breakout", "spaceinvaders"]
+
 __all__ = ["AtariEnv", "ClipRewardKeepScore", "EpisodicLife", "FireReset", "make_atari_env"]
