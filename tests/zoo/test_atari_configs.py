@@ -4,7 +4,7 @@ wired as the config says; sizes shrunk here, never in the config) and uint8 obse
 from __future__ import annotations
 
 import copy
-from typing import Any, Dict, Optional, Tuple
+from typing import Any, Dict, Tuple
 
 import numpy as np
 import pytest
@@ -17,30 +17,6 @@ from stride.entry import serial_pipeline  # noqa: E402
 from stride.entry.utils import build_env_managers, zoo_config, zoo_envs, zoo_policies  # noqa: E402
 
 CONFIGS = [("pong", "dqn"), ("breakout", "ppo"), ("spaceinvaders", "dqn")]
-
-
-class _FloatInput(torch.nn.Module):
-    """uint8 pixels as float / 255 in front of a template's MLP: only where ``stride.model.common``
-    has no image encoder yet (the Nature CNN is picked from the image ``obs_shape`` once it lands)."""
-
-    def __init__(self, inner: torch.nn.Module) -> None:
-        super().__init__()
-        self.inner = inner
-
-    def forward(self, obs: torch.Tensor, *args: Any, **kwargs: Any) -> Any:
-        assert obs.dtype == torch.uint8  # uint8 from the env to the learner's batch
-        return self.inner(obs.float() / 255.0, *args, **kwargs)
-
-
-def _model(main: Dict[str, Any], policy: str) -> Optional[torch.nn.Module]:
-    import stride.model.common as common
-
-    if hasattr(common, "NatureCNN"):
-        return None  # the template picks its encoder from obs_shape
-    from stride.model import DQN, VAC
-
-    kwargs = dict(main["policy"]["model"])
-    return _FloatInput(DQN(**kwargs) if policy == "dqn" else VAC(**kwargs))
 
 
 def _small(env: str, policy: str) -> Tuple[Dict[str, Any], Dict[str, Any]]:
@@ -70,12 +46,37 @@ def test_zoo_finds_the_atari_configs():
 
 @pytest.mark.timeout(300)
 @pytest.mark.parametrize("env,policy", CONFIGS)
-def test_config_smoke(env, policy, tmp_path):
+def test_config_runs_with_the_nature_cnn_and_uint8_batches(env, policy, tmp_path, monkeypatch):
+    """The template picks the Nature CNN from the image obs_shape; every learner batch is uint8 frames."""
+    from stride.model.common import NatureCNN
+    from stride.policy.base_policy import Policy
+
     main, create = _small(env, policy)
     create["env_manager"]["type"] = "base"  # the subprocess manager's uint8 path is tested below
-    result = serial_pipeline([main, create], seed=0, model=_model(main, policy), max_env_step=300,
-                             exp_name=str(tmp_path / env), progress=False).result
-    assert result["env_step"] >= 300 and result["train_iter"] > 0
+    seen = []
+    batch = Policy._batch
+
+    def spy(self, data):
+        out = batch(self, data)
+        seen.append((out["obs"].dtype, tuple(out["obs"].shape[1:])))
+        return out
+
+    monkeypatch.setattr(Policy, "_batch", spy)
+    trained = serial_pipeline([main, create], seed=0, max_env_step=300, exp_name=str(tmp_path / env), progress=False)
+    assert any(isinstance(m, NatureCNN) for m in trained._model.modules()), trained._model
+    assert seen and all(s == (torch.uint8, (4, 84, 84)) for s in seen), seen
+    assert trained.result["env_step"] >= 300 and trained.result["train_iter"] > 0
+
+
+def test_the_command_runs_an_atari_config(tmp_path, capsys):
+    from stride.entry.cli import main as cli_main
+
+    rc = cli_main(["-m", "serial", "-e", "pong", "-p", "dqn", "-s", "0", "--env-step", "100", "--no-progress",
+                   "--set", "env.collector_env_num=2", "--set", "env.evaluator_env_num=1",
+                   "--set", "env.n_evaluator_episode=1", "--set", "env.max_episode_steps=50",
+                   "--set", "policy.random_collect_size=32", "--set", "policy.learn.batch_size=8",
+                   "--set", "policy.other.replay_buffer.replay_buffer_size=500", "--exp-name", str(tmp_path / "cli")])
+    assert rc == 0, capsys.readouterr()
 
 
 def test_the_evaluator_plays_whole_games():
