@@ -153,3 +153,34 @@ def test_missing_ale_py_is_one_line(monkeypatch):
     monkeypatch.setitem(__import__("sys").modules, "ale_py", None)  # import ale_py: ModuleNotFoundError
     with pytest.raises(MissingExtraError, match=r'Atari envs need ale_py: pip install "stride-rl\[atari\]"'):
         make_atari_env("pong", train=True)
+
+
+def test_seeded_resets_do_not_reload_the_rom_and_stay_reproducible(monkeypatch):
+    """ale-py reloads the ROM on every seeded reset (~85 ms); ReseedWithoutReload does it once per
+    env, and the same seeds still give the same episodes."""
+    from ale_py.env import AtariEnv as AleEnv
+
+    loads, resets = [], []
+    load_game = AleEnv.load_game
+    monkeypatch.setattr(AleEnv, "load_game", lambda self: (loads.append(1), load_game(self))[1])
+
+    def play(seed: int) -> list:
+        env = AtariEnv(cfg=dict(env_id="ALE/Breakout-v5", train=True, max_episode_steps=40))
+        env.seed(seed)
+        frames = [env.reset()]
+        resets.append(1)
+        rng = np.random.default_rng(0)
+        for _ in range(200):
+            ts = env.step(int(rng.integers(4)))
+            frames.append(ts.obs)
+            if ts.done:
+                frames.append(env.reset())
+                resets.append(1)
+        env.close()
+        return frames
+
+    a = play(1)
+    assert len(resets) >= 5 and len(loads) == 2  # at construction and the first seeded reset, not one per episode
+    b, c = play(1), play(2)
+    assert all(np.array_equal(x, y) for x, y in zip(a, b)) and len(a) == len(b)
+    assert not all(np.array_equal(x, y) for x, y in zip(a, c))

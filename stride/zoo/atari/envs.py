@@ -5,7 +5,7 @@
 
 1. ``ALE/<Game>-v5`` with ``frameskip=1`` (the skipping is done below, with max-pooling) and the
    ``repeat_action_probability`` the config names (v5's sticky actions: 0.25; the Nature DQN
-   setting: 0.0);
+   setting: 0.0), seeded episodes without a ROM reload each (:class:`ReseedWithoutReload`);
 2. ``gymnasium.wrappers.AtariPreprocessing``: up to ``noop_max`` (30) no-ops on reset, frame skip
    4 with the max over the last two frames, 84x84 grayscale uint8 (its own ``terminal_on_life_loss``
    stays off: it resets the whole game at a life loss, see :class:`EpisodicLife`);
@@ -41,6 +41,25 @@ _Step = Tuple[Frame, SupportsFloat, bool, bool, Dict[str, Any]]
 def _ale(env: gym.Env[Any, Any]) -> Any:
     """The ``ale_py.ALEInterface`` under ``env`` (its ``lives()``, ``act()``...)."""
     return getattr(env.unwrapped, "ale")
+
+
+class ReseedWithoutReload(gym.Wrapper[Frame, int, Frame, int]):
+    """A seeded reset after the first reseeds the env's NumPy RNG (the no-op counts) and restarts
+    the game without reloading the ROM: ale-py's ``reset(seed=...)`` reloads the ROM (~85 ms, as
+    long as ~150 agent steps), and Stride's env managers seed every episode. The ALE's own RNG
+    (sticky actions) is seeded at the first reset and goes on from there, so a run stays a
+    function of its seeds. Gymnasium has no such wrapper."""
+
+    def __init__(self, env: gym.Env[Frame, int]) -> None:
+        super().__init__(env)
+        self._loaded = False
+
+    def reset(self, *, seed: Optional[int] = None, options: Optional[Dict[str, Any]] = None) -> Tuple[Frame, Dict[str, Any]]:
+        if seed is None or not self._loaded:
+            self._loaded = self._loaded or seed is not None
+            return self.env.reset(seed=seed, options=options)
+        self.env.unwrapped.np_random = np.random.Generator(np.random.PCG64(np.random.SeedSequence(seed)))
+        return self.env.reset(seed=None, options=options)
 
 
 class EpisodicLife(gym.Wrapper[Frame, int, Frame, int]):
@@ -152,6 +171,7 @@ def make_atari_env(game: str, train: bool, *, noop_max: int = 30, frame_skip: in
     make_kwargs.setdefault("disable_env_checker", True)
     env: gym.Env[Frame, int] = gym.make(atari_env_id(game), frameskip=1,
                                         repeat_action_probability=repeat_action_probability, **make_kwargs)
+    env = ReseedWithoutReload(env)
     env = gym.wrappers.AtariPreprocessing(env, noop_max=noop_max, frame_skip=frame_skip, screen_size=screen_size,
                                           terminal_on_life_loss=False, grayscale_obs=True, scale_obs=False)
     if max_episode_steps is not None:  # agent steps of a whole game (below EpisodicLife)
