@@ -76,28 +76,50 @@ def _submodules(package: str) -> List[pkgutil.ModuleInfo]:
     return list(pkgutil.iter_modules(spec.submodule_search_locations))
 
 
+def _zoo_index() -> Dict[str, Dict[str, str]]:
+    """``{env: {policy: config module}}`` over every family ``stride.zoo.<family>.config``.
+
+    A family's configs are ``<env>_<policy>_config.py``: where ``<env>`` is the family's own name the
+    rest is the policy (``cartpole_dqn_per`` -> cartpole, dqn_per); in a family of several envs
+    (``stride.zoo.mujoco``: ``halfcheetah_sac_config``) the policy is the last word."""
+    index: Dict[str, Dict[str, str]] = {}
+    suffix = "_config"
+    for family in (m.name for m in _submodules(ZOO_PACKAGE) if m.ispkg):
+        package = f"{ZOO_PACKAGE}.{family}.config"
+        for m in _submodules(package):
+            if not m.name.endswith(suffix):
+                continue
+            stem = m.name[:-len(suffix)]
+            if stem.startswith(f"{family}_"):
+                env, policy = family, stem[len(family) + 1:]
+            elif "_" in stem:
+                env, policy = stem.rsplit("_", 1)
+            else:
+                continue
+            index.setdefault(env, {}).setdefault(policy, f"{package}.{m.name}")
+    return index
+
+
 def zoo_envs() -> List[str]:
-    """The env families of the zoo (``stride.zoo.<env>``)."""
-    return sorted(m.name for m in _submodules(ZOO_PACKAGE) if m.ispkg)
+    """The envs of the zoo: the ``<env>`` of its ``stride.zoo.<family>.config.<env>_<policy>_config`` files."""
+    return sorted(_zoo_index())
 
 
 def zoo_policies(env: str) -> List[str]:
     """The policies the zoo has a config for on ``env`` (``<env>_<policy>_config.py``)."""
-    prefix, suffix = f"{env}_", "_config"
-    return sorted(m.name[len(prefix):-len(suffix)] for m in _submodules(f"{ZOO_PACKAGE}.{env}.config")
-                  if m.name.startswith(prefix) and m.name.endswith(suffix))
+    return sorted(_zoo_index().get(env, {}))
 
 
 def zoo_config(env: str, policy: str) -> ConfigPair:
-    """``stride.zoo.<env>.config.<env>_<policy>_config`` -> (main_config, create_config)."""
-    envs = zoo_envs()
-    if env not in envs:
-        raise ConfigError(unknown_name_message("env", env, envs))
-    policies = zoo_policies(env)
+    """``stride.zoo.<family>.config.<env>_<policy>_config`` -> (main_config, create_config)."""
+    index = _zoo_index()
+    if env not in index:
+        raise ConfigError(unknown_name_message("env", env, sorted(index)))
+    policies = sorted(index[env])
     if policy not in policies:
         msg = unknown_name_message("policy", policy, policies).replace(f"'{policy}'", f"'{policy}' for env '{env}'", 1)
         raise ConfigError(msg)
-    mod = importlib.import_module(f"{ZOO_PACKAGE}.{env}.config.{env}_{policy}_config")
+    mod = importlib.import_module(index[env][policy])
     return mod.main_config, mod.create_config
 
 
