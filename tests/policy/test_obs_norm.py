@@ -100,3 +100,9 @@ def test_needs_a_box_obs_shape():
     cfg.model.obs_shape = {"image": [3, 8, 8]}
     with pytest.raises(ConfigError, match="obs_norm"):
         PPOPolicy(cfg, model=torch.nn.Linear(1, 1))
+
+
+@pytest.mark.parametrize("bad", [dict(obs_norm="yes"), dict(obs_norm_clip=0), dict(obs_norm_clip=-1.0)])
+def test_the_keys_are_validated(bad):
+    with pytest.raises(ConfigError, match="obs_norm"):
+        merge_config(PPOPolicy.declared_config(), bad)
