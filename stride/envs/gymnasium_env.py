@@ -17,6 +17,7 @@ import numpy.typing as npt
 
 from ..config.setting import Setting
 from ..utils.errors import ConfigError, InvalidActionError, StrideError
+from ..utils.extras import import_extra
 from ..utils.registry import ENV_REGISTRY
 from .base_env import ActT, BaseEnv, BaseEnvTimestep, ObsT
 
@@ -30,6 +31,21 @@ def _float32_space(space: gym.spaces.Space[ObsT]) -> gym.spaces.Space[ObsT]:
     if isinstance(space, gym.spaces.Dict):
         return cast("gym.spaces.Space[ObsT]", gym.spaces.Dict({k: _float32_space(v) for k, v in space.spaces.items()}))
     return space
+
+
+#: Gymnasium env families behind an optional dependency: entry-point prefix -> (module, extra, what).
+#: Imported through import_extra before gymnasium.make, so a missing one is one line naming the extra.
+_ENV_EXTRAS: Dict[str, Tuple[str, str, str]] = {
+    "gymnasium.envs.mujoco": ("mujoco", "mujoco", "MuJoCo envs"),
+}
+
+
+def _import_env_extra(entry_point: object) -> None:
+    """Import the optional dependency of a Gymnasium env family (see ``_ENV_EXTRAS``), if any."""
+    if isinstance(entry_point, str):
+        for prefix, (module, extra, what) in _ENV_EXTRAS.items():
+            if entry_point.startswith(prefix):
+                import_extra(module, extra, what=what)
 
 
 _NP_INT64 = np.int64
@@ -115,6 +131,7 @@ class GymnasiumEnv(BaseEnv[ObsT, ActT]):
             if self._cfg.get("max_episode_steps") is not None:
                 kwargs["max_episode_steps"] = self._cfg["max_episode_steps"]
             spec = dataclasses.replace(gym.spec(env_id), order_enforce=False)
+            _import_env_extra(spec.entry_point)
             env: gym.Env[ObsT, ActT] = gym.make(spec, disable_env_checker=True, **kwargs)
         except gym.error.Error as e:
             raise ConfigError(f"cannot make Gymnasium env '{env_id}': {e}") from None
