@@ -11,6 +11,8 @@ policy or a learner without importing the layers above it.
 from __future__ import annotations
 
 import importlib
+import importlib.util
+import pkgutil
 from typing import TYPE_CHECKING, Callable, Dict, Generic, Iterator, List, Optional, Type, TypeVar, Union, overload
 
 from .errors import UnknownNameError, unknown_name_message
@@ -30,11 +32,15 @@ class Registry(Generic[T]):
     given). The built-in tables live in this lowest layer, which cannot name the classes of the
     layers above: they hold ``Callable[..., object]`` and their users narrow what they build."""
 
-    def __init__(self, kind: str, package: Optional[str] = None) -> None:
+    def __init__(self, kind: str, package: Optional[str] = None, plugins: Optional[str] = None) -> None:
         self.kind = kind
         self.package = package
+        #: a package whose subpackages register more entries (``'stride.zoo'``: Atari's env type
+        #: ``'atari'``); imported, by name, only when a name is not found otherwise
+        self.plugins = plugins
         self._table: Dict[str, T] = {}
         self._loaded = package is None
+        self._plugins_loaded = plugins is None
 
     @overload
     def register(self, name: str) -> Callable[[T], T]: ...
@@ -59,6 +65,18 @@ class Registry(Generic[T]):
             importlib.import_module(self.package)
             self._loaded = True
 
+    def load_plugins(self) -> None:
+        """Import each subpackage of ``plugins`` (once): what they register becomes known (a config
+        saved as JSON names ``'atari'`` without importing ``stride.zoo.atari``)."""
+        if self._plugins_loaded or self.plugins is None:
+            return
+        self._plugins_loaded = True
+        spec = importlib.util.find_spec(self.plugins)
+        paths = spec.submodule_search_locations if spec is not None else None
+        for module in pkgutil.iter_modules(paths or []):  # (None would list sys.path)
+            if module.ispkg:
+                importlib.import_module(f"{self.plugins}.{module.name}")
+
     def get(self, name: str) -> T:
         """The object registered under ``name``; a clear error naming the valid choices otherwise."""
         try:
@@ -66,6 +84,8 @@ class Registry(Generic[T]):
         except (KeyError, TypeError):
             pass
         self.load()
+        if isinstance(name, str) and name not in self._table:
+            self.load_plugins()
         try:
             return self._table[name]
         except (KeyError, TypeError):
@@ -98,7 +118,7 @@ class Registry(Generic[T]):
         return f"Registry({self.kind!r}, {sorted(self._table)})"
 
 
-ENV_REGISTRY: Registry[Callable[..., object]] = Registry("env", "stride.envs")
+ENV_REGISTRY: Registry[Callable[..., object]] = Registry("env", "stride.envs", plugins="stride.zoo")
 ENV_MANAGER_REGISTRY: Registry[Callable[..., object]] = Registry("env manager", "stride.envs")
 POLICY_REGISTRY: Registry[Callable[..., object]] = Registry("policy", "stride.policy")
 MODEL_REGISTRY: Registry[Callable[..., nn.Module]] = Registry("model", "stride.model")

@@ -1,0 +1,13 @@
+"""Atari 2600 games (ale-py, ``ALE/<Game>-v5``) with the standard DQN preprocessing preset.
+
+Needs the Atari extra: ``pip install "stride-rl[atari]"``. The preset is :func:`make_atari_env`;
+:class:`AtariEnv` (env type ``'atari'``) is it as a Stride env. The configs (``-e pong``,
+``-e breakout``, ``-e spaceinvaders``) are in ``config/``.
+"""
+
+from .envs import AtariEnv, ClipRewardKeepScore, EpisodicLife, FireReset, make_atari_env
+
+#: the ``-e`` names of this family (``stride.entry.utils.zoo_envs``)
+ENVS = ["pong", "breakout", "spaceinvaders"]
+
+__all__ = ["AtariEnv", "ClipRewardKeepScore", "EpisodicLife", "FireReset", "make_atari_env"]
