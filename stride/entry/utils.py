@@ -76,28 +76,46 @@ def _submodules(package: str) -> List[pkgutil.ModuleInfo]:
     return list(pkgutil.iter_modules(spec.submodule_search_locations))
 
 
+def _zoo_configs() -> Dict[str, Dict[str, str]]:
+    """``env -> policy -> module`` of every ``stride.zoo.<family>.config.<env>_<policy>_config``.
+
+    A family holds the configs of one or more envs (``stride.zoo.minigrid`` holds ``doorkey_ppo``):
+    a file's name splits before its first part that names a registered policy
+    (``cartpole_dqn_per`` -> env ``cartpole``, policy ``dqn_per``)."""
+    policies = set(POLICY_REGISTRY.names())
+    found: Dict[str, Dict[str, str]] = {}
+    for family in (m.name for m in _submodules(ZOO_PACKAGE) if m.ispkg):
+        for m in _submodules(f"{ZOO_PACKAGE}.{family}.config"):
+            if not m.name.endswith("_config"):
+                continue
+            parts = m.name[:-len("_config")].split("_")
+            k = next((k for k in range(1, len(parts)) if parts[k] in policies), None)
+            if k is not None:
+                found.setdefault("_".join(parts[:k]), {})["_".join(parts[k:])] = f"{ZOO_PACKAGE}.{family}.config.{m.name}"
+    return found
+
+
 def zoo_envs() -> List[str]:
-    """The env families of the zoo (``stride.zoo.<env>``)."""
-    return sorted(m.name for m in _submodules(ZOO_PACKAGE) if m.ispkg)
+    """The envs the zoo has configs for (``-e``)."""
+    return sorted(_zoo_configs())
 
 
 def zoo_policies(env: str) -> List[str]:
     """The policies the zoo has a config for on ``env`` (``<env>_<policy>_config.py``)."""
-    prefix, suffix = f"{env}_", "_config"
-    return sorted(m.name[len(prefix):-len(suffix)] for m in _submodules(f"{ZOO_PACKAGE}.{env}.config")
-                  if m.name.startswith(prefix) and m.name.endswith(suffix))
+    return sorted(_zoo_configs().get(env, {}))
 
 
 def zoo_config(env: str, policy: str) -> ConfigPair:
-    """``stride.zoo.<env>.config.<env>_<policy>_config`` -> (main_config, create_config)."""
-    envs = zoo_envs()
+    """``stride.zoo.<family>.config.<env>_<policy>_config`` -> (main_config, create_config)."""
+    configs = _zoo_configs()
+    envs = sorted(configs)
     if env not in envs:
         raise ConfigError(unknown_name_message("env", env, envs))
-    policies = zoo_policies(env)
+    policies = sorted(configs[env])
     if policy not in policies:
         msg = unknown_name_message("policy", policy, policies).replace(f"'{policy}'", f"'{policy}' for env '{env}'", 1)
         raise ConfigError(msg)
-    mod = importlib.import_module(f"{ZOO_PACKAGE}.{env}.config.{env}_{policy}_config")
+    mod = importlib.import_module(configs[env][policy])
     return mod.main_config, mod.create_config
 
 
