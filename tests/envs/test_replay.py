@@ -89,3 +89,22 @@ def test_eval_command_writes_one_video_per_episode(tmp_path, capsys):
         returns = json.load(f)["returns"]
     # CartPole's return is its length: each video holds the reset frame and one per step
     assert sorted(_frames(f).shape[0] - 1 for f in files) == sorted(int(r) for r in returns)
+
+
+def test_subprocess_manager_records_in_its_workers(tmp_path):
+    from functools import partial
+
+    from stride.envs import create_env_manager
+
+    manager = create_env_manager(dict(type="subprocess"),
+                                 [partial(GymnasiumEnv, cfg=dict(env_id="CartPole-v1")) for _ in range(2)])
+    manager.enable_save_replay(str(tmp_path))
+    manager.seed(0)
+    manager.launch()
+    done = 0
+    while done < 4:
+        done += sum(ts.done for ts in manager.step({i: 0 for i in manager.ready_obs}).values())
+    manager.close()
+    files = sorted(os.path.relpath(f, tmp_path) for f in glob.glob(str(tmp_path / "*" / "*")))
+    assert files[:2] == ["env0/episode0000.mp4", "env0/episode0001.mp4"] and "env1/episode0000.mp4" in files
+    assert all(f.endswith(".mp4") for f in files)  # no temporaries
