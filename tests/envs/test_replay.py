@@ -108,3 +108,11 @@ def test_subprocess_manager_records_in_its_workers(tmp_path):
     files = sorted(os.path.relpath(f, tmp_path) for f in glob.glob(str(tmp_path / "*" / "*")))
     assert files[:2] == ["env0/episode0000.mp4", "env0/episode0001.mp4"] and "env1/episode0000.mp4" in files
     assert all(f.endswith(".mp4") for f in files)  # no temporaries
+
+
+def test_an_env_that_cannot_record_says_so(tmp_path):
+    from stride.testing.fake_envs import FakeEnv
+    from stride.utils.errors import StrideError
+
+    with pytest.raises(StrideError, match="FakeEnv does not record videos"):
+        FakeEnv().enable_save_replay(str(tmp_path))
