@@ -39,7 +39,8 @@ main_config = dict(
             learner=dict(hook=dict(save_ckpt_after_iter=500)),
         ),
         collect=dict(n_sample=1024),
-        eval=dict(evaluator=dict(eval_freq_envstep=10_000)),
+        # a 16-episode screen every 10 k env steps; a passing one must hold on 100 further episodes
+        eval=dict(evaluator=dict(eval_freq_envstep=10_000, confirm_episode=100)),
     ),
 )
 
