@@ -30,23 +30,23 @@ N_OBJECTS, N_COLORS, N_STATES, N_DIRECTIONS = 11, 6, 3, 4  # minigrid.core.const
 OBS_TYPES = ("flat", "image")
 
 
-class MiniGridImage(gym.ObservationWrapper[npt.NDArray[np.uint8], Any, Dict[str, Any]]):
+class MiniGridImage(gym.ObservationWrapper[npt.NDArray[np.uint8], object, Dict[str, object]]):
     """The partial view's encoding, channel-first uint8 ``(3, view, view)``."""
 
-    def __init__(self, env: gym.Env[Dict[str, Any], Any]) -> None:
+    def __init__(self, env: gym.Env[Dict[str, object], object]) -> None:
         super().__init__(env)
         view = _view_space(env)
         h, w, c = view.shape
         self.observation_space = gym.spaces.Box(0, 255, shape=(c, h, w), dtype=np.uint8)
 
-    def observation(self, observation: Dict[str, Any]) -> npt.NDArray[np.uint8]:
+    def observation(self, observation: Dict[str, object]) -> npt.NDArray[np.uint8]:
         return np.ascontiguousarray(np.asarray(observation["image"], dtype=np.uint8).transpose(2, 0, 1))
 
 
-class MiniGridFlat(gym.ObservationWrapper[npt.NDArray[np.float32], Any, Dict[str, Any]]):
+class MiniGridFlat(gym.ObservationWrapper[npt.NDArray[np.float32], object, Dict[str, object]]):
     """One-hot object / colour / state of each cell of the partial view, then the direction: float32."""
 
-    def __init__(self, env: gym.Env[Dict[str, Any], Any]) -> None:
+    def __init__(self, env: gym.Env[Dict[str, object], object]) -> None:
         super().__init__(env)
         h, w, _ = _view_space(env).shape
         self._cells = h * w
@@ -57,16 +57,16 @@ class MiniGridFlat(gym.ObservationWrapper[npt.NDArray[np.float32], Any, Dict[str
         self._eye_state = np.eye(N_STATES, dtype=np.float32)
         self._eye_dir = np.eye(N_DIRECTIONS, dtype=np.float32)
 
-    def observation(self, observation: Dict[str, Any]) -> npt.NDArray[np.float32]:
+    def observation(self, observation: Dict[str, object]) -> npt.NDArray[np.float32]:
         image = np.asarray(observation["image"]).reshape(self._cells, 3)
         return np.concatenate([
             np.concatenate([self._eye_obj[image[:, 0]], self._eye_col[image[:, 1]], self._eye_state[image[:, 2]]],
                            axis=1).reshape(-1),
-            self._eye_dir[int(observation["direction"])],
+            self._eye_dir[int(np.asarray(observation["direction"]))],
         ])
 
 
-def _view_space(env: gym.Env[Dict[str, Any], Any]) -> gym.spaces.Box:
+def _view_space(env: gym.Env[Dict[str, object], object]) -> gym.spaces.Box:
     space = env.observation_space
     image = space.spaces.get("image") if isinstance(space, gym.spaces.Dict) else None
     if not isinstance(image, gym.spaces.Box) or len(image.shape) != 3:

@@ -11,7 +11,7 @@ record never pass through this wrapper: recording costs nothing when it is off.
 from __future__ import annotations
 
 import os
-from typing import Any, Dict, List, Optional, SupportsFloat, Tuple
+from typing import IO, Dict, List, Optional, SupportsFloat, Tuple
 
 import gymnasium as gym
 import numpy as np
@@ -20,6 +20,7 @@ import numpy.typing as npt
 from ..utils.errors import ConfigError
 from ..utils.extras import import_extra
 from ..utils.files import atomic_write
+from .base_env import ActT, ObsT
 
 Frame = npt.NDArray[np.uint8]
 
@@ -42,16 +43,16 @@ def write_mp4(path: str, frames: List[Frame], fps: float) -> None:
     """``path`` holds the video of ``frames``, whole, or is left as it was."""
     data = encode_mp4(frames, fps)
 
-    def write(f: Any) -> None:
+    def write(f: IO[bytes]) -> None:
         f.write(data)
 
     atomic_write(path, write, binary=True)
 
 
-class RecordEpisodes(gym.Wrapper[Any, Any, Any, Any]):
+class RecordEpisodes(gym.Wrapper[ObsT, ActT, ObsT, ActT]):
     """Record the ``rgb_array`` render of every step; one mp4 per finished episode in ``folder``."""
 
-    def __init__(self, env: gym.Env[Any, Any], folder: str, fps: Optional[float] = None) -> None:
+    def __init__(self, env: gym.Env[ObsT, ActT], folder: str, fps: Optional[float] = None) -> None:
         super().__init__(env)
         if env.render_mode != "rgb_array":
             raise ConfigError(f"recording videos needs an env made with render_mode='rgb_array', got "
@@ -67,13 +68,14 @@ class RecordEpisodes(gym.Wrapper[Any, Any, Any, Any]):
         if frame is not None:
             self._frames.append(np.asarray(frame, dtype=np.uint8))
 
-    def reset(self, *, seed: Optional[int] = None, options: Optional[Dict[str, Any]] = None) -> Tuple[Any, Dict[str, Any]]:
+    def reset(self, *, seed: Optional[int] = None,
+              options: Optional[Dict[str, object]] = None) -> Tuple[ObsT, Dict[str, object]]:
         obs, info = self.env.reset(seed=seed, options=options)
         self._frames = []  # an unfinished episode is dropped
         self._capture()
         return obs, info
 
-    def step(self, action: Any) -> Tuple[Any, SupportsFloat, bool, bool, Dict[str, Any]]:
+    def step(self, action: ActT) -> Tuple[ObsT, SupportsFloat, bool, bool, Dict[str, object]]:
         obs, reward, terminated, truncated, info = self.env.step(action)
         self._capture()
         if terminated or truncated:
