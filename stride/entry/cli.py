@@ -135,6 +135,8 @@ def _parser() -> argparse.ArgumentParser:
                    help="-m eval: the experiment folder (its latest checkpoint) or checkpoint file to evaluate")
     p.add_argument("--episodes", type=_count, default=None,
                    help="-m eval: evaluation episodes (default: the config's env.n_evaluator_episode)")
+    p.add_argument("--replay-path", default=None, metavar="DIR",
+                   help="-m eval: write one mp4 per evaluated episode under DIR/env<i>/ (needs stride-rl[video])")
     p.add_argument("--no-progress", action="store_true", help="don't show the progress bar")
     p.add_argument("-v", "--version", action="store_true", help="print the version and exit")
     return p
@@ -209,13 +211,16 @@ def _eval(args: argparse.Namespace) -> int:
         raise ConfigError(f"-m eval takes one seed, got {args.seed}")
     from .eval_entry import eval_pipeline
 
-    r = eval_pipeline(args.load, n_episode=args.episodes, seed=args.seed[0] if args.seed else None)
+    r = eval_pipeline(args.load, n_episode=args.episodes, seed=args.seed[0] if args.seed else None,
+                      replay_path=args.replay_path)
     verdict = "" if r["stop_value"] is None else \
         f"; stop value {r['stop_value']:g}: {'reached' if r['reached'] else 'NOT reached'}"
     print(f"stride: evaluated {r['checkpoint']} (train_iter={r['train_iter']} env_step={r['envstep']}) over "
           f"{r['n_episode']} episodes, eval envs seeded {r['seed']}: mean {r['mean']:.2f} +- {r['std']:.2f} "
           f"(min {r['min']:.1f}, max {r['max']:.1f}){verdict}")
     print(f"stride: returns in {r['result_file']}")
+    if args.replay_path:
+        print(f"stride: episode videos under {args.replay_path}")
     return 0
 
 

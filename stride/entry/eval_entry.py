@@ -19,6 +19,7 @@ import numpy as np
 import torch
 
 from ..config.compile import load_saved_config
+from ..envs.replay import require_video
 from ..utils.errors import ConfigError
 from ..utils.files import atomic_write_json
 from ..utils.narrow import as_int, as_mapping
@@ -50,12 +51,17 @@ class EvalResult(TypedDict):
     result_file: str
 
 
-def eval_pipeline(path: str, n_episode: Optional[int] = None, seed: Optional[int] = None) -> EvalResult:
+def eval_pipeline(path: str, n_episode: Optional[int] = None, seed: Optional[int] = None,
+                  replay_path: Optional[str] = None) -> EvalResult:
     """Evaluate the policy saved under ``path`` (an experiment folder -> its latest checkpoint, or a
     checkpoint file) over ``n_episode`` episodes (default: the config's confirmation size
     ``policy.eval.evaluator.confirm_episode``, else ``env.n_evaluator_episode``)
     on evaluator envs seeded ``seed`` (default: the run's seed + 10000). Returns the summary
-    (mean, std, min, max, returns, whether the mean reaches ``env.stop_value``)."""
+    (mean, std, min, max, returns, whether the mean reaches ``env.stop_value``). With ``replay_path``
+    each evaluated episode is also written as an mp4, ``<replay_path>/env<i>/episode<k>.mp4``
+    (env ``i``'s ``k``-th episode; needs the ``[video]`` extra)."""
+    if replay_path is not None:
+        require_video()  # before any work: a missing extra is one line
     exp_dir, ckpt = resolve_resume(path)
     cfg = load_saved_config(os.path.join(exp_dir, "total_config.json"))
     if n_episode is not None and n_episode < 1:
@@ -70,6 +76,8 @@ def eval_pipeline(path: str, n_episode: Optional[int] = None, seed: Optional[int
     state = read_checkpoint(ckpt)
     policy.eval_mode.load_state_dict({"model": as_mapping(state["policy"], "checkpoint 'policy'")["model"]})
     collector_env, env = build_env_managers(cfg, seed)
+    if replay_path is not None:
+        env.enable_save_replay(replay_path)
     try:
         evaluator = BaseSerialEvaluator(dict(cfg.policy.eval.evaluator, confirm_episode=0), env, policy.eval_mode)
         _, returns = evaluator.eval(n_episode=n_episode)

@@ -76,55 +76,48 @@ def _submodules(package: str) -> List[pkgutil.ModuleInfo]:
     return list(pkgutil.iter_modules(spec.submodule_search_locations))
 
 
-def _family_envs(family: str) -> List[str]:
-    """The envs of the zoo family ``stride.zoo.<family>``: its ``ENVS`` (a family of several games,
-    like ``minatar``: ``minatar_breakout``, ...; its ``__init__`` imports nothing heavy), else the
-    family itself (``cartpole``)."""
-    try:
-        module = importlib.import_module(f"{ZOO_PACKAGE}.{family}")
-    except ImportError:
-        return [family]
-    envs = getattr(module, "ENVS", None)
-    return [str(e) for e in envs] if isinstance(envs, (list, tuple)) else [family]
+def _zoo_index() -> Dict[str, Dict[str, str]]:
+    """``{env: {policy: config module}}`` over every ``stride.zoo.<family>.config.<env>_<policy>_config``.
 
-
-def _zoo_families() -> List[str]:
-    return sorted(m.name for m in _submodules(ZOO_PACKAGE) if m.ispkg)
-
-
-def _env_family(env: str) -> Optional[str]:
-    """The family package holding ``env``'s configs (None: no such env)."""
-    for family in _zoo_families():
-        if env in _family_envs(family):
-            return family
-    return None
+    A family holds the configs of one or more envs (``stride.zoo.mujoco``: ``halfcheetah_sac``,
+    ``hopper_sac``; ``stride.zoo.minatar``: ``minatar_breakout_dqn``): a file's name splits before
+    its first part that names a registered policy (``cartpole_dqn_per`` -> env ``cartpole``,
+    policy ``dqn_per``), so no family has to list its envs."""
+    policies = set(POLICY_REGISTRY.names())
+    index: Dict[str, Dict[str, str]] = {}
+    suffix = "_config"
+    for family in (m.name for m in _submodules(ZOO_PACKAGE) if m.ispkg):
+        package = f"{ZOO_PACKAGE}.{family}.config"
+        for m in _submodules(package):
+            if not m.name.endswith(suffix):
+                continue
+            parts = m.name[:-len(suffix)].split("_")
+            k = next((k for k in range(1, len(parts)) if parts[k] in policies), None)
+            if k is not None:
+                index.setdefault("_".join(parts[:k]), {}).setdefault("_".join(parts[k:]), f"{package}.{m.name}")
+    return index
 
 
 def zoo_envs() -> List[str]:
-    """The envs of the zoo: ``-e`` names, the ``<env>`` of ``stride.zoo.<family>.config.<env>_<policy>_config``."""
-    return sorted(env for family in _zoo_families() for env in _family_envs(family))
+    """The envs of the zoo: the ``<env>`` of its ``stride.zoo.<family>.config.<env>_<policy>_config`` files."""
+    return sorted(_zoo_index())
 
 
 def zoo_policies(env: str) -> List[str]:
     """The policies the zoo has a config for on ``env`` (``<env>_<policy>_config.py``)."""
-    family = _env_family(env)
-    if family is None:
-        return []
-    prefix, suffix = f"{env}_", "_config"
-    return sorted(m.name[len(prefix):-len(suffix)] for m in _submodules(f"{ZOO_PACKAGE}.{family}.config")
-                  if m.name.startswith(prefix) and m.name.endswith(suffix))
+    return sorted(_zoo_index().get(env, {}))
 
 
 def zoo_config(env: str, policy: str) -> ConfigPair:
     """``stride.zoo.<family>.config.<env>_<policy>_config`` -> (main_config, create_config)."""
-    envs = zoo_envs()
-    if env not in envs:
-        raise ConfigError(unknown_name_message("env", env, envs))
-    policies = zoo_policies(env)
+    index = _zoo_index()
+    if env not in index:
+        raise ConfigError(unknown_name_message("env", env, sorted(index)))
+    policies = sorted(index[env])
     if policy not in policies:
         msg = unknown_name_message("policy", policy, policies).replace(f"'{policy}'", f"'{policy}' for env '{env}'", 1)
         raise ConfigError(msg)
-    mod = importlib.import_module(f"{ZOO_PACKAGE}.{_env_family(env)}.config.{env}_{policy}_config")
+    mod = importlib.import_module(index[env][policy])
     return mod.main_config, mod.create_config
 
 

@@ -3,9 +3,11 @@
 from .base_env import BaseEnv, BaseEnvTimestep
 from .gymnasium_env import GymnasiumEnv
 from .minatar_env import MinAtarEnv
+from .minigrid_env import MiniGridEnv
 from .wrappers import ChannelFirst
 from .env_manager import (AsyncSubprocessEnvManager, BaseEnvManager, NonFiniteError, ObservationShapeError,
                           SyncSubprocessEnvManager, create_env_manager)
 
-__all__ = ["BaseEnv", "BaseEnvTimestep", "GymnasiumEnv", "MinAtarEnv", "ChannelFirst", "BaseEnvManager", "SyncSubprocessEnvManager", "AsyncSubprocessEnvManager",
-           "create_env_manager", "NonFiniteError", "ObservationShapeError"]
+__all__ = ["BaseEnv", "BaseEnvTimestep", "GymnasiumEnv", "MinAtarEnv", "MiniGridEnv", "ChannelFirst", "BaseEnvManager",
+           "SyncSubprocessEnvManager", "AsyncSubprocessEnvManager", "create_env_manager", "NonFiniteError",
+           "ObservationShapeError"]

@@ -21,6 +21,7 @@ import numpy as np
 from typing_extensions import NamedTuple, TypeVar  # (generic NamedTuple before Python 3.11)
 
 from ..config.config import Configurable
+from ..utils.errors import StrideError
 
 #: an env's observation type (``BaseEnv[ObsT, ActT]``, like ``gymnasium.Env[ObsType, ActType]``);
 #: an env or manager named without type arguments is one of ``object``
@@ -114,8 +115,10 @@ class BaseEnv(gym.Env[ObsT, ActT], Configurable, ABC):
         return self.action_space.sample()
 
     def enable_save_replay(self, replay_path: str) -> None:
-        """Record videos of the following episodes into ``replay_path``."""
-        self._replay_path = replay_path
+        """Record a video of each following episode into ``replay_path`` (one mp4 per episode).
+        An env that cannot record says so instead of recording nothing; :class:`GymnasiumEnv`
+        records (``stride.envs.replay``)."""
+        raise StrideError(f"{type(self).__name__} does not record videos (enable_save_replay)")
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}()"

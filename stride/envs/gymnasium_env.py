@@ -17,8 +17,10 @@ import numpy.typing as npt
 
 from ..config.setting import Setting
 from ..utils.errors import ConfigError, InvalidActionError, StrideError
+from ..utils.extras import import_extra
 from ..utils.registry import ENV_REGISTRY
 from .base_env import ActT, BaseEnv, BaseEnvTimestep, ObsT
+from .replay import RecordEpisodes, require_video
 
 
 def _float32_space(space: gym.spaces.Space[ObsT]) -> gym.spaces.Space[ObsT]:
@@ -30,6 +32,21 @@ def _float32_space(space: gym.spaces.Space[ObsT]) -> gym.spaces.Space[ObsT]:
     if isinstance(space, gym.spaces.Dict):
         return cast("gym.spaces.Space[ObsT]", gym.spaces.Dict({k: _float32_space(v) for k, v in space.spaces.items()}))
     return space
+
+
+#: Gymnasium env families behind an optional dependency: entry-point prefix -> (module, extra, what).
+#: Imported through import_extra before gymnasium.make, so a missing one is one line naming the extra.
+_ENV_EXTRAS: Dict[str, Tuple[str, str, str]] = {
+    "gymnasium.envs.mujoco": ("mujoco", "mujoco", "MuJoCo envs"),
+}
+
+
+def _import_env_extra(entry_point: object) -> None:
+    """Import the optional dependency of a Gymnasium env family (see ``_ENV_EXTRAS``), if any."""
+    if isinstance(entry_point, str):
+        for prefix, (module, extra, what) in _ENV_EXTRAS.items():
+            if entry_point.startswith(prefix):
+                import_extra(module, extra, what=what)
 
 
 _NP_INT64 = np.int64
@@ -114,14 +131,35 @@ class GymnasiumEnv(BaseEnv[ObsT, ActT]):
             kwargs: Dict[str, Any] = dict(make_kwargs)  # passed on to gymnasium.make's **kwargs: Any
             if self._cfg.get("max_episode_steps") is not None:
                 kwargs["max_episode_steps"] = self._cfg["max_episode_steps"]
+            if self._replay_path is not None:  # Gymnasium fixes render_mode at make: frames for the video
+                mode = kwargs.setdefault("render_mode", "rgb_array")
+                if mode != "rgb_array":
+                    raise ConfigError(f"recording videos of '{env_id}' needs render_mode='rgb_array', "
+                                      f"make_kwargs sets render_mode={mode!r}")
             spec = dataclasses.replace(gym.spec(env_id), order_enforce=False)
+            _import_env_extra(spec.entry_point)
             env: gym.Env[ObsT, ActT] = gym.make(spec, disable_env_checker=True, **kwargs)
         except gym.error.Error as e:
             raise ConfigError(f"cannot make Gymnasium env '{env_id}': {e}") from None
         self._enforce_order = True
         if self._replay_path is not None:
-            env = gym.wrappers.RecordVideo(env, self._replay_path, episode_trigger=lambda _: True)
+            env = RecordEpisodes(env, self._replay_path)
         return env
+
+    def enable_save_replay(self, replay_path: str) -> None:
+        """Write one mp4 per finished episode into ``replay_path`` (``episode0000.mp4``, ...; needs the
+        ``[video]`` extra). An env made from an id is (re)made with ``render_mode='rgb_array'``;
+        an env object must have been made so. Without this call no step pays for recording."""
+        require_video()
+        if self._replay_path is not None:
+            raise StrideError(f"{self!r} already records into {self._replay_path!r}")
+        self._replay_path = replay_path
+        if self._env is None:
+            return  # made (recording) on first use
+        if self._env_id is not None:  # made without frames: make it again, recording
+            self.close()
+        else:
+            self._env = RecordEpisodes(self._env, replay_path)
 
     def _read_spaces(self, env: gym.Env[ObsT, ActT]) -> None:
         """The spaces this env exposes and what the action check and step's fast path need."""

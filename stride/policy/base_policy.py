@@ -17,9 +17,11 @@ from torch import nn
 
 from ..config.config import Config, deep_update
 from ..config.setting import REQUIRED, Setting, plain
+from ..model.common.normalize import RunningNorm
 from ..rl_utils import get_nstep_return_data
 from ..torch_utils import to_tensor
 from ..utils.data import Nested, default_collate
+from ..utils.errors import ConfigError
 from ..utils.registry import MODEL_REGISTRY
 from .action_range import ActionScale
 
@@ -103,6 +105,11 @@ class Policy(ABC):
         priority_IS_weight=False,
         # (int) transitions collected with uniformly random actions before training starts.
         random_collect_size=Setting(0, "[0, inf)"),
+        # (bool) normalise observations with running mean/var (stride.model.common.normalize.RunningNorm):
+        # updated by collect forwards only, applied to collect, eval and learn; saved in the model's state_dict.
+        obs_norm=False,
+        # (float) normalised observations are clipped to [-obs_norm_clip, obs_norm_clip].
+        obs_norm_clip=Setting(10.0, "(0, inf)"),
         # model keyword arguments (validated against the model class's signature).
         model=dict(),
         learn=dict(),
@@ -139,7 +146,9 @@ class Policy(ABC):
             raise ValueError(f"unknown policy field(s) {sorted(unknown)}; valid choices: collect, eval, learn")
         self._enable_field = fields
         self._device = torch.device("cuda" if self._cfg.get("cuda") and torch.cuda.is_available() else "cpu")
-        self._model = (model if model is not None else self._create_model()).to(self._device)
+        model = model if model is not None else self._create_model()
+        self._obs_norm = self._attach_obs_norm(model) if self._cfg.get("obs_norm") else None
+        self._model = model.to(self._device)
         # continuous actions leave in the env's units (policy.action_range, filled by compile_config)
         self._action_scale = ActionScale.from_config(self._cfg.get("action_range"), self._cfg.get("model", {}).get("action_shape"))
         for field in fields:
@@ -154,6 +163,32 @@ class Policy(ABC):
         kwargs.pop("type", None)
         model: nn.Module = MODEL_REGISTRY.get(self._cfg.get("model", {}).get("type", name))(**kwargs)
         return model
+
+    def _attach_obs_norm(self, model: nn.Module) -> RunningNorm:
+        """The model's ``obs_norm`` submodule (added when missing): its statistics are buffers of
+        the model, so every state dict and checkpoint that holds the model holds them."""
+        existing = getattr(model, "obs_norm", None)
+        if isinstance(existing, RunningNorm):
+            return existing
+        shape = self._cfg.get("model", {}).get("obs_shape")
+        if not (isinstance(shape, int) or (isinstance(shape, (list, tuple)) and all(isinstance(s, int) for s in shape))):
+            raise ConfigError(f"policy.obs_norm needs policy.model.obs_shape to be an int or a list of ints "
+                              f"(a Box observation), got {shape!r}")
+        norm = RunningNorm(shape, clip=float(self._cfg.get("obs_norm_clip", 10.0)))
+        model.add_module("obs_norm", norm)
+        return norm
+
+    def _norm_obs(self, obs: torch.Tensor) -> torch.Tensor:
+        """``obs`` normalised with the running statistics (unchanged without ``obs_norm``)."""
+        return obs if self._obs_norm is None else self._obs_norm.normalize(obs)
+
+    def _forward_collect_observed(self, data: Dict[int, Any], **kwargs: Any) -> Dict[int, Any]:
+        """The collect forward with ``obs_norm``: the observations update the running statistics
+        first (only here: eval and learn forwards never move them), then the algorithm's forward."""
+        norm = self._obs_norm
+        if norm is not None and data:
+            norm.update(torch.from_numpy(np.asarray(list(data.values()))))
+        return self._forward_collect(data, **kwargs)
 
     # ---- the three modes ---------------------------------------------------------------------
     # The mode views are built once, in __init__: the loops read ``policy.collect_mode`` every iteration.
@@ -174,7 +209,8 @@ class Policy(ABC):
                          self._load_state_dict_learn, self._get_attribute, self._set_attribute)
 
     def _make_collect_mode(self) -> CollectMode:
-        return CollectMode(self._forward_collect, self._process_transition, self._get_train_sample, self._reset_collect,
+        forward = self._forward_collect if self._obs_norm is None else self._forward_collect_observed
+        return CollectMode(forward, self._process_transition, self._get_train_sample, self._reset_collect,
                            self._state_dict_collect, self._load_state_dict_collect, self._get_attribute,
                            self._set_attribute, self._collect_kwargs)
 
@@ -329,6 +365,10 @@ class Policy(ABC):
         batch = cast(Dict[str, torch.Tensor], columns)
         if self._device.type != "cpu":
             batch = {k: v.to(self._device, non_blocking=True) if isinstance(v, torch.Tensor) else v for k, v in batch.items()}
+        if self._obs_norm is not None:  # stored raw; learnt from with the statistics the collector has now
+            for key in ("obs", "next_obs"):
+                if isinstance(batch.get(key), torch.Tensor):
+                    batch[key] = self._obs_norm.normalize(batch[key])
         return batch
 
     def _act(self, model: Any, data: Dict[int, Any], to_env: bool = False, **kwargs: Any) -> Dict[int, Any]:
@@ -359,6 +399,8 @@ class Policy(ABC):
                 obs = obs.float()
             if self._device.type != "cpu":
                 obs = obs.to(self._device)
+            if self._obs_norm is not None:
+                obs = self._obs_norm.normalize(obs)
         return ids, obs
 
     def __repr__(self) -> str:

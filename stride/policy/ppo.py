@@ -238,7 +238,8 @@ class PPOPolicy(Policy):
         obs = np.stack([t["obs"] for t in transitions] + [transitions[-1]["next_obs"]])
         self._set_mode(False)
         obs_t = torch.as_tensor(obs, device=self._device)  # uint8 frames stay uint8 (the model scales them)
-        value = self._model(obs_t.float() if obs_t.dtype == torch.float64 else obs_t, mode="compute_critic")["value"]
+        obs_t = obs_t.float() if obs_t.dtype == torch.float64 else obs_t
+        value = self._model(self._norm_obs(obs_t), mode="compute_critic")["value"]
         value = self._return_norm.denormalize(value)
         reward = torch.tensor([t["reward"] for t in transitions], dtype=torch.float32, device=self._device)
         done = torch.tensor([t["done"] for t in transitions], dtype=torch.float32, device=self._device)

@@ -46,6 +46,16 @@ def test_zoo_lookup():
         zoo_config("cartpole", "dqm")
 
 
+def test_zoo_lookup_finds_envs_inside_a_family():
+    """``stride.zoo.minigrid.config.doorkey_ppo_config`` is ``-e doorkey -p ppo``; a policy name
+    with an underscore stays whole (``cartpole_dqn_per`` -> ``dqn_per``)."""
+    from stride.zoo.minigrid.config import doorkey_ppo_config
+
+    assert {"doorkey", "empty"} <= set(zoo_envs()) and "minigrid" not in zoo_envs()
+    assert zoo_config("doorkey", "ppo")[0] is doorkey_ppo_config.main_config
+    assert {"dqn", "dqn_per"} <= set(zoo_policies("cartpole"))
+
+
 class _Spaces:
     def __init__(self, obs, act):
         self.observation_space, self.action_space = obs, act

@@ -1,6 +1,3 @@
 """MinAtar (Young & Tian 2019): Atari-like games on 10x10 grids, CPU-sized (extra ``[minatar]``).
 
 The env is ``stride.envs.MinAtarEnv`` (env type ``'minatar'``): channel-first uint8 planes."""
-
-#: the ``-e`` names of this family (``config/<env>_<policy>_config.py``)
-ENVS = ("minatar_breakout", "minatar_spaceinvaders")

@@ -1,0 +1,1 @@
+"""MiniGrid configs: ``doorkey_ppo``, ``empty_ppo``."""
