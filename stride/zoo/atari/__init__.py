@@ -5,9 +5,6 @@ Needs the Atari extra: ``pip install "stride-rl[atari]"``. The preset is :func:`
 ``-e breakout``, ``-e spaceinvaders``) are in ``config/``.
 """
 
-from .envs import AtariEnv, ClipRewardKeepScore, EpisodicLife, FireReset, make_atari_env
+from .envs import AtariEnv, ClipRewardKeepScore, EpisodicLife, FireReset, ReseedWithoutReload, make_atari_env
 
-#: the ``-e`` names of this family (``stride.entry.utils.zoo_envs``)
-ENVS = ["pong", "breakout", "spaceinvaders"]
-
-__all__ = ["AtariEnv", "ClipRewardKeepScore", "EpisodicLife", "FireReset", "make_atari_env"]
+__all__ = ["AtariEnv", "ClipRewardKeepScore", "EpisodicLife", "FireReset", "ReseedWithoutReload", "make_atari_env"]
