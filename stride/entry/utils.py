@@ -132,18 +132,14 @@ def build_policy(cfg: Config, model: Optional[torch.nn.Module] = None,
 
 def env_factories(cfg: Config, num: int, evaluator: bool = False) -> List[Callable[[], BaseEnv]]:
     """``num`` picklable zero-argument factories of the configured env; with ``evaluator``, the env
-    class's ``evaluator_env_cfg(cfg)`` (where it has one: DI-engine's ``create_evaluator_env_cfg``,
-    e.g. Atari's whole games without episodic life) gives the evaluator's env config."""
+    class's ``evaluator_env_cfg(cfg)`` gives the evaluator's env config (e.g. Atari's whole games
+    without episodic life)."""
     env_cls = ENV_REGISTRY.get(cfg.env.type)
     if not (isinstance(env_cls, type) and issubclass(env_cls, BaseEnv)):
         raise TypeError(f"env '{cfg.env.type}' is registered as {env_cls!r}, not a BaseEnv class")
     env_cfg = env_kwargs(cfg.env)
-    to_evaluator = getattr(env_cls, "evaluator_env_cfg", None)
-    if evaluator and callable(to_evaluator):
-        evaluator_cfg = to_evaluator(env_cfg)
-        if not isinstance(evaluator_cfg, dict):
-            raise TypeError(f"{env_cls.__name__}.evaluator_env_cfg gave a {type(evaluator_cfg).__name__}, not a dict")
-        env_cfg = evaluator_cfg
+    if evaluator:
+        env_cfg = env_cls.evaluator_env_cfg(env_cfg)
     return [partial(env_cls, cfg=env_cfg) for _ in range(num)]
 
 

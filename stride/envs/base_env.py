@@ -120,5 +120,11 @@ class BaseEnv(gym.Env[ObsT, ActT], Configurable, ABC):
         records (``stride.envs.replay``)."""
         raise StrideError(f"{type(self).__name__} does not record videos (enable_save_replay)")
 
+    @classmethod
+    def evaluator_env_cfg(cls, cfg: Mapping[str, object]) -> Dict[str, object]:
+        """The env config of the evaluator's envs, from the collector's (DI-engine's
+        ``create_evaluator_env_cfg``): the same by default; Atari's evaluator plays whole games."""
+        return dict(cfg)
+
     def __repr__(self) -> str:
         return f"{type(self).__name__}()"

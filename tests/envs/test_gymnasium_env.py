@@ -220,3 +220,9 @@ def test_manager_episodes_match_plain_gymnasium_resets():
             mgr.step({i: 0 for i in obs})
     finally:
         mgr.close()
+
+
+def test_evaluator_env_cfg_is_the_collectors_by_default():
+    cfg = {"env_id": "CartPole-v1", "x": 1}
+    out = GymnasiumEnv.evaluator_env_cfg(cfg)
+    assert out == cfg and out is not cfg  # a copy the evaluator may change
