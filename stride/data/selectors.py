@@ -1,54 +1,27 @@
-"""Selectors: which stored item replay hands out next (RL-Flow's sampling schemes, Reverb's selectors).
+"""Selectors that draw at random: :class:`UniformSelector` and :class:`PrioritizedSelector`.
 
-Every selector keeps a set of integer ids (any ``int``: slot numbers, counters, hashes) and answers
-``sample()`` with one of them. The interface is RL-Flow's README form, ``add(id, priority)``,
-``sample()``, ``remove(id)``, ``update_priorities(id, priority)``, plus batched variants
-(``add_batch``, ``sample_batch(n) -> (ids, probabilities)``, ``remove_batch``,
-``update_priorities_batch``), ``__len__``, ``__contains__``, ``clear()`` and
-``state_dict()``/``load_state_dict()`` holding only plain arrays and numbers.
-
-Classes: :class:`UniformSelector`, :class:`PrioritizedSelector`, :class:`FIFOSelector`,
-:class:`LIFOSelector`, :class:`MaxHeapSelector`, :class:`MinHeapSelector`.
-
-How it differs from the peers, on purpose:
-
-* Reverb semantics for mistakes: adding an id twice, or removing/updating an unknown id, raises a
-  :class:`SelectorKeyError` naming the id (RL-Flow silently skips, DI-engine silently drops stale
-  priority updates), and a batch with a bad id changes nothing. Sampling an empty selector raises
-  :class:`EmptySelectorError` (RL-Flow returns ``(None, None)``, DI-engine ``None`` + a print).
-* ids need not be small slot numbers (RL-Flow's uniform scheme indexes an array with them): the
-  uniform and prioritized selectors keep dense positions with swap-with-last removal.
-* The uniform and prioritized selectors draw with the replay buffers' own machinery (one
-  implementation per rule): :mod:`stride.data.draws` for uniform batches, the
-  :class:`~stride.data.block_sampler.BlockSumSampler` for proportional ones (whole batches per
-  NumPy call; capacity grows as needed). By default a batch is i.i.d. (Reverb's and PER's
-  semantics; ``stratified=True`` for DI-engine's lower-variance draws); ``replace=False`` gives the
-  buffers' default batches of distinct ids. RL-Flow zeroes out sampled items instead.
-* Every selector owns its ``numpy.random.Generator`` (seed or generator in the constructor) and
-  saves its state, so a resumed run samples exactly what the original would have.
-* Deterministic selectors (FIFO/LIFO/heaps) answer ``sample_batch(n)`` with the same id ``n`` times
-  (probability 1), exactly as ``n`` calls of Reverb's ``Sample()``: consuming items is the table's
-  job (remove what was sampled), not the selector's.
+They draw with the replay buffers' own machinery (one implementation per rule):
+:mod:`stride.data.draws` for uniform batches, :class:`~stride.data.priority.PriorityTable` (over the
+:class:`~stride.data.block_sampler.BlockSumSampler`) for proportional ones, and keep dense positions
+with swap-with-last removal, so ids need not be small slot numbers. The interface and its error
+semantics are :mod:`stride.data.selector`'s; this module also exports the deterministic selectors
+of :mod:`stride.data.order_selectors`, so ``stride.data.selectors`` names all six.
 """
 
 from __future__ import annotations
 
-import heapq
 import math
-import operator
-from abc import ABC, abstractmethod
-from collections import deque
-from typing import Any, Deque, Dict, Iterable, List, Mapping, Optional, Tuple, Union
+from typing import Any, Dict, Iterable, List, Mapping, Tuple, Union
 
 import numpy as np
 import numpy.typing as npt
 
-from ..utils.errors import StrideError
 from .block_sampler import FloatsLike
 from .draws import BatchLimit
+from .order_selectors import FIFOSelector, LIFOSelector, MaxHeapSelector, MinHeapSelector
 from .priority import PriorityTable
+from .selector import EmptySelectorError, Selector, SelectorKeyError, SeedLike, as_ids, as_number
 
-SeedLike = Union[None, int, np.random.Generator]
 Ids = npt.NDArray[np.int64]
 Floats = npt.NDArray[np.float64]
 IdsLike = Union[Iterable[int], Ids]
@@ -67,182 +40,6 @@ __all__ = [
 ]
 
 
-class SelectorKeyError(StrideError, KeyError):
-    """An id was added twice, or removed/updated without being present."""
-
-    def __str__(self) -> str:  # KeyError would quote the message
-        return str(self.args[0])
-
-
-class EmptySelectorError(StrideError, LookupError):
-    """``sample`` was called on a selector holding no ids."""
-
-
-def _as_id(key: Any) -> int:
-    """An id as a Python int; floats, strings and None are refused (ids are exact)."""
-    try:
-        return operator.index(key)
-    except TypeError:
-        raise TypeError(f"selector ids must be integers, got {key!r} ({type(key).__name__})") from None
-
-
-def _as_ids(keys: Union[Iterable[int], np.ndarray]) -> List[int]:
-    if isinstance(keys, np.ndarray) and np.issubdtype(keys.dtype, np.integer):
-        return keys.reshape(-1).tolist()  # already exact Python ints
-    return [_as_id(k) for k in (keys.tolist() if isinstance(keys, np.ndarray) else keys)]
-
-
-def _number(value: object) -> float:
-    """A saved number (plain or a 0-d array) as a float; anything else is a TypeError."""
-    if isinstance(value, (int, float, np.number, np.ndarray)) and not isinstance(value, bool):
-        return float(value)
-    raise TypeError(f"expected a number in the selector's state, got {value!r}")
-
-
-def _integer(value: object) -> int:
-    """A saved integer (Python or NumPy) as an int; anything else is a TypeError."""
-    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
-        return int(value)
-    raise TypeError(f"expected an integer in the selector's state, got {value!r}")
-
-
-def _as_priorities(priorities: Optional[ArrayLike], n: int, default: float = 1.0) -> np.ndarray:
-    if priorities is None:
-        return np.full(n, default)
-    p = np.asarray(priorities, dtype=np.float64).reshape(-1)
-    if p.size == 1 and n != 1:
-        p = np.full(n, float(p[0]))
-    if p.size != n:
-        raise ValueError(f"got {n} ids but {p.size} priorities")
-    return p
-
-
-class Selector(ABC):
-    """Common interface and RNG handling; subclasses implement the ``_``-prefixed batch methods."""
-
-    def __init__(self, rng: SeedLike = None) -> None:
-        self._rng = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
-
-    # ---- single-item interface (RL-Flow README) --------------------------------------------
-    def add(self, id: int, priority: float = 1.0) -> None:
-        """Insert ``id`` with ``priority``; an id already present raises :class:`SelectorKeyError`."""
-        self.add_batch([id], [priority])
-
-    def remove(self, id: int) -> None:
-        """Delete ``id``; an absent id raises :class:`SelectorKeyError`."""
-        self.remove_batch([id])
-
-    def update_priorities(self, id: int, priority: float) -> None:
-        """Set the priority of ``id``; an absent id raises :class:`SelectorKeyError`."""
-        self.update_priorities_batch([id], [priority])
-
-    def sample(self) -> int:
-        """One id (see the class for how it is chosen)."""
-        return int(self.sample_batch(1)[0][0])
-
-    # ---- batched interface ------------------------------------------------------------------
-    def add_batch(self, ids: Union[Iterable[int], np.ndarray], priorities: Optional[ArrayLike] = None) -> None:
-        """Insert several ids at once (all or nothing)."""
-        keys = _as_ids(ids)
-        prio = self._check_priorities(_as_priorities(priorities, len(keys)))
-        unique = set(keys)
-        if len(unique) != len(keys) or not self._keys().isdisjoint(unique):
-            seen = set()
-            for k in keys:  # slow path, only to name the offending id
-                if k in seen or k in self:
-                    raise SelectorKeyError(f"id {k} is already in the {type(self).__name__}")
-                seen.add(k)
-        if keys:
-            self._add(keys, prio)
-
-    def remove_batch(self, ids: Union[Iterable[int], np.ndarray]) -> None:
-        """Delete several ids at once (all or nothing; repeating an id in the batch is an error)."""
-        keys = _as_ids(ids)
-        unique = set(keys)
-        if len(unique) != len(keys) or not unique <= self._keys():
-            seen = set()
-            for k in keys:
-                if k in seen or k not in self:
-                    raise SelectorKeyError(f"id {k} is not in the {type(self).__name__}")
-                seen.add(k)
-        if keys:
-            self._remove(keys)
-
-    def update_priorities_batch(self, ids: Union[Iterable[int], np.ndarray], priorities: ArrayLike) -> None:
-        """Set the priorities of several ids (all or nothing; a repeated id keeps its last priority)."""
-        keys = _as_ids(ids)
-        prio = self._check_priorities(_as_priorities(priorities, len(keys)))
-        unique = set(keys)
-        if not unique <= self._keys():
-            missing = next(k for k in keys if k not in self)
-            raise SelectorKeyError(f"id {missing} is not in the {type(self).__name__}")
-        if len(unique) != len(keys):  # explicit "last one wins" (NumPy's fancy assignment does not promise it)
-            last = dict(zip(keys, prio.tolist()))
-            keys, prio = list(last), np.array(list(last.values()))
-        if keys:
-            self._update(keys, prio)
-
-    def sample_batch(self, n: int) -> Tuple[np.ndarray, np.ndarray]:
-        """``n`` ids and the probability with which each was chosen (int64, float64 arrays)."""
-        n = int(n)
-        if n < 0:
-            raise ValueError(f"sample_batch needs n >= 0, got {n}")
-        if len(self) == 0:
-            raise EmptySelectorError(f"cannot sample from an empty {type(self).__name__}")
-        return self._sample(n)
-
-    # ---- helpers ----------------------------------------------------------------------------
-    def _check_priorities(self, prio: np.ndarray) -> np.ndarray:
-        if prio.size and not np.all(np.isfinite(prio)):
-            raise ValueError(f"priorities must be finite, got {prio[~np.isfinite(prio)][:5].tolist()}")
-        return prio
-
-    def _rng_state(self) -> Dict[str, Any]:
-        return dict(self._rng.bit_generator.state)
-
-    def _load_rng_state(self, state: object) -> None:
-        if state is not None:
-            if not isinstance(state, Mapping):
-                raise TypeError(f"a selector's saved rng state is a dict, got {type(state).__name__}")
-            self._rng.bit_generator.state = dict(state)
-
-    # ---- to implement -----------------------------------------------------------------------
-    @abstractmethod
-    def __len__(self) -> int: ...
-
-    @abstractmethod
-    def __contains__(self, id: object) -> bool: ...
-
-    @abstractmethod
-    def _keys(self) -> Any:
-        """The stored ids as a set-like view (membership tests for whole batches run in C)."""
-
-    @abstractmethod
-    def clear(self) -> None:
-        """Forget every id."""
-
-    @abstractmethod
-    def state_dict(self) -> Dict[str, object]:
-        """Plain arrays/numbers (and the RNG state) that :meth:`load_state_dict` restores exactly."""
-
-    @abstractmethod
-    def load_state_dict(self, state: Mapping[str, object]) -> None:
-        """Restore what :meth:`state_dict` returned."""
-
-    @abstractmethod
-    def _add(self, keys: List[int], prio: np.ndarray) -> None: ...
-
-    @abstractmethod
-    def _remove(self, keys: List[int]) -> None: ...
-
-    @abstractmethod
-    def _update(self, keys: List[int], prio: np.ndarray) -> None: ...
-
-    @abstractmethod
-    def _sample(self, n: int) -> Tuple[np.ndarray, np.ndarray]: ...
-
-
-# ============================================================================ dense selectors
 class _DenseSelector(Selector):
     """ids in a dense array + id -> position map; removal moves the last id into the hole."""
 
@@ -420,7 +217,7 @@ class PrioritizedSelector(_DenseSelector):
 
     def priorities(self, ids: IdsLike) -> Floats:
         """Current priorities of ``ids`` (unknown ids raise :class:`SelectorKeyError`)."""
-        keys = _as_ids(ids)
+        keys = as_ids(ids)
         missing = [k for k in keys if k not in self._pos]
         if missing:
             raise SelectorKeyError(f"id {missing[0]} is not in the {type(self).__name__}")
@@ -472,7 +269,7 @@ class PrioritizedSelector(_DenseSelector):
         }
 
     def load_state_dict(self, state: Mapping[str, object]) -> None:
-        if _number(state["priority_exponent"]) != self.priority_exponent:
+        if as_number(state["priority_exponent"]) != self.priority_exponent:
             raise ValueError(
                 f"state has priority_exponent {state['priority_exponent']}, this selector {self.priority_exponent}"
             )
@@ -480,173 +277,5 @@ class PrioritizedSelector(_DenseSelector):
         self.add_batch(np.asarray(state["ids"], dtype=np.int64), np.asarray(state["priorities"]))
         bound = state.get("sampler")
         if isinstance(bound, Mapping):
-            self.table.load_sampler_state({str(k): _number(v) for k, v in bound.items()})
+            self.table.load_sampler_state({str(k): as_number(v) for k, v in bound.items()})
         self._load_rng_state(state.get("rng"))
-
-
-# ============================================================================ ordered selectors
-class _OrderSelector(Selector):
-    """Insertion order with lazy deletion: a deque of ``(seq, id)``; stale entries are skipped."""
-
-    _from_newest = False
-
-    def __init__(self, rng: SeedLike = None) -> None:
-        super().__init__(rng)
-        self._seq: Dict[int, int] = {}  # id -> insertion number (dict keeps insertion order)
-        self._order: Deque[Tuple[int, int]] = deque()
-        self._next_seq = 0
-
-    def __len__(self) -> int:
-        return len(self._seq)
-
-    def __contains__(self, id: object) -> bool:
-        return id in self._seq
-
-    def _keys(self) -> Any:
-        return self._seq.keys()
-
-    def _add(self, keys: List[int], prio: np.ndarray) -> None:
-        for k in keys:
-            self._seq[k] = self._next_seq
-            self._order.append((self._next_seq, k))
-            self._next_seq += 1
-
-    def _remove(self, keys: List[int]) -> None:
-        for k in keys:
-            del self._seq[k]
-        if len(self._order) > 2 * len(self._seq) + 64:  # drop stale entries from the middle
-            self._order = deque((s, k) for k, s in self._seq.items())
-
-    def _update(self, keys: List[int], prio: np.ndarray) -> None:
-        pass  # priorities do not change the order (Reverb)
-
-    def _head(self) -> int:
-        order = self._order
-        while True:
-            seq, k = order[-1] if self._from_newest else order[0]
-            if self._seq.get(k) == seq:
-                return int(k)
-            if self._from_newest:
-                order.pop()
-            else:
-                order.popleft()
-
-    def _sample(self, n: int) -> Tuple[np.ndarray, np.ndarray]:
-        return np.full(n, self._head(), dtype=np.int64), np.ones(n)
-
-    def clear(self) -> None:
-        self._seq.clear()
-        self._order.clear()
-
-    def state_dict(self) -> Dict[str, object]:
-        return {
-            "ids": np.fromiter(self._seq.keys(), dtype=np.int64, count=len(self._seq)),
-            "seqs": np.fromiter(self._seq.values(), dtype=np.int64, count=len(self._seq)),
-            "next_seq": self._next_seq,
-        }
-
-    def load_state_dict(self, state: Mapping[str, object]) -> None:
-        self.clear()
-        for k, s in zip(np.asarray(state["ids"]).tolist(), np.asarray(state["seqs"]).tolist()):
-            self._seq[int(k)] = int(s)
-            self._order.append((int(s), int(k)))
-        self._next_seq = _integer(state["next_seq"])
-
-
-class FIFOSelector(_OrderSelector):
-    """Always the oldest inserted id still present (priorities ignored; updates don't reorder). O(1)."""
-
-
-class LIFOSelector(_OrderSelector):
-    """Always the newest inserted id still present (priorities ignored; updates don't reorder). O(1)."""
-
-    _from_newest = True
-
-
-class _HeapSelector(Selector):
-    """Lazy-deletion binary heap of ``(key, seq, id)``; ties go to the smallest ``seq``."""
-
-    _sign = 1.0
-
-    def __init__(self, rng: SeedLike = None) -> None:
-        super().__init__(rng)
-        self._entry: Dict[int, Tuple[float, int]] = {}  # id -> (priority, seq of last insert/update)
-        self._heap: List[Tuple[float, int, int]] = []
-        self._next_seq = 0
-
-    def __len__(self) -> int:
-        return len(self._entry)
-
-    def __contains__(self, id: object) -> bool:
-        return id in self._entry
-
-    def _keys(self) -> Any:
-        return self._entry.keys()
-
-    def _push(self, keys: List[int], prio: np.ndarray) -> None:
-        for k, p in zip(keys, prio.tolist()):
-            self._entry[k] = (p, self._next_seq)
-            heapq.heappush(self._heap, (self._sign * p, self._next_seq, k))
-            self._next_seq += 1
-        self._maybe_compact()
-
-    _add = _push
-    _update = _push  # an update counts as "recent" for tie-breaking, as in Reverb
-
-    def _remove(self, keys: List[int]) -> None:
-        for k in keys:
-            del self._entry[k]
-        self._maybe_compact()
-
-    def _maybe_compact(self) -> None:
-        if len(self._heap) > 2 * len(self._entry) + 64:
-            self._heap = [(self._sign * p, s, k) for k, (p, s) in self._entry.items()]
-            heapq.heapify(self._heap)
-
-    def _top(self) -> int:
-        heap = self._heap
-        while True:
-            _, seq, k = heap[0]
-            entry = self._entry.get(k)
-            if entry is not None and entry[1] == seq:
-                return k
-            heapq.heappop(heap)
-
-    def _sample(self, n: int) -> Tuple[np.ndarray, np.ndarray]:
-        return np.full(n, self._top(), dtype=np.int64), np.ones(n)
-
-    def clear(self) -> None:
-        self._entry.clear()
-        self._heap.clear()
-
-    def state_dict(self) -> Dict[str, object]:
-        n = len(self._entry)
-        return {
-            "ids": np.fromiter(self._entry.keys(), dtype=np.int64, count=n),
-            "priorities": np.fromiter((p for p, _ in self._entry.values()), dtype=np.float64, count=n),
-            "seqs": np.fromiter((s for _, s in self._entry.values()), dtype=np.int64, count=n),
-            "next_seq": self._next_seq,
-        }
-
-    def load_state_dict(self, state: Mapping[str, object]) -> None:
-        self.clear()
-        ids = np.asarray(state["ids"]).tolist()
-        prios = np.asarray(state["priorities"], dtype=np.float64).tolist()
-        seqs = np.asarray(state["seqs"]).tolist()
-        for k, p, s in zip(ids, prios, seqs):
-            self._entry[int(k)] = (float(p), int(s))
-        self._heap = [(self._sign * p, s, k) for k, (p, s) in self._entry.items()]
-        heapq.heapify(self._heap)
-        self._next_seq = _integer(state["next_seq"])
-
-
-class MaxHeapSelector(_HeapSelector):
-    """Always the highest priority; ties go to the least recently inserted/updated id (Reverb)."""
-
-    _sign = -1.0
-
-
-class MinHeapSelector(_HeapSelector):
-    """Always the lowest priority; ties go to the least recently inserted/updated id (Reverb)."""
-
-    _sign = 1.0
