@@ -9,6 +9,7 @@ NumPy RNG), and an action outside the space fails with a message naming the spac
 from __future__ import annotations
 
 import dataclasses
+import os
 from typing import Any, Dict, List, Mapping, Optional, SupportsFloat, Tuple, Union, cast
 
 import gymnasium as gym
@@ -39,6 +40,16 @@ def _float32_space(space: gym.spaces.Space[ObsT]) -> gym.spaces.Space[ObsT]:
 _ENV_EXTRAS: Dict[str, Tuple[str, str, str]] = {
     "gymnasium.envs.mujoco": ("mujoco", "mujoco", "MuJoCo envs"),
 }
+
+
+def _offscreen_rendering(entry_point: object) -> None:
+    """MuJoCo renders through an OpenGL context it makes per ``MUJOCO_GL`` (``glfw`` by default,
+    which needs a display): on a machine without one, recording picks EGL, the headless GPU/Mesa
+    backend, unless the user chose a backend. (Gymnasium leaves it to the user, whose first video
+    on a server ends in ``FatalError: an OpenGL platform library has not been loaded``.)"""
+    if isinstance(entry_point, str) and entry_point.startswith("gymnasium.envs.mujoco") \
+            and "MUJOCO_GL" not in os.environ and not os.environ.get("DISPLAY"):
+        os.environ["MUJOCO_GL"] = "egl"
 
 
 def _import_env_extra(entry_point: object) -> None:
@@ -131,12 +142,13 @@ class GymnasiumEnv(BaseEnv[ObsT, ActT]):
             kwargs: Dict[str, Any] = dict(make_kwargs)  # passed on to gymnasium.make's **kwargs: Any
             if self._cfg.get("max_episode_steps") is not None:
                 kwargs["max_episode_steps"] = self._cfg["max_episode_steps"]
+            spec = dataclasses.replace(gym.spec(env_id), order_enforce=False)
             if self._replay_path is not None:  # Gymnasium fixes render_mode at make: frames for the video
                 mode = kwargs.setdefault("render_mode", "rgb_array")
                 if mode != "rgb_array":
                     raise ConfigError(f"recording videos of '{env_id}' needs render_mode='rgb_array', "
                                       f"make_kwargs sets render_mode={mode!r}")
-            spec = dataclasses.replace(gym.spec(env_id), order_enforce=False)
+                _offscreen_rendering(spec.entry_point)
             _import_env_extra(spec.entry_point)
             env: gym.Env[ObsT, ActT] = gym.make(spec, disable_env_checker=True, **kwargs)
         except gym.error.Error as e:

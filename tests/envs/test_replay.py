@@ -116,3 +116,49 @@ def test_an_env_that_cannot_record_says_so(tmp_path):
 
     with pytest.raises(StrideError, match="FakeEnv does not record videos"):
         FakeEnv().enable_save_replay(str(tmp_path))
+
+
+def _atari():
+    pytest.importorskip("ale_py")
+    pytest.importorskip("cv2")
+    from stride.zoo.atari import AtariEnv
+
+    return AtariEnv(cfg=dict(env_id="ALE/Breakout-v5", train=False, max_episode_steps=12)), (210, 160, 3), 15.0
+
+
+def _mujoco():
+    pytest.importorskip("mujoco")
+    return GymnasiumEnv(cfg=dict(env_id="Hopper-v5", max_episode_steps=12)), (480, 480, 3), None
+
+
+def _box2d():
+    pytest.importorskip("Box2D")
+    return GymnasiumEnv(cfg=dict(env_id="LunarLander-v3", max_episode_steps=12)), (400, 600, 3), None
+
+
+def _minigrid():
+    pytest.importorskip("minigrid")
+    from stride.envs.minigrid_env import MiniGridEnv
+
+    return MiniGridEnv(cfg=dict(env_id="MiniGrid-Empty-5x5-v0", max_episode_steps=12)), None, None
+
+
+@pytest.mark.parametrize("make", [_atari, _mujoco, _box2d, _minigrid], ids=["atari", "mujoco", "box2d", "minigrid"])
+def test_every_env_family_of_the_zoo_records_its_episodes(make, tmp_path):
+    """Atari (through its preset, at the game's frame rate over the frame skip), MuJoCo, Box2D and
+    MiniGrid: one mp4 per finished episode holding the reset frame and one rendered frame per step."""
+    env, shape, fps = make()
+    env.enable_save_replay(str(tmp_path))
+    env.seed(0)
+    env.reset()
+    n = 0
+    while not env.step(env.random_action()).done:
+        n += 1
+    env.close()
+    (video,) = os.listdir(tmp_path)
+    frames = _frames(str(tmp_path / video))
+    assert frames.shape[0] == n + 2 and frames.ndim == 4 and frames.shape[-1] == 3
+    assert shape is None or frames.shape[1:] == shape
+    assert frames.std() > 0  # a picture, not a blank
+    if fps is not None:
+        assert iio.immeta(str(tmp_path / video), plugin="FFMPEG")["fps"] == fps

@@ -28,6 +28,7 @@ import numpy.typing as npt
 from ...config.setting import Setting
 from ...envs.base_env import BaseEnvTimestep
 from ...envs.gymnasium_env import GymnasiumEnv
+from ...envs.replay import RecordEpisodes
 from ...utils.errors import ConfigError
 from ...utils.extras import import_extra
 from ...utils.registry import ENV_REGISTRY
@@ -238,7 +239,10 @@ class AtariEnv(GymnasiumEnv[Frame, int]):
             raise ConfigError(f"cannot make Atari env '{env_id}': {e}") from None
         self._enforce_order = False
         if self._replay_path is not None:
-            env = gym.wrappers.RecordVideo(env, self._replay_path, episode_trigger=lambda _: True)
+            # one rendered frame per agent step: the console's 60 frames a second over the frame skip
+            # plays in real time (ale-py's metadata says 30 whatever the frame skip)
+            fps = 60.0 / int(cfg.get("frame_skip", 4))  # type: ignore[call-overload]
+            env = RecordEpisodes(env, self._replay_path, fps=fps)
         return env
 
     def _end_timestep(self, obs: Frame, reward: SupportsFloat, terminated: bool, truncated: bool,
