@@ -69,7 +69,7 @@ class FrameStackStorage(ColumnStorage):
     Args:
         capacity: items (transitions), as for :class:`ColumnStorage`.
         frame_stack: ``k``, the frames per stack (the first axis of ``obs`` / ``next_obs``), >= 2.
-        extra_frames: frame slots beyond ``capacity`` (default ``max(capacity // 8, 4k)``): room for
+        extra_frames: frame slots beyond ``capacity`` (default ``max(capacity // 8, 64k)``): room for
             the ``k`` extra frames of episode starts; half of it is the reuse horizon.
     """
 
@@ -78,7 +78,7 @@ class FrameStackStorage(ColumnStorage):
         k = int(frame_stack)
         if k < 2:
             raise ValueError(f"replay_buffer.frame_stack must be >= 2 to store frames once (0: off), got {frame_stack}")
-        extra = max(self.capacity // 8, 4 * k) if extra_frames is None else int(extra_frames)
+        extra = max(self.capacity // 8, 64 * k) if extra_frames is None else int(extra_frames)
         if extra < 2 * k:
             raise ValueError(f"extra_frames must be >= 2 * frame_stack = {2 * k}, got {extra_frames}")
         self.frame_stack = k
@@ -263,8 +263,8 @@ class FrameStackStorage(ColumnStorage):
         first = max(0, self.frame_head - self.frame_capacity)
         numbers = np.arange(first, self.frame_head)
         prev = self._prev_next if self._prev_next is not None else np.full(self.frame_stack, -1, dtype=np.int64)
-        return {"frames": self.frames[numbers % self.frame_capacity], "frame_first": np.int64(first),
-                "frame_head": np.int64(self.frame_head), "frame_stack": np.int64(self.frame_stack),
+        return {"frames": self.frames[numbers % self.frame_capacity], "frame_first": np.array([first]),
+                "frame_head": np.array([self.frame_head]), "frame_stack": np.array([self.frame_stack]),
                 "pushed_at": self._pushed_at.copy(), "prev_next": prev}
 
     def load_extra_state(self, state: Mapping[str, npt.NDArray[np.generic]]) -> None:
@@ -274,12 +274,12 @@ class FrameStackStorage(ColumnStorage):
         if not state:
             self.frame_head, self._prev_next = 0, None
             return
-        k, pushed = int(np.asarray(state["frame_stack"])), np.asarray(state["pushed_at"])
+        k, pushed = _scalar(state["frame_stack"]), np.asarray(state["pushed_at"])
         if k != self.frame_stack or len(pushed) != self.capacity:
             raise ValueError(f"saved frame state has frame_stack={k} and capacity {len(pushed)}; this buffer has "
                              f"frame_stack={self.frame_stack} and capacity {self.capacity}")
         saved = np.asarray(state["frames"])
-        first, head = int(np.asarray(state["frame_first"])), int(np.asarray(state["frame_head"]))
+        first, head = _scalar(state["frame_first"]), _scalar(state["frame_head"])
         self.frames = np.zeros((self.frame_capacity, *saved.shape[1:]), dtype=saved.dtype)
         numbers = np.arange(first, head)[-self.frame_capacity:]
         self.frames[numbers % self.frame_capacity] = saved[-len(numbers):] if len(numbers) else saved[:0]
@@ -291,13 +291,18 @@ class FrameStackStorage(ColumnStorage):
             self._buckets.setdefault(self._key(self.frames[n % self.frame_capacity]), []).append(n)
 
 
+def _scalar(value: npt.NDArray[np.generic]) -> int:
+    """A saved integer (an array of one)."""
+    return int(np.asarray(value).reshape(-1)[0])
+
+
 def expanded_chunks(columns: Mapping[str, np.ndarray], extra: Mapping[str, np.ndarray],
                     chunk: int = 4096) -> Iterator[Dict[str, np.ndarray]]:
     """Rows saved by a frame storage (``numeric_state`` + ``extra_state``) as full stacks, ``chunk``
     rows at a time (what any storage loads: a frame storage stores them once again, by content)."""
     n = len(next(iter(columns.values()))) if columns else 0
     frames = extra.get("frames")
-    first = int(np.asarray(extra["frame_first"])) if frames is not None else 0
+    first = _scalar(extra["frame_first"]) if frames is not None else 0
     for lo in range(0, n, chunk):
         part = {k: v[lo:lo + chunk] for k, v in columns.items()}
         if frames is not None:

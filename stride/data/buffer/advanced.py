@@ -565,10 +565,12 @@ class AdvancedReplayBuffer(Configurable):
             cols = {k: v[-keep:] for k, v in cols.items()}
             ids, prio, use, cit = ids[-keep:], prio[-keep:], use[-keep:], cit[-keep:]
             extra = {k[6:]: v for k, v in meta.items() if k.startswith("frame/")}
-            names, written = ids.tolist(), []
+            names, lo = ids.tolist(), 0
+            written: List[Slots] = []
             for part in expanded_chunks(cols, extra):  # (a frame file's stacks rebuilt, a chunk at a time)
-                lo = sum(len(w) for w in written)
-                written.append(self._storage.append_columns(part, names[lo:lo + len(next(iter(part.values())))]))
+                n = len(next(iter(part.values())))
+                written.append(self._storage.append_columns(part, names[lo:lo + n]))
+                lo += n
             self._storage.pop_dropped()
             m = self._storage.size  # a frame storage may keep fewer (the newest): FIFO
             slots = np.concatenate(written)[len(ids) - m:]
