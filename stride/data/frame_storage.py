@@ -69,7 +69,7 @@ class FrameStackStorage(ColumnStorage):
     Args:
         capacity: items (transitions), as for :class:`ColumnStorage`.
         frame_stack: ``k``, the frames per stack (the first axis of ``obs`` / ``next_obs``), >= 2.
-        extra_frames: frame slots beyond ``capacity`` (default ``max(capacity // 8, 64k)``): room for
+        extra_frames: frame slots beyond ``capacity`` (default ``max(capacity // 16, 64k)``): room for
             the ``k`` extra frames of episode starts; half of it is the reuse horizon.
     """
 
@@ -78,7 +78,7 @@ class FrameStackStorage(ColumnStorage):
         k = int(frame_stack)
         if k < 2:
             raise ValueError(f"replay_buffer.frame_stack must be >= 2 to store frames once (0: off), got {frame_stack}")
-        extra = max(self.capacity // 8, 64 * k) if extra_frames is None else int(extra_frames)
+        extra = max(self.capacity // 16, 64 * k) if extra_frames is None else int(extra_frames)
         if extra < 2 * k:
             raise ValueError(f"extra_frames must be >= 2 * frame_stack = {2 * k}, got {extra_frames}")
         self.frame_stack = k
@@ -205,6 +205,13 @@ class FrameStackStorage(ColumnStorage):
         """Rows of full stacks in column form, stored as :meth:`append` stores items."""
         n = len(next(iter(columns.values())))
         return self.append([{k: v[i] for k, v in columns.items()} for i in range(max(0, n - self.capacity), n)])
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of the preallocated arrays: the columns (frame numbers for the stacks), the frame ring
+        and each slot's push time (the fingerprint dict, at most ``reuse_horizon`` entries, is apart)."""
+        frames = self.frames.nbytes if self.frames is not None else 0
+        return super().nbytes + frames + self._pushed_at.nbytes
 
     def pop_dropped(self) -> Refs:
         """Slots whose items left early (their frames were needed) since the last call."""

@@ -72,6 +72,11 @@ class ColumnStorage:
         start = self.start
         return self.tail if start + self.size <= self.tail and self.size < self.capacity else self.capacity
 
+    @property
+    def nbytes(self) -> int:
+        """Bytes of the preallocated arrays (the whole capacity; object columns count their pointers)."""
+        return sum(c.nbytes for c in self._columns.values())
+
     def pop_dropped(self) -> npt.NDArray[np.int64]:
         """Slots whose items left the ring early since the last call (a plain ring has none: it only
         overwrites the oldest item when it writes a new one)."""

@@ -119,6 +119,10 @@ def test_one_frame_per_transition_in_long_episodes() -> None:
     col_bytes = sum(c.nbytes for c in s.columns.values())
     assert s.frames is not None and s.frames.nbytes == s.frame_capacity * 30
     assert col_bytes == 100 * (2 * K * 8 + 4)  # frame numbers + the reward column
+    assert s.nbytes == col_bytes + s.frame_capacity * 30 + 100 * 8  # + each slot's push time
+    plain = column_storage(100, 0)
+    plain.append_one({"obs": frames[:K], "next_obs": frames[1:1 + K], "reward": 0.0})
+    assert plain.nbytes == 100 * (2 * K * 30 + 4)
 
 
 def test_early_eviction_is_fifo_and_never_samples_lost_frames() -> None:
