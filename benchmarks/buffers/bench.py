@@ -40,15 +40,15 @@ import numpy as np
 
 CAP = 100_000
 CONTESTANTS = ["bare", "stride_naive", "stride_advanced", "stride_naive_replace", "stride_advanced_replace",
-               "tianshou", "torchrl", "sb3", "stride_naive_frames", "stride_advanced_frames", "sb3_optimize"]
+               "tianshou", "torchrl", "sb3", "stride_naive_frames", "stride_advanced_frames", "sb3_optimize", "tianshou_frames"]
 CASES = {"float4": ((4,), np.float32), "atari": ((4, 84, 84), np.uint8), "atari_frames": ((4, 84, 84), np.uint8)}
 # atari_frames: real frame streams (obs of one step = the 4 newest frames; next_obs shifts one frame in), where
 # storing each frame once applies; the contestants that store full stacks run there too, for the ratios
-FRAMES_ONLY = ("stride_naive_frames", "stride_advanced_frames", "sb3_optimize")
+FRAMES_ONLY = ("stride_naive_frames", "stride_advanced_frames", "sb3_optimize", "tianshou_frames")
 CASE_CONTESTANTS = {"float4": [c for c in CONTESTANTS if c not in FRAMES_ONLY],
                     "atari": [c for c in CONTESTANTS if c not in FRAMES_ONLY],
                     "atari_frames": ["bare", "stride_naive", "stride_naive_frames", "stride_advanced_frames", "sb3",
-                                     "sb3_optimize"]}
+                                     "sb3_optimize", "tianshou_frames"]}
 EPISODE = 500  # atari_frames: agent steps per episode (a reset stack of 4 equal frames starts each)
 
 
@@ -279,6 +279,28 @@ class Tianshou:
         self.per.update_weight(idx, self.rng.random(64) + 0.01)
 
 
+class TianshouFrames(Tianshou):
+    """Tianshou's own frames-once mode: ``save_only_last_obs`` keeps ``obs[-1]``, ``stack_num=4`` rebuilds
+    stacks from the previous steps, ``ignore_obs_next`` reads ``next_obs`` from the following step."""
+
+    name = "Tianshou ReplayBuffer stack_num=4 last obs"
+
+    def __init__(self, case: str) -> None:
+        from tianshou.data import Batch, PrioritizedReplayBuffer, ReplayBuffer, VectorReplayBuffer
+
+        self.Batch = Batch
+        kw = {"stack_num": 4, "ignore_obs_next": True, "save_only_last_obs": True}
+        self.b = ReplayBuffer(CAP, **kw)
+        self.vb = VectorReplayBuffer(CAP, 8, **kw)
+        self.per = PrioritizedReplayBuffer(CAP, alpha=0.6, beta=0.4, **kw)
+        self.rng = np.random.default_rng(1)
+        np.random.seed(0)
+
+    def bytes_per_item(self) -> float:
+        b = self.b
+        return sum(getattr(b, k).nbytes for k in ("obs", "act", "rew", "terminated", "truncated", "done")) / CAP
+
+
 class TorchRL:
     name = "TorchRL ReplayBuffer(LazyTensorStorage)"
 
@@ -370,7 +392,7 @@ class SB3Optimize(SB3):
 CLASSES = {"bare": Bare, "stride_naive": StrideNaive, "stride_advanced": StrideAdvanced,
            "stride_naive_replace": StrideNaiveReplace, "stride_advanced_replace": StrideAdvancedReplace,
            "tianshou": Tianshou, "torchrl": TorchRL, "sb3": SB3, "stride_naive_frames": StrideNaiveFrames,
-           "stride_advanced_frames": StrideAdvancedFrames, "sb3_optimize": SB3Optimize}
+           "stride_advanced_frames": StrideAdvancedFrames, "sb3_optimize": SB3Optimize, "tianshou_frames": TianshouFrames}
 
 
 def setup(name: str, case: str, reps: int, quick: bool) -> Tuple[Dict[str, Any], Dict[str, Tuple[Callable[[], Any], int]]]:
@@ -638,13 +660,17 @@ def main() -> None:
                  ratio(sb3o.get("bytes_per_item"), fr.get("bytes_per_item")), "(info)")
             for op in ("push1", "push8", "sample64", "sample_batch64", "sample256", "sample_batch256"):
                 line(f"stride_naive_frames {op} / stride_naive {op}", ratio(fr.get(op), pl.get(op)), "(info)")
-            for peer, pr in (("sb3", sb3), ("sb3_optimize", sb3o)):
+            tsf = r.get("tianshou_frames", {})
+            line("tianshou_frames bytes_per_item / stride_naive_frames bytes_per_item",
+                 ratio(tsf.get("bytes_per_item"), fr.get("bytes_per_item")), "(info)")
+            for peer, pr in (("sb3", sb3), ("sb3_optimize", sb3o), ("tianshou_frames", tsf)):
                 for op in ("sample64", "sample256"):
                     line(f"stride_naive_frames sample_batch{op[6:]} / {peer} {op}",
                          ratio(fr.get(f"sample_batch{op[6:]}"), pr.get(op)), "(info)")
                 line(f"stride_naive_frames push1 / {peer} push1", ratio(fr.get("push1"), pr.get("push1")), "(info)")
             af = r.get("stride_advanced_frames", {})
-            line("stride_advanced_frames per64 (prioritized, frames once)", fmt(af.get("per64")), "(ops/s)")
+            line("stride_advanced_frames per64 / tianshou_frames per64", ratio(af.get("per64"), tsf.get("per64")),
+                 "(info: prioritized, frames once)")
         peers = {p: r[p]["sample64"] for p in ("tianshou", "torchrl", "sb3") if p in r and "sample64" in r[p]}
         if peers:
             best = max(peers, key=peers.get)
