@@ -168,9 +168,8 @@ class FrameStackStorage(ColumnStorage):
         refs[-1] = n if n >= 0 else self._write_frame(next_obs[-1])
         return refs
 
-    def _as_refs(self, item: Mapping[str, object]) -> Tuple[Dict[str, object], int]:
-        """``item`` with ``obs`` / ``next_obs`` replaced by frame numbers (new frames written), and the
-        frame head before (the item's push time)."""
+    def _check(self, item: Mapping[str, object]) -> Tuple[np.ndarray, np.ndarray]:
+        """The item's stacks, after checking its fields and their shapes (nothing written yet)."""
         missing = [k for k in STACKED if k not in item]
         if missing:
             raise ValueError(f"replay_buffer.frame_stack={self.frame_stack} stores fields {list(STACKED)} as frames; "
@@ -178,7 +177,12 @@ class FrameStackStorage(ColumnStorage):
         if self._columns and set(item) != set(self._columns):
             extra, lack = sorted(set(item) - set(self._columns)), sorted(set(self._columns) - set(item))
             raise ValueError(f"item fields differ from the buffer's: missing {lack}, unexpected {extra}")
-        obs, next_obs = self._stack("obs", item["obs"]), self._stack("next_obs", item["next_obs"])
+        return self._stack("obs", item["obs"]), self._stack("next_obs", item["next_obs"])
+
+    def _as_refs(self, item: Mapping[str, object]) -> Tuple[Dict[str, object], int]:
+        """``item`` with ``obs`` / ``next_obs`` replaced by frame numbers (new frames written), and the
+        frame head before (the item's push time)."""
+        obs, next_obs = self._check(item)
         head = self.frame_head
         obs_refs = self._refs(obs, self._prev_next)
         next_refs = self._next_refs(obs, next_obs, obs_refs)
@@ -196,8 +200,17 @@ class FrameStackStorage(ColumnStorage):
         return slot
 
     def append(self, items: Sequence[Mapping[str, object]], names: Optional[Sequence[object]] = None) -> Refs:
-        """:meth:`append_one` for each item, in order (the newest ``capacity`` of them)."""
+        """:meth:`append_one` for each item, in order (the newest ``capacity`` of them). Every item is
+        checked first (fields, stacks, the other fields' values), so a refused batch writes nothing."""
         items = items[-self.capacity:]
+        if not items:
+            return np.empty(0, dtype=np.int64)
+        for it in items:
+            self._check(it)
+        if self._columns:  # the other fields as append would convert them (raises on a bad value)
+            for key in self._columns:
+                if key not in STACKED:
+                    self._column_values(key, [it[key] for it in items])
         return np.fromiter((self.append_one(it) for it in items), dtype=np.int64, count=len(items))
 
     def append_columns(self, columns: Mapping[str, npt.NDArray[np.generic]],

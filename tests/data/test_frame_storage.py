@@ -226,3 +226,13 @@ def test_bad_input_is_one_clear_line() -> None:
     with pytest.raises(ValueError, match="dtype float32 but the buffer stores"):
         b.push({"obs": np.zeros((K, *SHAPE), np.float32), "next_obs": np.zeros((K, *SHAPE), np.float32)})
     assert b.count() == 1
+    good = {"obs": np.ones((K, *SHAPE), np.uint8), "next_obs": np.ones((K, *SHAPE), np.uint8)}
+    with pytest.raises(ValueError, match="field 'obs'|shape"):  # a refused batch writes no frame
+        b.push([good, {"obs": np.ones((K, 2), np.uint8), "next_obs": np.ones((K, 2), np.uint8)}])
+    r = NaiveReplayBuffer({"replay_buffer_size": 5, "frame_stack": K})
+    r.push({**good, "reward": 1.0})
+    head = r.storage.frame_head
+    with pytest.raises(ValueError):  # (the column storage's own message for a ragged field)
+        r.push([{"obs": np.full((K, *SHAPE), 2, np.uint8), "next_obs": np.full((K, *SHAPE), 3, np.uint8),
+                 "reward": 1.0}, {**good, "reward": np.zeros(2)}])
+    assert r.count() == 1 and r.storage.frame_head == head

@@ -292,7 +292,11 @@ class AdvancedReplayBuffer(Configurable):
         slot = storage.tail
         uid = self._next_id
         overwrite = bool(self._live[slot])
-        storage.append_one(item, uid)  # (file storage: deletes the overwritten item's file)
+        try:
+            storage.append_one(item, uid)  # (file storage: deletes the overwritten item's file)
+        except BaseException:
+            self._evict_dropped(())  # (a frame storage may have let items go before it refused this one)
+            raise
         self._evict_dropped(slot)
         if overwrite:  # FIFO eviction: the new item's metadata replaces the old one's below
             self._n_live -= 1
@@ -343,7 +347,7 @@ class AdvancedReplayBuffer(Configurable):
         self._live_cache = None
         self._pri.write(slots, None if prio is None else prio[-keep:])
 
-    def _evict_dropped(self, written: Union[int, Slots]) -> None:
+    def _evict_dropped(self, written: Union[int, Tuple[()], Slots]) -> None:
         """Evict the live items a frame storage let go early (their frames were needed), but for the
         ``written`` slots, whose old items count as overwritten."""
         dropped = self._storage.pop_dropped()

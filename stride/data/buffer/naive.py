@@ -72,15 +72,18 @@ class NaiveReplayBuffer(Configurable):
             return
         items = [{k: v for k, v in it.items() if k not in META_KEYS} for it in items] \
             if any(k in items[0] for k in META_KEYS) else items
-        if len(items) == 1:  # one at a time: no per-call arrays
-            slot = self._storage.append_one(items[0])
+        try:
+            if len(items) == 1:  # one at a time: no per-call arrays
+                slot = self._storage.append_one(items[0])
+            else:
+                slots = self._storage.append(items)
+        finally:  # (also when an item was refused after a frame storage let older ones go)
             self._forget_dropped()
+        if len(items) == 1:
             self._ids[slot] = self._next_id
             self._next_id += 1
             self._push_count += 1
             return
-        slots = self._storage.append(items)
-        self._forget_dropped()
         self._on_write(slots, len(items))
 
     def _forget_dropped(self) -> None:
