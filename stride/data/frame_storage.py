@@ -179,10 +179,9 @@ class FrameStackStorage(ColumnStorage):
             raise ValueError(f"item fields differ from the buffer's: missing {lack}, unexpected {extra}")
         return self._stack("obs", item["obs"]), self._stack("next_obs", item["next_obs"])
 
-    def _as_refs(self, item: Mapping[str, object]) -> Tuple[Dict[str, object], int]:
-        """``item`` with ``obs`` / ``next_obs`` replaced by frame numbers (new frames written), and the
-        frame head before (the item's push time)."""
-        obs, next_obs = self._check(item)
+    def _as_refs(self, item: Mapping[str, object], obs: np.ndarray, next_obs: np.ndarray) -> Tuple[Dict[str, object], int]:
+        """``item`` with its checked stacks ``obs`` / ``next_obs`` replaced by frame numbers (new frames
+        written), and the frame head before (the item's push time)."""
         head = self.frame_head
         obs_refs = self._refs(obs, self._prev_next)
         next_refs = self._next_refs(obs, next_obs, obs_refs)
@@ -194,7 +193,10 @@ class FrameStackStorage(ColumnStorage):
     # ---- write -------------------------------------------------------------------------------
     def append_one(self, item: Mapping[str, object], name: object = None) -> int:
         """Store one transition: its new frames to the frame ring, the rest as columns; returns its slot."""
-        refs_item, head = self._as_refs(item)
+        return self._append_checked(item, *self._check(item))
+
+    def _append_checked(self, item: Mapping[str, object], obs: np.ndarray, next_obs: np.ndarray) -> int:
+        refs_item, head = self._as_refs(item, obs, next_obs)
         slot = super().append_one(refs_item)
         self._pushed_at[slot] = head
         return slot
@@ -205,13 +207,13 @@ class FrameStackStorage(ColumnStorage):
         items = items[-self.capacity:]
         if not items:
             return np.empty(0, dtype=np.int64)
-        for it in items:
-            self._check(it)
+        stacks = [self._check(it) for it in items]
         if self._columns:  # the other fields as append would convert them (raises on a bad value)
             for key in self._columns:
                 if key not in STACKED:
                     self._column_values(key, [it[key] for it in items])
-        return np.fromiter((self.append_one(it) for it in items), dtype=np.int64, count=len(items))
+        return np.fromiter((self._append_checked(it, *st) for it, st in zip(items, stacks)), dtype=np.int64,
+                           count=len(items))
 
     def append_columns(self, columns: Mapping[str, npt.NDArray[np.generic]],
                        names: Optional[Sequence[object]] = None) -> Refs:
