@@ -179,7 +179,8 @@ class FrameStackStorage(ColumnStorage):
             raise ValueError(f"item fields differ from the buffer's: missing {lack}, unexpected {extra}")
         return self._stack("obs", item["obs"]), self._stack("next_obs", item["next_obs"])
 
-    def _as_refs(self, item: Mapping[str, object], obs: np.ndarray, next_obs: np.ndarray) -> Tuple[Dict[str, object], int]:
+    def _as_refs(self, item: Mapping[str, object], obs: np.ndarray,
+                 next_obs: np.ndarray) -> Tuple[Dict[str, object], int]:
         """``item`` with its checked stacks ``obs`` / ``next_obs`` replaced by frame numbers (new frames
         written), and the frame head before (the item's push time)."""
         head = self.frame_head

@@ -69,8 +69,7 @@ class ColumnStorage:
         """Slots ``0..span-1`` hold every occupied slot: ``size`` for a ring that only ever evicts by
         overwriting; larger after a :class:`~stride.data.frame_storage.FrameStackStorage` evicted its
         oldest items early (its occupied slots no longer start at 0)."""
-        start = self.start
-        return self.tail if start + self.size <= self.tail and self.size < self.capacity else self.capacity
+        return self.tail if self.size <= self.tail else self.capacity  # (the occupied run wraps round: all)
 
     @property
     def nbytes(self) -> int:

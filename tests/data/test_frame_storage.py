@@ -81,7 +81,9 @@ def assert_same(a: "Dict[str, np.ndarray] | None", b: "Dict[str, np.ndarray] | N
 @pytest.mark.parametrize("kind", ["naive", "uniform", "prioritized"])
 def test_samples_equal_a_plain_buffer_byte_for_byte(kind: str, nstep: int) -> None:
     cls = NaiveReplayBuffer if kind == "naive" else AdvancedReplayBuffer
-    cfg = {"replay_buffer_size": 60} if kind == "naive" else {"replay_buffer_size": 60, "priority": kind == "prioritized"}
+    cfg: Dict[str, object] = {"replay_buffer_size": 60}
+    if kind != "naive":
+        cfg["priority"] = kind == "prioritized"
     frame, plain = cls({**cfg, "frame_stack": K}, seed=1), cls(cfg, seed=1)
     streams, rng = Streams(8, seed=nstep, nstep=nstep), np.random.default_rng(2)
     for it in range(40):
