@@ -11,8 +11,9 @@ storage with two columns held as references, not a second buffer.
 
 Which frames are new, found by content (no env id, no stream bookkeeping asked of the collector):
 
-* ``obs`` is first compared with the previous transition's ``next_obs`` (the usual case: the same
-  env's next step, one comparison of bytes);
+* ``obs`` is first compared with the ``next_obs`` pushed last whose newest frame has the same
+  fingerprint as ``obs``' newest frame (the usual case: the same env's previous step; one dict
+  lookup and one comparison of bytes, however many envs interleave);
 * ``next_obs[:-1]`` is compared with ``obs[1:]`` (a 1-step transition: only its newest frame is new);
 * any other frame is looked up among the frames written in the last ``reuse_horizon`` writes, by a
   fingerprint (a strided sample of its bytes) and then compared byte for byte -- so interleaved
@@ -64,6 +65,7 @@ from .storage import ColumnStorage, as_array
 STACKED = ("obs", "next_obs")  # the fields held as frame references
 _FP_STRIDE = 31  # fingerprint: every 31st byte of a frame (a dict key; equality is checked in full)
 _PROBES = 4  # a fingerprint's newest frames compared before a frame is written anew
+MAX_TAILS = 1024  # next_obs stacks remembered as likely next obs (one per env stream is enough)
 Refs = npt.NDArray[np.int64]
 
 
@@ -93,7 +95,8 @@ class FrameStackStorage(ColumnStorage):
         self.frame_head = 0  # frames written so far: the next frame's number (slot: number % frame_capacity)
         self._pushed_at = np.zeros(self.capacity, dtype=np.int64)  # frame_head when each slot's item was pushed
         self._buckets: Dict[bytes, List[int]] = {}  # fingerprint -> numbers of frames within the horizon
-        self._prev_next: Optional[Refs] = None  # the last pushed next_obs' frames: the likely next obs
+        # the recent next_obs stacks by their newest frame's fingerprint: an env's next obs is its last next_obs
+        self._tails: Dict[bytes, Refs] = {}
         self._dropped: List[int] = []
 
     # ---- frames ------------------------------------------------------------------------------
@@ -115,31 +118,32 @@ class FrameStackStorage(ColumnStorage):
     def _key(frame: np.ndarray) -> bytes:
         return frame.reshape(-1)[::_FP_STRIDE].tobytes()
 
-    def _find(self, frame: np.ndarray) -> int:
-        """The number of a stored frame equal to ``frame`` within the reuse horizon, else -1."""
-        bucket = self._buckets.get(self._key(frame))
+    def _frame_number(self, frame: np.ndarray, key: bytes) -> int:
+        """The number of a stored frame equal to ``frame`` (fingerprint ``key``) within the reuse
+        horizon, else of ``frame`` written now; the oldest items leave first if its slot still serves
+        them."""
+        frames, fc = self.frames, self.frame_capacity
+        assert frames is not None
+        bucket = self._buckets.get(key)
         if bucket:
-            frames, fc, data = self.frames, self.frame_capacity, frame.tobytes()
-            assert frames is not None
+            data = frame.tobytes()
             for n in reversed(bucket[-_PROBES:]):
                 if frames[n % fc].tobytes() == data:
                     return n
-        return -1
-
-    def _write_frame(self, frame: np.ndarray) -> int:
-        """Write a new frame; the oldest items leave first if its slot still serves them."""
-        frames, fc = self.frames, self.frame_capacity
-        assert frames is not None
         n = self.frame_head
         self._evict_for(n + 1)
         old = n - self.reuse_horizon  # leaves the horizon now: no longer found by content
         if old >= 0:
-            bucket = self._buckets[self._key(frames[old % fc])]
-            bucket.pop(0)  # (a bucket lists its frames oldest first)
-            if not bucket:
-                del self._buckets[self._key(frames[old % fc])]
+            old_key = self._key(frames[old % fc])
+            old_bucket = self._buckets[old_key]
+            old_bucket.pop(0)  # (a bucket lists its frames oldest first)
+            if not old_bucket:
+                del self._buckets[old_key]
         frames[n % fc] = frame
-        self._buckets.setdefault(self._key(frame), []).append(n)
+        if bucket is None or not bucket:  # (the bucket of `old` may just have been this one, now gone)
+            self._buckets[key] = [n]
+        else:
+            bucket.append(n)
         self.frame_head = n + 1
         return n
 
@@ -150,27 +154,27 @@ class FrameStackStorage(ColumnStorage):
             self._dropped.append(self.start)
             self.size -= 1
 
-    def _refs(self, stack: np.ndarray, hint: Optional[Refs]) -> Refs:
-        """Frame numbers of ``stack``: ``hint`` if its frames equal it, else each frame found or written."""
+    def _refs(self, stack: np.ndarray, hint: Optional[Refs], last_key: bytes) -> Refs:
+        """Frame numbers of ``stack`` (its newest frame's fingerprint ``last_key``): ``hint`` if its
+        frames equal it, else each frame found or written."""
         frames, fc = self.frames, self.frame_capacity
         assert frames is not None
         if hint is not None and int(hint.min()) >= self.frame_head - self.reuse_horizon \
                 and frames.take(hint % fc, axis=0).tobytes() == stack.tobytes():
             return hint
         refs = np.empty(self.frame_stack, dtype=np.int64)
-        for i, frame in enumerate(stack):
-            n = self._find(frame)
-            refs[i] = n if n >= 0 else self._write_frame(frame)
+        for i, frame in enumerate(stack[:-1]):
+            refs[i] = self._frame_number(frame, self._key(frame))
+        refs[-1] = self._frame_number(stack[-1], last_key)
         return refs
 
-    def _next_refs(self, obs: np.ndarray, next_obs: np.ndarray, obs_refs: Refs) -> Refs:
+    def _next_refs(self, obs: np.ndarray, next_obs: np.ndarray, obs_refs: Refs, key: bytes) -> Refs:
         """Frame numbers of ``next_obs``: ``obs``' last ``k - 1`` and one new frame for a 1-step transition."""
         if next_obs[:-1].tobytes() != obs[1:].tobytes():
-            return self._refs(next_obs, None)
+            return self._refs(next_obs, None, key)
         refs = np.empty(self.frame_stack, dtype=np.int64)
         refs[:-1] = obs_refs[1:]
-        n = self._find(next_obs[-1])
-        refs[-1] = n if n >= 0 else self._write_frame(next_obs[-1])
+        refs[-1] = self._frame_number(next_obs[-1], key)
         return refs
 
     def _check(self, item: Mapping[str, object]) -> Tuple[np.ndarray, np.ndarray]:
@@ -184,14 +188,24 @@ class FrameStackStorage(ColumnStorage):
             raise ValueError(f"item fields differ from the buffer's: missing {lack}, unexpected {extra}")
         return self._stack("obs", item["obs"]), self._stack("next_obs", item["next_obs"])
 
+    def _remember_tail(self, key: bytes, refs: Refs) -> None:
+        """Note a pushed ``next_obs`` (its frames ``refs``, its newest frame's fingerprint ``key``) as
+        where its env's next ``obs`` probably stands; the oldest of ``MAX_TAILS`` notes is forgotten."""
+        tails = self._tails
+        tails.pop(key, None)  # (re-inserted last: the order is the age)
+        tails[key] = refs
+        if len(tails) > MAX_TAILS:
+            del tails[next(iter(tails))]
+
     def _as_refs(self, item: Mapping[str, object], obs: np.ndarray,
                  next_obs: np.ndarray) -> Tuple[Dict[str, object], int]:
         """``item`` with its checked stacks ``obs`` / ``next_obs`` replaced by frame numbers (new frames
         written), and the frame head before (the item's push time)."""
         head = self.frame_head
-        obs_refs = self._refs(obs, self._prev_next)
-        next_refs = self._next_refs(obs, next_obs, obs_refs)
-        self._prev_next = next_refs
+        obs_key, next_key = self._key(obs[-1]), self._key(next_obs[-1])
+        obs_refs = self._refs(obs, self._tails.get(obs_key), obs_key)
+        next_refs = self._next_refs(obs, next_obs, obs_refs, next_key)
+        self._remember_tail(next_key, next_refs)
         out = dict(item)
         out["obs"], out["next_obs"] = obs_refs, next_refs
         return out, head
@@ -275,7 +289,7 @@ class FrameStackStorage(ColumnStorage):
         super().clear()
         self.frame_head = 0
         self._buckets = {}
-        self._prev_next = None
+        self._tails = {}
         self._dropped = []
 
     def reset_layout(self) -> None:
@@ -285,22 +299,22 @@ class FrameStackStorage(ColumnStorage):
     # ---- persistence -------------------------------------------------------------------------
     def extra_state(self) -> Dict[str, npt.NDArray[np.generic]]:
         """The frames still in the ring, oldest first, with their first number, the frame head, each
-        slot's push time and the last ``next_obs``' frames: with the columns, the exact state."""
+        slot's push time and the remembered ``next_obs`` stacks: with the columns, the exact state."""
         if self.frames is None:
             return {}
         first = max(0, self.frame_head - self.frame_capacity)
         numbers = np.arange(first, self.frame_head)
-        prev = self._prev_next if self._prev_next is not None else np.full(self.frame_stack, -1, dtype=np.int64)
+        tails = np.array(list(self._tails.values()), dtype=np.int64).reshape(-1, self.frame_stack)
         return {"frames": self.frames[numbers % self.frame_capacity], "frame_first": np.array([first]),
                 "frame_head": np.array([self.frame_head]), "frame_stack": np.array([self.frame_stack]),
-                "pushed_at": self._pushed_at.copy(), "prev_next": prev}
+                "pushed_at": self._pushed_at.copy(), "tails": tails}
 
     def load_extra_state(self, state: Mapping[str, npt.NDArray[np.generic]]) -> None:
         """Inverse of :meth:`extra_state` for a storage of the same capacity and ``frame_stack`` (after
         its columns are restored: the ring position is left as it is)."""
         self.frames, self._buckets, self._dropped = None, {}, []
         if not state:
-            self.frame_head, self._prev_next = 0, None
+            self.frame_head, self._tails = 0, {}
             return
         k, pushed = _scalar(state["frame_stack"]), np.asarray(state["pushed_at"])
         if k != self.frame_stack or len(pushed) != self.capacity:
@@ -313,9 +327,10 @@ class FrameStackStorage(ColumnStorage):
         self.frames[numbers % self.frame_capacity] = saved[-len(numbers):] if len(numbers) else saved[:0]
         self.frame_head = head
         self._pushed_at[:] = pushed
-        prev = np.asarray(state["prev_next"], dtype=np.int64)
-        self._prev_next = None if int(prev.min()) < 0 else prev
-        for n in range(max(0, head - self.reuse_horizon), head):  # what _find may match, oldest first
+        self._tails = {}
+        for refs in np.asarray(state["tails"], dtype=np.int64).reshape(-1, k):  # (oldest first, as written)
+            self._remember_tail(self._key(self.frames[refs[-1] % self.frame_capacity]), refs)
+        for n in range(max(0, head - self.reuse_horizon), head):  # what _frame_number may match, oldest first
             self._buckets.setdefault(self._key(self.frames[n % self.frame_capacity]), []).append(n)
 
 
