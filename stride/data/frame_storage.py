@@ -279,11 +279,6 @@ class FrameStackStorage(ColumnStorage):
                 item[key] = row
         return items
 
-    def numeric_state(self) -> Dict[str, npt.NDArray[np.generic]]:
-        """Occupied rows oldest first, ``obs`` / ``next_obs`` as frame numbers (frames: :meth:`extra_state`)."""
-        order = self.valid_slots()
-        return self.stored_columns(order)
-
     # ---- housekeeping ------------------------------------------------------------------------
     def clear(self) -> None:
         super().clear()
