@@ -40,7 +40,8 @@ import numpy as np
 
 CAP = 100_000
 CONTESTANTS = ["bare", "stride_naive", "stride_advanced", "stride_naive_replace", "stride_advanced_replace",
-               "tianshou", "torchrl", "sb3", "stride_naive_frames", "stride_advanced_frames", "sb3_optimize", "tianshou_frames"]
+               "tianshou", "torchrl", "sb3",
+               "stride_naive_frames", "stride_advanced_frames", "sb3_optimize", "tianshou_frames"]
 CASES = {"float4": ((4,), np.float32), "atari": ((4, 84, 84), np.uint8), "atari_frames": ((4, 84, 84), np.uint8)}
 # atari_frames: real frame streams (obs of one step = the 4 newest frames; next_obs shifts one frame in), where
 # storing each frame once applies; the contestants that store full stacks run there too, for the ratios
@@ -392,7 +393,8 @@ class SB3Optimize(SB3):
 CLASSES = {"bare": Bare, "stride_naive": StrideNaive, "stride_advanced": StrideAdvanced,
            "stride_naive_replace": StrideNaiveReplace, "stride_advanced_replace": StrideAdvancedReplace,
            "tianshou": Tianshou, "torchrl": TorchRL, "sb3": SB3, "stride_naive_frames": StrideNaiveFrames,
-           "stride_advanced_frames": StrideAdvancedFrames, "sb3_optimize": SB3Optimize, "tianshou_frames": TianshouFrames}
+           "stride_advanced_frames": StrideAdvancedFrames, "sb3_optimize": SB3Optimize,
+           "tianshou_frames": TianshouFrames}
 
 
 def setup(name: str, case: str, reps: int, quick: bool) -> Tuple[Dict[str, Any], Dict[str, Tuple[Callable[[], Any], int]]]:
