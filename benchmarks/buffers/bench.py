@@ -152,6 +152,9 @@ class Bare:
     def bytes_per_item(self) -> float:
         return sum(c.nbytes for c in self.cols.values()) / CAP
 
+    def stored_next_obs(self, k: int) -> np.ndarray:
+        return self.cols["next_obs"][k]
+
     def sample_distinct(self, n: int) -> Dict[str, np.ndarray]:
         """``n`` distinct items, NumPy's way (Floyd's algorithm + shuffle)."""
         idx = self.rng.choice(self.size, n, replace=False)
@@ -185,6 +188,9 @@ class StrideNaive:
 
     def bytes_per_item(self) -> float:
         return self.b.storage.nbytes / CAP
+
+    def stored_next_obs(self, k: int) -> np.ndarray:
+        return self.b.storage.get_columns(np.array([k]))["next_obs"][0]
 
 
 class StrideAdvanced(StrideNaive):
@@ -301,6 +307,9 @@ class TianshouFrames(Tianshou):
         b = self.b
         return sum(getattr(b, k).nbytes for k in ("obs", "act", "rew", "terminated", "truncated", "done")) / CAP
 
+    def stored_next_obs(self, k: int) -> np.ndarray:
+        return np.asarray(self.b[np.array([k])].obs_next[0])
+
 
 class TorchRL:
     name = "TorchRL ReplayBuffer(LazyTensorStorage)"
@@ -384,6 +393,11 @@ class SB3:
             arrays.append(b.next_observations)
         return sum(a.nbytes for a in arrays) / (b.buffer_size * b.n_envs)
 
+    def stored_next_obs(self, k: int) -> np.ndarray:
+        """What SB3's sampling reads as slot k's next_obs (optimized: the next slot's obs)."""
+        b = self.b
+        return b.observations[(k + 1) % b.buffer_size, 0] if self.optimize else b.next_observations[k, 0]
+
 
 class SB3Optimize(SB3):
     name = "SB3 ReplayBuffer optimize_memory_usage"
@@ -419,6 +433,11 @@ def setup(name: str, case: str, reps: int, quick: bool) -> Tuple[Dict[str, Any],
         c.top_up(items[n_push: n_push + 8 * n8])
     if hasattr(c, "bytes_per_item"):  # the arrays' nbytes over the capacity (allocated whole, filled or not)
         out["bytes_per_item"] = c.bytes_per_item()
+    if case == "atari_frames" and hasattr(c, "stored_next_obs") and n_push <= CAP:
+        # the push1 items (one env, slots 0..n_push-1): is each episode's last next_obs stored as pushed?
+        ends = [k for k in range(n_push) if cols["done"][k]]
+        out["terminal_next_obs_exact"] = sum(
+            bool((c.stored_next_obs(k) == cols["next_obs"][k]).all()) for k in ends) / max(len(ends), 1)
     calls = (300 if quick else 1500) if case == "float4" else (40 if quick else 200)
     ops: Dict[str, Tuple[Callable[[], Any], int]] = {}
     for n in (64, 256):
@@ -670,6 +689,10 @@ def main() -> None:
                     line(f"stride_naive_frames sample_batch{op[6:]} / {peer} {op}",
                          ratio(fr.get(f"sample_batch{op[6:]}"), pr.get(op)), "(info)")
                 line(f"stride_naive_frames push1 / {peer} push1", ratio(fr.get("push1"), pr.get("push1")), "(info)")
+            for name, res in r.items():
+                if "terminal_next_obs_exact" in res:
+                    say(f"    {name}: stored terminal next_obs equal to the pushed one in "
+                        f"{res['terminal_next_obs_exact']:.0%} of the push1 stream's episode ends")
             af = r.get("stride_advanced_frames", {})
             line("stride_advanced_frames per64 / tianshou_frames per64", ratio(af.get("per64"), tsf.get("per64")),
                  "(info: prioritized, frames once)")
