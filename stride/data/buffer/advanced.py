@@ -168,6 +168,7 @@ class AdvancedReplayBuffer(Configurable):
         else:
             raise ConfigError(f"unknown storage.type '{stype}'; valid choices: memory, file")
         self._file = stype == "file"
+        self._may_drop = frame_stack > 0  # (only a frame storage lets items go early: pop_dropped)
         self.monitor = BufferMonitor(tb_logger, exp_name, instance_name, cfg["monitor"]["log_freq"])
         self.logger: logging.Logger = self.monitor.logger
         self._rate = RateControl.from_config(cfg["rate_limiter"], self.monitor, self.logger)
@@ -297,7 +298,8 @@ class AdvancedReplayBuffer(Configurable):
         except BaseException:
             self._evict_dropped(())  # (a frame storage may have let items go before it refused this one)
             raise
-        self._evict_dropped(slot)
+        if self._may_drop:
+            self._evict_dropped(slot)
         if overwrite:  # FIFO eviction: the new item's metadata replaces the old one's below
             self._n_live -= 1
             if self._rate is not None:

@@ -56,6 +56,7 @@ class NaiveReplayBuffer(Configurable):
         merged = merge_config(self.declared_config(), cfg or {}, prefix="policy.other.replay_buffer.")
         self._cfg = merged
         self._storage = column_storage(int(merged["replay_buffer_size"]), int(merged["frame_stack"]))
+        self._may_drop = int(merged["frame_stack"]) > 0  # (only a frame storage lets items go early)
         self._rng = np.random.default_rng(seed)
         self._next_id = 0
         self._ids = np.full(self._storage.capacity, -1, dtype=np.int64)
@@ -78,7 +79,8 @@ class NaiveReplayBuffer(Configurable):
             else:
                 slots = self._storage.append(items)
         finally:  # (also when an item was refused after a frame storage let older ones go)
-            self._forget_dropped()
+            if self._may_drop:
+                self._forget_dropped()
         if len(items) == 1:
             self._ids[slot] = self._next_id
             self._next_id += 1
