@@ -87,7 +87,17 @@ def side(data: Any, extra: Dict[str, Any], its: List[Dict[str, Any]]) -> Dict[st
         per.update({"replay_unique_id": [d["replay_unique_id"] for d in s],
                     "replay_buffer_idx": [d["replay_buffer_idx"] for d in s], "priority": rng.random(64) + 0.01})
 
-    return {"naive sample64": lambda: naive.sample(64), "naive sample_batch64": lambda: naive.sample_batch(64),
+    # one-at-a-time pushes (the collector's path) into buffers of their own, cycling through the items
+    push_naive = data.NaiveReplayBuffer({"replay_buffer_size": CAP, **cfg(data.NaiveReplayBuffer)}, seed=0)
+    push_adv = data.AdvancedReplayBuffer({"replay_buffer_size": CAP, **cfg(data.AdvancedReplayBuffer)}, seed=0)
+    cursor = [0]
+
+    def push1(b: Any) -> None:
+        b.push(its[cursor[0] % len(its)])
+        cursor[0] += 1
+
+    return {"naive push1": lambda: push1(push_naive), "advanced push1 (prioritized)": lambda: push1(push_adv),
+            "naive sample64": lambda: naive.sample(64), "naive sample_batch64": lambda: naive.sample_batch(64),
             "naive sample256": lambda: naive.sample(256), "naive sample_batch256": lambda: naive.sample_batch(256),
             "advanced sample64": lambda: adv.sample(64), "advanced sample_batch64": lambda: adv.sample_batch(64),
             "advanced sample256": lambda: adv.sample(256), "per64": per64, "per64_list": per64_list}

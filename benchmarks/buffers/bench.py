@@ -40,12 +40,45 @@ import numpy as np
 
 CAP = 100_000
 CONTESTANTS = ["bare", "stride_naive", "stride_advanced", "stride_naive_replace", "stride_advanced_replace",
-               "tianshou", "torchrl", "sb3"]
-CASES = {"float4": ((4,), np.float32), "atari": ((4, 84, 84), np.uint8)}
+               "tianshou", "torchrl", "sb3",
+               "stride_naive_frames", "stride_advanced_frames", "sb3_optimize", "tianshou_frames"]
+CASES = {"float4": ((4,), np.float32), "atari": ((4, 84, 84), np.uint8), "atari_frames": ((4, 84, 84), np.uint8)}
+# atari_frames: real frame streams (obs of one step = the 4 newest frames; next_obs shifts one frame in), where
+# storing each frame once applies; the contestants that store full stacks run there too, for the ratios
+FRAMES_ONLY = ("stride_naive_frames", "stride_advanced_frames", "sb3_optimize", "tianshou_frames")
+CASE_CONTESTANTS = {"float4": [c for c in CONTESTANTS if c not in FRAMES_ONLY],
+                    "atari": [c for c in CONTESTANTS if c not in FRAMES_ONLY],
+                    "atari_frames": ["bare", "stride_naive", "stride_naive_frames", "stride_advanced_frames", "sb3",
+                                     "sb3_optimize", "tianshou_frames"]}
+EPISODE = 500  # atari_frames: agent steps per episode (a reset stack of 4 equal frames starts each)
+
+
+def frame_streams(n: int, n_env: int, seed: int) -> Dict[str, np.ndarray]:
+    """``n`` transitions of ``n_env`` envs taking steps in turn (env 0's step t, env 1's step t, ...: what
+    a vectorised collector pushes); each env plays episodes of ``EPISODE`` steps of fresh random frames,
+    each episode's first stack four copies of its reset frame."""
+    rng = np.random.default_rng(seed)
+    steps = -(-n // n_env)
+    n_ep = -(-steps // EPISODE)
+    frames = rng.integers(0, 255, size=(n_env, n_ep, EPISODE + 1, 84, 84), dtype=np.uint8)
+    t = np.arange(steps)
+    ep, s = t // EPISODE, t % EPISODE
+    j = np.arange(4)
+    u_obs = np.maximum(s[:, None] - 3 + j, 0)  # (steps, 4): the frames of each step's obs in its episode
+    u_next = np.maximum(s[:, None] - 2 + j, 0)
+    obs = frames[:, ep[:, None], u_obs].transpose(1, 0, 2, 3, 4)  # (steps, n_env, 4, 84, 84)
+    nxt = frames[:, ep[:, None], u_next].transpose(1, 0, 2, 3, 4)
+    done = np.repeat((s == EPISODE - 1)[:, None], n_env, axis=1)
+    return {"obs": obs.reshape(-1, 4, 84, 84)[:n], "next_obs": nxt.reshape(-1, 4, 84, 84)[:n],
+            "done": done.reshape(-1)[:n], "action": rng.integers(0, 2, size=n).astype(np.int64),
+            "reward": rng.normal(size=n).astype(np.float32)}
 
 
 def make_items(case: str, n: int, seed: int = 0) -> Dict[str, np.ndarray]:
     shape, dtype = CASES[case]
+    if case == "atari_frames":  # the first half one env's stream (push1), the second 8 envs in turn (push8)
+        one, eight = frame_streams(n // 2, 1, seed), frame_streams(n - n // 2, 8, seed + 1)
+        return {k: np.concatenate([one[k], eight[k]]) for k in one}
     rng = np.random.default_rng(seed)
     if dtype == np.uint8:
         obs = rng.integers(0, 255, size=(n, *shape), dtype=np.uint8)
@@ -116,6 +149,12 @@ class Bare:
         idx = self.rng.integers(0, self.size, n)
         return {k: col[idx] for k, col in self.cols.items()}
 
+    def bytes_per_item(self) -> float:
+        return sum(c.nbytes for c in self.cols.values()) / CAP
+
+    def stored_next_obs(self, k: int) -> np.ndarray:
+        return self.cols["next_obs"][k]
+
     def sample_distinct(self, n: int) -> Dict[str, np.ndarray]:
         """``n`` distinct items, NumPy's way (Floyd's algorithm + shuffle)."""
         idx = self.rng.choice(self.size, n, replace=False)
@@ -147,6 +186,12 @@ class StrideNaive:
     def sample_batch(self, n):
         return self.b.sample_batch(n)
 
+    def bytes_per_item(self) -> float:
+        return self.b.storage.nbytes / CAP
+
+    def stored_next_obs(self, k: int) -> np.ndarray:
+        return self.b.storage.get_columns(np.array([k]))["next_obs"][0]
+
 
 class StrideAdvanced(StrideNaive):
     name = "Stride AdvancedReplayBuffer"
@@ -172,6 +217,22 @@ class StrideAdvanced(StrideNaive):
         self.per.update({"replay_unique_id": [d["replay_unique_id"] for d in s],
                          "replay_buffer_idx": [d["replay_buffer_idx"] for d in s],
                          "priority": self.rng.random(64) + 0.01})
+
+
+class StrideNaiveFrames(StrideNaive):
+    name = "Stride Naive frame_stack=4 (frames once)"
+
+    @classmethod
+    def mode(cls) -> Dict[str, Any]:
+        return {"frame_stack": 4}
+
+
+class StrideAdvancedFrames(StrideAdvanced):
+    name = "Stride Advanced frame_stack=4 (frames once)"
+
+    @classmethod
+    def mode(cls) -> Dict[str, Any]:
+        return {"frame_stack": 4}
 
 
 class StrideNaiveReplace(StrideNaive):
@@ -225,6 +286,31 @@ class Tianshou:
         self.per.update_weight(idx, self.rng.random(64) + 0.01)
 
 
+class TianshouFrames(Tianshou):
+    """Tianshou's own frames-once mode: ``save_only_last_obs`` keeps ``obs[-1]``, ``stack_num=4`` rebuilds
+    stacks from the previous steps, ``ignore_obs_next`` reads ``next_obs`` from the following step."""
+
+    name = "Tianshou ReplayBuffer stack_num=4 last obs"
+
+    def __init__(self, case: str) -> None:
+        from tianshou.data import Batch, PrioritizedReplayBuffer, ReplayBuffer, VectorReplayBuffer
+
+        self.Batch = Batch
+        kw = {"stack_num": 4, "ignore_obs_next": True, "save_only_last_obs": True}
+        self.b = ReplayBuffer(CAP, **kw)
+        self.vb = VectorReplayBuffer(CAP, 8, **kw)
+        self.per = PrioritizedReplayBuffer(CAP, alpha=0.6, beta=0.4, **kw)
+        self.rng = np.random.default_rng(1)
+        np.random.seed(0)
+
+    def bytes_per_item(self) -> float:
+        b = self.b
+        return sum(getattr(b, k).nbytes for k in ("obs", "act", "rew", "terminated", "truncated", "done")) / CAP
+
+    def stored_next_obs(self, k: int) -> np.ndarray:
+        return np.asarray(self.b[np.array([k])].obs_next[0])
+
+
 class TorchRL:
     name = "TorchRL ReplayBuffer(LazyTensorStorage)"
 
@@ -269,6 +355,7 @@ class TorchRL:
 
 class SB3:
     name = "SB3 ReplayBuffer"
+    optimize = False  # optimize_memory_usage: next_obs read from the next slot's obs
 
     def __init__(self, case: str) -> None:
         import warnings
@@ -281,8 +368,9 @@ class SB3:
         obs_space = spaces.Box(lo, hi, shape, dtype)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            self.b = ReplayBuffer(CAP, obs_space, spaces.Discrete(2), device="cpu", n_envs=1)
-            self.b8 = ReplayBuffer(CAP, obs_space, spaces.Discrete(2), device="cpu", n_envs=8)
+            kw = {"optimize_memory_usage": True, "handle_timeout_termination": False} if self.optimize else {}
+            self.b = ReplayBuffer(CAP, obs_space, spaces.Discrete(2), device="cpu", n_envs=1, **kw)
+            self.b8 = ReplayBuffer(CAP, obs_space, spaces.Discrete(2), device="cpu", n_envs=8, **kw)
 
     def push1(self, it):
         self.b.add(it["obs"][None], it["next_obs"][None], np.asarray([it["action"]]), np.asarray([it["reward"]]),
@@ -298,10 +386,29 @@ class SB3:
         for it in items:
             self.push1(it)
 
+    def bytes_per_item(self) -> float:
+        b = self.b
+        arrays = [b.observations, b.actions, b.rewards, b.dones, b.timeouts]
+        if not self.optimize:
+            arrays.append(b.next_observations)
+        return sum(a.nbytes for a in arrays) / (b.buffer_size * b.n_envs)
+
+    def stored_next_obs(self, k: int) -> np.ndarray:
+        """What SB3's sampling reads as slot k's next_obs (optimized: the next slot's obs)."""
+        b = self.b
+        return b.observations[(k + 1) % b.buffer_size, 0] if self.optimize else b.next_observations[k, 0]
+
+
+class SB3Optimize(SB3):
+    name = "SB3 ReplayBuffer optimize_memory_usage"
+    optimize = True
+
 
 CLASSES = {"bare": Bare, "stride_naive": StrideNaive, "stride_advanced": StrideAdvanced,
            "stride_naive_replace": StrideNaiveReplace, "stride_advanced_replace": StrideAdvancedReplace,
-           "tianshou": Tianshou, "torchrl": TorchRL, "sb3": SB3}
+           "tianshou": Tianshou, "torchrl": TorchRL, "sb3": SB3, "stride_naive_frames": StrideNaiveFrames,
+           "stride_advanced_frames": StrideAdvancedFrames, "sb3_optimize": SB3Optimize,
+           "tianshou_frames": TianshouFrames}
 
 
 def setup(name: str, case: str, reps: int, quick: bool) -> Tuple[Dict[str, Any], Dict[str, Tuple[Callable[[], Any], int]]]:
@@ -324,6 +431,13 @@ def setup(name: str, case: str, reps: int, quick: bool) -> Tuple[Dict[str, Any],
     out["push8"] = timed_stream(lambda k: c.push8(batches[k]), n8, reps)
     if hasattr(c, "top_up"):  # push8 went to a separate vector buffer: give the sampled one the same items
         c.top_up(items[n_push: n_push + 8 * n8])
+    if hasattr(c, "bytes_per_item"):  # the arrays' nbytes over the capacity (allocated whole, filled or not)
+        out["bytes_per_item"] = c.bytes_per_item()
+    if case == "atari_frames" and hasattr(c, "stored_next_obs") and n_push <= CAP:
+        # the push1 items (one env, slots 0..n_push-1): is each episode's last next_obs stored as pushed?
+        ends = [k for k in range(n_push) if cols["done"][k]]
+        out["terminal_next_obs_exact"] = sum(
+            bool((c.stored_next_obs(k) == cols["next_obs"][k]).all()) for k in ends) / max(len(ends), 1)
     calls = (300 if quick else 1500) if case == "float4" else (40 if quick else 200)
     ops: Dict[str, Tuple[Callable[[], Any], int]] = {}
     for n in (64, 256):
@@ -391,7 +505,8 @@ def interleaved_round(names: List[str], case: str, reps: int, quick: bool,
     errs = tempfile.TemporaryFile("w+")  # workers' stderr (a pipe nobody reads could fill up and block them)
     try:
         for name in names:
-            p = subprocess.Popen([sys.executable, __file__, "--serve", name, "--case", case, "--reps", str(reps)]
+            p = subprocess.Popen([sys.executable, __file__, "--serve", name, "--case", case, "--reps", str(reps),
+                                  "--capacity", str(CAP)]
                                  + (["--quick"] if quick else []), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                  stderr=errs, text=True)
             line = _reply(p, "READY ")
@@ -436,19 +551,24 @@ def fmt(v: Any) -> str:
 
 
 def main() -> None:
+    global CAP
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--one", help=argparse.SUPPRESS)
     ap.add_argument("--serve", help=argparse.SUPPRESS)
     ap.add_argument("--case", default="float4", help=argparse.SUPPRESS)
-    ap.add_argument("--only", nargs="+", default=CONTESTANTS, choices=CONTESTANTS)
+    ap.add_argument("--only", nargs="+", default=CONTESTANTS, choices=CONTESTANTS,
+                    help="contestants (each case runs those of them that apply to it)")
     ap.add_argument("--cases", nargs="+", default=list(CASES), choices=list(CASES))
     ap.add_argument("--reps", type=int, default=5, help="timed blocks per operation and process (median)")
     ap.add_argument("--rounds", type=int, default=3, help="processes per contestant, interleaved (median)")
     ap.add_argument("--quick", action="store_true", help="fewer items and calls (smoke run)")
+    ap.add_argument("--capacity", type=int, default=CAP,
+                    help="buffer capacity (default 100k; below the ~4k pushed items the rings wrap: steady-state pushes)")
     ap.add_argument("--sequential", action="store_true",
                     help="the old mode: each contestant measures all its operations alone, one process after "
                          "the other (default: the sampling operations take turns across the contestants)")
     args = ap.parse_args()
+    CAP = args.capacity
     if args.one:
         print(json.dumps(run_one(args.one, args.case, args.reps, args.quick)))
         return
@@ -477,14 +597,15 @@ def main() -> None:
     results: Dict[str, Dict[str, Any]] = {}
     raw: Dict[str, Dict[str, List[Dict[str, Any]]]] = {}
     for case in args.cases:
-        results[case], raw[case] = {}, {n: [] for n in args.only}
+        only = [n for n in args.only if n in CASE_CONTESTANTS[case]]
+        results[case], raw[case] = {}, {n: [] for n in only}
         for rnd in range(args.rounds):
-            names = [n for n in args.only if not (raw[case][n] and "error" in raw[case][n][0])]
+            names = [n for n in only if not (raw[case][n] and "error" in raw[case][n][0])]
             if args.sequential:
                 got = {}
                 for name in names:
                     proc = subprocess.run([sys.executable, __file__, "--one", name, "--case", case, "--reps",
-                                           str(args.reps)] + (["--quick"] if args.quick else []),
+                                           str(args.reps), "--capacity", str(CAP)] + (["--quick"] if args.quick else []),
                                           capture_output=True, text=True)
                     if proc.returncode != 0:
                         got[name] = {"error": (proc.stderr.strip().splitlines() or ["?"])[-1]}
@@ -505,7 +626,7 @@ def main() -> None:
                 merged[key] = statistics.median(vals) if vals else runs[0][key]
             results[case][name] = merged
         cols = ["push1", "push8", "sample64", "sample_batch64", "sample256", "sample_batch256", "per64", "per64_list",
-                "sample_distinct64"]
+                "sample_distinct64"] + (["bytes_per_item"] if case == "atari_frames" else [])
         say()
         say(f"## case {case}: obs {CASES[case][1].__name__}{list(CASES[case][0])}, capacity {CAP}")
         say(f"{'contestant':<46}" + "".join(f"{c:>{max(10, len(c) + 1)}}" for c in cols))
@@ -550,6 +671,31 @@ def main() -> None:
         line("stride_advanced per64_list / tianshou per64", ratio(adv.get('per64_list'), ts_per), "(info)")
         if "torchrl" in r and "per64" in r["torchrl"]:
             line("stride_advanced per64 / torchrl per64", ratio(adv.get('per64'), r['torchrl']['per64']), "(info)")
+        if case == "atari_frames":
+            say("  (bytes_per_item: k = 1000 bytes per transition slot, the arrays' nbytes over the capacity)")
+            fr, pl = r.get("stride_naive_frames", {}), r.get("stride_naive", {})
+            sb3, sb3o = r.get("sb3", {}), r.get("sb3_optimize", {})
+            line("stride_naive bytes_per_item / stride_naive_frames bytes_per_item",
+                 ratio(pl.get("bytes_per_item"), fr.get("bytes_per_item")), "(memory saved)")
+            line("sb3_optimize bytes_per_item / stride_naive_frames bytes_per_item",
+                 ratio(sb3o.get("bytes_per_item"), fr.get("bytes_per_item")), "(info)")
+            for op in ("push1", "push8", "sample64", "sample_batch64", "sample256", "sample_batch256"):
+                line(f"stride_naive_frames {op} / stride_naive {op}", ratio(fr.get(op), pl.get(op)), "(info)")
+            tsf = r.get("tianshou_frames", {})
+            line("tianshou_frames bytes_per_item / stride_naive_frames bytes_per_item",
+                 ratio(tsf.get("bytes_per_item"), fr.get("bytes_per_item")), "(info)")
+            for peer, pr in (("sb3", sb3), ("sb3_optimize", sb3o), ("tianshou_frames", tsf)):
+                for op in ("sample64", "sample256"):
+                    line(f"stride_naive_frames sample_batch{op[6:]} / {peer} {op}",
+                         ratio(fr.get(f"sample_batch{op[6:]}"), pr.get(op)), "(info)")
+                line(f"stride_naive_frames push1 / {peer} push1", ratio(fr.get("push1"), pr.get("push1")), "(info)")
+            for name, res in r.items():
+                if "terminal_next_obs_exact" in res:
+                    say(f"    {name}: stored terminal next_obs equal to the pushed one in "
+                        f"{res['terminal_next_obs_exact']:.0%} of the push1 stream's episode ends")
+            af = r.get("stride_advanced_frames", {})
+            line("stride_advanced_frames per64 / tianshou_frames per64", ratio(af.get("per64"), tsf.get("per64")),
+                 "(info: prioritized, frames once)")
         peers = {p: r[p]["sample64"] for p in ("tianshou", "torchrl", "sb3") if p in r and "sample64" in r[p]}
         if peers:
             best = max(peers, key=peers.get)

@@ -1,6 +1,7 @@
 """Data: column storage, replay buffers, and RL-Flow's adders, selectors and rate limiters."""
 
 from .storage import ColumnStorage
+from .frame_storage import FrameStackStorage
 from .buffer import NaiveReplayBuffer, AdvancedReplayBuffer, EpisodeReplayBuffer, FileStorage, BufferMonitor, create_buffer
 from .selectors import (
     UniformSelector, PrioritizedSelector, FIFOSelector, LIFOSelector, MaxHeapSelector, MinHeapSelector,
@@ -10,7 +11,7 @@ from .rate_limiters import RateLimiter, MinSize, SampleToInsertRatio, Queue, Sta
 from .adders import TransitionAdder, NStepTransitionAdder, SequenceAdder, EpisodeAdder, episode_end
 
 __all__ = [
-    "ColumnStorage", "NaiveReplayBuffer", "AdvancedReplayBuffer", "EpisodeReplayBuffer", "FileStorage", "BufferMonitor",
+    "ColumnStorage", "FrameStackStorage", "NaiveReplayBuffer", "AdvancedReplayBuffer", "EpisodeReplayBuffer", "FileStorage", "BufferMonitor",
     "create_buffer",
     "UniformSelector", "PrioritizedSelector", "FIFOSelector", "LIFOSelector", "MaxHeapSelector", "MinHeapSelector",
     "SelectorKeyError", "EmptySelectorError", "RateLimiter", "MinSize", "SampleToInsertRatio", "Queue", "Stack",

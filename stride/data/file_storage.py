@@ -124,6 +124,28 @@ class FileStorage:
             return {k: np.empty(0) for k in names}
         return {k: np.stack([np.asarray(it[k]) for it in items]) for k in names}
 
+    @property
+    def span(self) -> int:
+        """Slots ``0..span-1`` hold every item (the ring only evicts by overwriting)."""
+        return self.size
+
+    def pop_dropped(self) -> Slots:
+        """Nothing leaves this ring early (see :meth:`ColumnStorage.pop_dropped`)."""
+        return np.empty(0, dtype=np.int64)
+
+    def stored_columns(self, slots: np.ndarray) -> Dict[str, np.ndarray]:
+        """The rows as stored: what samples see."""
+        return self.get_columns(slots)
+
+    def extra_state(self) -> Dict[str, npt.NDArray[np.generic]]:
+        """Nothing is kept beside the items."""
+        return {}
+
+    def load_extra_state(self, state: Mapping[str, npt.NDArray[np.generic]]) -> None:
+        """Inverse of :meth:`extra_state`."""
+        if state:
+            raise ValueError(f"the saved buffer kept frames apart ({sorted(state)}); file storage keeps none")
+
     def clear(self) -> None:
         self.free(np.arange(self.capacity))
         self.tail = 0

@@ -30,10 +30,12 @@ def as_array(value: object) -> npt.NDArray[np.generic]:
 
 
 class PhysicalState(TypedDict):
-    """:meth:`ColumnStorage.physical_state`: the occupied rows in slot order and the write position."""
+    """:meth:`ColumnStorage.physical_state`: the rows ``0..span-1`` in slot order, the write position
+    and the number of occupied slots (``span`` but for a frame storage that evicted early)."""
 
     columns: Dict[str, npt.NDArray[np.generic]]
     tail: int
+    size: int
 
 
 class ColumnStorage:
@@ -53,7 +55,31 @@ class ColumnStorage:
         self._gather: Optional[Callable[[np.ndarray], Dict[str, np.ndarray]]] = None  # get_columns, per layout
         self._specs: Optional[List[Tuple[str, int, Any]]] = None  # append_one's fast checks, per layout
         self.tail = 0  # next slot to write
-        self.size = 0
+        self.size = 0  # occupied slots: the ring positions tail - size .. tail - 1
+        self._no_slots = np.empty(0, dtype=np.int64)
+
+    # ---- ring --------------------------------------------------------------------------------
+    @property
+    def start(self) -> int:
+        """The oldest occupied slot (0 while the ring has not wrapped and nothing was evicted early)."""
+        return (self.tail - self.size) % self.capacity
+
+    @property
+    def span(self) -> int:
+        """Slots ``0..span-1`` hold every occupied slot: ``size`` for a ring that only ever evicts by
+        overwriting; larger after a :class:`~stride.data.frame_storage.FrameStackStorage` evicted its
+        oldest items early (its occupied slots no longer start at 0)."""
+        return self.tail if self.size <= self.tail else self.capacity  # (the occupied run wraps round: all)
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of the preallocated arrays (the whole capacity; object columns count their pointers)."""
+        return sum(c.nbytes for c in self._columns.values())
+
+    def pop_dropped(self) -> npt.NDArray[np.int64]:
+        """Slots whose items left the ring early since the last call (a plain ring has none: it only
+        overwrites the oldest item when it writes a new one)."""
+        return self._no_slots
 
     # ---- layout ------------------------------------------------------------------------------
     @property
@@ -264,9 +290,24 @@ class ColumnStorage:
 
     def valid_slots(self) -> np.ndarray:
         """Occupied slots, oldest first."""
-        if self.size < self.capacity:
+        start = self.start
+        if self.size < self.capacity and start == 0:
             return np.arange(self.size)
-        return (self.tail + np.arange(self.capacity)) % self.capacity
+        return (start + np.arange(self.size)) % self.capacity
+
+    def stored_columns(self, slots: np.ndarray) -> Dict[str, np.ndarray]:
+        """The rows as stored (what checkpoints hold; :meth:`get_columns` is what samples see)."""
+        return {k: c.take(slots, axis=0) for k, c in self._columns.items()}
+
+    def extra_state(self) -> Dict[str, npt.NDArray[np.generic]]:
+        """State kept beside the columns (none here; a frame storage's frames)."""
+        return {}
+
+    def load_extra_state(self, state: Mapping[str, npt.NDArray[np.generic]]) -> None:
+        """Inverse of :meth:`extra_state`."""
+        if state:
+            raise ValueError(f"the saved buffer kept frames apart ({sorted(state)}: replay_buffer.frame_stack > 0); "
+                             "this one has frame_stack=0")
 
     def clear(self) -> None:
         self.tail = 0
@@ -277,14 +318,17 @@ class ColumnStorage:
 
     # ---- persistence (no pickle) -------------------------------------------------------------
     def physical_state(self) -> PhysicalState:
-        """Occupied rows in slot order plus the write position: restoring it reproduces sampling exactly."""
+        """Rows ``0..span-1`` in slot order, the write position and the occupied count: restoring
+        them reproduces sampling exactly."""
         bad = [k for k, c in self._columns.items() if c.dtype == object]
         if bad:
             raise ValueError(f"fields {bad} hold Python objects and cannot be saved without pickle")
-        return {"columns": {k: c[: self.size].copy() for k, c in self._columns.items()}, "tail": self.tail}
+        span = self.span
+        return {"columns": {k: c[:span].copy() for k, c in self._columns.items()}, "tail": self.tail,
+                "size": self.size}
 
-    def load_physical_state(self, columns: Mapping[str, np.ndarray], tail: int) -> None:
-        """Inverse of :meth:`physical_state`."""
+    def load_physical_state(self, columns: Mapping[str, np.ndarray], tail: int, size: Optional[int] = None) -> None:
+        """Inverse of :meth:`physical_state` (``size``: the rows given, if not said)."""
         self._columns = {}
         self.clear()
         if not columns:
@@ -293,7 +337,7 @@ class ColumnStorage:
         self._allocate({k: v[0] for k, v in columns.items()})
         for k, v in columns.items():
             self._columns[k][:n] = v
-        self.size, self.tail = n, int(tail)
+        self.size, self.tail = (n if size is None else int(size)), int(tail)
 
     def numeric_state(self) -> Dict[str, npt.NDArray[np.generic]]:
         """Occupied rows of numeric columns, oldest first, plus layout (object columns refused)."""

@@ -92,7 +92,7 @@ def test_the_evaluator_plays_whole_games():
 
 @pytest.mark.timeout(120)
 def test_uint8_through_the_subprocess_manager_and_the_replay_buffer():
-    """env -> shared memory -> replay storage -> sampled batch: the frames stay uint8."""
+    """env -> shared memory -> replay storage (each frame once) -> sampled batch: the frames stay uint8."""
     from stride.config import compile_config
     from stride.data import NaiveReplayBuffer
 
@@ -104,19 +104,26 @@ def test_uint8_through_the_subprocess_manager_and_the_replay_buffer():
     try:
         collector_env.launch()
         obs = collector_env.ready_obs
-        buffer = NaiveReplayBuffer(dict(replay_buffer_size=64))
+        # the config's buffer stores each frame once; a plain one of the same seed stores full stacks
+        assert cfg.policy.other.replay_buffer.frame_stack == 4
+        buffer = NaiveReplayBuffer(dict(replay_buffer_size=64, frame_stack=4), seed=0)
+        plain = NaiveReplayBuffer(dict(replay_buffer_size=64), seed=0)
         for _ in range(20):
             actions = {i: np.int64(0) for i in obs}
             timesteps = collector_env.step(actions)
             for i, ts in timesteps.items():
                 assert isinstance(ts.obs, np.ndarray) and ts.obs.dtype == np.uint8 and ts.obs.shape == (4, 84, 84)
-                buffer.push(dict(obs=obs[i], next_obs=ts.obs, action=actions[i], reward=np.float32(ts.reward),
-                                 done=ts.done))
+                for b in (buffer, plain):
+                    b.push(dict(obs=obs[i], next_obs=ts.obs, action=actions[i], reward=np.float32(ts.reward),
+                                done=ts.done))
             obs = collector_env.ready_obs
-        batch = buffer.sample(8)
+        assert buffer.storage.frame_head <= 40 + 2 * 4  # one new frame per transition after each env's first stack
+        batch, plain_batch = buffer.sample(8), plain.sample(8)
         assert batch is not None and all(b["obs"].dtype == np.uint8 and b["next_obs"].dtype == np.uint8 for b in batch)
-        stacked = buffer.sample_batch(8)
+        assert plain_batch is not None and all(b["obs"].tobytes() == p["obs"].tobytes() for b, p in zip(batch, plain_batch))
+        stacked, want = buffer.sample_batch(8), plain.sample_batch(8)
         assert stacked is not None and stacked["obs"].dtype == np.uint8 and stacked["obs"].shape == (8, 4, 84, 84)
+        assert want is not None and all(stacked[k].tobytes() == want[k].tobytes() for k in want)
     finally:
         collector_env.close()
         evaluator_env.close()

@@ -74,6 +74,7 @@ from ...utils.narrow import as_float, as_int, as_mapping, as_numbers, as_tensor,
 from ..block_sampler import BlockSumSampler
 from ..draws import BatchLimit, read_only, uniform_excluding
 from ..file_storage import FileStorage
+from ..frame_storage import column_storage, expanded_chunks
 from ..npz import load_npz, save_npz
 from ..rate_limiters import RateLimiter
 from ..storage import ColumnStorage
@@ -141,6 +142,9 @@ class AdvancedReplayBuffer(Configurable):
                 # (str) 'file' only: parent folder of the buffer's own temporary folder ('' = system temp dir).
                 path="",
             ),
+            # (int) 0: store obs as they are; k >= 2: obs / next_obs are k-frame stacks (Atari's (4, 84, 84)) kept
+            # as references into a frame ring, each distinct frame once (stride.data.frame_storage; memory storage).
+            frame_stack=Setting(0, "[0, inf)"),
             # (dict) throughput monitor.
             monitor=dict(
                 # (int) log push/sample/remove counts and rates (text + TensorBoard buffer_*) every this many sample calls (0: never).
@@ -154,14 +158,17 @@ class AdvancedReplayBuffer(Configurable):
         cap = int(cfg["replay_buffer_size"])
         alpha, beta = float(cfg["alpha"]), float(cfg["beta"])
         self._min_sample = max(int(cfg["min_sample_size"]), 1)
-        stype = cfg["storage"]["type"]
+        stype, frame_stack = cfg["storage"]["type"], int(cfg["frame_stack"])
         if stype == "memory":
-            self._storage: Union[ColumnStorage, FileStorage] = ColumnStorage(cap)
+            self._storage: Union[ColumnStorage, FileStorage] = column_storage(cap, frame_stack)
+        elif frame_stack:
+            raise ConfigError(f"replay_buffer.frame_stack={frame_stack} needs storage.type 'memory', not '{stype}'")
         elif stype == "file":
             self._storage = FileStorage(cap, cfg["storage"]["path"] or None)
         else:
             raise ConfigError(f"unknown storage.type '{stype}'; valid choices: memory, file")
         self._file = stype == "file"
+        self._may_drop = frame_stack > 0  # (only a frame storage lets items go early: pop_dropped)
         self.monitor = BufferMonitor(tb_logger, exp_name, instance_name, cfg["monitor"]["log_freq"])
         self.logger: logging.Logger = self.monitor.logger
         self._rate = RateControl.from_config(cfg["rate_limiter"], self.monitor, self.logger)
@@ -286,7 +293,13 @@ class AdvancedReplayBuffer(Configurable):
         slot = storage.tail
         uid = self._next_id
         overwrite = bool(self._live[slot])
-        storage.append_one(item, uid)  # (file storage: deletes the overwritten item's file)
+        try:
+            storage.append_one(item, uid)  # (file storage: deletes the overwritten item's file)
+        except BaseException:
+            self._evict_dropped(())  # (a frame storage may have let items go before it refused this one)
+            raise
+        if self._may_drop:
+            self._evict_dropped(slot)
         if overwrite:  # FIFO eviction: the new item's metadata replaces the old one's below
             self._n_live -= 1
             if self._rate is not None:
@@ -321,6 +334,7 @@ class AdvancedReplayBuffer(Configurable):
             slots = self._storage.append_columns(items) if columns else self._storage.append(items)
         if overwritten.size:  # FIFO eviction; the writes below replace their leaves (the storage their files)
             self._evict(overwritten, "overwrite", overwrite=True)
+        self._evict_dropped(slots)
         if self._rate is not None:
             self._rate.inserted(n)
             if n > keep:
@@ -334,6 +348,14 @@ class AdvancedReplayBuffer(Configurable):
         self._n_live += keep
         self._live_cache = None
         self._pri.write(slots, None if prio is None else prio[-keep:])
+
+    def _evict_dropped(self, written: Union[int, Tuple[()], Slots]) -> None:
+        """Evict the live items a frame storage let go early (their frames were needed), but for the
+        ``written`` slots, whose old items count as overwritten."""
+        dropped = self._storage.pop_dropped()
+        if dropped.size:
+            dropped = dropped[self._live[dropped] & ~np.isin(dropped, written)]
+            self._evict(np.unique(dropped), "frames")
 
     def _evict(self, slots: np.ndarray, reason: str, overwrite: bool = False) -> None:
         """Remove live items at ``slots`` (unique) from sampling; their files are deleted (``overwrite``:
@@ -377,13 +399,13 @@ class AdvancedReplayBuffer(Configurable):
     def _draw_prioritized(self, size: int) -> Optional[Tuple[Slots, Optional[npt.NDArray[np.float32]]]]:
         """Proportional slots and IS weights (:class:`~stride.data.priority.PriorityTable`), or None."""
         capped = self._cap_weighted if self._replace and self._use_on else None
-        return self._pri.sample(size, self._rng, self._storage.size, self.monitor.sample_calls, self._replace, capped)
+        return self._pri.sample(size, self._rng, self._storage.span, self.monitor.sample_calls, self._replace, capped)
 
     def _draw_uniform(self, size: int) -> Slots:
         """Uniform live slots (:meth:`~stride.data.draws.BatchLimit.draw`); with replacement, no slot
         more often than its remaining uses (a live item has a use left, so distinct batches need no check)."""
-        n_ring = self._storage.size
-        holes = self._n_live != n_ring  # (else slots 0..n_ring-1 are all live: the ring starts at 0)
+        n_ring = self._storage.span
+        holes = self._n_live != n_ring  # (else slots 0..n_ring-1 are all live)
         if holes:
             slots = self._limit.draw(self._rng, self._n_live, size, self._replace, self._live_slots())
         else:
@@ -401,7 +423,7 @@ class AdvancedReplayBuffer(Configurable):
 
     def _uniform_excluding(self, k: int, exhausted: np.ndarray) -> np.ndarray:
         """``k`` i.i.d. live slots, uniform, ``exhausted`` ones left out (:class:`BatchLimit`'s further draws)."""
-        if self._n_live == self._storage.size:
+        if self._n_live == self._storage.span:
             return uniform_excluding(self._rng, k, self._n_live, exhausted)
         live = self._live_slots()
         return uniform_excluding(self._rng, k, live.size, exhausted, live)
@@ -412,7 +434,7 @@ class AdvancedReplayBuffer(Configurable):
 
     def _weighted_excluding(self, k: int, exhausted: np.ndarray) -> np.ndarray:
         """``k`` i.i.d. slots proportional to their priority weight, ``exhausted`` ones left out."""
-        return self._pri.draw_excluding(k, self._rng, self._storage.size, exhausted)
+        return self._pri.draw_excluding(k, self._rng, self._storage.span, exhausted)
 
     def _after_sample(self, slots: np.ndarray, cur_learner_iter: int) -> None:
         mon = self.monitor
@@ -521,7 +543,8 @@ class AdvancedReplayBuffer(Configurable):
 
     # ---- persistence -------------------------------------------------------------------------
     def _live_columns(self, slots: Slots) -> Dict[str, npt.NDArray[np.generic]]:
-        cols = self._storage.get_columns(slots)
+        """The rows as stored (a frame storage's stacks as frame numbers: its frames go beside them)."""
+        cols = self._storage.stored_columns(slots)
         bad = [k for k, c in cols.items() if c.dtype == object]
         if bad:
             raise ValueError(f"fields {bad} hold Python objects and cannot be saved without pickle")
@@ -531,10 +554,11 @@ class AdvancedReplayBuffer(Configurable):
         """Write the live items (oldest first) with ids, priorities, use counts and collect iterations
         to an ``.npz`` file, without pickle."""
         order = self.live_slots()
+        extra = {f"frame/{k}": v for k, v in self._storage.extra_state().items()} if order.size else {}
         save_npz(path, self._live_columns(order) if order.size else {},
                  {"replay_unique_id": self._ids[order], "priority": self._pri.prio[order],
                   "use_count": self._evictor.use[order], "collect_iter": self._evictor.collect_iter[order],
-                  "next_id": self._next_id, "max_priority": self._pri.max_priority})
+                  "next_id": self._next_id, "max_priority": self._pri.max_priority, **extra})
 
     def load_data(self, path: str) -> None:
         """Replace the contents with what :meth:`save_data` wrote (the newest ``capacity`` items if more)."""
@@ -546,8 +570,17 @@ class AdvancedReplayBuffer(Configurable):
             keep = min(len(ids), self._storage.capacity)
             cols = {k: v[-keep:] for k, v in cols.items()}
             ids, prio, use, cit = ids[-keep:], prio[-keep:], use[-keep:], cit[-keep:]
-            slots = self._storage.append_columns(cols, ids.tolist())
-            self._restore_meta(slots, ids, prio, use, cit)
+            extra = {k[6:]: v for k, v in meta.items() if k.startswith("frame/")}
+            names, lo = ids.tolist(), 0
+            written: List[Slots] = []
+            for part in expanded_chunks(cols, extra):  # (a frame file's stacks rebuilt, a chunk at a time)
+                n = len(next(iter(part.values())))
+                written.append(self._storage.append_columns(part, names[lo:lo + n]))
+                lo += n
+            self._storage.pop_dropped()
+            m = self._storage.size  # a frame storage may keep fewer (the newest): FIFO
+            slots = np.concatenate(written)[len(ids) - m:]
+            self._restore_meta(slots, ids[-m:], prio[-m:], use[-m:], cit[-m:])
         self._next_id = max(int(meta["next_id"]), self._next_id)
         self._pri.max_priority = float(meta["max_priority"])
         if self._rate is not None:
@@ -573,6 +606,7 @@ class AdvancedReplayBuffer(Configurable):
 
         return {
             "columns": {k: t(v) for k, v in cols.items()},
+            "frames": {k: t(np.asarray(v)) for k, v in self._storage.extra_state().items()},
             "slots": t(slots),
             "tail": int(self._storage.tail),
             "ring_size": int(self._storage.size),
@@ -599,6 +633,8 @@ class AdvancedReplayBuffer(Configurable):
         self._storage.write_at(slots, cols, ids.tolist())
         self._storage.tail = as_int(state["tail"], "buffer state 'tail'")
         self._storage.size = as_int(state["ring_size"], "buffer state 'ring_size'")
+        frames = as_tensors(state.get("frames", {}), "buffer state 'frames'")
+        self._storage.load_extra_state({k: v.numpy() for k, v in frames.items()})
         self._restore_meta(slots, ids, as_tensor(state["priority"], "buffer state 'priority'").numpy(),
                            as_tensor(state["use_count"], "buffer state 'use_count'").numpy(),
                            as_tensor(state["collect_iter"], "buffer state 'collect_iter'").numpy())

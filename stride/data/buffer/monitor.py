@@ -16,7 +16,7 @@ from typing import Dict, Mapping, Optional, Protocol, TypedDict
 
 from ...utils.log import build_logger
 
-REMOVE_REASONS = ("overwrite", "max_use", "staleness", "clear")
+REMOVE_REASONS = ("overwrite", "max_use", "staleness", "clear", "frames")  # frames: a frame storage needed them
 
 
 class ScalarWriter(Protocol):

@@ -26,6 +26,7 @@ from ...utils.registry import BUFFER_REGISTRY
 from ...utils.narrow import as_int, as_mapping, as_tensor, as_tensors
 from ..npz import load_npz, save_npz
 from ..draws import BatchLimit, read_only
+from ..frame_storage import column_storage, expanded_chunks
 from ..storage import ColumnStorage, PhysicalState
 
 META_KEYS = ("replay_unique_id", "replay_buffer_idx")
@@ -46,12 +47,16 @@ class NaiveReplayBuffer(Configurable):
             # (bool) False: a batch holds distinct items, every subset alike (None while fewer than its size are
             # stored); True: i.i.d. draws (repeats possible).
             replace=False,
+            # (int) 0: store obs as they are; k >= 2: obs / next_obs are k-frame stacks (Atari's (4, 84, 84)) kept
+            # as references into a frame ring, each distinct frame once (stride.data.frame_storage).
+            frame_stack=Setting(0, "[0, inf)"),
         )
 
     def __init__(self, cfg: Optional[Mapping[str, object]] = None, seed: Optional[int] = None, **_: object) -> None:
         merged = merge_config(self.declared_config(), cfg or {}, prefix="policy.other.replay_buffer.")
         self._cfg = merged
-        self._storage = ColumnStorage(int(merged["replay_buffer_size"]))
+        self._storage = column_storage(int(merged["replay_buffer_size"]), int(merged["frame_stack"]))
+        self._may_drop = int(merged["frame_stack"]) > 0  # (only a frame storage lets items go early)
         self._rng = np.random.default_rng(seed)
         self._next_id = 0
         self._ids = np.full(self._storage.capacity, -1, dtype=np.int64)
@@ -68,13 +73,27 @@ class NaiveReplayBuffer(Configurable):
             return
         items = [{k: v for k, v in it.items() if k not in META_KEYS} for it in items] \
             if any(k in items[0] for k in META_KEYS) else items
-        if len(items) == 1:  # one at a time: no per-call arrays
-            self._ids[self._storage.append_one(items[0])] = self._next_id
+        try:
+            if len(items) == 1:  # one at a time: no per-call arrays
+                slot = self._storage.append_one(items[0])
+            else:
+                slots = self._storage.append(items)
+        finally:  # (also when an item was refused after a frame storage let older ones go)
+            if self._may_drop:
+                self._forget_dropped()
+        if len(items) == 1:
+            self._ids[slot] = self._next_id
             self._next_id += 1
             self._push_count += 1
             return
-        slots = self._storage.append(items)
         self._on_write(slots, len(items))
+
+    def _forget_dropped(self) -> None:
+        """Items a frame storage let go early (their frames were needed) lose their ids; slots
+        written since hold new items and get theirs next."""
+        dropped = self._storage.pop_dropped()
+        if dropped.size:
+            self._ids[dropped] = -1
 
     def _on_write(self, slots: np.ndarray, n: int) -> None:
         first = self._next_id + n - len(slots)
@@ -88,8 +107,13 @@ class NaiveReplayBuffer(Configurable):
         if n < size or n < self._cfg["min_sample_size"]:
             return None
         self._sample_count += size
-        # occupied slots are always 0..n-1 (the ring starts at 0 and only wraps when full)
-        return self._limit.draw(self._rng, n, size, self._replace)
+        # occupied slots are 0..n-1 (the ring starts at 0 and only wraps when full), unless a frame
+        # storage let its oldest items go early: then the n slots from its oldest one
+        slots = self._limit.draw(self._rng, n, size, self._replace)
+        start = self._storage.start
+        if start and n < self._storage.capacity:
+            slots = (slots + start) % self._storage.capacity
+        return slots
 
     def sample(self, size: int, cur_learner_iter: int = -1) -> Optional[List[Dict[str, object]]]:
         """``size`` distinct items drawn uniformly (every ``size``-subset alike; i.i.d. draws with
@@ -150,29 +174,39 @@ class NaiveReplayBuffer(Configurable):
 
     # ---- persistence -------------------------------------------------------------------------
     def save_data(self, path: str) -> None:
-        """Write the items (oldest first) and their ids to an ``.npz`` file, without pickle."""
+        """Write the items (oldest first) and their ids to an ``.npz`` file, without pickle (a frame
+        storage's ``obs`` / ``next_obs`` as frame numbers plus its frames: any buffer loads them)."""
         state = self._storage.numeric_state() if self._storage.size else {}
         order = self._storage.valid_slots()
-        save_npz(path, state, {"replay_unique_id": self._ids[order], "next_id": self._next_id})
+        extra = {f"frame/{k}": v for k, v in self._storage.extra_state().items()} if self._storage.size else {}
+        save_npz(path, state, {"replay_unique_id": self._ids[order], "next_id": self._next_id, **extra})
 
     def load_data(self, path: str) -> None:
-        """Replace the contents with what :meth:`save_data` wrote."""
+        """Replace the contents with what :meth:`save_data` wrote (by any buffer, frames or not)."""
         cols, meta = load_npz(path)
         ids, next_id = meta["replay_unique_id"], int(meta["next_id"])
         self.clear()
-        self._storage.columns = {}
-        if cols:
-            slots = self._storage.append_columns(cols)
-            self._ids[slots] = ids[-len(slots):]
+        self._storage.reset_layout()
+        extra = {k[6:]: v for k, v in meta.items() if k.startswith("frame/")}
+        cols = {k: v[-self._storage.capacity:] for k, v in cols.items()}  # (only the newest can stay)
+        written = [self._storage.append_columns(part) for part in expanded_chunks(cols, extra)]
+        self._forget_dropped()
+        if written:
+            order = self._storage.valid_slots()  # the newest items that fit, oldest first
+            self._ids[order] = ids[len(ids) - len(order):]
         self._next_id = next_id
 
     def state_dict(self) -> Dict[str, object]:
         """Contents (in slot order), ids and sampling RNG as tensors / plain values (for checkpoints)."""
-        phys: PhysicalState = self._storage.physical_state() if self._storage.size else {"columns": {}, "tail": 0}
+        phys: PhysicalState = self._storage.physical_state() if self._storage.size else \
+            {"columns": {}, "tail": 0, "size": 0}
+        extra = self._storage.extra_state() if self._storage.size else {}
         return {
             "columns": {k: torch.from_numpy(np.ascontiguousarray(v)) for k, v in phys["columns"].items()},
             "tail": phys["tail"],
-            "ids": torch.from_numpy(self._ids[: self._storage.size].copy()),
+            "size": phys["size"],
+            "frames": {k: torch.from_numpy(np.ascontiguousarray(v)) for k, v in extra.items()},
+            "ids": torch.from_numpy(self._ids[: self._storage.span].copy()),
             "next_id": self._next_id,
             "rng": self._rng.bit_generator.state,
             "push_count": self._push_count,
@@ -181,7 +215,10 @@ class NaiveReplayBuffer(Configurable):
     def load_state_dict(self, state: Mapping[str, object]) -> None:
         columns = as_tensors(state["columns"], "buffer state 'columns'")
         self._storage.load_physical_state({k: v.numpy() for k, v in columns.items()},
-                                          as_int(state["tail"], "buffer state 'tail'"))
+                                          as_int(state["tail"], "buffer state 'tail'"),
+                                          as_int(state["size"], "buffer state 'size'") if "size" in state else None)
+        frames = as_tensors(state.get("frames", {}), "buffer state 'frames'")
+        self._storage.load_extra_state({k: v.numpy() for k, v in frames.items()})
         ids = as_tensor(state["ids"], "buffer state 'ids'")
         self._ids[:] = -1
         self._ids[: len(ids)] = ids.numpy()
