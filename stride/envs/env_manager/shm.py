@@ -107,7 +107,7 @@ class ObsBlock:
         for (_, shape, dtype, _), off in zip(full, offsets):
             count = int(np.prod((n,) + shape, dtype=np.int64))
             arrays.append(np.frombuffer(self._mm, dtype=dtype, count=count, offset=off).reshape((n,) + shape))
-        self._present: Optional[npt.NDArray[np.uint8]] = arrays.pop() if agents else None
+        self._present: Optional[npt.NDArray[np.generic]] = arrays.pop() if agents else None
         #: per agent (one part, named None, for a single-agent layout): (plain Box array or None, {key: array})
         self._parts: Dict[Optional[str], Tuple[Optional[npt.NDArray[np.generic]], Dict[str, npt.NDArray[np.generic]]]] = {}
         for (key, _, _, agent), arr in zip(layout, arrays):
