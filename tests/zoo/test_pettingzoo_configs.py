@@ -18,13 +18,14 @@ from stride.policy.base_policy import Policy
 
 
 def test_the_zoo_names_the_pettingzoo_envs():
-    assert {"tictactoe", "simple_spread"} <= set(zoo_envs())
-    assert zoo_policies("tictactoe") == ["dqn"] and zoo_policies("simple_spread") == ["ppo"]
+    assert {"tictactoe", "connect_four", "simple_spread"} <= set(zoo_envs())
+    assert zoo_policies("tictactoe") == zoo_policies("connect_four") == ["dqn"] and zoo_policies("simple_spread") == ["ppo"]
     main, create = zoo_config("tictactoe", "dqn")
     assert create["env"]["type"] == "pettingzoo" and main["env"]["opponent"] == "random"
 
 
-def test_tictactoe_dqn_from_the_command_learns_on_masked_board_batches(tmp_path, capsys, monkeypatch):
+@pytest.mark.parametrize("env,shape,n", [("tictactoe", (3, 3, 2), 9), ("connect_four", (6, 7, 2), 7)])
+def test_board_game_dqn_from_the_command_learns_on_masked_board_batches(env, shape, n, tmp_path, capsys, monkeypatch):
     seen = []
     batch = Policy._batch
 
@@ -32,16 +33,18 @@ def test_tictactoe_dqn_from_the_command_learns_on_masked_board_batches(tmp_path,
         out = batch(self, data)
         seen.append({k: (v.dtype, tuple(v.shape[1:])) for k, v in out["obs"].items()})
         # the TD target's next-action mask is the next observation's own
-        assert torch.equal(out["next_obs"]["action_mask"].bool(), out["next_obs"]["observation"].sum(-1).flatten(1) == 0)
+        board = out["next_obs"]["observation"].sum(-1)
+        free = (board == 0).flatten(1) if env == "tictactoe" else (board[:, 0] == 0)  # connect four: the top row
+        assert torch.equal(out["next_obs"]["action_mask"].bool(), free)
         return out
 
     monkeypatch.setattr(Policy, "_batch", spy)
-    rc = cli_main(["-m", "serial", "-e", "tictactoe", "-p", "dqn", "-s", "0", "--env-step", "300",
+    rc = cli_main(["-m", "serial", "-e", env, "-p", "dqn", "-s", "0", "--env-step", "300",
                    "--set", "policy.random_collect_size=64", "--set", "env.n_evaluator_episode=2",
-                   "--set", "env.evaluator_env_num=2", "--exp-name", str(tmp_path / "ttt"), "--no-progress"])
+                   "--set", "env.evaluator_env_num=2", "--exp-name", str(tmp_path / "run"), "--no-progress"])
     assert rc == 0, capsys.readouterr()
-    assert seen and all(s == {"observation": (torch.int8, (3, 3, 2)), "action_mask": (torch.int8, (9,))} for s in seen)
-    result = json.loads((tmp_path / "ttt" / "result.json").read_text())
+    assert seen and all(s == {"observation": (torch.int8, shape), "action_mask": (torch.int8, (n,))} for s in seen)
+    result = json.loads((tmp_path / "run" / "result.json").read_text())
     assert result["env_step"] >= 300
 
 
