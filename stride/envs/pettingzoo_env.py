@@ -272,6 +272,8 @@ class PettingZooEnv(BaseEnv[Dict[str, AgentObs], Dict[str, Any]]):
                 if term.get(agent) or trunc.get(agent):
                     ended[agent] = self._end(agent, obs.get(agent), bool(term.get(agent)), bool(trunc.get(agent)))
             self._ready = {a: obs[a] for a in env.agents if a not in self._opponent_agents}
+            if not env.agents:
+                self._close_dropped(rewards, ended)
             if self._ready or not env.agents:
                 return rewards, ended
             actions = {}
@@ -300,10 +302,14 @@ class PettingZooEnv(BaseEnv[Dict[str, AgentObs], Dict[str, Any]]):
                 self._ready = {agent: obs}
                 self._last_obs[agent] = obs
                 return
-        for agent in sorted(self._pending):  # an env that dropped agents without their dead step
+        self._close_dropped(rewards, ended)
+
+    def _close_dropped(self, rewards: Dict[str, float], ended: Dict[str, Dict[str, object]]) -> None:
+        """The game is over but some agents' transitions never ended (an env that removed them
+        without a termination flag or an AEC dead step): end them as terminated at their last observation."""
+        for agent in sorted(self._pending):
             rewards.setdefault(agent, 0.0)
-            ended[agent] = self._end(agent, self._last_obs.get(agent), bool(env.terminations.get(agent, True)),
-                                     bool(env.truncations.get(agent, False)))
+            ended[agent] = self._end(agent, self._last_obs.get(agent), True, False)
 
     def _end(self, agent: str, obs: object, terminated: bool, truncated: bool) -> Dict[str, object]:
         """An agent's transition stream ends: its final observation, why, and its return."""

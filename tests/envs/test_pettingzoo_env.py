@@ -318,3 +318,19 @@ def test_sigkilled_worker_closes_the_episode_as_abnormal_for_every_agent(kind, f
     finally:
         m.close()
     assert gone(pids) and worker_children() == set()
+
+
+@pytest.mark.parametrize("kind", ["base", "subprocess"])
+def test_an_illegal_action_is_refused_and_the_game_goes_on(kind):
+    _, m = _manager(kind, make_tictactoe, n=1)
+    try:
+        m.launch()
+        rng = np.random.default_rng(0)
+        m.step({0: _legal(m.ready_obs[0], rng)})  # player_1 plays; player_2 (env id 1) to move
+        taken = int(np.flatnonzero(m.ready_obs[1]["action_mask"] == 0)[0])
+        with pytest.raises(InvalidActionError, match=rf"action {taken} of 'player_2' is not legal now"):
+            m.step({1: taken})
+        got = m.step({1: _legal(m.ready_obs[1], rng)})
+        assert list(got) == [0] and not got[0].done  # player_1's transition ends at its next turn, as if nothing happened
+    finally:
+        m.close()

@@ -166,10 +166,16 @@ class MultiAgentManager:
                 raise StrideError(f"env {env}: agents {missing} got no action while {sorted(acts)} did; the ready agents "
                                   f"of one env act together (evaluators: make n_evaluator_episode a multiple of "
                                   f"{len(self._agents)}, the number of agents)")
+        before = {env: set(agents) for env, agents in self._inflight.items()}
         for env, acts in grouped.items():
             self._inflight.setdefault(env, set()).update(acts)
+        try:
+            results = self._manager.step(grouped)
+        except BaseException:  # nothing was stepped (a refused action): nothing is in flight
+            self._inflight = before
+            raise
         out: Dict[int, BaseEnvTimestep[Any]] = {}
-        for env, ts in self._manager.step(grouped).items():
+        for env, ts in results.items():
             self._split(env, ts, out)
         self._refresh()
         return out
