@@ -10,15 +10,13 @@ agent) know that a key may be missing. Everything else (sampling, seeding, ``spa
 
 from __future__ import annotations
 
-from typing import Any
-
 import gymnasium as gym
 
 
 class AgentDict(gym.spaces.Dict):
     """``{agent: sub-space}``; a value is a dict over any subset of the agents."""
 
-    def contains(self, x: Any) -> bool:
+    def contains(self, x: object) -> bool:
         return isinstance(x, dict) and all(k in self.spaces and self.spaces[k].contains(v) for k, v in x.items())
 
     def __repr__(self) -> str:

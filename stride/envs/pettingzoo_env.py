@@ -36,6 +36,7 @@ from typing import Any, Callable, ClassVar, Dict, List, Mapping, Optional, Set, 
 
 import gymnasium as gym
 import numpy as np
+import numpy.typing as npt
 
 from ..config.setting import Setting
 from ..utils.errors import ConfigError, InvalidActionError, StrideError
@@ -46,15 +47,16 @@ from .base_env import BaseEnv, BaseEnvTimestep
 from .board_opponents import OPPONENTS, Opponent, get_opponent
 
 #: a PettingZoo env object (``pettingzoo.AECEnv`` or ``pettingzoo.ParallelEnv``) or a zero-argument factory of one
-EnvOrFactory = Union[Any, Callable[[], Any]]
-AgentObs = Dict[str, Any]
+EnvOrFactory = Union[object, Callable[[], object]]
+#: one agent's observation as PettingZoo gives it: an array, or a dict of arrays (``{'observation', 'action_mask'}``)
+AgentObs = Union[npt.NDArray[np.generic], Dict[str, npt.NDArray[np.generic]]]
 
 
 def _pettingzoo() -> Any:
     return import_extra("pettingzoo", "multiagent", what="PettingZoo envs")
 
 
-def make_pettingzoo(env_id: str, env_kwargs: Mapping[str, object], api: str) -> Any:
+def make_pettingzoo(env_id: str, env_kwargs: Mapping[str, object], api: str) -> object:
     """The env of module ``env_id`` (``'pettingzoo.classic.tictactoe_v3'``, ``'mpe2.simple_spread_v3'``):
     its ``parallel_env(**env_kwargs)`` (``api='parallel'``, or ``'auto'`` where the module has one),
     else its AEC ``env(**env_kwargs)``."""
@@ -73,11 +75,12 @@ def make_pettingzoo(env_id: str, env_kwargs: Mapping[str, object], api: str) -> 
     if api == "aec" and not has_aec or not (has_parallel or has_aec):
         raise ConfigError(f"PettingZoo env '{env_id}' has no AEC env() (api={api!r}); use api='parallel' or 'auto'")
     make = module.parallel_env if has_parallel and api in ("parallel", "auto") else module.env
-    return make(**dict(env_kwargs))
+    env: object = make(**dict(env_kwargs))
+    return env
 
 
 @ENV_REGISTRY.register("pettingzoo")
-class PettingZooEnv(BaseEnv[Dict[str, AgentObs], Dict[str, Any]]):
+class PettingZooEnv(BaseEnv[Dict[str, AgentObs], Dict[str, object]]):
     """Wrap ``env_or_factory`` (an AEC or parallel PettingZoo env, or a factory of one; None: made
     from ``cfg.env_id``). See the module docstring for what a step holds."""
 
@@ -129,7 +132,7 @@ class PettingZooEnv(BaseEnv[Dict[str, AgentObs], Dict[str, Any]]):
             kwargs = self._cfg.get("env_kwargs") or {}
             if not isinstance(kwargs, Mapping):
                 raise ConfigError(f"env_kwargs must be a dict of keyword arguments, got {kwargs!r}")
-            env = make_pettingzoo(str(self._cfg["env_id"]), kwargs, str(self._cfg.get("api", "auto")))
+            env: Any = make_pettingzoo(str(self._cfg["env_id"]), kwargs, str(self._cfg.get("api", "auto")))
         else:
             env = source() if callable(source) and not hasattr(source, "possible_agents") else source
         pz = _pettingzoo()
@@ -202,7 +205,7 @@ class PettingZooEnv(BaseEnv[Dict[str, AgentObs], Dict[str, Any]]):
             self._advance({}, {})
         return dict(self._ready)
 
-    def step(self, action: Mapping[str, Any]) -> BaseEnvTimestep[Dict[str, AgentObs]]:  # type: ignore[override]
+    def step(self, action: Mapping[str, object]) -> BaseEnvTimestep[Dict[str, AgentObs]]:  # type: ignore[override]
         if self._env is None or not (self._ready or self._pending):
             raise StrideError(f"{self.env_id}: step() before reset() or after the episode ended")
         actions = self._check_actions(action)
@@ -324,9 +327,9 @@ class PettingZooEnv(BaseEnv[Dict[str, AgentObs], Dict[str, Any]]):
                               f"(PettingZoo's board games), {self.env_id} has none")
         return self._opponent(obs, self._rng)
 
-    def random_action(self) -> Dict[str, Any]:
+    def random_action(self) -> Dict[str, object]:
         """A uniformly random legal action for every agent to act."""
-        out: Dict[str, Any] = {}
+        out: Dict[str, object] = {}
         for agent in self._ready:
             space = self.action_space[agent]
             out[agent] = (int(self._rng.choice(sorted(self._legal(agent, space))))

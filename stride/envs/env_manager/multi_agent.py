@@ -43,7 +43,7 @@ class MultiAgentManager:
     the number of agents keeps every agent of an env on the same quota).
     """
 
-    def __init__(self, manager: BaseEnvManager[Any, Any]) -> None:
+    def __init__(self, manager: BaseEnvManager) -> None:
         space = manager.observation_space
         if not isinstance(space, AgentDict):
             raise ConfigError(f"MultiAgentManager needs envs with an AgentDict observation space, got {space}")
@@ -55,7 +55,7 @@ class MultiAgentManager:
         if not isinstance(act, gym.spaces.Dict):
             raise ConfigError(f"MultiAgentManager needs envs with a Dict action space keyed by agent, got {act}")
         self._act_space = self._shared_space("action", act.spaces)
-        self._ready: Dict[int, Any] = {}
+        self._ready: Dict[int, object] = {}
         self._inflight: Dict[int, Set[str]] = {}  # env -> agents whose transition has not come back
 
     def _shared_space(self, what: str, spaces: Mapping[str, gym.spaces.Space[Any]]) -> gym.spaces.Space[Any]:
@@ -85,7 +85,9 @@ class MultiAgentManager:
         """``ready_obs`` from the real manager's: one entry per ready agent."""
         n = len(self._agents)
         index = self._index
-        self._ready = {e * n + index[agent]: o for e, obs in self._manager.ready_obs.items() for agent, o in obs.items()}
+        # (an ignore, not a cast: the step path) the real envs' observations are {agent: observation}
+        self._ready = {e * n + index[agent]: o for e, obs in self._manager.ready_obs.items()
+                       for agent, o in obs.items()}  # type: ignore[attr-defined]
 
     # ---- the manager contract -----------------------------------------------------------------
     @property
@@ -93,7 +95,7 @@ class MultiAgentManager:
         return self._manager.env_num * len(self._agents)
 
     @property
-    def ready_obs(self) -> Dict[int, Any]:
+    def ready_obs(self) -> Dict[int, object]:
         """``{env_id: observation}`` of the agents waiting for an action."""
         return self._ready
 
@@ -114,12 +116,12 @@ class MultiAgentManager:
         return self._manager.nonfinite_dropped
 
     @property
-    def observation_space(self) -> gym.spaces.Space[Any]:
+    def observation_space(self) -> gym.spaces.Space[object]:
         """One agent's observation space (the same for every agent)."""
         return self._obs_space
 
     @property
-    def action_space(self) -> gym.spaces.Space[Any]:
+    def action_space(self) -> gym.spaces.Space[object]:
         """One agent's action space (the same for every agent)."""
         return self._act_space
 
@@ -148,18 +150,18 @@ class MultiAgentManager:
             self._inflight.pop(e, None)
         self._refresh()
 
-    def step(self, actions: Mapping[int, Any]) -> Dict[int, BaseEnvTimestep[Any]]:
+    def step(self, actions: Mapping[int, object]) -> Dict[int, BaseEnvTimestep[object]]:
         """Step the envs of the given agents (one ``{agent: action}`` step per env); the timesteps of
         the agents whose transitions ended, by env id."""
         if self._manager.closed:
             raise StrideError("env manager is closed; call launch() first")
-        grouped: Dict[int, Dict[str, Any]] = {}
+        grouped: Dict[int, Dict[str, object]] = {}
         for vid, action in actions.items():
             if vid not in self._ready:
                 raise StrideError(f"env {vid} is not ready (ready envs: {sorted(self._ready)})")
             env, agent = self.env_and_agent(vid)
             grouped.setdefault(env, {})[agent] = action
-        real_ready = self._manager.ready_obs
+        real_ready: Mapping[int, Mapping[str, object]] = self._manager.ready_obs  # type: ignore[assignment]  # {agent: obs}
         for env, acts in grouped.items():
             missing = sorted(set(real_ready[env]) - set(acts))
             if missing:
@@ -174,13 +176,13 @@ class MultiAgentManager:
         except BaseException:  # nothing was stepped (a refused action): nothing is in flight
             self._inflight = before
             raise
-        out: Dict[int, BaseEnvTimestep[Any]] = {}
+        out: Dict[int, BaseEnvTimestep[object]] = {}
         for env, ts in results.items():
             self._split(env, ts, out)
         self._refresh()
         return out
 
-    def _split(self, env: int, ts: BaseEnvTimestep[Any], out: Dict[int, BaseEnvTimestep[Any]]) -> None:
+    def _split(self, env: int, ts: BaseEnvTimestep[Any], out: Dict[int, BaseEnvTimestep[object]]) -> None:
         """One real timestep -> a timestep per agent whose transition ended (or all in flight, abnormal)."""
         inflight = self._inflight.setdefault(env, set())
         if ts.info.get("abnormal"):  # the episode is lost for every agent in it
@@ -200,9 +202,10 @@ class MultiAgentManager:
                 info = {k: v for k, v in end.items() if k != "final_obs"}
                 out[self._vid(env, agent)] = BaseEnvTimestep(end["final_obs"], reward, True, info)
 
-    def random_action(self) -> Dict[int, Any]:
+    def random_action(self) -> Dict[int, object]:
         """A random (legal) action for every ready agent."""
-        return {self._vid(e, agent): a for e, acts in self._manager.random_action().items() for agent, a in acts.items()}
+        actions: Mapping[int, Mapping[str, object]] = self._manager.random_action()  # type: ignore[assignment]  # {agent: action}
+        return {self._vid(e, agent): a for e, acts in actions.items() for agent, a in acts.items()}
 
     def enable_save_replay(self, replay_path: str) -> None:
         self._manager.enable_save_replay(replay_path)
