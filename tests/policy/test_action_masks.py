@@ -87,3 +87,32 @@ def test_the_model_returns_the_mask_and_casts_integer_boards():
     out = model({k: torch.as_tensor(v)[None] for k, v in o.items()})
     assert out["logit"].shape == (1, N) and out["action_mask"].dtype == torch.bool
     assert out["action_mask"][0].tolist() == o["action_mask"].astype(bool).tolist()
+
+
+def _ppo():
+    from stride.policy import PPOPolicy
+
+    cfg = merge_config(PPOPolicy.default_config(), {
+        "model": {"obs_shape": [3, 3, 2], "action_shape": N, "encoder": "mlp", "encoder_hidden_size_list": [16],
+                  "actor_head_hidden_size": 16, "critic_head_hidden_size": 16},
+        "collect": {"n_sample": 16}, "learn": {"batch_size": 8, "epoch_per_collect": 2}})
+    torch.manual_seed(0)
+    return PPOPolicy(cfg)
+
+
+def test_ppo_samples_legal_actions_and_learns_on_masked_observations():
+    from types import SimpleNamespace
+
+    policy, rng = _ppo(), np.random.default_rng(4)
+    transitions = []
+    for t in range(16):
+        obs = _obs(rng)
+        out = policy.collect_mode.forward({0: obs})[0]
+        assert obs["action_mask"][int(out["action"])]  # sampled among the legal actions
+        assert np.all(out["logit"][obs["action_mask"] == 0] <= -1e7)  # the stored old logits are masked too
+        ts = SimpleNamespace(obs=_obs(rng), reward=1.0, done=t == 15, info={"terminated": True} if t == 15 else {})
+        transitions.append(policy.collect_mode.process_transition(obs, out, ts))
+    samples = policy.collect_mode.get_train_sample(transitions)
+    assert policy.eval_mode.forward({0: samples[0]["obs"]})[0]["action"] in np.flatnonzero(samples[0]["obs"]["action_mask"])
+    info = policy.learn_mode.forward(samples)
+    assert all(np.isfinite(v) for v in info.values() if isinstance(v, float))  # entropy over legal actions: finite
