@@ -4,6 +4,7 @@ normalisation by running return statistics, clipped value loss, entropy bonus, g
 Discrete (categorical) and continuous (diagonal Gaussian) action spaces, from ``model.action_space``.
 
 Math: ``stride.rl_utils.ppo_error`` / ``ppo_error_continuous`` (loss) and ``get_gae`` (advantages).
+Observations may be PettingZoo's ``{'observation', 'action_mask'}``: the model masks illegal actions.
 One ``learn_mode.forward`` call trains on one collect: ``epoch_per_collect`` epochs of shuffled
 minibatches, returning the averaged scalars (one learner ``train_iter`` per collect).
 
