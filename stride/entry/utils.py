@@ -20,7 +20,7 @@ from ..config import Config
 from ..config.compile import env_kwargs
 from ..policy.action_range import parse_action_range
 from ..policy.base_policy import Policy
-from ..envs import BaseEnv, BaseEnvManager, create_env_manager
+from ..envs import BaseEnv, BaseEnvManager, MultiAgentManager, create_env_manager
 from ..utils.errors import ConfigError, unknown_name_message
 from ..utils.registry import ENV_REGISTRY, POLICY_REGISTRY
 
@@ -29,6 +29,8 @@ from ..utils.registry import ENV_REGISTRY, POLICY_REGISTRY
 #: a config as the entries take it: ``[main_config, create_config]`` (or a tuple), or a config file's path
 ConfigPair = Tuple[Dict[str, object], Dict[str, object]]
 ConfigInput = Union[str, ConfigPair, List[Dict[str, object]]]
+#: what the entries hand the workers: a manager, or (agent-keyed envs) one env id per (env, agent) over one
+AnyEnvManager = Union[BaseEnvManager, MultiAgentManager]
 
 
 def read_config(path: str) -> ConfigPair:
@@ -143,16 +145,22 @@ def env_factories(cfg: Config, num: int, evaluator: bool = False) -> List[Callab
     return [partial(env_cls, cfg=env_cfg) for _ in range(num)]
 
 
-def build_env_managers(cfg: Config, seed: int) -> Tuple[BaseEnvManager, BaseEnvManager]:
-    """The collector's (dynamic seeds) and the evaluator's (fixed seeds) env managers, not launched."""
-    collector_env = create_env_manager(cfg.env.manager, env_factories(cfg, cfg.env.collector_env_num))
-    evaluator_env = create_env_manager(cfg.env.manager, env_factories(cfg, cfg.env.evaluator_env_num, evaluator=True))
+def build_env_managers(cfg: Config, seed: int) -> Tuple[AnyEnvManager, AnyEnvManager]:
+    """The collector's (dynamic seeds) and the evaluator's (fixed seeds) env managers, not launched;
+    agent-keyed envs (``BaseEnv.agent_keyed``: PettingZoo's) come as a :class:`MultiAgentManager`
+    over the configured manager, so the workers see one env id per (env, agent)."""
+    collector = create_env_manager(cfg.env.manager, env_factories(cfg, cfg.env.collector_env_num))
+    evaluator = create_env_manager(cfg.env.manager, env_factories(cfg, cfg.env.evaluator_env_num, evaluator=True))
+    env_cls = ENV_REGISTRY.get(cfg.env.type)  # a BaseEnv class: env_factories checked it
+    agent_keyed = isinstance(env_cls, type) and issubclass(env_cls, BaseEnv) and env_cls.agent_keyed
+    collector_env: AnyEnvManager = MultiAgentManager(collector) if agent_keyed else collector
+    evaluator_env: AnyEnvManager = MultiAgentManager(evaluator) if agent_keyed else evaluator
     collector_env.seed(seed, dynamic_seed=True)
     evaluator_env.seed(seed, dynamic_seed=False)
     return collector_env, evaluator_env
 
 
-def check_spaces(cfg: Config, env: BaseEnvManager) -> None:
+def check_spaces(cfg: Config, env: AnyEnvManager) -> None:
     """Fail early, with the fix, when the model's shapes don't match the env's spaces."""
     model = cfg.policy.model
     act, obs = env.action_space, env.observation_space

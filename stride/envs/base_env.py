@@ -14,7 +14,7 @@ uses ``seed`` itself (DI-engine's semantics).
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import Dict, Generic, Mapping, Optional, SupportsFloat
+from typing import ClassVar, Dict, Generic, Mapping, Optional, SupportsFloat
 
 import gymnasium as gym
 import numpy as np
@@ -51,6 +51,11 @@ class BaseEnv(gym.Env[ObsT, ActT], Configurable, ABC):
     DI-engine's formats (the first observation; a ``BaseEnvTimestep``), not Gymnasium's tuples:
     ``reset`` and ``step`` knowingly differ from ``gymnasium.Env``'s (their ``override`` ignores).
     """
+
+    #: True for multi-agent envs whose observations, rewards and actions are dicts keyed by agent
+    #: (:class:`~stride.envs.PettingZooEnv`): the entries show each (env, agent) to the workers as
+    #: its own env id (:class:`~stride.envs.env_manager.MultiAgentManager`)
+    agent_keyed: ClassVar[bool] = False
 
     def __init__(self, cfg: Optional[Mapping[str, object]] = None) -> None:
         self._cfg: Mapping[str, object] = cfg if cfg is not None else {}

@@ -96,7 +96,8 @@ class MultinomialSampleWrapper(IModelWrapper):
 
 @WRAPPER_REGISTRY.register("eps_greedy_sample")
 class EpsGreedySampleWrapper(IModelWrapper):
-    """Adds ``action``: per sample, a uniform random action with probability ``eps``, else argmax.
+    """Adds ``action``: per sample, a uniform random action with probability ``eps``, else argmax
+    (with an ``action_mask`` in the output: a uniform random legal action, else the legal argmax).
 
     One uniform draw per sample decides both: ``u < eps`` explores, and then ``u / eps`` is itself
     uniform, so ``floor(u / eps * n)`` is the random action. On CPU the arithmetic is done in NumPy
@@ -107,6 +108,9 @@ class EpsGreedySampleWrapper(IModelWrapper):
     def forward(self, *args: object, eps: float, **kwargs: object) -> Dict[str, torch.Tensor]:
         out: Dict[str, torch.Tensor] = self._model.forward(*args, **kwargs)
         logit = out["logit"]
+        if "action_mask" in out:
+            out["action"] = self._masked(logit, out["action_mask"].bool(), eps)
+            return out
         if eps > 0 and logit.device.type == "cpu":
             # NumPy's argmax picks the first maximum (and first NaN) as torch's does
             greedy = logit.detach().numpy().argmax(-1)
@@ -127,6 +131,19 @@ class EpsGreedySampleWrapper(IModelWrapper):
         random = (u / eps * n).long().clamp_(max=n - 1)
         out["action"] = torch.where(u < eps, random, greedy)
         return out
+
+    @staticmethod
+    def _masked(logit: torch.Tensor, mask: torch.Tensor, eps: float) -> torch.Tensor:
+        """The same draw over the legal actions only: the greedy one is the masked argmax; the
+        random one is legal action ``floor(u / eps * n_legal)`` (in index order), uniform among them."""
+        greedy = logit.masked_fill(~mask, float("-inf")).argmax(dim=-1)
+        if eps <= 0:
+            return greedy
+        u = torch.rand(greedy.shape, device=logit.device, dtype=torch.float64)
+        n_legal = mask.sum(-1)
+        k = torch.minimum((u / eps * n_legal).long(), n_legal - 1)
+        random = (mask.long().cumsum(-1) > k.unsqueeze(-1)).long().argmax(dim=-1)  # the first index past k legal ones
+        return torch.where(u < eps, random, greedy)
 
 
 @WRAPPER_REGISTRY.register("hidden_state")

@@ -6,6 +6,8 @@ targets, computed once per transition in the collector). Truncated episodes boot
 true final observation; terminated ones never do. The target network is updated by ``assign``
 (copy every ``target_update_freq`` learner steps) or ``momentum`` (Polyak, ``target_theta``) --
 one of them, as ``target_update_type`` says (DI-engine silently always picks ``assign``).
+Observations with an ``action_mask`` (PettingZoo's board games) act and bootstrap over legal
+actions only: the model returns the mask, the sampling wrappers and the double-DQN argmax apply it.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from typing import Any, Dict, List, Tuple
 import torch
 
 from ..model import model_wrap
-from ..torch_utils import adam, step, zero_grad
+from ..torch_utils import adam, cat_nested, step, zero_grad
 from ..rl_utils import get_epsilon_greedy_fn, q_nstep_td_error
 from ..utils.errors import ConfigError
 from ..utils.registry import POLICY_REGISTRY
@@ -85,11 +87,13 @@ class DQNPolicy(Policy):
         # data
         batch = self._batch(data)
         obs, next_obs = batch["obs"], batch["next_obs"]
-        n = obs.shape[0]
+        n = batch["action"].shape[0]
         # forward: one pass of the online net over obs and next_obs (double DQN picks next actions)
         self._set_mode(True)
-        q_all = self._learn_model.forward(torch.cat([obs, next_obs]))["logit"]
-        q, next_q_online = q_all[:n], q_all[n:].detach()
+        out = self._learn_model.forward(cat_nested([obs, next_obs]))
+        q, next_q_online = out["logit"][:n], out["logit"][n:].detach()
+        if "action_mask" in out:  # masked observations: the next action is the best legal one
+            next_q_online = next_q_online.masked_fill(~out["action_mask"][n:], float("-inf"))
         with torch.no_grad():
             next_q_target = self._target_model.forward(next_obs)["logit"]
         # loss

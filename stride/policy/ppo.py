@@ -4,6 +4,7 @@ normalisation by running return statistics, clipped value loss, entropy bonus, g
 Discrete (categorical) and continuous (diagonal Gaussian) action spaces, from ``model.action_space``.
 
 Math: ``stride.rl_utils.ppo_error`` / ``ppo_error_continuous`` (loss) and ``get_gae`` (advantages).
+Observations may be PettingZoo's ``{'observation', 'action_mask'}``: the model masks illegal actions.
 One ``learn_mode.forward`` call trains on one collect: ``epoch_per_collect`` epochs of shuffled
 minibatches, returning the averaged scalars (one learner ``train_iter`` per collect).
 
@@ -25,11 +26,10 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any, Dict, List, Tuple
 
-import numpy as np
 import torch
 
 from ..model import model_wrap
-from ..torch_utils import adam, step, zero_grad
+from ..torch_utils import adam, cat_nested, step, zero_grad
 from ..rl_utils import get_gae, ppo_error, ppo_error_continuous
 from ..utils.registry import POLICY_REGISTRY
 from ..config.setting import Setting
@@ -143,7 +143,7 @@ class PPOPolicy(Policy):
         # data: one collect's samples, in trajectory order (segments end with traj_flag)
         cfg = self._cfg.learn
         batch = self._batch(data)
-        n = batch["obs"].shape[0]
+        n = batch["action"].shape[0]
         self._set_mode(True)
         self._return_norm.update(batch["return"])
         sums: Dict[str, float] = defaultdict(float)
@@ -154,7 +154,7 @@ class PPOPolicy(Policy):
             value_old, return_ = self._return_norm.normalize(batch["value"]), self._return_norm.normalize(batch["return"])
             for idx in torch.split(torch.randperm(n, device=self._device), cfg.batch_size):
                 # forward
-                out = self._learn_model.forward(batch["obs"][idx], mode="compute_actor_critic")
+                out = self._learn_model.forward(_rows(batch["obs"], idx), mode="compute_actor_critic")
                 adv = batch["adv"][idx]
                 if cfg.adv_norm and len(idx) > 1:
                     adv = (adv - adv.mean()) / (adv.std() + 1e-8)
@@ -182,8 +182,8 @@ class PPOPolicy(Policy):
     @torch.no_grad()
     def _recompute_adv(self, batch: Dict[str, torch.Tensor]) -> None:
         """Values and GAE of the whole collect with the current critic (segments stay apart by traj_flag)."""
-        n = batch["obs"].shape[0]
-        both = self._learn_model.forward(torch.cat([batch["obs"], batch["next_obs"]]), mode="compute_critic")["value"]
+        n = batch["action"].shape[0]
+        both = self._learn_model.forward(cat_nested([batch["obs"], batch["next_obs"]]), mode="compute_critic")["value"]
         value = self._return_norm.denormalize(both)
         adv = get_gae(value[:n], value[n:], batch["reward"].float(), batch["done"], self._cfg.discount_factor,
                       self._cfg.gae_lambda, batch["traj_flag"])
@@ -235,11 +235,9 @@ class PPOPolicy(Policy):
     def _get_train_sample(self, transitions: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
         """GAE over one segment of one env's episode. It ends at a termination (no bootstrap), a
         truncation (bootstrap from V(true final obs)) or mid-episode (bootstrap from V(last next_obs))."""
-        obs = np.stack([t["obs"] for t in transitions] + [transitions[-1]["next_obs"]])
         self._set_mode(False)
-        obs_t = torch.as_tensor(obs, device=self._device)  # uint8 frames stay uint8 (the model scales them)
-        obs_t = obs_t.float() if obs_t.dtype == torch.float64 else obs_t
-        value = self._model(self._norm_obs(obs_t), mode="compute_critic")["value"]
+        _, obs_t = self._obs_batch(dict(enumerate([t["obs"] for t in transitions] + [transitions[-1]["next_obs"]])))
+        value = self._model(obs_t, mode="compute_critic")["value"]  # (obs_batch: float64 -> float32, obs_norm)
         value = self._return_norm.denormalize(value)
         reward = torch.tensor([t["reward"] for t in transitions], dtype=torch.float32, device=self._device)
         done = torch.tensor([t["done"] for t in transitions], dtype=torch.float32, device=self._device)

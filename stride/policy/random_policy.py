@@ -15,7 +15,8 @@ from .base_policy import CollectMode
 
 
 def random_collect_mode(action_space: gym.spaces.Space[object], inner: CollectMode, seed: int = 0) -> CollectMode:
-    """A ``CollectMode`` with ``inner``'s transition processing and uniformly random actions."""
+    """A ``CollectMode`` with ``inner``'s transition processing and uniformly random actions (legal
+    ones where the observation carries an ``action_mask``)."""
     space = action_space
     rng = np.random.default_rng(seed)
 
@@ -28,8 +29,14 @@ def random_collect_mode(action_space: gym.spaces.Space[object], inner: CollectMo
             return rng.uniform(low, high).astype(space.dtype)
         return space.sample()
 
+    def legal(obs: Any) -> Any:
+        """A uniformly random legal action of an observation with an ``action_mask`` (PettingZoo's)."""
+        start = space.start if isinstance(space, gym.spaces.Discrete) else 0
+        return np.int64(start + rng.choice(np.flatnonzero(obs["action_mask"])))
+
     def forward(data: Dict[int, Any], **kwargs: Any) -> Dict[int, Any]:
-        return {env_id: {"action": sample()} for env_id in data}
+        return {env_id: {"action": legal(obs) if isinstance(obs, dict) and "action_mask" in obs else sample()}
+                for env_id, obs in data.items()}
 
     return CollectMode(forward, inner.process_transition, inner.get_train_sample, inner.reset, inner.state_dict,
                        inner.load_state_dict, inner.get_attribute, inner.set_attribute, lambda *a, **k: {})

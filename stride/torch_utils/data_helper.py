@@ -82,3 +82,14 @@ def to_ndarray(item: Nested) -> Nested:
     if isinstance(item, (list, tuple)):
         return type(item)(to_ndarray(v) for v in item)
     return item
+
+
+def cat_nested(items: Sequence[Nested]) -> Nested:
+    """Tensors concatenated along dim 0; dicts of them key by key (e.g. ``{'observation',
+    'action_mask'}`` batches): one forward over several batches of the same structure."""
+    first = items[0]
+    if isinstance(first, torch.Tensor):
+        return torch.cat([t for t in items if isinstance(t, torch.Tensor)])
+    if isinstance(first, dict):
+        return {k: cat_nested([item[k] for item in items if isinstance(item, dict)]) for k in first}
+    raise TypeError(f"cat_nested takes tensors or dicts of tensors, not {type(first).__name__}")

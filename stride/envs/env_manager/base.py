@@ -49,7 +49,10 @@ class _Dropped(Exception):
 
 
 def _as_plain(action: object) -> object:
-    """An action as plain Python values (for checkpoints that must load with weights_only)."""
+    """An action as plain Python values (for checkpoints that must load with weights_only); a
+    dict of actions (an agent-keyed env's) value by value."""
+    if isinstance(action, dict):
+        return {k: _as_plain(v) for k, v in action.items()}
     if isinstance(action, np.ndarray):
         return action.tolist()
     if isinstance(action, np.generic):

@@ -28,6 +28,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ...utils.errors import StrideError
+from ..agent_dict import AgentDict
 from .shm import LayoutEntry, obs_layout
 
 NONFINITE_CHOICES = ("raise", "drop", "ignore")
@@ -82,12 +83,15 @@ _ODD = (TypeError, ValueError, OverflowError, KeyError, AttributeError, Arithmet
 def make_step_check(space: gym.spaces.Space[object], finite: bool) -> StepCheck:
     """``ok(obs, reward)``: True when ``obs`` is an array (or dict of arrays) of the space's shapes
     and, if ``finite``, reward and observation are finite. False means "look closer" with
-    :func:`find_problem`. Spaces without a fixed numeric layout get only the finite test."""
+    :func:`find_problem`. Spaces without a fixed numeric layout get only the finite test. An
+    :class:`AgentDict` (``{agent: obs}``, rewards ``{agent: reward}``) is checked agent by agent."""
+    if isinstance(space, AgentDict):
+        return _check_agents(space, finite)
     layout = obs_layout(space)
     if layout is None:
         return _check_any(finite)
     if layout[0][0] is None:  # a plain Box
-        _, shape, dtype = layout[0]
+        _, shape, dtype, _ = layout[0]
         return _check_box(shape, dtype, finite)
     return _check_dict(layout, finite)
 
@@ -137,7 +141,7 @@ def _check_dict(layout: List[LayoutEntry], finite: bool) -> StepCheck:
     """For a Dict of Boxes: a dict with an ndarray of the right shape per key (values as ``_check_box``)."""
     isfinite, ndarray = math.isfinite, np.ndarray
     parts = [(key, shape, _finite_values(shape, dtype) if finite and dtype.kind == "f" else None, dtype)
-             for key, shape, dtype in layout]
+             for key, shape, dtype, _ in layout]
     n = len(parts)
 
     def ok_dict(obs: Any, reward: Any) -> bool:
@@ -158,6 +162,26 @@ def _check_dict(layout: List[LayoutEntry], finite: bool) -> StepCheck:
             return False
 
     return ok_dict
+
+
+def _check_agents(space: AgentDict, finite: bool) -> StepCheck:
+    """For an AgentDict: a dict over some of the agents, each agent's observation checked by its
+    space's check with its reward (a ``{agent: reward}`` dict; an agent without one: 0.0)."""
+    checks = {agent: make_step_check(sub, finite) for agent, sub in space.spaces.items()}
+
+    def ok_agents(obs: Any, reward: Any) -> bool:
+        try:
+            if type(obs) is not dict or (type(reward) is not dict and reward != 0.0):
+                return False
+            rewards = reward or {}
+            if finite and not all(isfinite(r) for r in rewards.values()):
+                return False
+            return all(checks[agent](value, rewards.get(agent, 0.0)) for agent, value in obs.items())
+        except _ODD:
+            return False
+
+    isfinite = math.isfinite
+    return ok_agents
 
 
 def _all_finite(x: Any) -> bool:
@@ -212,6 +236,8 @@ def _shape_of(x: Any) -> Any:
 def find_problem(space: gym.spaces.Space[object], obs: object, reward: object, finite: bool) -> Optional[Tuple[str, str]]:
     """What is wrong with a step's observation and reward, exactly (after ``ok`` said "look
     closer"): ``('shape', text)``, ``('nonfinite', text)`` or None (nothing: a false suspicion)."""
+    if isinstance(space, AgentDict):
+        return _agents_problem(space, obs, reward, finite)
     layout = obs_layout(space)
     if layout is not None and layout[0][0] is None:
         shape = layout[0][1]
@@ -219,11 +245,11 @@ def find_problem(space: gym.spaces.Space[object], obs: object, reward: object, f
         if got != shape:
             return "shape", f"an observation of shape {got} where the observation space {space} has shape {shape}"
     elif layout is not None:
-        keys = [key for key, _, _ in layout]
+        keys = [key for key, _, _, _ in layout]
         if not isinstance(obs, Mapping) or sorted(map(str, obs)) != sorted(map(str, keys)):
             got = sorted(obs) if isinstance(obs, Mapping) else type(obs).__name__
             return "shape", f"an observation {got!r} where the observation space {space} has keys {keys}"
-        for key, shape, _ in layout:
+        for key, shape, _, _ in layout:
             got = _shape_of(obs[key])
             if got != shape:
                 return "shape", f"an observation[{key!r}] of shape {got} where the observation space has shape {shape} there"
@@ -235,6 +261,22 @@ def find_problem(space: gym.spaces.Space[object], obs: object, reward: object, f
     bad = _first_nonfinite(obs, "observation")
     if bad:
         return "nonfinite", f"a non-finite {bad}"
+    return None
+
+
+def _agents_problem(space: AgentDict, obs: object, reward: object, finite: bool) -> Optional[Tuple[str, str]]:
+    """:func:`find_problem` for an AgentDict, naming the agent."""
+    if not isinstance(obs, Mapping) or not set(obs) <= set(space.spaces):
+        got = sorted(map(str, obs)) if isinstance(obs, Mapping) else type(obs).__name__
+        return "shape", f"an observation {got!r} where the observation space {space} has agents {list(space.spaces)}"
+    rewards = reward if isinstance(reward, Mapping) else {}
+    for agent, value in obs.items():
+        problem = find_problem(space.spaces[agent], value, rewards.get(agent, 0.0), finite)
+        if problem is not None:
+            return problem[0], f"(agent {agent!r}) {problem[1]}"
+    if finite and not _all_finite(reward):
+        shown = {str(k): float(v) for k, v in rewards.items()} if rewards else reward
+        return "nonfinite", f"a non-finite reward {shown!r}"
     return None
 
 

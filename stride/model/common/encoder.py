@@ -31,7 +31,8 @@ def MLP(in_size: int, hidden_sizes: Sequence[int], activation: str = "relu", las
 
 
 class FCEncoder(nn.Module):
-    """Flattened vector observation -> features through an MLP."""
+    """Flattened vector observation -> features through an MLP (integer observations, e.g. board
+    planes, are cast to float32 inside the model, so they stay compact in replay)."""
 
     def __init__(self, obs_shape: int | Sequence[int], hidden_size_list: Sequence[int], activation: str = "relu") -> None:
         super().__init__()
@@ -40,6 +41,8 @@ class FCEncoder(nn.Module):
         self.net = MLP(in_size, hidden_size_list, activation)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if not x.is_floating_point():
+            x = x.float()
         out: torch.Tensor = self.net(x.flatten(1) if x.dim() > 2 else x)
         return out
 

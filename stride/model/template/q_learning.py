@@ -8,7 +8,7 @@ import torch
 from torch import nn
 
 from ...utils.registry import MODEL_REGISTRY
-from ..common import ENCODERS, DiscreteHead, DuelingHead, build_encoder
+from ..common import ENCODERS, DiscreteHead, DuelingHead, MaybeMasked, build_encoder, split_mask
 from ...utils.errors import ConfigError
 
 
@@ -18,7 +18,9 @@ class DQN(nn.Module):
 
     ``encoder``: ``'mlp'`` (``encoder_hidden_size_list``), ``'nature'`` (Nature CNN) or ``'minatar'``;
     None picks from ``obs_shape`` (a vector: MLP; a ``(C, H, W)`` image: Nature CNN from 36x36 up,
-    else the MinAtar one). Image observations may stay uint8: the conv encoders scale them."""
+    else the MinAtar one). Image observations may stay uint8: the conv encoders scale them.
+    A ``{'observation', 'action_mask'}`` observation (PettingZoo's) gives ``{'logit', 'action_mask'}``:
+    the sampling wrappers and the TD target then use legal actions only (``common/masked_obs.py``)."""
 
     #: valid values of the keyword arguments (checked by ``compile_config``)
     VALID = dict(encoder_hidden_size_list="[1, inf)", head_layer_num="[0, inf)", encoder=ENCODERS)
@@ -40,5 +42,9 @@ class DQN(nn.Module):
         head = DuelingHead if dueling else DiscreteHead
         self.head = head(self.encoder.output_size, action_shape, head_layer_num, activation)
 
-    def forward(self, obs: torch.Tensor) -> Dict[str, torch.Tensor]:
-        return {"logit": self.head(self.encoder(obs))}
+    def forward(self, obs: MaybeMasked) -> Dict[str, torch.Tensor]:
+        x, mask = split_mask(obs)
+        out = {"logit": self.head(self.encoder(x))}
+        if mask is not None:
+            out["action_mask"] = mask
+        return out

@@ -17,7 +17,7 @@ import torch
 from torch import nn
 
 from ...utils.registry import MODEL_REGISTRY
-from ..common import ENCODERS, build_encoder
+from ..common import ENCODERS, MaybeMasked, build_encoder, split_mask
 from ..common.encoder import MLP
 
 MODES = ("compute_actor", "compute_critic", "compute_actor_critic")
@@ -89,17 +89,27 @@ class VAC(nn.Module):
         _orthogonal_init(self.actor_head[-1], 0.01)
         _orthogonal_init(self.critic_head[-1], 1.0)
 
-    def forward(self, obs: torch.Tensor, mode: str = "compute_actor_critic") -> Dict[str, ActorOutput]:
-        """``logit`` (discrete: logits; continuous: ``{'mu', 'sigma'}``) and/or ``value``, by ``mode``."""
+    def forward(self, obs: MaybeMasked, mode: str = "compute_actor_critic") -> Dict[str, ActorOutput]:
+        """``logit`` (discrete: logits; continuous: ``{'mu', 'sigma'}``) and/or ``value``, by ``mode``.
+        A ``{'observation', 'action_mask'}`` observation gets its illegal actions' logits set to -1e8
+        (Huang & Ontanon 2022, invalid action masking): sampling, log-probs, ratios and entropy then
+        cover legal actions only, with finite numbers (-inf would make the entropy NaN)."""
+        x_obs, mask = split_mask(obs)
         if mode == "compute_actor":
-            return {"logit": self._actor(self.actor_encoder(obs))}
+            return {"logit": self._masked(self._actor(self.actor_encoder(x_obs)), mask)}
         if mode == "compute_critic":
-            return {"value": self._critic(self.critic_encoder(obs))}
+            return {"value": self._critic(self.critic_encoder(x_obs))}
         if mode == "compute_actor_critic":
-            x = self.actor_encoder(obs)
-            critic_x = x if self.share_encoder else self.critic_encoder(obs)
-            return {"logit": self._actor(x), "value": self._critic(critic_x)}
+            x = self.actor_encoder(x_obs)
+            critic_x = x if self.share_encoder else self.critic_encoder(x_obs)
+            return {"logit": self._masked(self._actor(x), mask), "value": self._critic(critic_x)}
         raise ValueError(f"unknown VAC mode '{mode}'; valid choices: {', '.join(MODES)}")
+
+    @staticmethod
+    def _masked(logit: ActorOutput, mask: Optional[torch.Tensor]) -> ActorOutput:
+        if mask is None or not isinstance(logit, torch.Tensor):
+            return logit
+        return logit.masked_fill(~mask, -1e8)
 
     def _critic(self, x: torch.Tensor) -> torch.Tensor:
         value: torch.Tensor = self.critic_head(x)

@@ -1,0 +1,86 @@
+"""Fixed opponents for PettingZoo's two-player board games, played inside :class:`PettingZooEnv`.
+
+An opponent is ``act(obs, rng) -> action`` on PettingZoo's per-agent observation
+``{'observation': planes, 'action_mask': legal}`` (plane 0: the mover's stones, plane 1: the
+other player's). ``'random'`` plays a uniformly random legal move; ``'win_block'`` plays a move
+that wins now if there is one, else one that stops the other player winning on their next move,
+else a random legal move -- the usual first benchmark above random for tic-tac-toe and connect
+four. The rule works on the observation only (no access to the game's internals), for both
+games: tic-tac-toe's ``(3, 3, 2)`` planes (action ``a`` is cell ``divmod(a, 3)``, three in a row)
+and connect four's ``(6, 7, 2)`` (action = column, the stone drops to the lowest free row, four in
+a row).
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Dict, Mapping, Optional, Tuple
+
+import numpy as np
+import numpy.typing as npt
+
+from ..utils.errors import ConfigError
+
+#: ``act(obs, rng) -> action``
+Opponent = Callable[[Mapping[str, npt.NDArray[np.generic]], np.random.Generator], int]
+_DIRECTIONS = ((0, 1), (1, 0), (1, 1), (1, -1))
+
+
+def _legal(obs: Mapping[str, npt.NDArray[np.generic]]) -> npt.NDArray[np.intp]:
+    legal = np.flatnonzero(np.asarray(obs["action_mask"]))
+    if legal.size == 0:
+        raise ValueError("no legal action in the observation's action_mask")
+    return legal
+
+
+def random_opponent(obs: Mapping[str, npt.NDArray[np.generic]], rng: np.random.Generator) -> int:
+    """A uniformly random legal action."""
+    return int(rng.choice(_legal(obs)))
+
+
+def _cell(board: npt.NDArray[np.generic], action: int) -> Optional[Tuple[int, int]]:
+    """Where ``action`` puts a stone: tic-tac-toe's cell, or connect four's lowest free row of the column."""
+    rows, cols = board.shape[:2]
+    if (rows, cols) == (3, 3):
+        return divmod(action, 3)
+    free = np.flatnonzero(board[:, action].sum(-1) == 0)
+    return (int(free[-1]), action) if free.size else None
+
+
+def _wins(stones: npt.NDArray[np.generic], cell: Tuple[int, int], k: int) -> bool:
+    """Whether a stone at ``cell`` completes ``k`` in a row of ``stones`` (a 0/1 plane)."""
+    rows, cols = stones.shape
+    r0, c0 = cell
+    for dr, dc in _DIRECTIONS:
+        count = 1
+        for sign in (1, -1):
+            r, c = r0 + sign * dr, c0 + sign * dc
+            while 0 <= r < rows and 0 <= c < cols and stones[r, c]:
+                count += 1
+                r, c = r + sign * dr, c + sign * dc
+        if count >= k:
+            return True
+    return False
+
+
+def win_block_opponent(obs: Mapping[str, npt.NDArray[np.generic]], rng: np.random.Generator) -> int:
+    """Win now if possible, else block the other player's immediate win, else a random legal move."""
+    board = np.asarray(obs["observation"])
+    legal = _legal(obs)
+    k = 3 if board.shape[:2] == (3, 3) else 4
+    for plane in (0, 1):  # 0: my winning move; 1: the other player's, which I take first
+        for action in legal:
+            cell = _cell(board, int(action))
+            if cell is not None and _wins(board[:, :, plane], cell, k):
+                return int(action)
+    return int(rng.choice(legal))
+
+
+OPPONENTS: Dict[str, Opponent] = {"random": random_opponent, "win_block": win_block_opponent}
+
+
+def get_opponent(name: str) -> Opponent:
+    """The opponent called ``name``, or a one-line error naming the choices."""
+    try:
+        return OPPONENTS[name]
+    except KeyError:
+        raise ConfigError(f"unknown opponent {name!r}; valid choices: {', '.join(sorted(OPPONENTS))}") from None
