@@ -6,8 +6,8 @@ from .minatar_env import MinAtarEnv
 from .minigrid_env import MiniGridEnv
 from .wrappers import ChannelFirst
 from .env_manager import (AsyncSubprocessEnvManager, BaseEnvManager, NonFiniteError, ObservationShapeError,
-                          SyncSubprocessEnvManager, create_env_manager)
+                          SyncSubprocessEnvManager, VectorEnvManager, create_env_manager)
 
 __all__ = ["BaseEnv", "BaseEnvTimestep", "GymnasiumEnv", "MinAtarEnv", "MiniGridEnv", "ChannelFirst", "BaseEnvManager",
-           "SyncSubprocessEnvManager", "AsyncSubprocessEnvManager", "create_env_manager", "NonFiniteError",
+           "SyncSubprocessEnvManager", "AsyncSubprocessEnvManager", "VectorEnvManager", "create_env_manager", "NonFiniteError",
            "ObservationShapeError"]

@@ -120,6 +120,15 @@ class BaseEnv(gym.Env[ObsT, ActT], Configurable, ABC):
         records (``stride.envs.replay``)."""
         raise StrideError(f"{type(self).__name__} does not record videos (enable_save_replay)")
 
+    def make_vector_env(self, num_envs: int, num_threads: int = 0) -> "gym.vector.VectorEnv":
+        """``num_envs`` copies of this env as one native batched env, for the ``'vector'`` env
+        manager (Atari: ale-py's C++ vector env). The batched env follows Gymnasium's same-step
+        autoreset: an env whose episode ends is reset within the step, ``info['final_obs']`` holds
+        its final observation; ``reset(seed=<array>, options={'reset_mask': <bool array>})`` resets
+        a subset; ``info['episode_score']`` (optional) is an ended episode's reported return."""
+        raise StrideError(f"{type(self).__name__} has no native batched env (make_vector_env); "
+                          "use env.manager.type 'base', 'subprocess' or 'async_subprocess'")
+
     @classmethod
     def evaluator_env_cfg(cls, cfg: Mapping[str, object]) -> Dict[str, object]:
         """The env config of the evaluator's envs, from the collector's (DI-engine's

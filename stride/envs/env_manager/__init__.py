@@ -1,10 +1,11 @@
-"""Env managers: step N envs in this process (``base``) or in worker processes (``subprocess``,
-``async_subprocess``)."""
+"""Env managers: step N envs in this process (``base``), in worker processes (``subprocess``,
+``async_subprocess``), or as a native batched env (``vector``)."""
 
 from .async_subprocess import AsyncSubprocessEnvManager
 from .base import BaseEnvManager, create_env_manager
 from .checks import NonFiniteError, ObservationShapeError
 from .subprocess import SyncSubprocessEnvManager
+from .vector import VectorEnvManager
 
-__all__ = ["BaseEnvManager", "SyncSubprocessEnvManager", "AsyncSubprocessEnvManager", "create_env_manager",
+__all__ = ["BaseEnvManager", "SyncSubprocessEnvManager", "AsyncSubprocessEnvManager", "VectorEnvManager", "create_env_manager",
            "NonFiniteError", "ObservationShapeError"]

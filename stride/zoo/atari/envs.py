@@ -218,6 +218,24 @@ class AtariEnv(GymnasiumEnv[Frame, int]):
         """The evaluator's env config: whole games (``train=False``)."""
         return dict(cfg, train=False)
 
+    def make_vector_env(self, num_envs: int, num_threads: int = 0) -> gym.vector.VectorEnv:
+        """This config's preset as ale-py's C++ vector env (``stride.zoo.atari.vector_env``, whose
+        docstring lists where it differs from :func:`make_atari_env`), for the ``'vector'`` manager."""
+        from .vector_env import make_atari_vector_env
+
+        cfg = self._cfg
+        if self._env_id is None:
+            raise ConfigError("AtariEnv needs env_id, e.g. 'ALE/Pong-v5'")
+        if cfg.get("make_kwargs"):
+            raise ConfigError(f"env manager 'vector' (ale-py's vector env) takes no make_kwargs, got {cfg['make_kwargs']!r}")
+        steps = cfg.get("max_episode_steps")
+        return make_atari_vector_env(
+            self._env_id, num_envs, bool(cfg.get("train", True)), num_threads=num_threads,
+            noop_max=int(cfg.get("noop_max", 30)), frame_skip=int(cfg.get("frame_skip", 4)),  # type: ignore[call-overload]
+            frame_stack=int(cfg.get("frame_stack", 4)), clip_reward=bool(cfg.get("clip_reward", True)),  # type: ignore[call-overload]
+            repeat_action_probability=float(cfg.get("repeat_action_probability", 0.25)),  # type: ignore[arg-type]
+            max_episode_steps=steps if isinstance(steps, int) else None)
+
     def _create(self) -> gym.Env[Frame, int]:
         cfg = self._cfg
         env_id = self._env_id
