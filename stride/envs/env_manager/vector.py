@@ -108,9 +108,14 @@ class VectorEnvManager(BaseEnvManager[ObsT, ActT]):
         if not self._closed:
             raise StrideError("env manager is already launched; call close() first")
         env = self._env_fn[0]()
-        vec = env.make_vector_env(self._env_num, int(self._cfg["num_threads"]))
+        try:
+            vec = env.make_vector_env(self._env_num, int(self._cfg["num_threads"]))
+        except BaseException:
+            env.close()
+            raise
         if vec.num_envs != self._env_num:
             vec.close()
+            env.close()
             raise StrideError(f"{env!r}.make_vector_env({self._env_num}) built {vec.num_envs} envs")
         self._vec, self._envs = vec, [env] * self._env_num  # env: labels, reward space
         space = vec.single_observation_space
