@@ -37,7 +37,7 @@ def test_rom_names():
 
 
 def test_spaces_match_the_python_preset():
-    vec = make_atari_vector_env("breakout", 2, train=True, num_threads=1)
+    vec = make_atari_vector_env("ALE/Breakout-v5", 2, train=True, num_threads=1)
     env = AtariEnv(cfg=dict(env_id="ALE/Breakout-v5"))
     assert vec.single_observation_space == env.observation_space
     assert vec.single_action_space == env.action_space

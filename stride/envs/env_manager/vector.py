@@ -122,7 +122,7 @@ class VectorEnvManager(BaseEnvManager[ObsT, ActT]):
         self._obs_spaces = [space] * self._env_num
         self._checks = [make_step_check(space, self._finite)] * self._env_num
         act = vec.single_action_space
-        self._actions = np.zeros((self._env_num, *act.shape), dtype=act.dtype)
+        self._actions = np.zeros((self._env_num, *(act.shape or ())), dtype=act.dtype)
         self._closed = False
         self.reset(reset_param)
 
@@ -146,7 +146,10 @@ class VectorEnvManager(BaseEnvManager[ObsT, ActT]):
         mask[ids] = True
         options = None if len(ids) == self._env_num else {"reset_mask": mask}
         seed = None if self._seed is None else np.array(seeds, dtype=np.int64)
-        obs, _ = vec.reset(seed=seed, options=options)
+        # one seed per env reset, as an array (ale-py, EnvPool); Gymnasium's stub says int only
+        obs, _ = vec.reset(seed=seed, options=options)  # type: ignore[arg-type]
+        for i in ids:
+            self._ready_obs.pop(i, None)  # re-added below in id order, as the base manager does
         for i, s in zip(ids, seeds):
             self._returns[i] = 0.0
             self._episode_seed[i] = s

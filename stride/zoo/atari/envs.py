@@ -230,7 +230,7 @@ class AtariEnv(GymnasiumEnv[Frame, int]):
             raise ConfigError(f"env manager 'vector' (ale-py's vector env) takes no make_kwargs, got {cfg['make_kwargs']!r}")
         steps = cfg.get("max_episode_steps")
         return make_atari_vector_env(
-            self._env_id, num_envs, bool(cfg.get("train", True)), num_threads=num_threads,
+            atari_env_id(self._env_id), num_envs, bool(cfg.get("train", True)), num_threads=num_threads,
             noop_max=int(cfg.get("noop_max", 30)), frame_skip=int(cfg.get("frame_skip", 4)),  # type: ignore[call-overload]
             frame_stack=int(cfg.get("frame_stack", 4)), clip_reward=bool(cfg.get("clip_reward", True)),  # type: ignore[call-overload]
             repeat_action_probability=float(cfg.get("repeat_action_probability", 0.25)),  # type: ignore[arg-type]

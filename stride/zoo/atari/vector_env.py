@@ -93,20 +93,19 @@ class AtariVectorPreset(gym.vector.VectorWrapper):
         return obs, learn, terminated, truncated, info
 
 
-def make_atari_vector_env(game: str, num_envs: int, train: bool, *, num_threads: int = 0, noop_max: int = 30,
+def make_atari_vector_env(env_id: str, num_envs: int, train: bool, *, num_threads: int = 0, noop_max: int = 30,
                           frame_skip: int = 4, screen_size: int = 84, frame_stack: int = 4, clip_reward: bool = True,
                           repeat_action_probability: float = 0.25,
                           max_episode_steps: Optional[int] = None) -> AtariVectorPreset:
     """``num_envs`` games of the preset in ale-py's C++ vector env, on ``num_threads`` threads
-    (0: one per core, at most ``num_envs``). Arguments as :func:`make_atari_env`'s; the module
-    docstring lists where the native preprocessing differs."""
+    (0: one per core, at most ``num_envs``). ``env_id``: a Gymnasium id (``'ALE/Breakout-v5'``);
+    the other arguments as :func:`make_atari_env`'s; the module docstring lists where the native
+    preprocessing differs."""
     import_extra("ale_py", "atari", what="Atari envs")
     from ale_py.vector_env import AtariVectorEnv
 
-    from .envs import atari_env_id
-
     frames = 108_000 if max_episode_steps is None else max_episode_steps * frame_skip
-    env = AtariVectorEnv(ale_game(atari_env_id(game)), num_envs, num_threads=num_threads,
+    env = AtariVectorEnv(ale_game(env_id), num_envs, num_threads=num_threads,
                          max_num_frames_per_episode=frames, repeat_action_probability=repeat_action_probability,
                          autoreset_mode=gym.vector.AutoresetMode.SAME_STEP, img_height=screen_size,
                          img_width=screen_size, grayscale=True, stack_num=frame_stack, frameskip=frame_skip,
