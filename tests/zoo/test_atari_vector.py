@@ -176,3 +176,18 @@ def test_the_command_switches_to_it_with_set(tmp_path, capsys):
     assert rc == 0, capsys.readouterr()
     saved = (tmp_path / "cli" / "total_config.json").read_text()
     assert '"vector"' in saved
+
+
+def test_documented_difference_the_first_stack_is_zero_padded():
+    """ale-py pads the first observation's stack with zero frames; the Python preset repeats the
+    first frame (stride.zoo.atari.vector_env's docstring lists the differences)."""
+    m = _manager(1, train=False)
+    m.seed(0)
+    m.launch()
+    first = m.ready_obs[0]
+    m.close()
+    assert not first[:3].any() and first[3].any()
+    env = AtariEnv(cfg=dict(env_id="ALE/Breakout-v5", train=False))
+    obs = env.reset(seed=0)
+    env.close()
+    assert all(np.array_equal(obs[k], obs[3]) for k in range(3))

@@ -155,16 +155,6 @@ class VectorEnvManager(BaseEnvManager[ObsT, ActT]):
             self._episode_seed[i] = s
             self._ready_obs[i] = obs[i]
 
-    def _restart_seed_streams(self) -> None:
-        self._seed_queue = [[] for _ in range(self._env_num)]
-        if self._seed is None:
-            self._seed_streams = None
-            return
-        tag = 1 if self._dynamic_seed else 2  # the streams the base manager draws from
-        self._seed_streams = [
-            np.random.default_rng(np.random.SeedSequence([self._seed, i, tag])) for i in range(self._env_num)
-        ]
-
     def step(self, actions: Mapping[int, ActT]) -> Dict[int, BaseEnvTimestep[Optional[ObsT]]]:
         """One step of the batch; a timestep for each env given an action."""
         if self._closed:
