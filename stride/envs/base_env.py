@@ -44,6 +44,18 @@ class BaseEnvTimestep(NamedTuple, Generic[ObsT_co]):
     info: Dict[str, object]
 
 
+def episode_end_info(info: Mapping[str, object], terminated: bool, truncated: bool,
+                     episode_return: SupportsFloat) -> Dict[str, object]:
+    """The info of an episode's last timestep: a copy of ``info`` with ``terminated``,
+    ``truncated`` (only when not terminated) and ``eval_episode_return``. The one place that
+    writes them: envs (``GymnasiumEnv``) and batched backends (the ``'vector'`` manager) call it."""
+    out = dict(info)
+    out["terminated"] = bool(terminated)
+    out["truncated"] = bool(truncated and not terminated)
+    out["eval_episode_return"] = float(episode_return)
+    return out
+
+
 class BaseEnv(gym.Env[ObsT, ActT], Configurable, ABC):
     """Abstract environment: ``reset() -> obs``, ``step(action) -> BaseEnvTimestep``.
 

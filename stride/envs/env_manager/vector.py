@@ -6,9 +6,11 @@ Python runs per env and no observation crosses a process boundary. Rather than c
 them, this manager runs one: the env class builds it (``BaseEnv.make_vector_env``) and the manager
 turns each batched step into the per-env ``BaseEnvTimestep`` the collector and evaluator expect,
 with the true final observation, ``terminated`` / ``truncated`` apart and the reported return.
-SB3, Tianshou and DI-engine take a native batched env only as one opaque vector env (Tianshou:
-EnvPool directly, with its NEXT_STEP reset steps leaking into the data); here it is one more env
-manager, so configs and workers do not change (``--set env.manager.type=vector``).
+DI-engine's ``env_pool`` manager is tied to EnvPool and configured with EnvPool's own keys; SB3
+and Tianshou take a native batched env as a vector env of their own API. Here the env class builds
+its native batched env from its own config (the keys of its Python path), so a config switches
+with one key (``--set env.manager.type=vector``), workers do not change, and the evaluator's envs
+still get the evaluator's config (Atari: whole games).
 
 What a native batched env allows, and so what differs from the other managers:
 
@@ -38,7 +40,7 @@ import numpy as np
 from ...config import Setting
 from ...utils.errors import ConfigError, InvalidActionError, StrideError
 from ...utils.registry import ENV_MANAGER_REGISTRY
-from ..base_env import ActT, BaseEnv, BaseEnvTimestep, ObsT
+from ..base_env import ActT, BaseEnv, BaseEnvTimestep, ObsT, episode_end_info
 from .base import BaseEnvManager
 from .checks import make_step_check
 
@@ -192,12 +194,9 @@ class VectorEnvManager(BaseEnvManager[ObsT, ActT]):
                 ready[i] = obs[i]
                 out[i] = _new_tuple(BaseEnvTimestep, (o, r, False, {}))
                 continue
-            term = bool(terminated[i])
-            ret = float(score[i]) if score is not None else float(self._returns[i])
-            end_info: Dict[str, object] = {"terminated": term, "truncated": bool(truncated[i]) and not term,
-                                           "eval_episode_return": ret}
-            if "game_over" in info:
-                end_info["game_over"] = bool(info["game_over"][i])
+            ret = score[i] if score is not None else self._returns[i]
+            extra = {"game_over": bool(info["game_over"][i])} if "game_over" in info else {}
+            end_info = episode_end_info(extra, bool(terminated[i]), bool(truncated[i]), ret)
             out[i] = _new_tuple(BaseEnvTimestep, (o, r, True, end_info))
             self._returns[i] = 0.0
             self._episode_count[i] += 1
