@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Create benchmarks/.venv-peers (gitignored) if it is missing or incomplete: torch 2.13.0 CPU first,
-# then the peers (stable-baselines3, tianshou, gymnasium) constrained to that torch, then rl_zoo3
+# then the peers (stable-baselines3, tianshou, gymnasium, envpool, ale-py) constrained to that torch, then rl_zoo3
 # without its deps (we only read its hyperparams/*.yml). Used by the dqn, onpolicy_sac and
 # env_managers benchmarks. Stride itself is used from the repo through PYTHONPATH.
 set -euo pipefail
@@ -23,9 +23,12 @@ trap 'rm -f "$CONSTRAINTS"' EXIT
 echo "torch==2.13.0" > "$CONSTRAINTS"
 # 2) the peers and what Stride needs from the repo (pyyaml to read rl-zoo3's yml).
 "${PIP[@]}" -c "$CONSTRAINTS" stable-baselines3 tianshou gymnasium pyyaml tqdm tensorboardX cloudpickle psutil
+# 2b) Atari: ale-py (Stride's preset and its vector env; the repo's pin), OpenCV for the preset's
+#     resize, EnvPool (a native vector env peer; 1.2.5 has a Python 3.11 wheel).
+"${PIP[@]}" -c "$CONSTRAINTS" "ale-py==0.12.1" opencv-python-headless "envpool==1.2.5"
 # 3) rl-zoo3 for its hyper-parameter files only.
 "${PIP[@]}" --no-deps rl_zoo3
 "$VENV/bin/python" - <<'PY'
 import importlib.metadata as m
-print("[setup] " + ", ".join(f"{p} {m.version(p)}" for p in ("torch", "gymnasium", "stable_baselines3", "tianshou", "rl_zoo3")))
+print("[setup] " + ", ".join(f"{p} {m.version(p)}" for p in ("torch", "gymnasium", "stable_baselines3", "tianshou", "rl_zoo3", "ale_py", "envpool")))
 PY

@@ -1,12 +1,14 @@
 """Env-manager throughput: Stride's three managers against a bare loop and the peers' vector envs.
 
-    python benchmarks/env_managers/bench.py [--cases cartpole image burn] [--seconds 1.0] [--repeats 3]
+    python benchmarks/env_managers/bench.py [--cases cartpole image burn breakout] [--seconds 1.0] [--repeats 3]
 
 Every contestant steps 8 envs with random actions drawn beforehand (the same table for everyone,
 as Python ints for per-env APIs and as arrays for vector APIs) and resets finished episodes
 (auto-reset); the score is env steps per second, best of ``--repeats`` timed runs of about
 ``--seconds`` each, the rounds interleaved over contestants (launch and reset are not timed).
-Peers that are not installed are skipped.
+Peers that are not installed are skipped. The ``breakout`` case (8 x ``ALE/Breakout-v5`` with
+Stride's standard Atari preset) adds the native C++ vector envs (ale-py's ``AtariVectorEnv``,
+EnvPool) and Stride's ``vector`` manager over ale-py's; its targets are issue 15's.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from typing import Callable, Dict, List, Optional, Tuple
 import gymnasium as gym
 import numpy as np
 
-from stride.envs import AsyncSubprocessEnvManager, BaseEnvManager, SyncSubprocessEnvManager
+from stride.envs import AsyncSubprocessEnvManager, BaseEnvManager, SyncSubprocessEnvManager, VectorEnvManager
 from stride.testing.fake_envs import BurnGymEnv, ImageGymEnv, make_gym_env
 
 N_ENVS = 8
@@ -29,7 +31,15 @@ N_WORKERS = 2  # this box has 2 cores
 T_ACTIONS = 4096  # rows of pre-drawn actions, cycled
 
 
+BREAKOUT = "ALE/Breakout-v5"
+N_THREADS = 2  # threads of the native vector envs (this box has 2 cores)
+
+
 def gym_factory(case: str) -> Callable[[], gym.Env]:
+    if case == "breakout":  # Stride's standard preset at the Gymnasium level, training (episodic life)
+        from stride.zoo.atari.envs import make_atari_env
+
+        return functools.partial(make_atari_env, BREAKOUT, True)
     if case == "cartpole":
         return functools.partial(gym.make, "CartPole-v1", disable_env_checker=True)
     if case == "image":
@@ -38,12 +48,16 @@ def gym_factory(case: str) -> Callable[[], gym.Env]:
 
 
 def stride_factory(case: str) -> Callable:
+    if case == "breakout":
+        from stride.zoo.atari.envs import AtariEnv
+
+        return functools.partial(AtariEnv, cfg={"env_id": BREAKOUT, "train": True})
     name = {"cartpole": "CartPole-v1", "image": "image", "burn": "burn"}[case]
     return functools.partial(make_gym_env, name)
 
 
 def n_actions(case: str) -> int:
-    return {"cartpole": 2, "image": 4, "burn": 2}[case]
+    return {"cartpole": 2, "image": 4, "burn": 2, "breakout": 4}[case]
 
 
 class Timer:
@@ -172,6 +186,46 @@ def tianshou_shmem(case: str, acts: List[List[int]], arr: np.ndarray):
     return step, venv.close
 
 
+def ale_vector(case: str, acts: List[List[int]], arr: np.ndarray):
+    """ale-py's C++ vector env, as close to the preset as it allows (README: the differences):
+    sticky actions 0.25, noop_max 30, fire reset, life loss as a termination while the game goes
+    on (``life_loss_info``; its ``episodic_life`` restarts the game), rewards clipped natively."""
+    from ale_py.vector_env import AtariVectorEnv
+
+    venv = AtariVectorEnv("breakout", N_ENVS, num_threads=N_THREADS, repeat_action_probability=0.25, noop_max=30,
+                          use_fire_reset=True, life_loss_info=True, reward_clipping=True,
+                          autoreset_mode=gym.vector.AutoresetMode.SAME_STEP)
+    venv.reset(seed=np.arange(N_ENVS))
+
+    def step(t: int) -> int:
+        venv.step(arr[t % T_ACTIONS])
+        return N_ENVS
+
+    return step, venv.close
+
+
+def envpool_vec(case: str, acts: List[List[int]], arr: np.ndarray):
+    """EnvPool's Breakout-v5 (its own C++ ALE preset): sticky actions 0.25, noop_max 30, fire
+    reset, episodic life (the game goes on), rewards clipped; its autoreset is next-step."""
+    import envpool
+
+    venv = envpool.make_gymnasium("Breakout-v5", num_envs=N_ENVS, num_threads=N_THREADS, seed=0,
+                                  repeat_action_probability=0.25, noop_max=30, use_fire_reset=True,
+                                  episodic_life=True, reward_clip=True)
+    venv.reset()
+    acts32 = arr.astype(np.int32)
+
+    def step(t: int) -> int:
+        venv.step(acts32[t % T_ACTIONS])
+        return N_ENVS
+
+    return step, venv.close
+
+
+STRIDE_VECTOR = "stride vector (ale-py, 2 threads)"
+NATIVE = ("ale-py AtariVectorEnv (2 threads)", "envpool (2 threads)")
+ASYNC_PEER = "gymnasium AsyncVectorEnv (shm)"
+
 STRIDE_SUB = {
     # name: (class, config); 8 envs over 2 workers (this box has 2 cores), over 1, and one per process
     "stride subprocess (2 workers x 4 envs)": (SyncSubprocessEnvManager, {"envs_per_worker": 4}),
@@ -181,7 +235,9 @@ STRIDE_SUB = {
 }
 SUBPROCESS_PEERS = ("gymnasium AsyncVectorEnv (shm)", "sb3 SubprocVecEnv", "tianshou ShmemVectorEnv")
 UNCHECKED = "stride base (nonfinite='ignore')"  # the same manager without the NaN/inf check: its cost
-IN_PROCESS = ("bare loop", "bare loop over stride GymnasiumEnv", "stride base", UNCHECKED, "gymnasium SyncVectorEnv", "sb3 DummyVecEnv")
+# (the native envs and the vector manager run threads inside this process: their CPU time is counted)
+IN_PROCESS = ("bare loop", "bare loop over stride GymnasiumEnv", "stride base", UNCHECKED, "gymnasium SyncVectorEnv", "sb3 DummyVecEnv",
+              STRIDE_VECTOR, *NATIVE)
 TWO_WORKERS = ("stride subprocess (2 workers x 4 envs)", "stride async_subprocess (2 workers x 4 envs)")
 
 
@@ -193,6 +249,8 @@ def contestants(case: str) -> Dict[str, Callable]:
         UNCHECKED: stride_manager(BaseEnvManager, {"nonfinite": "ignore"}),
     }
     out.update({name: stride_manager(cls, cfg) for name, (cls, cfg) in STRIDE_SUB.items()})
+    if case == "breakout":
+        out[STRIDE_VECTOR] = stride_manager(VectorEnvManager, {"num_threads": N_THREADS})
     out.update({
         "gymnasium SyncVectorEnv": gym_vector("sync"),
         "gymnasium AsyncVectorEnv (shm)": gym_vector("async"),
@@ -200,6 +258,8 @@ def contestants(case: str) -> Dict[str, Callable]:
         "sb3 SubprocVecEnv": sb3_vec("subproc"),
         "tianshou ShmemVectorEnv": tianshou_shmem,
     })
+    if case == "breakout":
+        out.update({NATIVE[0]: ale_vector, NATIVE[1]: envpool_vec})
     return out
 
 
@@ -244,9 +304,26 @@ def ratio(a: Optional[float], b: Optional[float]) -> str:
     return "n/a" if not a or not b else f"{a / b:.2f}x"
 
 
+def breakout_ratios(r: Dict[str, float], rc: Dict[str, float]) -> None:
+    """Issue 15's targets: Stride's best manager >= 1.5x Gymnasium's async, >= 0.8x the fastest native env."""
+    stride = {k: v for k, v in r.items() if k.startswith("stride ")}
+    best = max(stride.items(), key=lambda kv: kv[1]) if stride else (None, None)
+    python = {k: v for k, v in stride.items() if k != STRIDE_VECTOR}
+    best_py = max(python.items(), key=lambda kv: kv[1]) if python else (None, None)
+    native = {k: v for k, v in r.items() if k in NATIVE}
+    fastest = max(native.items(), key=lambda kv: kv[1]) if native else (None, None)
+    print(f"  ratios: best stride ({best[0]}) / {ASYNC_PEER} = {ratio(best[1], r.get(ASYNC_PEER))} (target >= 1.5x); "
+          f"/ fastest native ({fastest[0]}) = {ratio(best[1], fastest[1])} (target >= 0.8x)")
+    print(f"  ratios: best stride Python manager ({best_py[0]}) / {ASYNC_PEER} = {ratio(best_py[1], r.get(ASYNC_PEER))}; "
+          f"/ fastest native = {ratio(best_py[1], fastest[1])}")
+    fastest_cpu = max((rc[k] for k in NATIVE if k in rc), default=None)
+    print(f"  per CPU-s (in-process, threads counted): {STRIDE_VECTOR} / fastest native = {ratio(rc.get(STRIDE_VECTOR), fastest_cpu)}; "
+          + ", ".join(f"{k} {ratio(rc.get(k), fastest_cpu)}" for k in ("stride base", *NATIVE) if k in rc))
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--cases", nargs="+", default=["cartpole", "image", "burn"], choices=["cartpole", "image", "burn"])
+    p.add_argument("--cases", nargs="+", default=["cartpole", "image", "burn"], choices=["cartpole", "image", "burn", "breakout"])
     p.add_argument("--seconds", type=float, default=1.0)
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--only", nargs="*", help="run only contestants whose name contains one of these")
@@ -259,8 +336,9 @@ def main() -> None:
           f"gymnasium {gym.__version__}, numpy {np.__version__}, {os.cpu_count()} cpus, load avg {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
     summary = []
     for case in args.cases:
-        label = {"cartpole": "CartPole-v1", "image": "4x84x84 uint8 obs, trivial dynamics", "burn": "1 ms CPU per step"}[case]
-        print(f"\n## {label}", flush=True)
+        label = {"cartpole": "CartPole-v1", "image": "4x84x84 uint8 obs, trivial dynamics", "burn": "1 ms CPU per step",
+                 "breakout": f"{BREAKOUT}, Stride's standard preset (training: episodic life)"}[case]
+        print(f"\n## {label} (load avg {os.getloadavg()[0]:.2f})", flush=True)
         r, rc = run_case(case, args.seconds, args.repeats, args.only)
         bare = r.get("bare loop")
         peers = {k: v for k, v in r.items() if k in SUBPROCESS_PEERS}
@@ -277,7 +355,9 @@ def main() -> None:
             cost_ns = (1 / rc["stride base"] - 1 / rc[UNCHECKED]) * 1e9
             print(f"  NaN/inf check: stride base / {UNCHECKED} = {ratio(rc['stride base'], rc[UNCHECKED])} per CPU-s "
                   f"({cost_ns:+.0f} ns per env step)")
-        if case in ("cartpole", "image"):
+        if case == "breakout":
+            breakout_ratios(r, rc)
+        elif case in ("cartpole", "image"):
             target = "3x" if case == "cartpole" else "2x"
             print(f"  ratios: best stride subprocess ({best_sub[0]}) / best subprocess peer ({best_peer[0]}) = "
                   f"{ratio(best_sub[1], best_peer[1])} (target >= {target}); every stride subprocess config / that peer: "

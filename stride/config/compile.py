@@ -106,7 +106,9 @@ def fill_action_range(cfg: Config) -> None:
 def default_main_config(create_cfg: Mapping[str, object], user_cfg: Optional[Mapping[str, object]] = None) -> Config:
     """The default config tree for the components named in ``create_cfg``."""
     env_type = type_name(create_cfg, "env") or "gymnasium"
-    manager_type = type_name(create_cfg, "env_manager") or "base"
+    # a main config's env.manager.type (e.g. --set env.manager.type=vector) wins over create_config's,
+    # as it wins in the merge: the defaults must be that manager's
+    manager_type = type_name(section(user_cfg or {}, "env"), "manager") or type_name(create_cfg, "env_manager") or "base"
     policy_type = type_name(create_cfg, "policy")
     if policy_type is None:
         raise ConfigError("create_config.policy.type is required (the registered policy name, e.g. 'dqn')")

@@ -8,9 +8,9 @@ from .agent_dict import AgentDict
 from .pettingzoo_env import PettingZooEnv
 from .wrappers import ChannelFirst
 from .env_manager import (AsyncSubprocessEnvManager, BaseEnvManager, MultiAgentManager, NonFiniteError,
-                          ObservationShapeError, SyncSubprocessEnvManager, create_env_manager)
+                          ObservationShapeError, SyncSubprocessEnvManager, VectorEnvManager, create_env_manager)
 
 __all__ = ["BaseEnv", "BaseEnvTimestep", "GymnasiumEnv", "MinAtarEnv", "MiniGridEnv", "PettingZooEnv", "AgentDict",
-           "ChannelFirst", "BaseEnvManager", "MultiAgentManager",
+           "ChannelFirst", "BaseEnvManager", "MultiAgentManager", "VectorEnvManager",
            "SyncSubprocessEnvManager", "AsyncSubprocessEnvManager", "create_env_manager", "NonFiniteError",
            "ObservationShapeError"]

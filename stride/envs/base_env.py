@@ -44,6 +44,18 @@ class BaseEnvTimestep(NamedTuple, Generic[ObsT_co]):
     info: Dict[str, object]
 
 
+def episode_end_info(info: Mapping[str, object], terminated: bool, truncated: bool,
+                     episode_return: SupportsFloat) -> Dict[str, object]:
+    """The info of an episode's last timestep: a copy of ``info`` with ``terminated``,
+    ``truncated`` (only when not terminated) and ``eval_episode_return``. The one place that
+    writes them: envs (``GymnasiumEnv``) and batched backends (the ``'vector'`` manager) call it."""
+    out = dict(info)
+    out["terminated"] = bool(terminated)
+    out["truncated"] = bool(truncated and not terminated)
+    out["eval_episode_return"] = float(episode_return)
+    return out
+
+
 class BaseEnv(gym.Env[ObsT, ActT], Configurable, ABC):
     """Abstract environment: ``reset() -> obs``, ``step(action) -> BaseEnvTimestep``.
 
@@ -124,6 +136,15 @@ class BaseEnv(gym.Env[ObsT, ActT], Configurable, ABC):
         An env that cannot record says so instead of recording nothing; :class:`GymnasiumEnv`
         records (``stride.envs.replay``)."""
         raise StrideError(f"{type(self).__name__} does not record videos (enable_save_replay)")
+
+    def make_vector_env(self, num_envs: int, num_threads: int = 0) -> "gym.vector.VectorEnv":
+        """``num_envs`` copies of this env as one native batched env, for the ``'vector'`` env
+        manager (Atari: ale-py's C++ vector env). The batched env follows Gymnasium's same-step
+        autoreset: an env whose episode ends is reset within the step, ``info['final_obs']`` holds
+        its final observation; ``reset(seed=<array>, options={'reset_mask': <bool array>})`` resets
+        a subset; ``info['episode_score']`` (optional) is an ended episode's reported return."""
+        raise StrideError(f"{type(self).__name__} has no native batched env (make_vector_env); "
+                          "use env.manager.type 'base', 'subprocess' or 'async_subprocess'")
 
     @classmethod
     def evaluator_env_cfg(cls, cfg: Mapping[str, object]) -> Dict[str, object]:

@@ -20,7 +20,7 @@ from ..config.setting import Setting
 from ..utils.errors import ConfigError, InvalidActionError, StrideError
 from ..utils.extras import import_extra
 from ..utils.registry import ENV_REGISTRY
-from .base_env import ActT, BaseEnv, BaseEnvTimestep, ObsT
+from .base_env import ActT, BaseEnv, BaseEnvTimestep, ObsT, episode_end_info
 from .replay import RecordEpisodes, require_video
 
 
@@ -348,10 +348,7 @@ class GymnasiumEnv(BaseEnv[ObsT, ActT]):
                       info: Dict[str, Any]) -> BaseEnvTimestep[ObsT]:
         """The last timestep of an episode (``_episode_return`` already holds ``reward``): a copy
         of ``info`` with ``terminated``, ``truncated`` (only when not terminated) and the return."""
-        info = dict(info)
-        info["terminated"] = bool(terminated)
-        info["truncated"] = bool(truncated and not terminated)
-        info["eval_episode_return"] = float(self._episode_return)
+        info = episode_end_info(info, terminated, truncated, self._episode_return)
         return _new_tuple(BaseEnvTimestep, (obs, reward, True, info))
 
     def _prepare_action(self, action: ActT) -> ActT:

@@ -121,6 +121,13 @@ class TestMergeConfig:
 
 # ---- compile_config ------------------------------------------------------------------------------
 class TestCompileConfig:
+    def test_main_configs_manager_type_picks_the_defaults(self):
+        """``--set env.manager.type=...`` writes the main config: that manager's keys, not create_config's."""
+        create = _with(_create(), {"env_manager": {"type": "subprocess"}})
+        assert "shared_memory" in compile_config(_main(), create, save_cfg=False).env.manager
+        cfg = compile_config(_with(_main(), {"env": {"manager": {"type": "base"}}}), create, save_cfg=False)
+        assert cfg.env.manager.type == "base" and "shared_memory" not in cfg.env.manager
+
     def test_defaults_of_every_component_present(self):
         cfg = compile_config(_main(), _create(), save_cfg=False, seed=7)
         assert cfg.seed == 7

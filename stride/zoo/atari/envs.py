@@ -32,6 +32,7 @@ from ...envs.replay import RecordEpisodes
 from ...utils.errors import ConfigError
 from ...utils.extras import import_extra
 from ...utils.registry import ENV_REGISTRY
+from .vector_env import make_atari_vector_env
 
 #: an Atari frame (or stack of frames): uint8 pixels
 Frame = npt.NDArray[np.uint8]
@@ -219,22 +220,35 @@ class AtariEnv(GymnasiumEnv[Frame, int]):
         """The evaluator's env config: whole games (``train=False``)."""
         return dict(cfg, train=False)
 
-    def _create(self) -> gym.Env[Frame, int]:
+    def _preset(self) -> Tuple[str, Dict[str, Any]]:
+        """The env id and the preset's keyword arguments from this env's config (for the Python
+        preset and the native vector env alike)."""
         cfg = self._cfg
-        env_id = self._env_id
-        if env_id is None:
+        if self._env_id is None:
             raise ConfigError("AtariEnv needs env_id, e.g. 'ALE/Pong-v5'")
-        make_kwargs: Dict[str, Any] = dict(cfg.get("make_kwargs") or {})  # type: ignore[call-overload]
         steps = cfg.get("max_episode_steps")
+        return self._env_id, dict(
+            train=bool(cfg.get("train", True)), noop_max=int(cfg.get("noop_max", 30)),  # type: ignore[call-overload]
+            frame_skip=int(cfg.get("frame_skip", 4)), frame_stack=int(cfg.get("frame_stack", 4)),  # type: ignore[call-overload]
+            clip_reward=bool(cfg.get("clip_reward", True)),
+            repeat_action_probability=float(cfg.get("repeat_action_probability", 0.25)),  # type: ignore[arg-type]
+            max_episode_steps=steps if isinstance(steps, int) else None)
+
+    def make_vector_env(self, num_envs: int, num_threads: int = 0) -> gym.vector.VectorEnv:
+        """This config's preset as ale-py's C++ vector env (``stride.zoo.atari.vector_env``, whose
+        docstring lists where it differs from :func:`make_atari_env`), for the ``'vector'`` manager."""
+        env_id, preset = self._preset()
+        if self._cfg.get("make_kwargs"):
+            raise ConfigError(f"env manager 'vector' (ale-py's vector env) takes no make_kwargs, got {self._cfg['make_kwargs']!r}")
+        return make_atari_vector_env(atari_env_id(env_id), num_envs, num_threads=num_threads, **preset)
+
+    def _create(self) -> gym.Env[Frame, int]:
+        env_id, preset = self._preset()
+        make_kwargs: Dict[str, Any] = dict(self._cfg.get("make_kwargs") or {})  # type: ignore[call-overload]
         if self._replay_path is not None:
             make_kwargs.setdefault("render_mode", "rgb_array")
         try:
-            env = make_atari_env(
-                env_id, bool(cfg.get("train", True)), noop_max=int(cfg.get("noop_max", 30)),  # type: ignore[call-overload]
-                frame_skip=int(cfg.get("frame_skip", 4)), frame_stack=int(cfg.get("frame_stack", 4)),  # type: ignore[call-overload]
-                clip_reward=bool(cfg.get("clip_reward", True)),
-                repeat_action_probability=float(cfg.get("repeat_action_probability", 0.25)),  # type: ignore[arg-type]
-                max_episode_steps=steps if isinstance(steps, int) else None, **make_kwargs)
+            env = make_atari_env(env_id, **preset, **make_kwargs)
         except gym.error.Error as e:
             raise ConfigError(f"cannot make Atari env '{env_id}': {e}") from None
         self._enforce_order = False
