@@ -255,7 +255,7 @@ class AtariEnv(GymnasiumEnv[Frame, int]):
         if self._replay_path is not None:
             # one rendered frame per agent step: the console's 60 frames a second over the frame skip
             # plays in real time (ale-py's metadata says 30 whatever the frame skip)
-            fps = 60.0 / int(cfg.get("frame_skip", 4))  # type: ignore[call-overload]
+            fps = 60.0 / int(preset["frame_skip"])
             env = RecordEpisodes(env, self._replay_path, fps=fps)
         return env
 
