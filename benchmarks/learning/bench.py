@@ -1,25 +1,28 @@
 """Time to a robust policy, judged the way a user compares libraries (issue 13). Run through ``run.sh``.
 
 The rule, the same for every contestant:
-  * every ``--eval-every`` (1,000) env steps, a deterministic evaluation of ``--eval-episodes`` (10)
-    episodes: the screen;
+  * every ``--eval-every`` env steps (the case's screen interval: 1,000 on CartPole / Pendulum, 10,000
+    on LunarLander), a deterministic evaluation of ``--eval-episodes`` (10) episodes: the screen;
   * a screen whose mean reaches the stop value is a hit only if ``--confirm-episodes`` (100) further
     episodes of that same policy, on other seeds, reach it too; the run stops at the first
     confirmed hit (a failed confirmation is counted and training goes on);
   * train CPU seconds = process CPU of the training loop up to the confirmed hit, every evaluation
-    excluded; budget per algorithm in env steps, else "not confirmed";
+    excluded; budget per case in env steps, else "not confirmed";
   * afterwards the returned policy is evaluated once more on ``--fresh-episodes`` (100) episodes of
     seeds no evaluation used (the same seeds for every contestant);
-  * per algorithm: median over seeds (never the minimum), a seed that does not confirm counts as
+  * per case: median over seeds (never the minimum), a seed that does not confirm counts as
     infinite.
 
+Cases (``bench_common.cases``; ``--cases``, alias ``--algos``): dqn, ppo (CartPole-v1), sac
+(Pendulum-v1), lunarlander_dqn, lunarlander_ppo (LunarLander-v3); each names its Stride zoo config, env,
+rl-zoo3 entry, budget and screen interval.
+
 Contestants, each seed in its own fresh process (``torch.set_num_threads(1)``), interleaved:
-  stride -- ``serial_pipeline`` on the zoo config (DQN, PPO: CartPole-v1; SAC: Pendulum-v1), the rule
-            imposed through Stride's evaluator (``eval_freq_envstep``, ``n_evaluator_episode``,
-            ``confirm_episode``);
+  stride -- ``serial_pipeline`` on the case's zoo config, the rule imposed through Stride's evaluator
+            (``eval_freq_envstep``, ``n_evaluator_episode``, ``confirm_episode``);
   sb3    -- stable-baselines3 with rl-zoo3's tuned hyper-parameters for the same env
             (``bench_common.sb3_run``), the rule in an SB3 callback (``bench_common.sb3``).
-Targets: Stride's median train CPU below SB3's for every algorithm, and every Stride seed confirmed.
+Targets: Stride's median train CPU below SB3's for every case, and every Stride seed confirmed.
 """
 
 from __future__ import annotations
@@ -30,13 +33,10 @@ import os
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Dict, List, Optional
 
+from bench_common.cases import CASES
 from bench_common.driver import Runner, add_common_args, fmt, median_or_inf, start, stride_eval_settings, uptime
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-CONFIGS = {"dqn": "stride.zoo.cartpole.config.cartpole_dqn_config",
-           "ppo": "stride.zoo.cartpole.config.cartpole_ppo_config",
-           "sac": "stride.zoo.pendulum.config.pendulum_sac_config"}
-BUDGET = {"dqn": 100_000, "ppo": 200_000, "sac": 50_000}
 
 
 def row_of(contestant: str, r: Optional[dict], stop_value: float) -> Dict[str, Any]:
@@ -61,29 +61,37 @@ def row_of(contestant: str, r: Optional[dict], stop_value: float) -> Dict[str, A
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     add_common_args(ap)
-    ap.add_argument("--algos", nargs="+", choices=sorted(CONFIGS), default=["dqn", "ppo", "sac"])
+    ap.add_argument("--cases", "--algos", dest="cases", nargs="+", choices=sorted(CASES), default=["dqn", "ppo", "sac"])
     ap.add_argument("--only", nargs="+", choices=["stride", "sb3"], default=["stride", "sb3"])
-    ap.add_argument("--eval-every", type=int, default=1000)
+    ap.add_argument("--eval-every", type=int, default=0, help="screen interval in env steps (0: each case's own)")
     ap.add_argument("--eval-episodes", type=int, default=10)
     ap.add_argument("--confirm-episodes", type=int, default=100)
     ap.add_argument("--fresh-episodes", type=int, default=100)
-    ap.add_argument("--budget", nargs="+", default=[], metavar="ALGO=STEPS",
-                    help=f"env-step budget per algorithm (default {BUDGET})")
+    ap.add_argument("--budget", nargs="+", default=[], metavar="CASE=STEPS",
+                    help=f"env-step budget per case (default {({k: c.budget for k, c in CASES.items()})})")
     ap.add_argument("--jobs", type=int, default=1, help="contestant processes at a time (CPU time is per process)")
     ap.add_argument("--stride-set", action="append", default=[], metavar="KEY=VALUE",
                     help="override a key of Stride's config (sweeps; the report says so)")
-    ap.add_argument("--stride-config-module", default=None, help="a config module instead of the zoo's (one algo)")
+    ap.add_argument("--report-name", default="learning",
+                    help="results/<name>_<date>.txt (e.g. learning_lunarlander beside the CartPole report)")
+    ap.add_argument("--stride-config-module", default=None, help="a config module instead of the zoo's (one case)")
     args = ap.parse_args()
-    budget = dict(BUDGET, **{k: int(float(v)) for k, v in (b.split("=") for b in args.budget)})
+    budget = {k: CASES[k].budget for k in args.cases}
+    for item in args.budget:
+        k, _, v = item.partition("=")
+        if k not in CASES:
+            ap.error(f"--budget {item!r}: unknown case {k!r}; valid: {', '.join(sorted(CASES))}")
+        budget[k] = int(float(v))
+    every = {k: args.eval_every or CASES[k].eval_every for k in args.cases}
 
-    ses = start("learning", args.stride_ref)
+    ses = start(args.report_name, args.stride_ref)
     run = Runner(ses.logdir, args.timeout, ses.stride_src, HERE)
-    rule = ["--eval-every", args.eval_every, "--eval-episodes", args.eval_episodes,
-            "--confirm-episodes", args.confirm_episodes, "--fresh-episodes", args.fresh_episodes]
+    rule = ["--eval-episodes", args.eval_episodes, "--confirm-episodes", args.confirm_episodes,
+            "--fresh-episodes", args.fresh_episodes]
     jobs: List[tuple] = []
     stop_values = {}
-    for algo in args.algos:
-        stop_values[algo] = stride_eval_settings(ses.stride_src, args.stride_config_module or CONFIGS[algo])["stop_value"]
+    for algo in args.cases:
+        stop_values[algo] = stride_eval_settings(ses.stride_src, args.stride_config_module or CASES[algo].config)["stop_value"]
         for seed in args.seeds:
             for c in args.only:
                 if c == "stride":
@@ -91,15 +99,14 @@ def main() -> None:
                     if args.stride_config_module:
                         extra += ["--config-module", args.stride_config_module]
                     jobs.append((algo, seed, c, "bench_common.stride_run",
-                                 ["--algo", algo, "--seed", seed, "--max-env-steps", budget[algo],
-                                  "--exp-dir", os.path.join(ses.logdir, f"stride_{algo}_seed{seed}"), *rule, *extra]))
+                                 ["--case", algo, "--seed", seed, "--max-env-steps", budget[algo],
+                                  "--exp-dir", os.path.join(ses.logdir, f"stride_{algo}_seed{seed}"),
+                                  "--eval-every", every[algo], *rule, *extra]))
                 else:
                     jobs.append((algo, seed, c, "bench_common.sb3_run",
-                                 ["--algo", algo, "--seed", seed, "--max-env-steps", budget[algo],
-                                  "--stop-value", stop_values[algo], "--eval-episodes", args.eval_episodes,
-                                  "--eval-every", args.eval_every, "--confirm-episodes", args.confirm_episodes,
-                                  "--fresh-episodes", args.fresh_episodes]))
-    print(f"{len(jobs)} runs, {args.jobs} at a time; rule: screen {args.eval_episodes} episodes every {args.eval_every} "
+                                 ["--case", algo, "--seed", seed, "--max-env-steps", budget[algo],
+                                  "--stop-value", stop_values[algo], "--eval-every", every[algo], *rule]))
+    print(f"{len(jobs)} runs, {args.jobs} at a time; rule: screen {args.eval_episodes} episodes every {every} "
           f"env steps, confirm on {args.confirm_episodes}, fresh check on {args.fresh_episodes}; budgets {budget}")
     with ThreadPoolExecutor(max_workers=args.jobs) as pool:
         outs = list(pool.map(lambda j: run(f"{j[2]}_{j[0]}_seed{j[1]}", j[3], *j[4]), jobs))
@@ -109,7 +116,7 @@ def main() -> None:
 
     up_end = uptime()
     lines = ses.report_header("Time to a robust policy (issue 13's rule)", up_end)
-    lines += [f"rule: {args.eval_episodes}-episode screen every {args.eval_every} env steps; a hit needs {args.confirm_episodes} "
+    lines += [f"rule: {args.eval_episodes}-episode screen every {every} env steps; a hit needs {args.confirm_episodes} "
               f"further episodes of that policy to clear the threshold too; train CPU s exclude every evaluation; "
               f"medians over seeds {args.seeds} (unconfirmed = inf); budgets {budget}",
               f"fresh: the returned policy's mean over {args.fresh_episodes} episodes of seeds no evaluation used"]
@@ -117,9 +124,10 @@ def main() -> None:
         lines.append(f"STRIDE CONFIG OVERRIDDEN: {args.stride_set} {args.stride_config_module or ''}")
     lines.append("")
     summary: Dict[str, Any] = {}
-    for algo in args.algos:
+    for algo in args.cases:
         sv = stop_values[algo]
-        lines.append(f"{algo} ({'Pendulum-v1' if algo == 'sac' else 'CartPole-v1'}, threshold {sv:g}, budget {budget[algo]} env steps)")
+        lines.append(f"{algo} ({CASES[algo].title}, threshold {sv:g}, budget {budget[algo]} env steps, "
+                     f"screen every {every[algo]})")
         lines.append("  seed  contestant  confirmed  env steps  train CPU s  first screen hit  failed confirms  "
                      "confirm mean  fresh mean")
         rows: Dict[str, List[dict]] = {c: [] for c in args.only}
