@@ -35,7 +35,7 @@ main_config = dict(
 
 create_config = dict(
     env=dict(type="gymnasium"),
-    env_manager=dict(type="subprocess"),
+    env_manager=dict(type="base"),
     policy=dict(type="dqn"),
     replay_buffer=dict(type="naive"),
 )

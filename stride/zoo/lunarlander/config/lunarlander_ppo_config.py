@@ -32,7 +32,7 @@ main_config = dict(
 
 create_config = dict(
     env=dict(type="gymnasium"),
-    env_manager=dict(type="subprocess"),
+    env_manager=dict(type="base"),
     policy=dict(type="ppo"),
 )
 
