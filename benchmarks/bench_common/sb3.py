@@ -15,7 +15,7 @@ from typing import Any, Callable, List, Optional
 
 import numpy as np
 
-from bench_common.proc import cpu
+from bench_common.proc import cpu, log
 
 Evaluate = Callable[[Callable[[np.ndarray], np.ndarray]], List[float]]
 
@@ -53,6 +53,8 @@ def learn_until_stop(model: Any, total: int, evaluate: Evaluate, eval_every: int
                     state["unconfirmed"].append((n, round(mean, 1), round(confirmed, 1)))
             state["eval_cpu"] += cpu() - c0
             state["history"].append((n, round(mean, 1)) if confirmed is None else (n, round(mean, 1), round(confirmed, 1)))
+            log(f"[sb3] env step {n}: screen {mean:.1f}" + ("" if confirmed is None else f", confirmation {confirmed:.1f}")
+                + f"; train CPU so far {cpu() - t0 - state['eval_cpu']:.1f} s")
             if mean >= stop_value and (confirm is None or confirmed >= stop_value):
                 state.update(stop=True, env_step=n, eval_return=mean, confirm_return=confirmed, stop_cpu=cpu())
                 return False
