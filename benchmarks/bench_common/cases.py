@@ -42,8 +42,9 @@ CASES: Dict[str, Case] = {
     # LunarLander: episodes last up to 1,000 steps, so a 10-episode screen costs up to 10,000 env
     # steps of evaluation; screening every 1,000 training steps would cost more than training.
     # rl-zoo3 2.9.2 has LunarLander-v3 entries (the same hyper-parameters as its former -v2 ones).
+    # Budgets: DQN 2.5x rl-zoo3's n_timesteps (100k), PPO rl-zoo3's 1M.
     "lunarlander_dqn": Case("dqn", "stride.zoo.lunarlander.config.lunarlander_dqn_config", "LunarLander-v3",
-                            "LunarLander-v3", 300_000, 10_000),
+                            "LunarLander-v3", 250_000, 10_000),
     "lunarlander_ppo": Case("ppo", "stride.zoo.lunarlander.config.lunarlander_ppo_config", "LunarLander-v3",
                             "LunarLander-v3", 1_000_000, 10_000),
 }
