@@ -71,7 +71,8 @@ def main() -> None:
 
         run["fresh_returns"] = evaluate_batched(act, args.fresh_episodes, args.eval_envs, 30_000 + args.seed, env_id)
     res = {
-        "contestant": "sb3", "case": args.case, "algo": case.algo, "rlzoo_env": case.rlzoo_env, "seed": args.seed, **run, "hyperparams_file": zoo["path"],
+        "contestant": "sb3", "case": args.case, "algo": case.algo, "rlzoo_env": case.rlzoo_env, "seed": args.seed,
+        **run, "hyperparams_file": zoo["path"],
         "hyperparams_raw": {k: (v if isinstance(v, (int, float, str)) else str(v)) for k, v in zoo["raw"].items()},
         "n_envs": n_envs, "n_timesteps": n_timesteps,
         "n_params": int(sum(p.numel() for p in model.policy.parameters())),

@@ -117,7 +117,8 @@ def main() -> None:
         n_params = int(sum(v.numel() for v in sd.values()))
     except Exception as e:  # noqa: BLE001 - informative only
         log(f"[stride] could not count model parameters: {e!r}")
-    record = {"contestant": "stride", "case": args.case, "algo": case.algo, "seed": args.seed, "exp_dir": exp_dir, "result": result,
+    record = {"contestant": "stride", "case": args.case, "algo": case.algo, "seed": args.seed, "exp_dir": exp_dir,
+              "result": result,
               "total_config": total, "outer_cpu_seconds": outer, "n_params": n_params,
               "stride_version": getattr(stride, "__version__", "?"), "overrides": args.set,
               **screen_history(exp_dir, float(total["env"]["stop_value"])), **info}
