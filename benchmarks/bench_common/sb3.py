@@ -15,7 +15,7 @@ from typing import Any, Callable, List, Optional
 
 import numpy as np
 
-from bench_common.proc import cpu
+from bench_common.proc import cpu, log
 
 Evaluate = Callable[[Callable[[np.ndarray], np.ndarray]], List[float]]
 
@@ -27,10 +27,21 @@ def learn_until_stop(model: Any, total: int, evaluate: Evaluate, eval_every: int
     from stable_baselines3.common.callbacks import BaseCallback
 
     state = {"eval_cpu": 0.0, "evals": 0, "stop": False, "env_step": None, "eval_return": None,
-             "confirm_return": None, "last_eval": 0, "history": [], "unconfirmed": [], "first_screen_hit": None}
+             "confirm_return": None, "last_eval": 0, "history": [], "unconfirmed": [], "first_screen_hit": None, "n_updates": 0}
 
     class StopOnEval(BaseCallback):
+        def _count_updates(self) -> None:
+            # SB3 logs its gradient-step count as "train/n_updates" after each train() (public Logger
+            # values, cleared at each dump: read on every callback, before the next dump can happen)
+            updates = self.model.logger.name_to_value.get("train/n_updates")
+            if updates:
+                state["n_updates"] = max(state["n_updates"], int(updates))
+
+        def _on_training_end(self) -> None:
+            self._count_updates()
+
         def _on_step(self) -> bool:
+            self._count_updates()
             n = self.num_timesteps
             if n - state["last_eval"] < eval_every:
                 return True
@@ -53,6 +64,8 @@ def learn_until_stop(model: Any, total: int, evaluate: Evaluate, eval_every: int
                     state["unconfirmed"].append((n, round(mean, 1), round(confirmed, 1)))
             state["eval_cpu"] += cpu() - c0
             state["history"].append((n, round(mean, 1)) if confirmed is None else (n, round(mean, 1), round(confirmed, 1)))
+            log(f"[sb3] env step {n}: screen {mean:.1f}" + ("" if confirmed is None else f", confirmation {confirmed:.1f}")
+                + f"; train CPU so far {cpu() - t0 - state['eval_cpu']:.1f} s")
             if mean >= stop_value and (confirm is None or confirmed >= stop_value):
                 state.update(stop=True, env_step=n, eval_return=mean, confirm_return=confirmed, stop_cpu=cpu())
                 return False
@@ -64,7 +77,7 @@ def learn_until_stop(model: Any, total: int, evaluate: Evaluate, eval_every: int
     return {
         "stop": state["stop"],
         "env_step": state["env_step"] if state["stop"] else int(model.num_timesteps),
-        "train_iter": int(model._n_updates),  # gradient steps (PPO: minibatch gradient steps)
+        "train_iter": state["n_updates"],  # SB3's n_updates: gradient steps (DQN, SAC), epochs (PPO)
         "eval_return": state["eval_return"] if state["stop"] else (state["history"][-1][1] if state["history"] else None),
         "confirm_return": state["confirm_return"],
         "first_screen_hit": state["first_screen_hit"],

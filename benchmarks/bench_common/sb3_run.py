@@ -1,6 +1,7 @@
-"""SB3 contestant: stable-baselines3 ``DQN`` / ``PPO`` on CartPole-v1 or ``SAC`` on Pendulum-v1 with
-rl-zoo3's tuned hyper-parameters (:mod:`bench_common.rlzoo`), trained to the stop rule of
-:mod:`bench_common.sb3`. Run as ``python -m bench_common.sb3_run --algo dqn|ppo|sac ...``.
+"""SB3 contestant: stable-baselines3 ``DQN`` / ``PPO`` / ``SAC`` on a case's env (:mod:`bench_common.cases`)
+with rl-zoo3's tuned hyper-parameters for the case's entry (:mod:`bench_common.rlzoo`), trained to the
+stop rule of :mod:`bench_common.sb3`. Run as ``python -m bench_common.sb3_run --case dqn|ppo|sac|... ...``
+(``--algo`` is the same flag, its issue-13 name).
 
 DQN exploration: SB3 anneals eps over ``exploration_fraction * total_timesteps``; rl-zoo3 trains for
 ``n_timesteps``. We pass the step cap as ``total_timesteps``, so ``exploration_fraction`` is rescaled
@@ -12,17 +13,16 @@ from __future__ import annotations
 
 import argparse
 
+from bench_common.cases import CASES
 from bench_common.evaluate import evaluate_batched
 from bench_common.proc import emit, setup_process
 from bench_common.rlzoo import preprocess, rl_zoo3_hyperparams
 from bench_common.sb3 import learn_until_stop
 
-ENV = {"dqn": "CartPole-v1", "ppo": "CartPole-v1", "sac": "Pendulum-v1"}
-
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--algo", choices=sorted(ENV), required=True)
+    ap.add_argument("--case", "--algo", dest="case", choices=sorted(CASES), required=True)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--max-env-steps", type=int, default=200_000)
     ap.add_argument("--eval-every", type=int, default=2560)
@@ -42,12 +42,13 @@ def main() -> None:
     from stable_baselines3 import DQN, PPO, SAC
     from stable_baselines3.common.env_util import make_vec_env
 
-    env_id = ENV[args.algo]
-    zoo = rl_zoo3_hyperparams(args.algo, env_id)
+    case = CASES[args.case]
+    env_id = case.env_id
+    zoo = rl_zoo3_hyperparams(case.algo, case.rlzoo_env)
     total = args.max_env_steps
     hp, n_envs, n_timesteps = preprocess(zoo["raw"], total)
     policy = hp.pop("policy")
-    if args.algo == "dqn" and "exploration_fraction" in hp:
+    if case.algo == "dqn" and "exploration_fraction" in hp:
         hp["exploration_fraction"] = min(1.0, hp["exploration_fraction"] * n_timesteps / total)
 
     def evaluate(act_fn):
@@ -57,7 +58,7 @@ def main() -> None:
         return evaluate_batched(act_fn, args.confirm_episodes, args.eval_envs, 20_000 + args.seed, env_id)
 
     env = make_vec_env(env_id, n_envs=n_envs, seed=args.seed)
-    cls = {"dqn": DQN, "ppo": PPO, "sac": SAC}[args.algo]
+    cls = {"dqn": DQN, "ppo": PPO, "sac": SAC}[case.algo]
     model = cls(policy, env, seed=args.seed, verbose=0, device="cpu", **hp)
     run = learn_until_stop(model, total, evaluate, args.eval_every, args.stop_value,
                            confirm if args.confirm_episodes else None)
@@ -70,13 +71,14 @@ def main() -> None:
 
         run["fresh_returns"] = evaluate_batched(act, args.fresh_episodes, args.eval_envs, 30_000 + args.seed, env_id)
     res = {
-        "contestant": "sb3", "algo": args.algo, "seed": args.seed, **run, "hyperparams_file": zoo["path"],
+        "contestant": "sb3", "case": args.case, "algo": case.algo, "rlzoo_env": case.rlzoo_env, "seed": args.seed,
+        **run, "hyperparams_file": zoo["path"],
         "hyperparams_raw": {k: (v if isinstance(v, (int, float, str)) else str(v)) for k, v in zoo["raw"].items()},
         "n_envs": n_envs, "n_timesteps": n_timesteps,
         "n_params": int(sum(p.numel() for p in model.policy.parameters())),
         "sb3_version": stable_baselines3.__version__, **info,
     }
-    if args.algo == "dqn":
+    if case.algo == "dqn":
         res.update(exploration_fraction_used=hp.get("exploration_fraction"),
                    q_net_params=int(sum(p.numel() for p in model.q_net.parameters())))
     emit(res, args.out)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Create benchmarks/.venv-peers (gitignored) if it is missing or incomplete: torch 2.13.0 CPU first,
-# then the peers (stable-baselines3, tianshou, gymnasium, envpool, ale-py) constrained to that torch, then rl_zoo3
-# without its deps (we only read its hyperparams/*.yml). Used by the dqn, onpolicy_sac and
+# then the peers (stable-baselines3, tianshou, gymnasium with Box2D for LunarLander, envpool, ale-py) constrained
+# to that torch, then rl_zoo3 without its deps (we only read its hyperparams/*.yml). Used by the dqn, onpolicy_sac and
 # env_managers benchmarks. Stride itself is used from the repo through PYTHONPATH.
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -10,7 +10,7 @@ VENV="$REPO/benchmarks/.venv-peers"
 PY="${PYTHON:-python3.11}"
 command -v "$PY" >/dev/null 2>&1 || PY=python3
 
-if [[ -x "$VENV/bin/python" ]] && "$VENV/bin/python" -c "import importlib.util as u, stable_baselines3, tianshou, gymnasium, torch, yaml, tqdm, tensorboardX, cloudpickle, psutil; assert u.find_spec('rl_zoo3')" 2>/dev/null; then
+if [[ -x "$VENV/bin/python" ]] && "$VENV/bin/python" -c "import importlib.util as u, stable_baselines3, tianshou, gymnasium, torch, yaml, tqdm, tensorboardX, cloudpickle, psutil, Box2D, ale_py, cv2, envpool; assert u.find_spec('rl_zoo3')" 2>/dev/null; then
     exit 0
 fi
 echo "[setup] creating $VENV" >&2
@@ -21,8 +21,9 @@ PIP=("$VENV/bin/python" -m pip install --quiet --disable-pip-version-check)
 CONSTRAINTS="$(mktemp)"
 trap 'rm -f "$CONSTRAINTS"' EXIT
 echo "torch==2.13.0" > "$CONSTRAINTS"
-# 2) the peers and what Stride needs from the repo (pyyaml to read rl-zoo3's yml).
-"${PIP[@]}" -c "$CONSTRAINTS" stable-baselines3 tianshou gymnasium pyyaml tqdm tensorboardX cloudpickle psutil
+# 2) the peers and what Stride needs from the repo (pyyaml to read rl-zoo3's yml; Box2D's wheel for
+#    benchmarks/learning's LunarLander cases).
+"${PIP[@]}" -c "$CONSTRAINTS" stable-baselines3 tianshou "gymnasium[box2d]" pyyaml tqdm tensorboardX cloudpickle psutil
 # 2b) Atari: ale-py (Stride's preset and its vector env; the repo's pin), OpenCV for the preset's
 #     resize, EnvPool (a native vector env peer; 1.2.5 has a Python 3.11 wheel).
 "${PIP[@]}" -c "$CONSTRAINTS" "ale-py==0.12.1" opencv-python-headless "envpool==1.2.5"

@@ -1,5 +1,6 @@
-"""Stride contestant: ``serial_pipeline`` on a zoo config (CartPole DQN / PPO, Pendulum SAC), one seed.
-Run as ``python -m bench_common.stride_run --algo dqn|ppo|sac ...``.
+"""Stride contestant: ``serial_pipeline`` on a case's zoo config (:mod:`bench_common.cases`), one seed.
+Run as ``python -m bench_common.stride_run --case dqn|ppo|sac|lunarlander_dqn|... ...`` (``--algo`` is
+the same flag, its issue-13 name).
 
 Stride measures itself: ``<exp_dir>/result.json`` carries ``train_cpu_seconds`` (process CPU time
 excluding evaluation) and ``eval_cpu_seconds``; the config actually used is
@@ -24,13 +25,9 @@ import os
 
 import numpy as np
 
+from bench_common.cases import CASES
 from bench_common.evaluate import evaluate_batched
 from bench_common.proc import cpu, emit, log, setup_process
-
-CONFIGS = {"dqn": "stride.zoo.cartpole.config.cartpole_dqn_config",
-           "ppo": "stride.zoo.cartpole.config.cartpole_ppo_config",
-           "sac": "stride.zoo.pendulum.config.pendulum_sac_config"}
-ENV = {"dqn": "CartPole-v1", "ppo": "CartPole-v1", "sac": "Pendulum-v1"}
 
 
 def _set(cfg: dict, dotted: str, value) -> None:
@@ -69,8 +66,8 @@ def screen_history(exp_dir: str, stop_value: float) -> dict:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--algo", choices=sorted(CONFIGS), required=True)
-    ap.add_argument("--config-module", default=None, help="a config module instead of the algo's zoo config")
+    ap.add_argument("--case", "--algo", dest="case", choices=sorted(CASES), required=True)
+    ap.add_argument("--config-module", default=None, help="a config module instead of the case's zoo config")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--max-env-steps", type=int, default=200_000)
     ap.add_argument("--exp-dir", required=True, help="must not exist yet")
@@ -82,11 +79,12 @@ def main() -> None:
     ap.add_argument("--out", default=None)
     args = ap.parse_args()
     info = setup_process(args.seed)
+    case = CASES[args.case]
 
     import stride
     from stride.entry import serial_pipeline
 
-    mod = importlib.import_module(args.config_module or CONFIGS[args.algo])
+    mod = importlib.import_module(args.config_module or case.config)
     main_cfg = copy.deepcopy(mod.main_config)
     main_cfg["exp_name"] = os.path.abspath(args.exp_dir)
     if args.eval_every:
@@ -119,7 +117,8 @@ def main() -> None:
         n_params = int(sum(v.numel() for v in sd.values()))
     except Exception as e:  # noqa: BLE001 - informative only
         log(f"[stride] could not count model parameters: {e!r}")
-    record = {"contestant": "stride", "algo": args.algo, "seed": args.seed, "exp_dir": exp_dir, "result": result,
+    record = {"contestant": "stride", "case": args.case, "algo": case.algo, "seed": args.seed, "exp_dir": exp_dir,
+              "result": result,
               "total_config": total, "outer_cpu_seconds": outer, "n_params": n_params,
               "stride_version": getattr(stride, "__version__", "?"), "overrides": args.set,
               **screen_history(exp_dir, float(total["env"]["stop_value"])), **info}
@@ -128,7 +127,7 @@ def main() -> None:
             out = policy.eval_mode.forward({i: o for i, o in enumerate(batch)})
             return np.stack([out[i]["action"] for i in range(len(batch))])
 
-        record["fresh_returns"] = evaluate_batched(act, args.fresh_episodes, 8, 30_000 + args.seed, ENV[args.algo])
+        record["fresh_returns"] = evaluate_batched(act, args.fresh_episodes, 8, 30_000 + args.seed, case.env_id)
     emit(record, args.out)
 
 

@@ -226,7 +226,9 @@ def _run(cfg: Config, policy: Policy, workers: Workers, exp: str, max_train_iter
                     last_return = evaluator.last_confirm_return
                 train_cpu = time.process_time() - cpu0 - eval_cpu
                 csv.write({"train_iter": learner.train_iter, "envstep": collector.envstep,
-                           "eval_return_mean": last_return, "confirm_return_mean": evaluator.last_confirm_return,
+                           # the screen's mean, and the confirmation's where one ran (the decisive one)
+                           "eval_return_mean": evaluator.last_eval_return,
+                           "confirm_return_mean": evaluator.last_confirm_return,
                            "eval_return_min": min(returns), "eval_return_max": max(returns),
                            "train_cpu_seconds": round(train_cpu, 3),
                            "wall_seconds": round(time.perf_counter() - wall0, 3),
