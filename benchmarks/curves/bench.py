@@ -8,7 +8,10 @@ env, Stride's config translated otherwise). After the budget the final policy of
 ``--final-episodes`` (100) fresh episodes on seeds no evaluation used, with the same evaluator
 (``bench_common.evaluate``) for both. The curve (env steps, mean return, train CPU s, wall s) goes to
 ``results/curves_<case>_<date>.csv``; the report (table, machine load) to ``results/curves_<date>.txt``,
-and a PNG of the curves where matplotlib is installed.
+and a PNG of the curves where matplotlib is installed. Unlike the peers' published benchmarks
+(rl-zoo3's and Tianshou's report each library's own training-episode or evaluator returns; DI-engine's
+its evaluator's), both contestants' final numbers here come from one evaluator on the same episodes,
+next to their train CPU.
 
     bash benchmarks/curves/run.sh --cases breakout_ppo --seeds 0 1 2 [--budget 2000000] [--jobs 2]
     bash benchmarks/curves/run.sh --report results/curves_*/   # re-report finished runs (merges folders)
@@ -18,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import datetime as dt
 import glob
 import json
 import os
@@ -182,6 +186,12 @@ def load_folders(folders: List[str]) -> List[dict]:
                 runs.append(normalise(r))
                 if r["contestant"] == "stride":
                     done_dirs.add(os.path.realpath(r["exp_dir"]))
+        for p in sorted(glob.glob(os.path.join(d, "*.json.partial"))):  # SB3 runs stopped before their budget
+            with open(p) as f:
+                r = json.load(f)
+            last = r["curve"][-1] if r["curve"] else {"env_step": 0, "train_cpu_s": 0.0, "wall_s": 0.0}
+            runs.append({**r, "env_step": last["env_step"], "train_cpu": last["train_cpu_s"], "wall": last["wall_s"],
+                         "final": None})
         for prog in sorted(glob.glob(os.path.join(d, "*", "progress.csv"))):
             exp = os.path.dirname(prog)
             if os.path.realpath(exp) not in done_dirs:
@@ -205,7 +215,7 @@ def main() -> None:
 
     if args.report:
         runs, up_start, header = load_folders(args.report), uptime(), [f"curves report of {', '.join(args.report)}"]
-        stem = os.path.join(RESULTS, "curves_merged")
+        stem = os.path.join(RESULTS, "curves_" + dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d"))
     else:
         s = start("curves_" + "_".join(args.cases), args.stride_ref)
         runner = Runner(s.logdir, args.timeout, s.stride_src, HERE)

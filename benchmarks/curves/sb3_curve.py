@@ -10,6 +10,7 @@ conv net below). Curve points carry train CPU s (process CPU minus the CPU of ev
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 import time
@@ -113,6 +114,11 @@ def main() -> None:
                       "return_max": float(np.max(returns)), "train_cpu_s": cpu() - cpu0 - state["eval_cpu"],
                       "wall_s": time.perf_counter() - wall0})
         log(f"[sb3] env_step={n} return={curve[-1]['return_mean']:.2f} train_cpu={curve[-1]['train_cpu_s']:.0f}s")
+        if args.out:  # the curve so far, in case the run is stopped before its budget
+            with open(args.out + ".partial.tmp", "w") as f:
+                json.dump({"contestant": "sb3", "case": args.case, "seed": args.seed, "budget": args.budget,
+                           "curve": curve}, f)
+            os.replace(args.out + ".partial.tmp", args.out + ".partial")
 
     class Curve(BaseCallback):
         def _on_step(self) -> bool:
@@ -129,6 +135,8 @@ def main() -> None:
           "eval_cpu_seconds": state["eval_cpu"], "wall_seconds": time.perf_counter() - wall0,
           "final_returns": final, "hyperparams": hp, "sb3_version": stable_baselines3.__version__,
           "n_params": int(sum(p.numel() for p in model.policy.parameters())), **info}, args.out)
+    if args.out and os.path.exists(args.out + ".partial"):
+        os.remove(args.out + ".partial")
 
 
 if __name__ == "__main__":
