@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Create benchmarks/.venv-peers (gitignored) if it is missing or incomplete: torch 2.13.0 CPU first,
-# then the peers (stable-baselines3, tianshou, gymnasium with Box2D for LunarLander, envpool, ale-py) constrained
-# to that torch, then rl_zoo3 without its deps (we only read its hyperparams/*.yml). Used by the dqn, onpolicy_sac and
-# env_managers benchmarks. Stride itself is used from the repo through PYTHONPATH.
+# then the peers (stable-baselines3, tianshou, gymnasium with Box2D for LunarLander, envpool, ale-py,
+# minatar, mujoco) constrained to that torch, then rl_zoo3 without its deps (we only read its
+# hyperparams/*.yml). Used by the dqn, onpolicy_sac, env_managers, learning and curves benchmarks.
+# Stride itself is used from the repo through PYTHONPATH.
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 REPO="$(cd "$HERE/../.." && pwd)"
@@ -10,7 +11,7 @@ VENV="$REPO/benchmarks/.venv-peers"
 PY="${PYTHON:-python3.11}"
 command -v "$PY" >/dev/null 2>&1 || PY=python3
 
-if [[ -x "$VENV/bin/python" ]] && "$VENV/bin/python" -c "import importlib.util as u, stable_baselines3, tianshou, gymnasium, torch, yaml, tqdm, tensorboardX, cloudpickle, psutil, Box2D, ale_py, cv2, envpool; assert u.find_spec('rl_zoo3')" 2>/dev/null; then
+if [[ -x "$VENV/bin/python" ]] && "$VENV/bin/python" -c "import importlib.util as u, stable_baselines3, tianshou, gymnasium, torch, yaml, tqdm, tensorboardX, cloudpickle, psutil, Box2D, ale_py, cv2, envpool, minatar, mujoco; assert u.find_spec('rl_zoo3')" 2>/dev/null; then
     exit 0
 fi
 echo "[setup] creating $VENV" >&2
@@ -27,6 +28,9 @@ echo "torch==2.13.0" > "$CONSTRAINTS"
 # 2b) Atari: ale-py (Stride's preset and its vector env; the repo's pin), OpenCV for the preset's
 #     resize, EnvPool (a native vector env peer; 1.2.5 has a Python 3.11 wheel).
 "${PIP[@]}" -c "$CONSTRAINTS" "ale-py==0.12.1" opencv-python-headless "envpool==1.2.5"
+# 2c) MinAtar (its Gymnasium ids) and MuJoCo (Gymnasium's v5 envs) for benchmarks/curves, at the versions
+#     constraints.txt pins for Stride (minatar pulls matplotlib, used for the curves' plot).
+"${PIP[@]}" -c "$CONSTRAINTS" "minatar==1.0.15" "mujoco==4.0.0" "gymnasium[mujoco]"
 # 3) rl-zoo3 for its hyper-parameter files only.
 "${PIP[@]}" --no-deps rl_zoo3
 "$VENV/bin/python" - <<'PY'

@@ -75,6 +75,7 @@ def main() -> None:
     ap.add_argument("--eval-episodes", type=int, default=0, help="episodes per evaluation (0: the config's)")
     ap.add_argument("--confirm-episodes", type=int, default=-1, help="confirmation episodes (-1: the config's)")
     ap.add_argument("--fresh-episodes", type=int, default=0, help="evaluate the returned policy afterwards")
+    ap.add_argument("--env-id", default=None, help="Gymnasium id of the fresh evaluation (default: the algo's)")
     ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override a config key")
     ap.add_argument("--out", default=None)
     args = ap.parse_args()
@@ -127,7 +128,8 @@ def main() -> None:
             out = policy.eval_mode.forward({i: o for i, o in enumerate(batch)})
             return np.stack([out[i]["action"] for i in range(len(batch))])
 
-        record["fresh_returns"] = evaluate_batched(act, args.fresh_episodes, 8, 30_000 + args.seed, case.env_id)
+        record["fresh_returns"] = evaluate_batched(act, args.fresh_episodes, 8, 30_000 + args.seed,
+                                                   args.env_id or case.env_id)
     emit(record, args.out)
 
 

@@ -1,0 +1,248 @@
+"""Learning curves at a fixed budget (issue 15): Stride vs Stable-Baselines3 on the same budget and seeds.
+
+Cases (:mod:`cases`): DQN and PPO on MinAtar Breakout, SAC on Hopper-v5. Each contestant runs in its own
+fresh process (one torch thread): Stride through ``serial_pipeline`` on its zoo config
+(``bench_common.stride_run``; its own evaluator, ``--eval-episodes`` episodes every ``--eval-every`` env
+steps, no stop value), SB3 through ``sb3_curve.py`` (rl-zoo3's hyper-parameters where rl-zoo3 has the
+env, Stride's config translated otherwise). After the budget the final policy of each plays
+``--final-episodes`` (100) fresh episodes on seeds no evaluation used, with the same evaluator
+(``bench_common.evaluate``) for both. The curve (env steps, mean return, train CPU s, wall s) goes to
+``results/curves_<case>_<date>.csv``; the report (table, machine load) to ``results/curves_<date>.txt``,
+and a PNG of the curves where matplotlib is installed. Unlike the peers' published benchmarks
+(rl-zoo3's and Tianshou's report each library's own training-episode or evaluator returns; DI-engine's
+its evaluator's), both contestants' final numbers here come from one evaluator on the same episodes,
+next to their train CPU.
+
+    bash benchmarks/curves/run.sh --cases breakout_ppo --seeds 0 1 2 [--budget 2000000] [--jobs 2]
+    bash benchmarks/curves/run.sh --report results/curves_*/   # re-report finished runs (merges folders)
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import datetime as dt
+import glob
+import json
+import os
+import statistics
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from typing import Dict, List, Optional, Tuple
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from cases import CASES  # noqa: E402
+
+from bench_common.driver import RESULTS, Runner, add_common_args, fmt, start, uptime  # noqa: E402
+
+
+def stride_curve(record: dict) -> List[dict]:
+    """Stride's curve from its run's ``progress.csv`` (the evaluator's rows)."""
+    rows = []
+    with open(os.path.join(record["exp_dir"], "progress.csv")) as f:
+        for r in csv.DictReader(f):
+            if r.get("eval_return_mean"):
+                rows.append({"env_step": int(r["envstep"]), "return_mean": float(r["eval_return_mean"]),
+                             "return_min": float(r["eval_return_min"]), "return_max": float(r["eval_return_max"]),
+                             "train_cpu_s": float(r["train_cpu_seconds"]), "wall_s": float(r["wall_seconds"])})
+    return rows
+
+
+def normalise(record: dict) -> dict:
+    """One contestant's run as ``{contestant, case, seed, budget, env_step, curve, train_cpu, final}``."""
+    if record["contestant"] == "stride":
+        res = record["result"]
+        return {"contestant": "stride", "case": record["case"], "seed": record["seed"], "budget": record["budget"],
+                "env_step": res["env_step"], "curve": stride_curve(record), "train_cpu": res["train_cpu_seconds"],
+                "wall": res["wall_seconds"], "final": record["fresh_returns"]}
+    return {"contestant": "sb3", "case": record["case"], "seed": record["seed"], "budget": record["budget"],
+            "env_step": record["env_step"], "curve": record["curve"], "train_cpu": record["train_cpu_seconds"],
+            "wall": record["wall_seconds"], "final": record["final_returns"]}
+
+
+def run_one(runner: Runner, case: str, contestant: str, seed: int, budget: int, eval_every: int,
+            eval_episodes: int, final_episodes: int) -> Optional[dict]:
+    c = CASES[case]
+    name = f"{case}_{contestant}_s{seed}"
+    if contestant == "stride":
+        r = runner(name, "bench_common.stride_run", "--algo", c["algo"], "--config-module", c["config"],
+                   "--seed", seed, "--max-env-steps", budget, "--exp-dir", os.path.join(runner.logdir, name),
+                   "--eval-every", eval_every, "--eval-episodes", eval_episodes, "--confirm-episodes", 0,
+                   "--set", "env.stop_value=1e9", "--fresh-episodes", final_episodes, "--env-id", c["env_id"])
+    else:
+        r = runner(name, "sb3_curve.py", "--case", case, "--seed", seed, "--budget", budget, "--eval-every",
+                   eval_every, "--eval-episodes", eval_episodes, "--final-episodes", final_episodes)
+    if r is not None:
+        r.update(case=case, budget=budget)
+    return r
+
+
+def at(curve: List[dict], step: int) -> Optional[float]:
+    """Mean return of the last evaluation at or before ``step`` (None where the run stopped before it)."""
+    pts = [p["return_mean"] for p in curve if p["env_step"] <= step]
+    return pts[-1] if pts and curve[-1]["env_step"] >= step else None
+
+
+def write_csv(runs: List[dict], path: str) -> None:
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["case", "contestant", "seed", "env_step", "return_mean", "return_min", "return_max", "episodes",
+                    "train_cpu_s", "wall_s"])
+        for r in runs:
+            for p in r["curve"]:
+                w.writerow([r["case"], r["contestant"], r["seed"], p["env_step"], round(p["return_mean"], 3),
+                            round(p["return_min"], 3), round(p["return_max"], 3), "eval", round(p["train_cpu_s"], 2),
+                            round(p["wall_s"], 2)])
+            fin = r["final"]
+            if not fin:
+                continue
+            w.writerow([r["case"], r["contestant"], r["seed"], r["env_step"], round(statistics.mean(fin), 3),
+                        round(min(fin), 3), round(max(fin), 3), f"final {len(fin)}", round(r["train_cpu"], 2),
+                        round(r["wall"], 2)])
+
+
+def table(case: str, runs: List[dict]) -> List[str]:
+    """Per run: final 100-episode mean ± std, curve at quarter budgets, train CPU, wall; then per contestant."""
+    budget = max(r["budget"] for r in runs)
+    marks = [budget // 4, budget // 2, 3 * budget // 4]
+    lines = [f"\n== {case}: {CASES[case]['config']} vs SB3, budget {budget:,} env steps; "
+             f"published reference: {CASES[case]['published']}",
+             f"{'contestant':<10} {'seed':>4} {'env steps':>10} " + " ".join(f"{'@' + format(m, ','):>11}" for m in marks)
+             + f" {'final mean':>10} {'± std':>7} {'n':>4} {'train CPU s':>11} {'wall s':>8}"]
+    for r in sorted(runs, key=lambda r: (r["contestant"] != "stride", r["seed"])):
+        fin = r["final"]
+        final = (f" {statistics.mean(fin):>10.2f} {statistics.pstdev(fin):>7.2f} {len(fin):>4}" if fin
+                 else f" {'(stopped)':>10} {'':>7} {'':>4}")
+        lines.append(f"{r['contestant']:<10} {r['seed']:>4} {r['env_step']:>10,} "
+                     + " ".join(f"{fmt(at(r['curve'], m), '{:.2f}'):>11}" for m in marks)
+                     + final + f" {r['train_cpu']:>11.0f} {r['wall']:>8.0f}")
+    for who in ("stride", "sb3"):
+        mine = [r for r in runs if r["contestant"] == who and r["final"]]
+        if mine:
+            finals = [statistics.mean(r["final"]) for r in mine]
+            lines.append(f"{who:<10} median over {len(mine)} seed(s): final {statistics.median(finals):.2f}, "
+                         f"train CPU {statistics.median(r['train_cpu'] for r in mine):.0f} s")
+    return lines
+
+
+def plot(by_case: Dict[str, List[dict]], path: str) -> Optional[str]:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return None
+    fig, axes = plt.subplots(1, len(by_case), figsize=(5.5 * len(by_case), 4), squeeze=False)
+    for ax, (case, runs) in zip(axes[0], sorted(by_case.items())):
+        for r in sorted(runs, key=lambda r: (r["contestant"], r["seed"])):
+            xs = [p["env_step"] for p in r["curve"]] + ([r["env_step"]] if r["final"] else [])
+            ys = [p["return_mean"] for p in r["curve"]] + ([statistics.mean(r["final"])] if r["final"] else [])
+            ax.plot(xs, ys, color="tab:blue" if r["contestant"] == "stride" else "tab:orange", alpha=0.8,
+                    label=f"{r['contestant']} s{r['seed']}")
+        ax.set_title(case)
+        ax.set_xlabel("env steps")
+        ax.set_ylabel("mean return (10 eps; last point: 100 fresh)")
+        ax.legend(fontsize=7)
+        ax.grid(alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    return path
+
+
+def case_of(env_id: str, algo: str) -> str:
+    """The case a Stride run belongs to, from its ``total_config.json`` (env id and policy type)."""
+    for name, c in CASES.items():
+        if c["algo"] == algo and c["env_id"].split(":")[-1].replace("MinAtarCHW/", "MinAtar/") == env_id:
+            return name
+    raise SystemExit(f"no case for env '{env_id}' with policy '{algo}'; cases: {', '.join(sorted(CASES))}")
+
+
+def partial_stride(exp_dir: str) -> dict:
+    """A Stride run stopped before its budget (no result JSON): its curve so far, no final evaluation."""
+    with open(os.path.join(exp_dir, "total_config.json")) as f:
+        total = json.load(f)
+    with open(os.path.join(exp_dir, "run.json")) as f:
+        budget = int(json.load(f)["max_env_step"])
+    curve = stride_curve({"exp_dir": exp_dir})
+    last = curve[-1] if curve else {"env_step": 0, "train_cpu_s": 0.0, "wall_s": 0.0}
+    return {"contestant": "stride", "case": case_of(total["env"]["env_id"], total["policy"]["type"]),
+            "seed": int(total.get("seed", 0)), "budget": budget, "env_step": last["env_step"], "curve": curve,
+            "train_cpu": last["train_cpu_s"], "wall": last["wall_s"], "final": None}
+
+
+def load_folders(folders: List[str]) -> List[dict]:
+    """Every contestant result JSON in ``folders``, plus Stride runs that stopped early (partial)."""
+    runs, done_dirs = [], set()
+    for d in folders:
+        for p in sorted(glob.glob(os.path.join(d, "*.json"))):
+            with open(p) as f:
+                r = json.load(f)
+            if r.get("contestant") == "stride" and r.get("case") not in CASES:  # run by hand with bench_common.stride_run
+                t = r["total_config"]
+                r.update(case=case_of(t["env"]["env_id"], t["policy"]["type"]), budget=r["result"]["max_env_step"])
+            if "contestant" in r and "case" in r:
+                runs.append(normalise(r))
+                if r["contestant"] == "stride":
+                    done_dirs.add(os.path.realpath(r["exp_dir"]))
+        for p in sorted(glob.glob(os.path.join(d, "*.json.partial"))):  # SB3 runs stopped before their budget
+            with open(p) as f:
+                r = json.load(f)
+            last = r["curve"][-1] if r["curve"] else {"env_step": 0, "train_cpu_s": 0.0, "wall_s": 0.0}
+            runs.append({**r, "env_step": last["env_step"], "train_cpu": last["train_cpu_s"], "wall": last["wall_s"],
+                         "final": None})
+        for prog in sorted(glob.glob(os.path.join(d, "*", "progress.csv"))):
+            exp = os.path.dirname(prog)
+            if os.path.realpath(exp) not in done_dirs:
+                runs.append(partial_stride(exp))
+    return runs
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--cases", nargs="+", choices=sorted(CASES), default=sorted(CASES))
+    ap.add_argument("--contestants", nargs="+", choices=("stride", "sb3"), default=["stride", "sb3"])
+    ap.add_argument("--budget", type=int, default=0, help="env steps (0: each case's default)")
+    ap.add_argument("--eval-every", type=int, default=0, help="env steps between evaluations (0: the case's)")
+    ap.add_argument("--eval-episodes", type=int, default=10)
+    ap.add_argument("--final-episodes", type=int, default=100)
+    ap.add_argument("--jobs", type=int, default=2, help="contestant processes at a time")
+    ap.add_argument("--report", nargs="+", default=None, metavar="DIR",
+                    help="no runs: report the finished runs in these result folders (merged)")
+    add_common_args(ap)
+    args = ap.parse_args()
+
+    if args.report:
+        runs, up_start, header = load_folders(args.report), uptime(), [f"curves report of {', '.join(args.report)}"]
+        stem = os.path.join(RESULTS, "curves_" + dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d"))
+    else:
+        s = start("curves_" + "_".join(args.cases), args.stride_ref)
+        runner = Runner(s.logdir, args.timeout, s.stride_src, HERE)
+        jobs: List[Tuple] = [(c, who, seed, args.budget or CASES[c]["budget"], args.eval_every or CASES[c]["eval_every"])
+                             for c in args.cases for seed in args.seeds for who in args.contestants]
+        with ThreadPoolExecutor(max_workers=args.jobs) as pool:
+            done = list(pool.map(lambda j: run_one(runner, *j, args.eval_episodes, args.final_episodes), jobs))
+        for r in done:
+            if r is not None:
+                with open(os.path.join(s.logdir, f"{r['case']}_{r['contestant']}_s{r['seed']}.json"), "w") as f:
+                    json.dump(r, f)
+        runs = load_folders([s.logdir])
+        up_start, header, stem = s.up_start, s.report_header("Fixed-budget learning curves", uptime()), s.logdir
+    by_case: Dict[str, List[dict]] = {}
+    for r in runs:
+        by_case.setdefault(r["case"], []).append(r)
+    lines = list(header) + ([f"uptime at start: {up_start}", f"uptime now:      {uptime()}"] if args.report else [])
+    for case, rs in sorted(by_case.items()):
+        path = stem + f"_{case}.csv" if args.report else os.path.join(s.logdir, f"{case}.csv")
+        write_csv(rs, path)
+        lines += table(case, rs) + [f"curve CSV: {os.path.relpath(path)}"]
+    png = plot(by_case, stem + ".png" if args.report else os.path.join(s.logdir, "curves.png")) if by_case else None
+    lines.append(f"plot: {os.path.relpath(png)}" if png else "plot: matplotlib not installed")
+    print("\n".join(lines))
+    with open((stem if args.report else os.path.join(s.logdir, "report")) + ".txt", "w") as f:
+        f.write("\n".join(lines) + "\n")
+
+
+if __name__ == "__main__":
+    main()

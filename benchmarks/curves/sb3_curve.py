@@ -1,0 +1,143 @@
+"""SB3 contestant of the fixed-budget curves: one case, one seed, trained to the budget with an
+evaluation every ``--eval-every`` env steps, then the final policy on ``--final-episodes`` fresh episodes.
+Run as ``python benchmarks/curves/sb3_curve.py --case breakout_dqn|breakout_ppo|hopper_sac ...``.
+
+Hyper-parameters: rl-zoo3's where it has the env (Hopper: ``sac.yml`` Hopper-v4, on Hopper-v5), else
+Stride's zoo config translated key by key (MinAtar: rl-zoo3 has no entry), network included (the MinAtar
+conv net below). Curve points carry train CPU s (process CPU minus the CPU of every evaluation) and wall s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from cases import CASES  # noqa: E402
+
+from bench_common.evaluate import evaluate_batched  # noqa: E402
+from bench_common.proc import cpu, emit, log, setup_process  # noqa: E402
+from bench_common.rlzoo import linear, preprocess, rl_zoo3_hyperparams  # noqa: E402
+
+
+def minatar_extractor():
+    """SB3 features extractor = Stride's MinAtar encoder: conv 16 3x3 s1, ReLU, flatten, FC 128, ReLU."""
+    import torch.nn as nn
+    from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
+
+    class MinAtarCNN(BaseFeaturesExtractor):
+        def __init__(self, observation_space, features_dim: int = 128) -> None:
+            super().__init__(observation_space, features_dim)
+            c, h, w = observation_space.shape
+            self.net = nn.Sequential(nn.Conv2d(c, 16, 3, stride=1), nn.ReLU(), nn.Flatten(),
+                                     nn.Linear(16 * (h - 2) * (w - 2), features_dim), nn.ReLU())
+
+        def forward(self, obs):
+            return self.net(obs.float())
+
+    return MinAtarCNN
+
+
+def build(case: str, budget: int, seed: int):
+    """``(model, hyper-parameter record)`` for a case."""
+    from stable_baselines3 import DQN, PPO, SAC
+    from stable_baselines3.common.env_util import make_vec_env
+
+    c = CASES[case]
+    if case == "hopper_sac":
+        zoo = rl_zoo3_hyperparams("sac", c["zoo_env"])
+        hp, n_envs, n_timesteps = preprocess(zoo["raw"], budget)
+        policy = hp.pop("policy")
+        env = make_vec_env(c["env_id"], n_envs=n_envs, seed=seed)
+        record = {"source": f"rl-zoo3 {zoo['path']} [{c['zoo_env']}]", "n_envs": n_envs, "n_timesteps": n_timesteps,
+                  **{k: str(v) for k, v in zoo["raw"].items()}}
+        return SAC(policy, env, seed=seed, verbose=0, device="cpu", **hp), record
+    kw = dict(features_extractor_class=minatar_extractor(), features_extractor_kwargs=dict(features_dim=128),
+              normalize_images=False, net_arch=[])
+    if case == "breakout_dqn":
+        # Stride's minatar_breakout_dqn_config: 4 envs, one update per frame, Adam 2.5e-4, batch 32, replay 100k,
+        # 5k random steps, target copy every 1,000 frames, eps 1 -> 0.1 over 100k frames, Huber, no grad clip
+        env = make_vec_env(c["env_id"], n_envs=4, seed=seed)
+        hp = dict(learning_rate=2.5e-4, batch_size=32, buffer_size=100_000, learning_starts=5_000,
+                  target_update_interval=1_000, train_freq=1, gradient_steps=4, gamma=0.99,
+                  exploration_initial_eps=1.0, exploration_final_eps=0.1,
+                  exploration_fraction=min(1.0, 100_000 / budget), max_grad_norm=float("inf"), policy_kwargs=kw)
+        model = DQN("CnnPolicy", env, seed=seed, verbose=0, device="cpu", **hp)
+    else:
+        # Stride's minatar_breakout_ppo_config (CleanRL's Atari PPO): 8 envs x 128 steps, 4 epochs, minibatch 256,
+        # lr 2.5e-4 annealed to 0 over 2M env steps (absolute, as Stride's lr_anneal_collects=1953), clip 0.1 (policy
+        # and value), entropy 0.01, value 0.5, grad norm 0.5, shared encoder with linear actor / critic heads
+        env = make_vec_env(c["env_id"], n_envs=8, seed=seed)
+        hp = dict(n_steps=128, batch_size=256, n_epochs=4, learning_rate=linear(2.5e-4, 2_000_000, budget),
+                  gamma=0.99, gae_lambda=0.95, clip_range=0.1, clip_range_vf=0.1, ent_coef=0.01, vf_coef=0.5,
+                  max_grad_norm=0.5, normalize_advantage=True, policy_kwargs=kw)
+        model = PPO("CnnPolicy", env, seed=seed, verbose=0, device="cpu", **hp)
+    record = {"source": f"Stride's {c['config']} translated", **{k: str(v) for k, v in hp.items()}}
+    return model, record
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--case", choices=sorted(CASES), required=True)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--budget", type=int, required=True, help="env steps")
+    ap.add_argument("--eval-every", type=int, required=True)
+    ap.add_argument("--eval-episodes", type=int, default=10)
+    ap.add_argument("--final-episodes", type=int, default=100)
+    ap.add_argument("--out", default=None)
+    args = ap.parse_args()
+    info = setup_process(args.seed)
+
+    import stable_baselines3
+    import torch
+    from stable_baselines3.common.callbacks import BaseCallback
+
+    env_id = CASES[args.case]["env_id"]
+    model, hp = build(args.case, args.budget, args.seed)
+    curve, state = [], {"eval_cpu": 0.0, "next": 0}
+    cpu0, wall0 = cpu(), time.perf_counter()
+
+    def act(batch: np.ndarray) -> np.ndarray:
+        with torch.no_grad():
+            return model.predict(batch, deterministic=True)[0]
+
+    def evaluate(n: int) -> None:
+        c0 = cpu()
+        returns = evaluate_batched(act, args.eval_episodes, 5, 10_000 + args.seed, env_id)
+        state["eval_cpu"] += cpu() - c0
+        curve.append({"env_step": n, "return_mean": float(np.mean(returns)), "return_min": float(np.min(returns)),
+                      "return_max": float(np.max(returns)), "train_cpu_s": cpu() - cpu0 - state["eval_cpu"],
+                      "wall_s": time.perf_counter() - wall0})
+        log(f"[sb3] env_step={n} return={curve[-1]['return_mean']:.2f} train_cpu={curve[-1]['train_cpu_s']:.0f}s")
+        if args.out:  # the curve so far, in case the run is stopped before its budget
+            with open(args.out + ".partial.tmp", "w") as f:
+                json.dump({"contestant": "sb3", "case": args.case, "seed": args.seed, "budget": args.budget,
+                           "curve": curve}, f)
+            os.replace(args.out + ".partial.tmp", args.out + ".partial")
+
+    class Curve(BaseCallback):
+        def _on_step(self) -> bool:
+            if self.num_timesteps >= state["next"]:
+                evaluate(self.num_timesteps)
+                state["next"] += args.eval_every
+            return True
+
+    model.learn(total_timesteps=args.budget, callback=Curve())
+    train_cpu = cpu() - cpu0 - state["eval_cpu"]
+    final = evaluate_batched(act, args.final_episodes, 8, 30_000 + args.seed, env_id)
+    emit({"contestant": "sb3", "case": args.case, "seed": args.seed, "budget": args.budget,
+          "env_step": int(model.num_timesteps), "curve": curve, "train_cpu_seconds": train_cpu,
+          "eval_cpu_seconds": state["eval_cpu"], "wall_seconds": time.perf_counter() - wall0,
+          "final_returns": final, "hyperparams": hp, "sb3_version": stable_baselines3.__version__,
+          "n_params": int(sum(p.numel() for p in model.policy.parameters())), **info}, args.out)
+    if args.out and os.path.exists(args.out + ".partial"):
+        os.remove(args.out + ".partial")
+
+
+if __name__ == "__main__":
+    main()
