@@ -1,4 +1,4 @@
-"""Pure RL math on tensors / lists: TD and n-step targets, GAE, exploration schedules.
+"""Pure RL math on tensors / lists: TD and n-step targets, GAE, v-trace, exploration schedules.
 
 Every function here is pure (no module state) and tested against hand-computed numbers.
 """
@@ -9,7 +9,9 @@ from .gae import get_gae
 from .exploration import get_epsilon_greedy_fn
 from .ppo import PPOInfo, PPOLoss, policy_distribution, ppo_error, ppo_error_continuous
 from .a2c import A2CLoss, a2c_error
+from .vtrace import VTraceLoss, VTraceReturns, vtrace, vtrace_error
 
 __all__ = [
     "q_nstep_td_error", "get_nstep_return_data", "get_gae", "get_epsilon_greedy_fn", "v_nstep_td_error", "min_q_value", "ppo_error", "ppo_error_continuous", "PPOLoss", "PPOInfo", "policy_distribution", "a2c_error", "A2CLoss",
+    "vtrace", "vtrace_error", "VTraceReturns", "VTraceLoss",
 ]
