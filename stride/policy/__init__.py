@@ -7,5 +7,6 @@ from .td3 import TD3Policy
 from .sac import SACPolicy
 from .ppo import PPOPolicy
 from .a2c import A2CPolicy
+from .impala import IMPALAPolicy
 
-__all__ = ["Policy", "DQNPolicy", "DDPGPolicy", "TD3Policy", "SACPolicy", "PPOPolicy", "A2CPolicy"]
+__all__ = ["Policy", "DQNPolicy", "DDPGPolicy", "TD3Policy", "SACPolicy", "PPOPolicy", "A2CPolicy", "IMPALAPolicy"]

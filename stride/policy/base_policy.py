@@ -325,6 +325,10 @@ class Policy(ABC):
     def _get_batch_size(self) -> int:
         return int(self._cfg.learn.batch_size)
 
+    def _get_unroll_len(self) -> int:
+        """Transitions per train sample (``policy.collect.unroll_len``; 1: a sample is a transition)."""
+        return int(self._cfg.collect.get("unroll_len", 1))
+
     def _get_lookahead(self) -> int:
         """Transitions a mid-episode segment must keep for the next one (n-step windows)."""
         return int(self._cfg.get("nstep", 1)) - 1

@@ -1,7 +1,8 @@
 """``SampleCollector``: collect exactly ``n_sample`` training samples.
 
 One batched policy forward per step over all ready envs. A segment of an env's trajectory is
-turned into samples when its episode ends or it reaches ``traj_len``; with n-step policies the
+turned into samples when its episode ends or it reaches ``traj_len`` (a multiple of the policy's
+``unroll_len``, so a policy that trains on unrolls, like IMPALA, gets whole ones mid-episode); with n-step policies the
 last ``lookahead`` transitions stay for the next segment, so no n-step window is cut at a
 segment boundary (DI-engine cuts them). Surplus samples are kept for the next call (DI drops
 them) -- except for on-policy policies, whose samples must all come from the current weights:
@@ -33,7 +34,7 @@ class SampleCollector(SerialCollectorBase):
             n_sample = self._policy.get_attribute("n_sample")
             self._default_n_sample: Optional[int] = None if n_sample is None else int(n_sample)
             self._lookahead = int(self._policy.get_attribute("lookahead"))
-            self._unroll_len = 1
+            self._unroll_len = int(self._policy.get_attribute("unroll_len"))
 
     def _clear_caches(self) -> None:
         super()._clear_caches()
@@ -48,7 +49,8 @@ class SampleCollector(SerialCollectorBase):
             raise ConfigError("collect needs n_sample (argument or policy.collect.n_sample)")
         env, policy = self._require_env(), self._require_policy()
         kwargs = policy_kwargs or {}
-        traj_len = max(1, math.ceil(n_sample / env.env_num))
+        # a segment holds whole unrolls: n_sample counts train samples, unroll_len transitions each
+        traj_len = self._unroll_len * max(1, math.ceil(n_sample / env.env_num))
         cut = traj_len + self._lookahead
         lookahead = self._lookahead
         samples = self._surplus

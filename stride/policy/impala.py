@@ -1,0 +1,233 @@
+"""IMPALA (Espeholt et al., 2018, "IMPALA: Scalable Distributed Deep-RL with Importance Weighted
+Actor-Learner Architectures"): an actor-critic trained off-policy on unrolls of ``unroll_len``
+steps, corrected by v-trace for the lag between the collecting (behaviour) and learning policies.
+
+Math: ``stride.rl_utils.vtrace_error`` (v-trace targets, policy-gradient advantages, the loss).
+Collect mode samples from the policy and records the behaviour log-prob of each action; a train
+sample is one unroll as plain arrays: ``obs`` ``[T + 1, ...]`` (the last is the bootstrap
+observation), ``action``, ``log_prob``, ``reward``, ``done`` (terminated) and ``mask`` ``[T]``.
+Learn mode runs one forward over all ``T + 1`` observations of a batch of unrolls and one gradient
+step (policy gradient + ``value_weight`` * value - ``entropy_weight`` * entropy, grad-norm clip).
+The serial off-policy pipeline runs it unchanged: a replay buffer with ``max_use`` between collector
+and learner, as DI-engine does; weights move as ``state_dict``s, so Ray actors can host every mode.
+Discrete (categorical) and continuous (diagonal Gaussian) actions, from ``model.action_space``.
+
+Defaults are DI-engine's (``ding/policy/impala.py``): unroll 32, batch 16, 4 updates per collect,
+Adam lr 5e-4, value weight 0.5, entropy 1e-4, gamma 0.99, lambda 0.95, all ratio clips 1.0,
+a buffer of 1,000 unrolls with ``max_use`` 16; gradient-norm clip 40 is the paper's (DI has none).
+
+Better than the peers on purpose:
+- Truncation is not termination: an episode cut by a time limit bootstraps from the value of its
+  true final observation (it is the unroll's next observation), a terminated one never does
+  (DI-engine's and RLlib's IMPALA treat both as ``done``).
+- An episode that ends inside an unroll is exact: the unroll is padded and masked, the padded steps
+  have ratio 0, so they change neither the targets nor the loss means (DI-engine pads with copies
+  of the last transition and trains on them; RLlib zero-pads and relies on the done flags).
+- Mid-episode unrolls are whole: the collector cuts segments at multiples of ``unroll_len``, and
+  every unroll carries its own bootstrap observation (no overlapping next-obs copies stored).
+- v-trace is a pure function tested against a slow reference implementation and by hand.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any, Dict, List, Mapping, Sequence
+
+import numpy as np
+import torch
+
+from ..config.config import deep_update
+from ..config.setting import Setting
+from ..rl_utils import policy_distribution, vtrace_error
+from ..torch_utils import adam, step, zero_grad
+from ..utils.errors import ConfigError
+from ..utils.registry import POLICY_REGISTRY
+from .base_policy import Policy, is_terminated
+from .ppo import PPOPolicy
+
+
+def _stack(items: Sequence[Any]) -> Any:
+    """Observations stacked on a new first axis (dict observations key by key)."""
+    if isinstance(items[0], Mapping):
+        return {k: np.stack([item[k] for item in items]) for k in items[0]}
+    return np.stack(items)
+
+
+def _time_major(x: Any, batch: int, length: int) -> Any:
+    """``[B * L, ...]`` rows -> ``[L, B, ...]`` (a Gaussian's ``{'mu', 'sigma'}`` entry by entry)."""
+    if isinstance(x, dict):
+        return {k: _time_major(v, batch, length) for k, v in x.items()}
+    return x.reshape(batch, length, *x.shape[1:]).transpose(0, 1)
+
+
+def _flat(obs: Any) -> Any:
+    """``[B, L, ...]`` observations -> ``[B * L, ...]`` (dict observations key by key)."""
+    if isinstance(obs, dict):
+        return {k: _flat(v) for k, v in obs.items()}
+    return obs.reshape(-1, *obs.shape[2:])
+
+
+@POLICY_REGISTRY.register("impala")
+class IMPALAPolicy(PPOPolicy):
+    """IMPALA with v-trace; collect samples from the policy, eval takes the argmax / the Gaussian mean
+    (PPO's eval mode, inherited with the action-space handling; nothing else is)."""
+
+    config = dict(
+        type="impala",
+        on_policy=False,
+        # (float) reward discount gamma.
+        discount_factor=Setting(0.99, "(0, 1]"),
+        # (float) v-trace's trace weight lambda (1.0: the paper's v-trace).
+        lambda_=Setting(0.95, "[0, 1]"),
+        # ([low, high]|None) continuous actions sent to the env are clipped to these bounds (scalars or
+        # per-dimension lists; None: compile_config takes them from the env's Box action space).
+        action_range=None,
+        learn=dict(
+            # (int) gradient steps after each collect.
+            update_per_collect=Setting(4, "[1, inf)"),
+            # (int) unrolls per gradient step.
+            batch_size=Setting(16, "[1, inf)"),
+            # (str) 'adam' (DI-engine's) or 'rmsprop' (the paper's: decay 0.99, eps 0.01, no momentum).
+            optimizer=Setting("adam", ("adam", "rmsprop")),
+            learning_rate=Setting(5e-4, "(0, inf)"),
+            value_weight=Setting(0.5, "[0, inf)"),
+            entropy_weight=Setting(1e-4, "[0, inf)"),
+            # (float|None) upper clip of the importance ratio in v-trace's TD errors (rho-bar; None: no clip).
+            rho_clip=Setting(1.0, "(0, inf)", optional=True),
+            # (float|None) upper clip of the ratio in the traces (c-bar; None: no clip).
+            c_clip=Setting(1.0, "(0, inf)", optional=True),
+            # (float|None) upper clip of the ratio in the policy-gradient advantage (None: no clip).
+            rho_pg_clip=Setting(1.0, "(0, inf)", optional=True),
+            # (float|None) clip the gradient norm to this value.
+            grad_clip_norm=Setting(40.0, "(0, inf)", optional=True),
+        ),
+        collect=dict(
+            # (int) unrolls per collect.
+            n_sample=Setting(None, "[1, inf)", kind=int),
+            # (int) env steps per unroll (a train sample).
+            unroll_len=Setting(32, "[1, inf)"),
+        ),
+        other=dict(
+            # unrolls kept for replay; each is trained on at most max_use times (DI-engine's 16)
+            replay_buffer=dict(replay_buffer_size=1000, max_use=16),
+        ),
+    )
+
+    @classmethod
+    def declared_config(cls) -> Dict[str, object]:
+        # Policy's declaration and IMPALA's only: PPO's learn keys (epochs, clipping...) mean nothing here.
+        return copy.deepcopy(deep_update(Policy.declared_config(), cls.config))
+
+    def _check_config(self) -> None:
+        if self._cfg.get("random_collect_size", 0):
+            raise ConfigError(f"policy.random_collect_size={self._cfg.random_collect_size} is not supported by impala "
+                              "(v-trace needs the log-probs of the policy that collected); valid choices: 0")
+
+    # ---- learn -------------------------------------------------------------------------------
+    def _init_learn(self) -> None:
+        self._check_config()
+        self._init_shared()
+        cfg = self._cfg.learn
+        params = self._model.parameters()
+        if cfg.optimizer == "adam":
+            self._optimizer = adam(params, lr=cfg.learning_rate)
+        elif cfg.optimizer == "rmsprop":
+            self._optimizer = torch.optim.RMSprop(params, lr=cfg.learning_rate, alpha=0.99, eps=0.01)
+        else:
+            raise ConfigError(f"unknown policy.learn.optimizer '{cfg.optimizer}'; valid choices: adam, rmsprop")
+
+    def _forward_learn(self, data: Any) -> Dict[str, Any]:
+        # data: a batch of unrolls, each obs [T + 1, ...] and action/log_prob/reward/done/mask [T]
+        cfg = self._cfg.learn
+        batch = self._batch(data)
+        mask = batch["mask"].float()
+        n, length = mask.shape[0], mask.shape[1] + 1
+        # forward: one pass over every observation of every unroll (the last one bootstraps)
+        self._set_mode(True)
+        out = self._model(_flat(batch["obs"]), mode="compute_actor_critic")
+        logit = _time_major(out["logit"], n, length)
+        logit = {k: v[:-1] for k, v in logit.items()} if isinstance(logit, dict) else logit[:-1]
+        value = _time_major(out["value"], n, length)
+
+        def tm(x: torch.Tensor) -> torch.Tensor:
+            return x.transpose(0, 1)
+
+        # loss
+        loss = vtrace_error(logit, tm(batch["action"]), tm(batch["log_prob"]).float(), value,
+                            tm(batch["reward"]).float(), tm(batch["done"]).float(), self._cfg.discount_factor,
+                            self._cfg.lambda_, cfg.rho_clip, cfg.c_clip, cfg.rho_pg_clip, tm(mask))
+        total = loss.policy_loss + cfg.value_weight * loss.value_loss - cfg.entropy_weight * loss.entropy_loss
+        # optimise
+        zero_grad(self._optimizer)
+        torch.autograd.backward(total)
+        log = {"cur_lr": self._optimizer.param_groups[0]["lr"], "total_loss": total.item(),
+               "policy_loss": loss.policy_loss.item(), "value_loss": loss.value_loss.item(),
+               "entropy": loss.entropy_loss.item(), "value_mean": (value[:-1] * tm(mask)).sum().item() / mask.sum().item()}
+        if cfg.grad_clip_norm is not None:
+            log["grad_norm"] = torch.nn.utils.clip_grad_norm_(self._model.parameters(), cfg.grad_clip_norm).item()
+        step(self._optimizer)
+        return log
+
+    def _monitor_vars_learn(self) -> List[str]:
+        return ["cur_lr", "total_loss", "policy_loss", "value_loss", "entropy", "value_mean"]
+
+    def _state_dict_learn(self) -> Dict[str, Any]:
+        return {"model": self._model.state_dict(), "optimizer": self._optimizer.state_dict()}
+
+    def _load_state_dict_learn(self, state_dict: Dict[str, Any]) -> None:
+        self._model.load_state_dict(state_dict["model"])
+        self._optimizer.load_state_dict(state_dict["optimizer"])
+
+    # ---- collect -----------------------------------------------------------------------------
+    def _init_collect(self) -> None:
+        self._check_config()
+        self._init_shared()
+        self._unroll_len = int(self._cfg.collect.unroll_len)
+
+    @torch.no_grad()
+    def _forward_collect(self, data: Dict[int, Any]) -> Dict[int, Any]:
+        ids, obs = self._obs_batch(data)
+        self._set_mode(False)
+        dist = policy_distribution(self._model(obs, mode="compute_actor")["logit"])
+        raw = dist.sample()
+        log_prob = dist.log_prob(raw).cpu().numpy()
+        if not self._continuous:
+            action = raw.cpu().numpy()
+            return {env_id: {"action": action[i], "log_prob": log_prob[i]} for i, env_id in enumerate(ids)}
+        action, raw_np = self._clip(raw).cpu().numpy(), raw.cpu().numpy()
+        return {env_id: {"action": action[i], "raw_action": raw_np[i], "log_prob": log_prob[i]}
+                for i, env_id in enumerate(ids)}
+
+    def _process_transition(self, obs: Any, policy_output: Dict[str, Any], timestep: Any) -> Dict[str, Any]:
+        # done = terminated: a time-limit truncation still bootstraps from the true final obs (next_obs).
+        return {"obs": obs, "action": policy_output.get("raw_action", policy_output["action"]),
+                "log_prob": float(policy_output["log_prob"]), "reward": float(timestep.reward),
+                "next_obs": timestep.obs, "done": is_terminated(timestep)}
+
+    def _get_train_sample(self, transitions: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
+        """One segment of one env's episode -> unrolls of ``unroll_len`` steps. The last one, when
+        the episode ended sooner, is padded (``mask`` 0): its observation after the last real step
+        is that step's ``next_obs`` -- the true final observation, which a truncated episode
+        bootstraps from -- and the padding repeats it."""
+        size = self._unroll_len
+        samples = []
+        for start in range(0, len(transitions), size):
+            chunk = transitions[start:start + size]
+            real, pad = len(chunk), size - len(chunk)
+            last = chunk[-1]
+            samples.append({
+                "obs": _stack([t["obs"] for t in chunk] + [last["next_obs"]] * (pad + 1)),
+                "action": np.stack([t["action"] for t in chunk] + [last["action"]] * pad),
+                "log_prob": np.array([t["log_prob"] for t in chunk] + [0.0] * pad, dtype=np.float32),
+                "reward": np.array([t["reward"] for t in chunk] + [0.0] * pad, dtype=np.float32),
+                "done": np.array([t["done"] for t in chunk] + [True] * pad, dtype=bool),
+                "mask": np.array([1.0] * real + [0.0] * pad, dtype=np.float32),
+            })
+        return samples
+
+    def _state_dict_collect(self) -> Dict[str, Any]:
+        return {"model": self._model.state_dict()}
+
+    def _load_state_dict_collect(self, state_dict: Dict[str, Any]) -> None:
+        self._model.load_state_dict(state_dict["model"])
+
