@@ -139,35 +139,37 @@ class IMPALAPolicy(PPOPolicy):
             raise ConfigError(f"unknown policy.learn.optimizer '{cfg.optimizer}'; valid choices: adam, rmsprop")
 
     def _forward_learn(self, data: Any) -> Dict[str, Any]:
-        # data: a batch of unrolls, each obs [T + 1, ...] and action/log_prob/reward/done/mask [T]
+        # data: a batch of unrolls, each obs [T + 1, ...] and action/log_prob/reward/done/mask [T]; made time-major
         cfg = self._cfg.learn
         batch = self._batch(data)
-        mask = batch["mask"].float()
-        n, length = mask.shape[0], mask.shape[1] + 1
+        n, length = batch["mask"].shape[0], batch["mask"].shape[1] + 1
+        action, behaviour_log_prob, reward, terminated, mask = (
+            batch[k].transpose(0, 1) for k in ("action", "log_prob", "reward", "done", "mask"))
         # forward: one pass over every observation of every unroll (the last one bootstraps)
         self._set_mode(True)
         out = self._model(_flat(batch["obs"]), mode="compute_actor_critic")
         logit = _time_major(out["logit"], n, length)
         logit = {k: v[:-1] for k, v in logit.items()} if isinstance(logit, dict) else logit[:-1]
         value = _time_major(out["value"], n, length)
-
-        def tm(x: torch.Tensor) -> torch.Tensor:
-            return x.transpose(0, 1)
-
         # loss
-        loss = vtrace_error(logit, tm(batch["action"]), tm(batch["log_prob"]).float(), value,
-                            tm(batch["reward"]).float(), tm(batch["done"]).float(), self._cfg.discount_factor,
-                            self._cfg.lambda_, cfg.rho_clip, cfg.c_clip, cfg.rho_pg_clip, tm(mask))
+        loss = vtrace_error(logit, action, behaviour_log_prob.float(), value, reward.float(), terminated.float(),
+                            self._cfg.discount_factor, self._cfg.lambda_, cfg.rho_clip, cfg.c_clip, cfg.rho_pg_clip,
+                            mask.float())
         total = loss.policy_loss + cfg.value_weight * loss.value_loss - cfg.entropy_weight * loss.entropy_loss
         # optimise
         zero_grad(self._optimizer)
         torch.autograd.backward(total)
+        grad_norm = None
+        if cfg.grad_clip_norm is not None:
+            grad_norm = torch.nn.utils.clip_grad_norm_(self._model.parameters(), cfg.grad_clip_norm).item()
+        step(self._optimizer)
+        # log
         log = {"cur_lr": self._optimizer.param_groups[0]["lr"], "total_loss": total.item(),
                "policy_loss": loss.policy_loss.item(), "value_loss": loss.value_loss.item(),
-               "entropy": loss.entropy_loss.item(), "value_mean": (value[:-1] * tm(mask)).sum().item() / mask.sum().item()}
-        if cfg.grad_clip_norm is not None:
-            log["grad_norm"] = torch.nn.utils.clip_grad_norm_(self._model.parameters(), cfg.grad_clip_norm).item()
-        step(self._optimizer)
+               "entropy": loss.entropy_loss.item(),
+               "value_mean": ((value[:-1] * mask).sum() / mask.sum()).item()}
+        if grad_norm is not None:
+            log["grad_norm"] = grad_norm
         return log
 
     def _monitor_vars_learn(self) -> List[str]:

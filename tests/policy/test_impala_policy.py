@@ -178,3 +178,10 @@ def test_the_sample_collector_cuts_whole_unrolls():
         assert len(whole) > len(padded)  # mid-episode cuts at multiples of unroll_len: whole unrolls
     finally:
         envs.close()
+
+
+@pytest.mark.parametrize("name,cls,eps", [("adam", torch.optim.Adam, 1e-8), ("rmsprop", torch.optim.RMSprop, 1e-5)])
+def test_the_optimizer_is_the_configured_one(name, cls, eps):
+    p = make_policy(learn={"optimizer": name, "learning_rate": 6e-4})
+    group = p.learn_mode.state_dict()["optimizer"]["param_groups"][0]
+    assert group["lr"] == 6e-4 and group["eps"] == eps and ("alpha" in group) == (cls is torch.optim.RMSprop)
