@@ -185,3 +185,19 @@ def test_the_optimizer_is_the_configured_one(name, cls, eps):
     p = make_policy(learn={"optimizer": name, "learning_rate": 6e-4})
     group = p.learn_mode.state_dict()["optimizer"]["param_groups"][0]
     assert group["lr"] == 6e-4 and group["eps"] == eps and ("alpha" in group) == (cls is torch.optim.RMSprop)
+
+
+def test_masked_observations_collect_legal_actions_and_learn():
+    """PettingZoo's ``{'observation', 'action_mask'}``: unrolls stack each key, illegal actions are never taken."""
+    p = make_policy()
+    rng = np.random.default_rng(0)
+    obs = [{"observation": rng.standard_normal(OBS).astype(np.float32), "action_mask": np.array([True, False, True])}
+           for _ in range(31)]
+    out = p.collect_mode.forward({i: obs[i] for i in range(30)})
+    assert all(int(o["action"]) != 1 for o in out.values())
+    trans = [p.collect_mode.process_transition(obs[t], out[t], BaseEnvTimestep(obs[t + 1], 1.0, False, {}))
+             for t in range(30)]
+    samples = p.collect_mode.get_train_sample(trans)
+    assert samples[0]["obs"]["observation"].shape == (4, OBS) and samples[0]["obs"]["action_mask"].shape == (4, 3)
+    log = p.learn_mode.forward(samples)
+    assert log["entropy"] == pytest.approx(np.log(2), abs=1e-3)  # near-uniform over the two legal actions
