@@ -29,7 +29,7 @@ from typing import Any, Dict, List, Tuple
 import torch
 
 from ..model import model_wrap
-from ..torch_utils import adam, cat_nested, step, zero_grad
+from ..torch_utils import adam, cat_nested
 from ..rl_utils import get_gae, ppo_error, ppo_error_continuous
 from ..utils.registry import POLICY_REGISTRY
 from ..config.setting import Setting
@@ -164,11 +164,9 @@ class PPOPolicy(Policy):
                                            cfg.dual_clip)
                 total = loss.policy_loss + cfg.value_weight * loss.value_loss - cfg.entropy_weight * loss.entropy_loss
                 # optimise
-                zero_grad(self._optimizer)
-                torch.autograd.backward(total)
-                if cfg.grad_clip_norm is not None:
-                    sums["grad_norm"] += torch.nn.utils.clip_grad_norm_(self._model.parameters(), cfg.grad_clip_norm).item()
-                step(self._optimizer)
+                grad_norm = self._optimise(self._optimizer, total, cfg.grad_clip_norm)
+                if grad_norm is not None:
+                    sums["grad_norm"] += grad_norm.item()
                 # log
                 for k, v in (("total_loss", total), ("policy_loss", loss.policy_loss), ("value_loss", loss.value_loss),
                              ("entropy", loss.entropy_loss), ("approx_kl", info.approx_kl), ("clipfrac", info.clipfrac)):
