@@ -228,6 +228,8 @@ def _report(result: Dict[str, Any], mode: str) -> None:
     from .run_state import resume_command
 
     exp = result["exp_dir"]
+    if exp is None:  # a learner replica other than rank 0 (policy.learn.multi_gpu): rank 0 reports the run
+        return
     ret = result["eval_return"]
     if result.get("already_finished"):
         reached = "reached the stop value" if result["stop"] else "stopped at its step/iteration limit"
