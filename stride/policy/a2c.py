@@ -88,10 +88,11 @@ class A2CPolicy(PPOPolicy):
         cfg = self._cfg.learn
         batch = self._batch(data)
         self._set_mode(True)
-        self._return_norm.update(batch["return"])
+        if self._return_norm.enabled:
+            self._return_norm.update(self._moments(batch["return"]))
         adv = batch["adv"]
-        if cfg.adv_norm and adv.numel() > 1:
-            adv = (adv - adv.mean()) / (adv.std() + 1e-8)
+        if cfg.adv_norm:  # over all replicas' batches with multi_gpu
+            adv = self._standardize(adv)
         # forward
         out = self._learn_model.forward(batch["obs"], mode="compute_actor_critic")
         # loss

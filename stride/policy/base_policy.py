@@ -20,7 +20,7 @@ from ..config.setting import REQUIRED, Setting, plain
 from ..model.common.normalize import RunningNorm
 from ..rl_utils import get_nstep_return_data
 from ..torch_utils import step, to_tensor
-from ..torch_utils.dist import LAUNCH_HINT, allreduce_gradients, broadcast_module, in_process_group
+from ..torch_utils.dist import LAUNCH_HINT, Moments, allreduce_gradients, broadcast_module, in_process_group, local_moments, moments
 from ..utils.data import Nested, default_collate
 from ..utils.errors import ConfigError
 from ..utils.registry import MODEL_REGISTRY
@@ -362,6 +362,20 @@ class Policy(ABC):
         norm = None if grad_clip_norm is None else torch.nn.utils.clip_grad_norm_(params, grad_clip_norm)
         step(optimizer)
         return norm
+
+    def _moments(self, x: torch.Tensor) -> Moments:
+        """(count, mean, biased variance) of ``x``: over all replicas' ``x`` with ``multi_gpu`` (the
+        statistics of the union of their batches, as one learner would take them), else ``x``'s own."""
+        return moments(x) if self._multi_gpu else local_moments(x)
+
+    def _standardize(self, x: torch.Tensor) -> torch.Tensor:
+        """``(x - mean) / (std + 1e-8)`` with the (unbiased) statistics of :meth:`_moments`; ``x``
+        unchanged when they cover fewer than 2 elements. Every replica calls it alike (its
+        collectives must pair up), whatever the size of its own ``x``."""
+        n, mean, var = self._moments(x)
+        if n < 2:
+            return x
+        return (x - mean) / ((var * (n / (n - 1))).sqrt() + 1e-8)
 
     # ---- helpers shared by algorithms -----------------------------------------------------------
     def _set_mode(self, training: bool) -> None:

@@ -134,6 +134,45 @@ def any_rank(flag: bool) -> bool:
     return bool(t.item())
 
 
+#: (element count, mean, biased variance) of a tensor's elements
+Moments = Tuple[int, torch.Tensor, torch.Tensor]
+
+
+def local_moments(x: torch.Tensor) -> Moments:
+    """(count, mean, biased variance) of ``x``'s elements in this process."""
+    return x.numel(), x.mean(), x.var(unbiased=False)
+
+
+def moments(x: torch.Tensor) -> Moments:
+    """(count, mean, biased variance) of the elements of ``x`` on all replicas together: the
+    statistics one learner holding the union of their batches would take (:func:`local_moments`
+    outside a process group). Two collectives: the count and sum, then the squared deviations
+    from the global mean (two-pass: no cancellation), reduced in float64."""
+    if get_world_size() == 1:
+        return local_moments(x)
+    flat = x.detach().reshape(-1).double()
+    head = torch.stack([torch.tensor(float(flat.numel()), dtype=torch.float64, device=x.device), flat.sum()])
+    dist.all_reduce(head)
+    n = int(head[0].item())
+    mean = head[1] / n
+    dev = ((flat - mean) ** 2).sum().reshape(1)
+    dist.all_reduce(dev)
+    return n, mean.to(x.dtype), (dev[0] / n).to(x.dtype)
+
+
+def check_same(value: int, what: str) -> None:
+    """Raise when ``value`` differs between replicas (one collective): steps that all-reduce must
+    come in the same number on every replica, or they would pair up wrongly or wait forever."""
+    if get_world_size() == 1:
+        return
+    t = torch.tensor([value, -value], dtype=torch.int64, device=_collective_device())
+    dist.all_reduce(t, op=dist.ReduceOp.MAX)
+    high, low = int(t[0].item()), -int(t[1].item())
+    if high != low:
+        raise ConfigError(f"learner replicas disagree on {what}: from {low} to {high} (this replica: {value}); "
+                          f"they must be equal on every replica")
+
+
 def _buckets(tensors: Iterable[torch.Tensor]) -> Dict[Tuple[torch.device, torch.dtype], List[torch.Tensor]]:
     """Tensors grouped by (device, dtype), each group in the given order: one flat buffer each."""
     groups: Dict[Tuple[torch.device, torch.dtype], List[torch.Tensor]] = defaultdict(list)

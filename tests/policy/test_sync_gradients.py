@@ -3,10 +3,12 @@ make the same update as one learner given the whole batch (issue 16's must-hold)
 
 What "equal" means: every loss here is a mean over the batch, so the mean of the two halves'
 gradients is the whole batch's gradient, and the replicas clip (after averaging) and step exactly as
-the single learner does. Statistics a policy computes *from its batch* before the loss are per
-replica, as in DI-engine: PPO's per-minibatch advantage normalisation and the running return
-statistics (``value_norm``) would see half the batch, so the PPO case runs with both off.
-The replicas start from different seeds: ``multi_gpu`` broadcasts rank 0's weights first.
+the single learner does. Statistics a policy takes from its batch before the loss -- PPO's and
+A2C's advantage normalisation, their running return statistics (``value_norm``) -- are taken over
+the union of the replicas' (mini)batches (unlike DI-engine, whose replicas normalise their own
+halves), so PPO runs here with its defaults (both on, advantages recomputed between 2 epochs): one
+minibatch per replica per epoch, half of the single learner's one minibatch. The replicas start
+from different seeds: ``multi_gpu`` broadcasts rank 0's weights first.
 """
 
 from __future__ import annotations
@@ -19,10 +21,10 @@ import pytest
 import torch
 
 from stride.config import compile_config
-from stride.policy import DDPGPolicy, DQNPolicy, PPOPolicy, Policy
+from stride.policy import A2CPolicy, DDPGPolicy, DQNPolicy, PPOPolicy, Policy
 from stride.torch_utils import dist as sdist
 from stride.utils.errors import ConfigError
-from stride.zoo.cartpole.config import cartpole_dqn_config, cartpole_ppo_config
+from stride.zoo.cartpole.config import cartpole_a2c_config, cartpole_dqn_config, cartpole_ppo_config
 from stride.zoo.pendulum.config import pendulum_ddpg_config
 
 N = 32  # whole batch; each replica learns on N // 2
@@ -31,12 +33,16 @@ SEED0 = 100  # rank 0's model seed (rank 1 starts from SEED0 + 1)
 
 def _policy(name: str, seed: int, multi_gpu: bool, batch_size: int) -> Policy:
     module, cls = {"dqn": (cartpole_dqn_config, DQNPolicy), "ppo": (cartpole_ppo_config, PPOPolicy),
-                   "ddpg": (pendulum_ddpg_config, DDPGPolicy)}[name]
+                   "a2c": (cartpole_a2c_config, A2CPolicy), "ddpg": (pendulum_ddpg_config, DDPGPolicy)}[name]
     main = copy.deepcopy(module.main_config)
     learn = main["policy"]["learn"]
-    learn.update(multi_gpu=multi_gpu, batch_size=batch_size, grad_clip_norm=0.05)  # small: the clip is active
+    learn.update(multi_gpu=multi_gpu, grad_clip_norm=0.05)  # small: the clip is active
+    if name != "a2c":  # A2C learns on its whole batch at once
+        learn.update(batch_size=batch_size)
     if name == "ppo":
-        learn.update(epoch_per_collect=1, adv_norm=False, value_norm=False)
+        learn.update(epoch_per_collect=2, adv_norm=True, value_norm=True, recompute_adv=True)
+    if name == "a2c":
+        learn.update(adv_norm=True, value_norm=True)
     cfg = compile_config(main, create_cfg=copy.deepcopy(module.create_config), save_cfg=False)
     torch.manual_seed(seed)
     return cls(cfg.policy, enable_field=["learn"])
@@ -52,7 +58,7 @@ def _batch(name: str) -> dict:
     batch = {"obs": rng.standard_normal((N, 4)).astype(f32), "action": rng.integers(0, 2, N),
              "reward": rng.standard_normal(N).astype(f32), "next_obs": rng.standard_normal((N, 4)).astype(f32),
              "done": rng.random(N) < 0.2}
-    if name == "ppo":
+    if name in ("ppo", "a2c"):
         value = rng.standard_normal(N).astype(f32)
         adv = rng.standard_normal(N).astype(f32)
         batch.update(logit=rng.standard_normal((N, 2)).astype(f32), value=value, adv=adv, **{"return": value + adv},
@@ -69,7 +75,7 @@ def _params(policy: Policy) -> list:
     return [p.detach().clone() for p in policy.model.parameters()]
 
 
-ALGOS = ("dqn", "ppo", "ddpg")
+ALGOS = ("dqn", "ppo", "a2c", "ddpg")
 
 
 def _replica(rank: int, port: int, out: str) -> None:
@@ -82,6 +88,12 @@ def _replica(rank: int, port: int, out: str) -> None:
             result[f"{name}_start"] = _params(policy)
             policy.learn_mode.forward(_half(_batch(name), rank))
             result[name] = _params(policy)
+        # PPO replicas whose collects make different numbers of minibatches are stopped, on both
+        policy = _policy("ppo", SEED0, multi_gpu=True, batch_size=4)
+        try:
+            policy.learn_mode.forward(_half(_batch("ppo"), rank) if rank == 0 else _batch("ppo"))
+        except ConfigError as e:
+            result["mismatch"] = str(e)
         torch.save(result, os.path.join(out, f"{rank}.pt"))
     finally:
         sdist.dist_finalize()
@@ -112,6 +124,13 @@ def test_two_replicas_on_halves_equal_one_learner_on_the_whole_batch(replicas, n
     alone = _policy(name, SEED0, multi_gpu=False, batch_size=N // 2)
     alone.learn_mode.forward(_half(_batch(name), 0))
     assert _max_diff(_params(alone), whole) > 1e-5
+
+
+def test_replicas_with_different_minibatch_counts_are_stopped(replicas):
+    for rank, mine in ((0, 4), (1, 8)):  # 16 and 32 samples in minibatches of 4
+        assert replicas[rank]["mismatch"] == (
+            "learner replicas disagree on the minibatches per epoch (samples per collect / batch_size 4): "
+            f"from 4 to 8 (this replica: {mine}); they must be equal on every replica")
 
 
 def test_multi_gpu_without_a_process_group_says_how_to_launch():

@@ -40,7 +40,14 @@ def _replica(rank: int, port: int, out: str) -> None:
         d.grad = torch.tensor([1.0, -1.0], dtype=torch.float64) * (rank + 1) * 2  # 2,-2 and 4,-4 -> 3,-3
         sdist.allreduce_gradients([a, b, c, d])
         flags = [sdist.any_rank(rank == 1), sdist.any_rank(False)]
-        torch.save({"state": net.state_dict(), "a": a.grad, "b": b.grad, "c": c.grad, "d": d.grad, "flags": flags,
+        n, mean, var = sdist.moments(torch.tensor([1.0, 2.0]) if rank == 0 else torch.tensor([3.0, 4.0, 5.0]))
+        sdist.check_same(7, "seven")
+        try:
+            sdist.check_same(rank, "the rank")
+            same = "no error"
+        except ConfigError as e:
+            same = str(e)
+        torch.save({"state": net.state_dict(), "a": a.grad, "b": b.grad, "c": c.grad, "d": d.grad, "flags": flags, "moments": [n, float(mean), float(var)], "same": same,
                     "rank": sdist.get_rank(), "world": sdist.get_world_size()}, os.path.join(out, f"{rank}.pt"))
     finally:
         sdist.dist_finalize()
@@ -76,6 +83,17 @@ def test_gradients_are_averaged_over_the_replicas_that_have_one(results):
         assert r["d"].dtype == torch.float64 and torch.equal(r["d"], torch.tensor([3.0, -3.0], dtype=torch.float64))
 
 
+def test_moments_are_the_union_s(results):
+    for r in results:  # 1..5: mean 3, biased variance (4 + 1 + 0 + 1 + 4) / 5
+        assert r["moments"] == [5, 3.0, 2.0]
+
+
+def test_check_same_names_the_disagreement(results):
+    for rank, r in enumerate(results):
+        assert r["same"] == f"learner replicas disagree on the rank: from 0 to 1 (this replica: {rank}); " \
+                            "they must be equal on every replica"
+
+
 def test_any_rank_is_shared(results):
     assert [r["flags"] for r in results] == [[True, False], [True, False]]
 
@@ -88,6 +106,9 @@ def test_single_process_is_the_identity():
     sdist.allreduce_gradients([p])
     assert torch.equal(p.grad, torch.tensor([1.0, 2.0]))
     assert sdist.any_rank(True) and not sdist.any_rank(False)
+    n, mean, var = sdist.moments(torch.tensor([1.0, 2.0, 6.0]))
+    assert (n, float(mean)) == (3, 3.0) and float(var) == pytest.approx(14.0 / 3, rel=1e-6)
+    sdist.check_same(1, "anything")  # nothing to compare with
     sdist.dist_finalize()  # nothing to leave: no error
 
 
