@@ -246,7 +246,10 @@ def _report(result: Dict[str, Any], mode: str) -> None:
     print(f"stride: {status}: env_step={result['env_step']} train_iter={result['train_iter']} "
           f"eval_return={'-' if ret is None else f'{ret:.2f}'} train_cpu={result['train_cpu_seconds']:.1f}s")
     print(f"stride: results in {os.path.abspath(exp)} (config, ckpt/, log/, progress.csv, result.json)")
-    if result.get("interrupted"):
+    if result.get("interrupted") and result.get("replicas", 1) > 1:
+        print(f"stride: a run of {result['replicas']} learner replicas cannot be resumed yet; its checkpoints "
+              "load with -m eval --load or learn_mode.load_state_dict")
+    elif result.get("interrupted"):
         command = resume_command(mode, exp, result.get("max_env_step"), result.get("max_train_iter"))
         print(f"stride: resume with: {command}")
 

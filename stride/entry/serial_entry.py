@@ -38,7 +38,7 @@ from ..policy.random_policy import random_collect_mode
 from ..utils.registry import import_components
 from ..utils.seed import set_pkg_seed
 from ..policy.base_policy import Policy
-from ..torch_utils.dist import any_rank, dist_finalize, dist_init, get_rank, in_process_group
+from ..torch_utils.dist import any_rank, dist_finalize, dist_init, get_rank, get_world_size, in_process_group
 from ..worker import BaseLearner, BaseSerialEvaluator, create_collector
 from ..worker.collector import SampleCollector
 from ..worker.collector.base import SerialCollectorBase
@@ -156,7 +156,8 @@ def _train(cfg: Config, model: Optional[torch.nn.Module], resume_ckpt: Optional[
         if tb is not None:
             tb.close()
     final = os.path.join(exp, "ckpt", f"iteration_{learner.train_iter}.pth.tar") if exp is not None else None
-    result.update(final_checkpoint=final, max_env_step=max_env_step, max_train_iter=max_train_iter)
+    result.update(final_checkpoint=final, max_env_step=max_env_step, max_train_iter=max_train_iter,
+                  replicas=get_world_size() if replicas else 1)
     if exp is not None:
         atomic_write_json(os.path.join(exp, RESULT_FILE), result)
     policy.result = result

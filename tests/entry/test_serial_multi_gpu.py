@@ -6,9 +6,12 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 
+import psutil
 import pytest
 
 from stride.entry.serial_entry import serial_pipeline
@@ -34,9 +37,30 @@ def test_two_replicas_train_and_only_rank0_writes(tmp_path):
     exp = tmp_path / "cartpole_dqn_seed3"
     result = json.loads((exp / "result.json").read_text())
     assert result["env_step"] >= 300 and result["train_iter"] > 0 and result["eval_return"] is not None
+    assert result["replicas"] == 2
     assert (tmp_path / result["final_checkpoint"]).exists()
     assert out.stdout.count("stride: results in") == 1  # rank 1 trained but reports nothing
     assert json.loads((exp / "total_config.json").read_text())["seed"] == 3  # the user's seed, not rank 1's
+
+
+@pytest.mark.slow
+def test_ctrl_c_stops_every_replica_and_rank0_saves_a_checkpoint(tmp_path):
+    args = [a if a != "300" else "200000" for a in ARGS] + ["--set", "env.stop_value=100000"]
+    proc = subprocess.Popen([*TORCHRUN, *args], cwd=tmp_path, env=_env(), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    exp = tmp_path / "cartpole_dqn_seed3"
+    deadline = time.monotonic() + 120
+    while not (exp / "progress.csv").exists() and time.monotonic() < deadline:  # training has begun
+        time.sleep(0.5)
+    children = psutil.Process(proc.pid).children(recursive=True)
+    assert len([c for c in children if "stride" in " ".join(c.cmdline())]) == 2
+    os.kill(proc.pid, signal.SIGINT)  # what Ctrl-C sends torchrun
+    out, err = proc.communicate(timeout=120)
+    assert out.count("stride: interrupted (SIGINT)") == 1, err[-3000:]
+    assert "learner replicas cannot be resumed yet" in out
+    assert json.loads((exp / "result.json").read_text())["interrupted"]
+    assert any(p.name.startswith("iteration_") for p in (exp / "ckpt").iterdir())
+    assert not any(c.is_running() and c.status() != psutil.STATUS_ZOMBIE for c in children)
 
 
 def test_without_a_launcher_the_command_says_how_to_launch(tmp_path):
