@@ -111,13 +111,19 @@ def serial_pipeline(
             dist_finalize()
 
 
+#: how long a replica may wait in a collective: the others wait while rank 0 evaluates (a 100-episode
+#: confirmation on Atari can take an hour on CPU); a replica that dies is ended by torchrun, not by this
+REPLICA_TIMEOUT_S = 4 * 3600.0
+
+
 def _join_replicas(cfg: Config) -> bool:
     """Join the learner replicas' process group (torchrun's environment) unless the caller already
     did; returns whether it was created here (and so is destroyed here)."""
     if in_process_group():
         return False
     try:
-        return dist_init(backend="nccl" if cfg.policy.cuda and torch.cuda.is_available() else "gloo")
+        return dist_init(backend="nccl" if cfg.policy.cuda and torch.cuda.is_available() else "gloo",
+                         timeout_s=REPLICA_TIMEOUT_S)
     except ConfigError as e:
         raise ConfigError(f"policy.learn.multi_gpu=True: {e}") from None
 

@@ -57,15 +57,15 @@ def _env_int(name: str) -> Optional[int]:
 
 
 def dist_init(rank: Optional[int] = None, world_size: Optional[int] = None, addr: Optional[str] = None,
-              port: Optional[int] = None, backend: Optional[str] = None, timeout_s: float = 300.0) -> bool:
+              port: Optional[int] = None, backend: Optional[str] = None, timeout_s: float = 1800.0) -> bool:
     """Join the process group of ``world_size`` replicas as ``rank``; returns whether this call
     created it (False: one already exists with the same rank and size, and is kept).
 
     Each argument left out comes from torchrun's environment (``RANK``, ``WORLD_SIZE``,
     ``MASTER_ADDR``, ``MASTER_PORT``); the address defaults to 127.0.0.1. ``backend``: ``'gloo'``
     (CPU tensors) or ``'nccl'`` (CUDA tensors; each process takes GPU ``LOCAL_RANK``); default:
-    nccl where CUDA is available, else gloo. ``timeout_s`` bounds every collective, so a replica
-    that died makes the others fail instead of hang forever."""
+    nccl where CUDA is available, else gloo. ``timeout_s`` (torch's default, 30 min) bounds every
+    collective, so a replica that died makes the others fail instead of hang forever."""
     rank = _env_int("RANK") if rank is None else rank
     world_size = _env_int("WORLD_SIZE") if world_size is None else world_size
     if rank is None or world_size is None:
