@@ -228,6 +228,8 @@ def _report(result: Dict[str, Any], mode: str) -> None:
     from .run_state import resume_command
 
     exp = result["exp_dir"]
+    if exp is None:  # a learner replica other than rank 0 (policy.learn.multi_gpu): rank 0 reports the run
+        return
     ret = result["eval_return"]
     if result.get("already_finished"):
         reached = "reached the stop value" if result["stop"] else "stopped at its step/iteration limit"
@@ -244,7 +246,10 @@ def _report(result: Dict[str, Any], mode: str) -> None:
     print(f"stride: {status}: env_step={result['env_step']} train_iter={result['train_iter']} "
           f"eval_return={'-' if ret is None else f'{ret:.2f}'} train_cpu={result['train_cpu_seconds']:.1f}s")
     print(f"stride: results in {os.path.abspath(exp)} (config, ckpt/, log/, progress.csv, result.json)")
-    if result.get("interrupted"):
+    if result.get("interrupted") and result.get("replicas", 1) > 1:
+        print(f"stride: a run of {result['replicas']} learner replicas cannot be resumed yet; its checkpoints "
+              "load with -m eval --load or learn_mode.load_state_dict")
+    elif result.get("interrupted"):
         command = resume_command(mode, exp, result.get("max_env_step"), result.get("max_train_iter"))
         print(f"stride: resume with: {command}")
 

@@ -8,6 +8,13 @@ samples go to one ``learner.train`` call, inside which the policy makes its own 
 branch on an algorithm. Ctrl-C saves a checkpoint at the next loop
 boundary; ``resume=`` continues from one with train_iter, env steps, replay contents, envs'
 in-flight episodes and RNG states restored, so a resumed run matches an uninterrupted one.
+
+Learner replicas (``policy.learn.multi_gpu=True``, one process each, started by torchrun): every
+replica runs this same loop with its own envs and seed (``seed + rank``) and its own replay buffer;
+the policy averages gradients at every step (``Policy.sync_gradients``), so the replicas stay
+identical and learn from the union of their data. Rank 0 alone writes the experiment folder, logs
+and checkpoints and runs the evaluator; whether to stop is agreed on by all ranks (one collective
+per decision), so they leave the loop together and no rank waits forever in an all-reduce.
 """
 
 from __future__ import annotations
@@ -16,7 +23,7 @@ import copy
 import os
 import time
 import math
-from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Protocol, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, List, Mapping, NamedTuple, Optional, Protocol, Sequence, Tuple, Union
 
 import torch
 
@@ -31,6 +38,7 @@ from ..policy.random_policy import random_collect_mode
 from ..utils.registry import import_components
 from ..utils.seed import set_pkg_seed
 from ..policy.base_policy import Policy
+from ..torch_utils.dist import any_rank, dist_finalize, dist_init, get_rank, get_world_size, in_process_group
 from ..worker import BaseLearner, BaseSerialEvaluator, create_collector
 from ..worker.collector import SampleCollector
 from ..worker.collector.base import SerialCollectorBase
@@ -86,42 +94,85 @@ def serial_pipeline(
     """
     import_components()
     cfg, resume_ckpt = load_cfg(input_cfg, seed, exp_name, resume)
+    replicas = bool(cfg.policy.learn.get("multi_gpu", False))
+    if replicas and resume_ckpt is not None:
+        raise ConfigError("resume= with policy.learn.multi_gpu=True is not supported: every replica would restart "
+                          "rank 0's envs and buffer; start a new run, or resume with --set policy.learn.multi_gpu=False")
     if resume_ckpt is not None:
         limits = _resumed_limits(cfg.exp_name, max_env_step, max_train_iter)
         if isinstance(limits, dict):  # the run already ended: its result
             return _finished_policy(cfg, model, resume_ckpt, limits)
         max_env_step, max_train_iter = limits
+    own_group = _join_replicas(cfg) if replicas else False
+    try:
+        return _train(cfg, model, resume_ckpt, max_train_iter, max_env_step, progress, replicas)
+    finally:
+        if own_group:
+            dist_finalize()
+
+
+#: how long a replica may wait in a collective: the others wait while rank 0 evaluates (a 100-episode
+#: confirmation on Atari can take an hour on CPU); a replica that dies is ended by torchrun, not by this
+REPLICA_TIMEOUT_S = 4 * 3600.0
+
+
+def _join_replicas(cfg: Config) -> bool:
+    """Join the learner replicas' process group (torchrun's environment) unless the caller already
+    did; returns whether it was created here (and so is destroyed here)."""
+    if in_process_group():
+        return False
+    try:
+        return dist_init(backend="nccl" if cfg.policy.cuda and torch.cuda.is_available() else "gloo",
+                         timeout_s=REPLICA_TIMEOUT_S)
+    except ConfigError as e:
+        raise ConfigError(f"policy.learn.multi_gpu=True: {e}") from None
+
+
+def _train(cfg: Config, model: Optional[torch.nn.Module], resume_ckpt: Optional[str], max_train_iter: Optional[int],
+           max_env_step: Optional[int], progress: bool, replicas: bool) -> Policy:
+    """One run (or one replica's share of it: see the module docstring)."""
+    main = get_rank() == 0
+    if not main:  # its own envs, exploration and replay sampling; rank 0 keeps the user's seed
+        cfg.seed = cfg.seed + get_rank()
     seed = cfg.seed
     torch.set_num_threads(int(cfg.get("num_threads", 1)))
     set_pkg_seed(seed, use_cuda=cfg.policy.cuda)
     collector_env, evaluator_env = build_env_managers(cfg, seed)
     check_spaces(cfg, collector_env)  # fail before anything is written
     policy = build_policy(cfg, model)
-    if resume_ckpt is None:
+    if resume_ckpt is None and main:
         cfg.exp_name = make_exp_dir(cfg.exp_name)
         save_config(cfg, cfg.exp_name)
         write_limits(cfg.exp_name, max_env_step, max_train_iter)
-    exp = cfg.exp_name
+    exp = cfg.exp_name if main else None  # other replicas write nothing
     tb = build_tb_writer(exp)
     try:
-        workers = _build_workers(cfg, policy, collector_env, evaluator_env, tb)
+        workers = _build_workers(cfg, policy, collector_env, evaluator_env, tb, exp)
         learner = workers.learner
         learner.call_hook("before_run")
         if resume_ckpt is not None:
             learner.load_checkpoint(resume_ckpt)
             workers.collector.envstep = learner.envstep
-        result = _run(cfg, policy, workers, exp, max_train_iter, max_env_step, progress)
+        agree = any_rank if replicas else _alone
+        result = _run(cfg, policy, workers, exp, max_train_iter, max_env_step, progress and main, agree)
         learner.call_hook("after_run")
     finally:
         collector_env.close()
         evaluator_env.close()
         if tb is not None:
             tb.close()
-    result.update(final_checkpoint=os.path.join(exp, "ckpt", f"iteration_{learner.train_iter}.pth.tar"),
-                  max_env_step=max_env_step, max_train_iter=max_train_iter)
-    atomic_write_json(os.path.join(exp, RESULT_FILE), result)
+    final = os.path.join(exp, "ckpt", f"iteration_{learner.train_iter}.pth.tar") if exp is not None else None
+    result.update(final_checkpoint=final, max_env_step=max_env_step, max_train_iter=max_train_iter,
+                  replicas=get_world_size() if replicas else 1)
+    if exp is not None:
+        atomic_write_json(os.path.join(exp, RESULT_FILE), result)
     policy.result = result
     return policy
+
+
+def _alone(flag: bool) -> bool:
+    """A single learner's stop decision is its own."""
+    return flag
 
 
 def _resumed_limits(exp_dir: str, max_env_step: Optional[int], max_train_iter: Optional[int]
@@ -150,9 +201,9 @@ class Workers(NamedTuple):
 
 
 def _build_workers(cfg: Config, policy: Policy, collector_env: EnvManager, evaluator_env: EnvManager,
-                   tb: Optional[ScalarWriter]) -> Workers:
-    """Learner, collector, evaluator and (off-policy) replay buffer; their states go into checkpoints."""
-    exp = cfg.exp_name
+                   tb: Optional[ScalarWriter], exp: Optional[str]) -> Workers:
+    """Learner, collector, evaluator and (off-policy) replay buffer; their states go into checkpoints
+    (none without ``exp``: a replica other than rank 0 writes no file)."""
     learner = BaseLearner(cfg.policy.learn.learner, policy.learn_mode, tb, exp)
     collector = create_collector(cfg.policy.collect.collector, collector_env, policy.collect_mode,
                                  tb_logger=tb, exp_name=exp)
@@ -199,14 +250,16 @@ def random_collect(cfg: Config, policy: Policy, collector: SerialCollectorBase, 
     collector.reset_policy(policy.collect_mode)
 
 
-def _run(cfg: Config, policy: Policy, workers: Workers, exp: str, max_train_iter: Optional[int],
-         max_env_step: Optional[int], progress: bool) -> Dict[str, Any]:
+def _run(cfg: Config, policy: Policy, workers: Workers, exp: Optional[str], max_train_iter: Optional[int],
+         max_env_step: Optional[int], progress: bool, agree: Callable[[bool], bool]) -> Dict[str, Any]:
+    """The loop. ``agree(flag)`` turns one process's wish to stop into every replica's decision
+    (the identity for a single learner); only the process with ``exp`` evaluates and writes."""
     learner, collector, evaluator, buffer = workers
     train_limit = math.inf if max_train_iter is None else max_train_iter
     env_step_limit = math.inf if max_env_step is None else max_env_step
     learn = cfg.policy.learn
     use_priority = bool(cfg.policy.priority)
-    csv = ProgressCSV(os.path.join(exp, "progress.csv"))
+    csv = ProgressCSV(os.path.join(exp, "progress.csv")) if exp is not None else None
     bar = ProgressBar(enabled=progress, total=env_step_limit, initial=collector.envstep)
     cpu0, wall0, eval_cpu = time.process_time(), time.perf_counter(), 0.0
     stop, interrupted, last_return = False, False, None
@@ -214,17 +267,18 @@ def _run(cfg: Config, policy: Policy, workers: Workers, exp: str, max_train_iter
         random_collect(cfg, policy, collector, buffer)
     with Interrupt() as interrupt:
         while True:
-            if interrupt.requested:
+            if agree(interrupt.requested):
                 interrupted = True
                 learner.save_checkpoint()
                 break
-            if evaluator.should_eval(learner.train_iter, collector.envstep):
+            if exp is not None and evaluator.should_eval(learner.train_iter, collector.envstep):
                 stop, returns = evaluator.eval(learner.save_checkpoint, learner.train_iter, collector.envstep)
                 eval_cpu += evaluator.last_eval_cpu_seconds
                 last_return = evaluator.last_eval_return
                 if evaluator.last_confirm_return is not None:  # the decisive evaluation
                     last_return = evaluator.last_confirm_return
                 train_cpu = time.process_time() - cpu0 - eval_cpu
+                assert csv is not None  # written where exp is
                 csv.write({"train_iter": learner.train_iter, "envstep": collector.envstep,
                            # the screen's mean, and the confirmation's where one ran (the decisive one)
                            "eval_return_mean": evaluator.last_eval_return,
@@ -234,8 +288,9 @@ def _run(cfg: Config, policy: Policy, workers: Workers, exp: str, max_train_iter
                            "wall_seconds": round(time.perf_counter() - wall0, 3),
                            **{f"learner_{k}": v for k, v in learner.last_log.items()}})
                 bar.update(collector.envstep, learner.train_iter, last_return)
-                if stop:
-                    break
+            if agree(stop):
+                stop = True
+                break
             kwargs = policy.collect_mode.collect_kwargs(collector.envstep, learner.train_iter)
             new_data = collector.collect(train_iter=learner.train_iter, policy_kwargs=kwargs)
             if buffer is None:  # on-policy: the fresh samples are the batch
@@ -244,13 +299,13 @@ def _run(cfg: Config, policy: Policy, workers: Workers, exp: str, max_train_iter
                 buffer.push(new_data, cur_collector_envstep=collector.envstep)
                 for _ in range(learn.update_per_collect):
                     batch = buffer.sample_batch(learn.batch_size, learner.train_iter)
-                    if batch is None or learner.train_iter >= train_limit:
+                    if agree(batch is None) or learner.train_iter >= train_limit:
                         break
                     learner.train(batch, collector.envstep)
                     if use_priority:
                         buffer.update(learner.priority_info)
             bar.update(collector.envstep, learner.train_iter, last_return)
-            if collector.envstep >= env_step_limit or learner.train_iter >= train_limit:
+            if agree(collector.envstep >= env_step_limit or learner.train_iter >= train_limit):
                 break
     bar.close()
     return {

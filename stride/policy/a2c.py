@@ -21,7 +21,7 @@ import torch
 
 from ..config.config import deep_update
 from ..model import model_wrap
-from ..torch_utils import adam, step, zero_grad
+from ..torch_utils import adam
 from ..rl_utils import a2c_error
 from ..utils.registry import POLICY_REGISTRY
 from ..config.setting import Setting
@@ -88,29 +88,25 @@ class A2CPolicy(PPOPolicy):
         cfg = self._cfg.learn
         batch = self._batch(data)
         self._set_mode(True)
-        self._return_norm.update(batch["return"])
+        if self._return_norm.enabled:
+            self._return_norm.update(self._moments(batch["return"]))
         adv = batch["adv"]
-        if cfg.adv_norm and adv.numel() > 1:
-            adv = (adv - adv.mean()) / (adv.std() + 1e-8)
+        if cfg.adv_norm:  # over all replicas' batches with multi_gpu
+            adv = self._standardize(adv)
         # forward
         out = self._learn_model.forward(batch["obs"], mode="compute_actor_critic")
         # loss
         loss = a2c_error(out["logit"], batch["action"], out["value"], adv, self._return_norm.normalize(batch["return"]))
         total = loss.policy_loss + cfg.value_weight * loss.value_loss - cfg.entropy_weight * loss.entropy_loss
         # optimise
-        zero_grad(self._optimizer)
-        torch.autograd.backward(total)
-        grad_norm = None
-        if cfg.grad_clip_norm is not None:
-            grad_norm = torch.nn.utils.clip_grad_norm_(self._model.parameters(), cfg.grad_clip_norm).item()
-        step(self._optimizer)
+        grad_norm = self._optimise(self._optimizer, total, cfg.grad_clip_norm)
         # log
         out_log = {"cur_lr": self._optimizer.param_groups[0]["lr"], "total_loss": total.item(),
                    "policy_loss": loss.policy_loss.item(), "value_loss": loss.value_loss.item(),
                    "entropy": loss.entropy_loss.item(), "adv_mean": batch["adv"].mean().item(),
                    "value_mean": batch["value"].mean().item(), "return_mean": batch["return"].mean().item()}
         if grad_norm is not None:
-            out_log["grad_norm"] = grad_norm
+            out_log["grad_norm"] = grad_norm.item()
         return out_log
 
     def _monitor_vars_learn(self) -> List[str]:

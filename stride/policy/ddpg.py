@@ -24,21 +24,11 @@ from typing import Any, Dict, List, Optional, Tuple
 import torch
 
 from ..model import model_wrap
-from ..torch_utils import adam, step
+from ..torch_utils import adam
 from ..rl_utils import min_q_value, v_nstep_td_error
 from ..utils.registry import POLICY_REGISTRY
 from ..config.setting import Setting
 from .base_policy import Policy
-
-
-def optimise(optimizer: torch.optim.Optimizer, loss: torch.Tensor, grad_clip_norm: Optional[float] = None) -> None:
-    """One step of ``optimizer`` on ``loss``, differentiating only w.r.t. the optimizer's parameters."""
-    params = [p for group in optimizer.param_groups for p in group["params"]]
-    for p, g in zip(params, torch.autograd.grad(loss, params)):
-        p.grad = g
-    if grad_clip_norm is not None:
-        torch.nn.utils.clip_grad_norm_(params, grad_clip_norm)
-    step(optimizer)
 
 
 @POLICY_REGISTRY.register("ddpg")
@@ -133,7 +123,7 @@ class DDPGPolicy(Policy):
         critic_loss, td_abs = v_nstep_td_error(q, min_q_value(next_q), batch["reward"].float(), batch["done"],
                                                batch.get("value_gamma", self._gamma), weight, cfg.loss_type)
         # optimise
-        optimise(self._critic_optimizer, critic_loss, cfg.grad_clip_norm)
+        self._optimise(self._critic_optimizer, critic_loss, cfg.grad_clip_norm)
         self._learn_steps += 1
         if self._learn_steps % cfg.actor_update_freq == 0:
             # loss: deterministic policy gradient through the first critic
@@ -141,7 +131,7 @@ class DDPGPolicy(Policy):
             q_pi = self._model.forward({"obs": obs, "action": action}, mode="compute_critic")["q_value"]
             actor_loss = -(q_pi[0] if q_pi.dim() > 1 else q_pi).mean()
             # optimise
-            optimise(self._actor_optimizer, actor_loss, cfg.grad_clip_norm)
+            self._optimise(self._actor_optimizer, actor_loss, cfg.grad_clip_norm)
             # target update (delayed together with the actor)
             self._target.update(self._model)
             self._last_actor_loss = actor_loss.item()

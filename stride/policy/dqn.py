@@ -18,7 +18,7 @@ from typing import Any, Dict, List, Tuple
 import torch
 
 from ..model import model_wrap
-from ..torch_utils import adam, cat_nested, step, zero_grad
+from ..torch_utils import adam, cat_nested
 from ..rl_utils import get_epsilon_greedy_fn, q_nstep_td_error
 from ..utils.errors import ConfigError
 from ..utils.registry import POLICY_REGISTRY
@@ -104,11 +104,7 @@ class DQNPolicy(Policy):
             value_gamma, weight, self._cfg.learn.loss_type, need_td_abs=bool(self._cfg.priority),
         )
         # optimise
-        zero_grad(self._optimizer)
-        torch.autograd.backward(loss)
-        if self._cfg.learn.grad_clip_norm is not None:
-            torch.nn.utils.clip_grad_norm_(self._model.parameters(), self._cfg.learn.grad_clip_norm)
-        step(self._optimizer)
+        self._optimise(self._optimizer, loss, self._cfg.learn.grad_clip_norm)
         # target update
         self._target_model.update(self._model)
         # log

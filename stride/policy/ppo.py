@@ -29,7 +29,8 @@ from typing import Any, Dict, List, Tuple
 import torch
 
 from ..model import model_wrap
-from ..torch_utils import adam, cat_nested, step, zero_grad
+from ..torch_utils import adam, cat_nested
+from ..torch_utils.dist import Moments, check_same
 from ..rl_utils import get_gae, ppo_error, ppo_error_continuous
 from ..utils.registry import POLICY_REGISTRY
 from ..config.setting import Setting
@@ -37,15 +38,17 @@ from .base_policy import Policy, is_terminated
 
 
 class ReturnNormalizer:
-    """Running mean/std of returns (parallel Welford); the identity when disabled. Plain floats."""
+    """Running mean/std of returns (parallel Welford) fed with each batch's (count, mean, biased
+    variance) -- the policy's ``_moments``, so learner replicas feed the same union statistics and
+    keep the same normaliser; the identity when disabled. Plain floats."""
 
     def __init__(self, enabled: bool) -> None:
         self.enabled, self.mean, self.var, self.count = bool(enabled), 0.0, 1.0, 1e-4
 
-    def update(self, x: torch.Tensor) -> None:
+    def update(self, stats: Moments) -> None:
         if not self.enabled:
             return
-        n, mean, var = x.numel(), x.mean().item(), x.var(unbiased=False).item()
+        n, mean, var = stats[0], stats[1].item(), stats[2].item()
         delta, total = mean - self.mean, self.count + n
         self.var = (self.var * self.count + var * n + delta**2 * self.count * n / total) / total
         self.mean, self.count = self.mean + delta * n / total, total
@@ -145,7 +148,10 @@ class PPOPolicy(Policy):
         batch = self._batch(data)
         n = batch["action"].shape[0]
         self._set_mode(True)
-        self._return_norm.update(batch["return"])
+        if self._return_norm.enabled:  # the same on every replica: their collectives pair up
+            self._return_norm.update(self._moments(batch["return"]))
+        if self._multi_gpu:  # each minibatch all-reduces: every replica must make as many
+            check_same(-(-n // cfg.batch_size), f"the minibatches per epoch (samples per collect / batch_size {cfg.batch_size})")
         sums: Dict[str, float] = defaultdict(float)
         steps = 0
         for epoch in range(cfg.epoch_per_collect):
@@ -156,19 +162,17 @@ class PPOPolicy(Policy):
                 # forward
                 out = self._learn_model.forward(_rows(batch["obs"], idx), mode="compute_actor_critic")
                 adv = batch["adv"][idx]
-                if cfg.adv_norm and len(idx) > 1:
-                    adv = (adv - adv.mean()) / (adv.std() + 1e-8)
+                if cfg.adv_norm:  # over all replicas' minibatches with multi_gpu: the union's statistics
+                    adv = self._standardize(adv)
                 # loss
                 loss, info = self._loss_fn(out["logit"], _rows(batch["logit"], idx), batch["action"][idx], out["value"],
                                            value_old[idx], adv, return_[idx], cfg.clip_ratio, cfg.value_clip_ratio,
                                            cfg.dual_clip)
                 total = loss.policy_loss + cfg.value_weight * loss.value_loss - cfg.entropy_weight * loss.entropy_loss
                 # optimise
-                zero_grad(self._optimizer)
-                torch.autograd.backward(total)
-                if cfg.grad_clip_norm is not None:
-                    sums["grad_norm"] += torch.nn.utils.clip_grad_norm_(self._model.parameters(), cfg.grad_clip_norm).item()
-                step(self._optimizer)
+                grad_norm = self._optimise(self._optimizer, total, cfg.grad_clip_norm)
+                if grad_norm is not None:
+                    sums["grad_norm"] += grad_norm.item()
                 # log
                 for k, v in (("total_loss", total), ("policy_loss", loss.policy_loss), ("value_loss", loss.value_loss),
                              ("entropy", loss.entropy_loss), ("approx_kl", info.approx_kl), ("clipfrac", info.clipfrac)):

@@ -32,7 +32,6 @@ from ..rl_utils import min_q_value, v_nstep_td_error
 from ..utils.registry import POLICY_REGISTRY
 from ..config.setting import Setting
 from .base_policy import Policy
-from .ddpg import optimise
 
 
 @POLICY_REGISTRY.register("sac")
@@ -124,7 +123,7 @@ class SACPolicy(Policy):
         critic_loss, td_abs = v_nstep_td_error(q, next_v, batch["reward"].float(), batch["done"],
                                                batch.get("value_gamma", self._gamma), weight, cfg.loss_type)
         # optimise
-        optimise(self._q_optimizer, critic_loss, cfg.grad_clip_norm)
+        self._optimise(self._q_optimizer, critic_loss, cfg.grad_clip_norm)
         # loss: the reparameterised policy against the min of the updated critics; the temperature
         new = self._actor_sample.forward(obs, mode="compute_actor")
         q_pi = min_q_value(self._model.forward({"obs": obs, "action": new["action"]}, mode="compute_critic")["q_value"])
@@ -132,9 +131,9 @@ class SACPolicy(Policy):
         log_prob = new["log_prob"].detach()
         alpha_loss = -(self._log_alpha * (log_prob + self._target_entropy)).mean()
         # optimise
-        optimise(self._policy_optimizer, policy_loss, cfg.grad_clip_norm)
+        self._optimise(self._policy_optimizer, policy_loss, cfg.grad_clip_norm)
         if self._alpha_optimizer is not None:
-            optimise(self._alpha_optimizer, alpha_loss)
+            self._optimise(self._alpha_optimizer, alpha_loss)
         # target update
         self._target_critic.update(self._model.critic)
         # log

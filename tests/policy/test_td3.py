@@ -78,15 +78,15 @@ def test_actor_and_targets_update_every_second_step(monkeypatch):
     p = make_policy()
     counts = {"actor": 0, "critic": 0, "target": 0}
     names = {id(p._actor_optimizer): "actor", id(p._critic_optimizer): "critic"}
-    import stride.policy.ddpg as ddpg_module
+    import stride.policy.base_policy as base_module  # every policy steps through Policy._optimise
 
-    real_step = ddpg_module.step
+    real_step = base_module.step
 
     def counted(opt):
         counts[names[id(opt)]] += 1
         return real_step(opt)
 
-    monkeypatch.setattr(ddpg_module, "step", counted)
+    monkeypatch.setattr(base_module, "step", counted)
     update = p._target.update
 
     def counted_update(*a, **k):

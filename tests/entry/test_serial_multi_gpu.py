@@ -1,0 +1,90 @@
+"""``stride -m serial ... --set policy.learn.multi_gpu=True`` under torchrun: two learner replicas
+(gloo) train together, rank 0 alone writes and reports, both stop together; without a launcher the
+command says how to launch and writes nothing."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import psutil
+import pytest
+
+from stride.entry.serial_entry import serial_pipeline
+from stride.utils.errors import ConfigError
+from stride.zoo.cartpole.config.cartpole_dqn_config import create_config, main_config
+
+TORCHRUN = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2"]
+ARGS = ["-m", "stride", "-m", "serial", "-e", "cartpole", "-p", "dqn", "-s", "3", "--env-step", "300",
+        "--no-progress", "--set", "policy.learn.multi_gpu=True"]
+
+
+def _env() -> dict:
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    for name in ("RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT", "LOCAL_RANK"):
+        env.pop(name, None)
+    return env
+
+
+def test_two_replicas_train_and_only_rank0_writes(tmp_path):
+    out = subprocess.run([*TORCHRUN, *ARGS], cwd=tmp_path, env=_env(), capture_output=True, text=True, timeout=240)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert os.listdir(tmp_path) == ["cartpole_dqn_seed3"]  # one experiment folder, rank 0's
+    exp = tmp_path / "cartpole_dqn_seed3"
+    result = json.loads((exp / "result.json").read_text())
+    assert result["env_step"] >= 300 and result["train_iter"] > 0 and result["eval_return"] is not None
+    assert result["replicas"] == 2
+    assert (tmp_path / result["final_checkpoint"]).exists()
+    assert out.stdout.count("stride: results in") == 1  # rank 1 trained but reports nothing
+    assert json.loads((exp / "total_config.json").read_text())["seed"] == 3  # the user's seed, not rank 1's
+
+
+@pytest.mark.slow
+def test_ctrl_c_stops_every_replica_and_rank0_saves_a_checkpoint(tmp_path):
+    args = [a if a != "300" else "200000" for a in ARGS] + ["--set", "env.stop_value=100000"]
+    proc = subprocess.Popen([*TORCHRUN, *args], cwd=tmp_path, env=_env(), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    exp = tmp_path / "cartpole_dqn_seed3"
+    deadline = time.monotonic() + 120
+    while not (exp / "progress.csv").exists() and time.monotonic() < deadline:  # training has begun
+        time.sleep(0.5)
+    children = psutil.Process(proc.pid).children(recursive=True)
+    assert len([c for c in children if "stride" in " ".join(c.cmdline())]) == 2
+    os.kill(proc.pid, signal.SIGINT)  # what Ctrl-C sends torchrun
+    out, err = proc.communicate(timeout=120)
+    assert out.count("stride: interrupted (SIGINT)") == 1, err[-3000:]
+    assert "learner replicas cannot be resumed yet" in out
+    assert json.loads((exp / "result.json").read_text())["interrupted"]
+    assert any(p.name.startswith("iteration_") for p in (exp / "ckpt").iterdir())
+    assert not any(c.is_running() and c.status() != psutil.STATUS_ZOMBIE for c in children)
+
+
+def test_without_a_launcher_the_command_says_how_to_launch(tmp_path):
+    out = subprocess.run([sys.executable, *ARGS], cwd=tmp_path, env=_env(), capture_output=True, text=True, timeout=120)
+    assert out.returncode == 2
+    assert out.stderr.strip().splitlines() == [
+        "stride: error: policy.learn.multi_gpu=True: no torch.distributed launcher found (RANK / WORLD_SIZE unset): "
+        "launch one process per replica with torchrun, e.g. `torchrun --standalone --nproc_per_node=2 -m stride "
+        "-m serial ...`"]
+    assert os.listdir(tmp_path) == []
+
+
+def test_resume_with_replicas_is_refused(tmp_path):
+    import copy
+
+    main = copy.deepcopy(main_config)
+    main["policy"]["learn"]["multi_gpu"] = False
+    policy = serial_pipeline([main, copy.deepcopy(create_config)], seed=0, max_env_step=64, progress=False,
+                             exp_name=str(tmp_path / "run"))
+    cfg_path = os.path.join(policy.result["exp_dir"], "total_config.json")
+    with open(cfg_path) as f:
+        saved = json.load(f)
+    saved["policy"]["learn"]["multi_gpu"] = True
+    with open(cfg_path, "w") as f:
+        json.dump(saved, f)
+    with pytest.raises(ConfigError, match="resume= with policy.learn.multi_gpu=True is not supported"):
+        serial_pipeline(None, resume=policy.result["exp_dir"], max_env_step=128, progress=False)
