@@ -39,7 +39,7 @@ import torch
 from ..config.config import deep_update
 from ..config.setting import Setting
 from ..rl_utils import policy_distribution, vtrace_error
-from ..torch_utils import adam, step, zero_grad
+from ..torch_utils import adam
 from ..utils.errors import ConfigError
 from ..utils.registry import POLICY_REGISTRY
 from .base_policy import Policy, is_terminated
@@ -157,12 +157,8 @@ class IMPALAPolicy(PPOPolicy):
                             mask.float())
         total = loss.policy_loss + cfg.value_weight * loss.value_loss - cfg.entropy_weight * loss.entropy_loss
         # optimise
-        zero_grad(self._optimizer)
-        torch.autograd.backward(total)
-        grad_norm = None
-        if cfg.grad_clip_norm is not None:
-            grad_norm = torch.nn.utils.clip_grad_norm_(self._model.parameters(), cfg.grad_clip_norm).item()
-        step(self._optimizer)
+        norm = self._optimise(self._optimizer, total, cfg.grad_clip_norm)
+        grad_norm = None if norm is None else norm.item()
         # log
         log = {"cur_lr": self._optimizer.param_groups[0]["lr"], "total_loss": total.item(),
                "policy_loss": loss.policy_loss.item(), "value_loss": loss.value_loss.item(),
