@@ -16,15 +16,18 @@ entries and workers never name a concrete one.
 
 from __future__ import annotations
 
-from abc import abstractmethod
-from typing import Any, Dict, Mapping, Optional, Sequence
+from abc import ABC, abstractmethod
+from typing import Dict, Mapping, Optional, Sequence, Union
 
 from ..config.config import Configurable, merge_config
 from ..config.setting import Setting
 from ..utils.registry import REWARD_MODEL_REGISTRY
 
+#: what replay gives and the learner takes: a list of samples (or of episodes) or a dict of columns
+Batch = Union[Sequence[Mapping[str, object]], Mapping[str, object]]
 
-class BaseRewardModel(Configurable):
+
+class BaseRewardModel(Configurable, ABC):
     """The reward-model interface; subclasses declare their config in :meth:`declared_config`.
 
     Args:
@@ -52,7 +55,7 @@ class BaseRewardModel(Configurable):
         return batch_size
 
     @abstractmethod
-    def estimate(self, batch: Any) -> Any:
+    def estimate(self, batch: Batch) -> Batch:
         """A learner batch made from the sampled ``batch``: rewards rewritten or added (a copy;
         the replay buffer's data stays as collected)."""
 
@@ -65,11 +68,11 @@ class BaseRewardModel(Configurable):
     def clear_data(self) -> None:
         """Drop the data :meth:`collect_data` kept; default: none kept."""
 
-    def state_dict(self) -> Dict[str, Any]:
+    def state_dict(self) -> Dict[str, object]:
         """Everything a resumed run needs (tensors and plain values)."""
         return {}
 
-    def load_state_dict(self, state_dict: Mapping[str, Any]) -> None:
+    def load_state_dict(self, state_dict: Mapping[str, object]) -> None:
         """Restore what :meth:`state_dict` returned."""
 
 
@@ -79,4 +82,7 @@ def create_reward_model(cfg: Mapping[str, object], env: Optional[object] = None,
     name = cfg.get("type")
     if not isinstance(name, str):
         raise TypeError(f"reward_model.type must be a registered name, got {name!r}")
-    return REWARD_MODEL_REGISTRY.build_as(BaseRewardModel, name, cfg, env=env, seed=seed)
+    model = REWARD_MODEL_REGISTRY.build(name, cfg, env=env, seed=seed)
+    if not isinstance(model, BaseRewardModel):
+        raise TypeError(f"reward model '{name}' built a {type(model).__name__}, not a BaseRewardModel")
+    return model

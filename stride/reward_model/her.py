@@ -42,12 +42,13 @@ import numpy.typing as npt
 from ..config.setting import Setting
 from ..utils.errors import ConfigError
 from ..utils.registry import REWARD_MODEL_REGISTRY
-from .base import BaseRewardModel
+from ..utils.narrow import as_mapping
+from .base import Batch, BaseRewardModel
 
 STRATEGIES = ("future", "final", "episode")
 GOAL_KEYS = ("observation", "achieved_goal", "desired_goal")
 #: ``compute_reward`` / ``compute_terminated``: (achieved goals [B, G], desired goals [B, G], info) -> [B]
-GoalFn = Callable[[np.ndarray, np.ndarray, Dict[str, Any]], Any]
+GoalFn = Callable[[npt.NDArray[np.generic], npt.NDArray[np.generic], Mapping[str, object]], object]
 _META = ("replay_unique_id", "replay_buffer_idx")
 
 
@@ -64,41 +65,39 @@ def goal_indices(strategy: str, t: npt.NDArray[np.int64], length: npt.NDArray[np
     raise ConfigError(f"unknown reward_model.her_strategy '{strategy}'; valid choices: {', '.join(STRATEGIES)}")
 
 
-def _goal_obs(value: object, field: str) -> Mapping[str, np.ndarray]:
+def _goal_obs(value: object, field: str) -> Mapping[str, object]:
     if not (isinstance(value, Mapping) and all(k in value for k in GOAL_KEYS)):
         got = sorted(value) if isinstance(value, Mapping) else type(value).__name__
         raise TypeError(f"HER needs dict observations with keys {list(GOAL_KEYS)} in '{field}', got {got!r}")
     return value
 
 
-def relabel(columns: Mapping[str, Any], rows: npt.NDArray[np.int64], goal_rows: npt.NDArray[np.int64],
+def relabel(columns: Mapping[str, object], rows: npt.NDArray[np.int64], goal_rows: npt.NDArray[np.int64],
             relabelled: npt.NDArray[np.bool_], compute_reward: GoalFn,
-            compute_terminated: Optional[GoalFn] = None) -> Dict[str, Any]:
+            compute_terminated: Optional[GoalFn] = None) -> Dict[str, object]:
     """The transitions ``rows`` of ``columns`` (one episode's or several episodes' columns, concatenated),
     those where ``relabelled`` is set given the goal ``next_obs['achieved_goal'][goal_rows]`` with its
     reward (and termination); a new batch of columns, ``columns`` untouched."""
-    _goal_obs(columns["obs"], "obs")
-    next_obs = _goal_obs(columns["next_obs"], "next_obs")
-    out: Dict[str, Any] = {}
+    next_cols = _goal_obs(columns["next_obs"], "next_obs")
+    obs = {k: np.asarray(v)[rows] for k, v in _goal_obs(columns["obs"], "obs").items()}
+    next_obs = {k: np.asarray(v)[rows] for k, v in next_cols.items()}
+    reward, done = np.asarray(columns["reward"])[rows], np.asarray(columns["done"])[rows]
+    out: Dict[str, object] = {}
     for key, value in columns.items():
-        if key in _META:
+        if key in _META or key in ("obs", "next_obs", "reward", "done"):
             continue
-        if isinstance(value, Mapping):
-            out[key] = {k: np.asarray(v)[rows] for k, v in value.items()}
-        else:
-            out[key] = np.asarray(value)[rows]
-    if not relabelled.any():
-        return out
+        out[key] = {k: np.asarray(v)[rows] for k, v in value.items()} if isinstance(value, Mapping) \
+            else np.asarray(value)[rows]
     sel = np.flatnonzero(relabelled)
-    goal = np.asarray(next_obs["achieved_goal"])[goal_rows[sel]]
-    achieved = np.asarray(next_obs["achieved_goal"])[rows[sel]]
-    out["obs"]["desired_goal"][sel] = goal
-    out["next_obs"]["desired_goal"][sel] = goal
-    reward = np.asarray(compute_reward(achieved, goal, {}))
-    out["reward"][sel] = reward.astype(out["reward"].dtype).reshape(out["reward"][sel].shape)
-    if compute_terminated is not None:
-        done = np.asarray(compute_terminated(achieved, goal, {}))
-        out["done"][sel] = done.astype(out["done"].dtype).reshape(out["done"][sel].shape)
+    if len(sel):
+        goal = np.asarray(next_cols["achieved_goal"])[goal_rows[sel]]
+        achieved = next_obs["achieved_goal"][sel]
+        obs["desired_goal"][sel] = goal
+        next_obs["desired_goal"][sel] = goal
+        reward[sel] = np.asarray(compute_reward(achieved, goal, {})).reshape(reward[sel].shape)
+        if compute_terminated is not None:
+            done[sel] = np.asarray(compute_terminated(achieved, goal, {})).reshape(done[sel].shape)
+    out.update(obs=obs, next_obs=next_obs, reward=reward, done=done)
     return out
 
 
@@ -139,7 +138,7 @@ class HerRewardModel(BaseRewardModel):
         """Episodes per learner batch: ceil(batch_size / sample_per_episode)."""
         return math.ceil(batch_size / self._per_episode)
 
-    def estimate(self, batch: Any) -> Dict[str, Any]:
+    def estimate(self, batch: Batch) -> Dict[str, object]:
         """Sampled episodes (a list of column dicts, the episode buffer's ``sample_batch``) ->
         ``len(batch) * sample_per_episode`` transitions as one dict of columns, goals relabelled."""
         episodes = self._episodes(batch)
@@ -154,18 +153,18 @@ class HerRewardModel(BaseRewardModel):
         return relabel(columns, start + t, start + j, relabelled, self._compute_reward, self._compute_terminated)
 
     @staticmethod
-    def _episodes(batch: Any) -> List[Mapping[str, Any]]:
+    def _episodes(batch: Batch) -> List[Mapping[str, Any]]:
         if not (isinstance(batch, Sequence) and batch and all(isinstance(ep, Mapping) and "action" in ep for ep in batch)):
             raise TypeError("HER estimates a list of episodes as columns (EpisodeReplayBuffer.sample_batch): "
                             "use replay_buffer type 'episode' and collector type 'episode'")
         return list(batch)
 
-    def state_dict(self) -> Dict[str, Any]:
+    def state_dict(self) -> Dict[str, object]:
         """The relabelling RNG (a resumed run draws the same goals)."""
         return {"rng": self._rng.bit_generator.state}
 
-    def load_state_dict(self, state_dict: Mapping[str, Any]) -> None:
-        self._rng.bit_generator.state = dict(state_dict["rng"])
+    def load_state_dict(self, state_dict: Mapping[str, object]) -> None:
+        self._rng.bit_generator.state = dict(as_mapping(state_dict["rng"], "reward model state 'rng'"))
 
 
 def _concat(episodes: Sequence[Mapping[str, Any]]) -> Dict[str, Any]:

@@ -14,7 +14,7 @@ HER relabels a whole batch in one call.
 
 from __future__ import annotations
 
-from typing import Any, Dict, Mapping, Optional, Tuple
+from typing import Dict, Mapping, Optional, Tuple, cast
 
 import gymnasium as gym
 import numpy as np
@@ -24,15 +24,17 @@ from ...config.setting import Setting
 from ...envs import GymnasiumEnv
 from ...utils.registry import ENV_REGISTRY
 
+#: ``{'observation', 'achieved_goal', 'desired_goal'}``, float32 0/1 arrays
 GoalObs = Dict[str, npt.NDArray[np.float32]]
 
 
-def bitflip_success(achieved_goal: npt.ArrayLike, desired_goal: npt.ArrayLike) -> npt.NDArray[np.bool_]:
+def bitflip_success(achieved_goal: npt.NDArray[np.generic], desired_goal: npt.NDArray[np.generic]) -> npt.NDArray[np.bool_]:
     """Whether each achieved bit string equals its desired one (the last axis compared)."""
-    return np.all(np.asarray(achieved_goal) == np.asarray(desired_goal), axis=-1)
+    success: npt.NDArray[np.bool_] = np.asarray(np.all(np.asarray(achieved_goal) == np.asarray(desired_goal), axis=-1))
+    return success
 
 
-class BitFlipGymEnv(gym.Env[GoalObs, int]):
+class BitFlipGymEnv(gym.Env[GoalObs, np.int64]):
     """The Gymnasium env; action ``i`` flips bit ``i``."""
 
     def __init__(self, n_bits: int = 15) -> None:
@@ -40,7 +42,9 @@ class BitFlipGymEnv(gym.Env[GoalObs, int]):
             raise ValueError(f"n_bits must be an int >= 1, got {n_bits!r}")
         self.n_bits = n_bits
         bits = gym.spaces.Box(0.0, 1.0, shape=(n_bits,), dtype=np.float32)
-        self.observation_space = gym.spaces.Dict({"observation": bits, "achieved_goal": bits, "desired_goal": bits})
+        # (gymnasium types a Dict space as a Space of Dict[str, Any]: the keys' arrays are these float32 ones)
+        self.observation_space = cast("gym.spaces.Space[GoalObs]",
+                                      gym.spaces.Dict({"observation": bits, "achieved_goal": bits, "desired_goal": bits}))
         self.action_space = gym.spaces.Discrete(n_bits)
         self.state = np.zeros(n_bits, dtype=np.float32)
         self.goal = np.zeros(n_bits, dtype=np.float32)
@@ -49,7 +53,8 @@ class BitFlipGymEnv(gym.Env[GoalObs, int]):
     def _obs(self) -> GoalObs:
         return {"observation": self.state.copy(), "achieved_goal": self.state.copy(), "desired_goal": self.goal.copy()}
 
-    def reset(self, *, seed: Optional[int] = None, options: Optional[Dict[str, Any]] = None) -> Tuple[GoalObs, Dict[str, Any]]:
+    def reset(self, *, seed: Optional[int] = None,
+              options: Optional[Dict[str, object]] = None) -> Tuple[GoalObs, Dict[str, object]]:
         super().reset(seed=seed)
         self.state = self.np_random.integers(0, 2, self.n_bits).astype(np.float32)
         self.goal = self.state
@@ -58,7 +63,7 @@ class BitFlipGymEnv(gym.Env[GoalObs, int]):
         self.steps = 0
         return self._obs(), {}
 
-    def step(self, action: int) -> Tuple[GoalObs, float, bool, bool, Dict[str, Any]]:
+    def step(self, action: np.int64) -> Tuple[GoalObs, float, bool, bool, Dict[str, object]]:
         if not (0 <= int(action) < self.n_bits):
             raise ValueError(f"action {action!r} is not a bit index in [0, {self.n_bits})")
         self.state = self.state.copy()
@@ -68,19 +73,19 @@ class BitFlipGymEnv(gym.Env[GoalObs, int]):
         truncated = not success and self.steps >= self.n_bits
         return self._obs(), float(success), success, truncated, {"is_success": success}
 
-    def compute_reward(self, achieved_goal: npt.ArrayLike, desired_goal: npt.ArrayLike,
-                       info: Optional[Mapping[str, Any]] = None) -> npt.NDArray[np.float32]:
+    def compute_reward(self, achieved_goal: npt.NDArray[np.generic], desired_goal: npt.NDArray[np.generic],
+                       info: Optional[Mapping[str, object]] = None) -> npt.NDArray[np.float32]:
         """1.0 where the goal is reached, else 0.0 (batched)."""
         return bitflip_success(achieved_goal, desired_goal).astype(np.float32)
 
-    def compute_terminated(self, achieved_goal: npt.ArrayLike, desired_goal: npt.ArrayLike,
-                           info: Optional[Mapping[str, Any]] = None) -> npt.NDArray[np.bool_]:
+    def compute_terminated(self, achieved_goal: npt.NDArray[np.generic], desired_goal: npt.NDArray[np.generic],
+                           info: Optional[Mapping[str, object]] = None) -> npt.NDArray[np.bool_]:
         """Reaching the goal ends the episode (batched)."""
         return bitflip_success(achieved_goal, desired_goal)
 
 
 @ENV_REGISTRY.register("bitflip")
-class BitFlipEnv(GymnasiumEnv[GoalObs, int]):
+class BitFlipEnv(GymnasiumEnv[GoalObs, np.int64]):
     """:class:`BitFlipGymEnv` as a Stride env (type ``'bitflip'``), with the goal functions HER calls."""
 
     @classmethod
@@ -99,12 +104,12 @@ class BitFlipEnv(GymnasiumEnv[GoalObs, int]):
         super().__init__(BitFlipGymEnv(n_bits), cfg)
         self._goal_env = BitFlipGymEnv(n_bits)  # its goal functions only; never stepped
 
-    def compute_reward(self, achieved_goal: npt.ArrayLike, desired_goal: npt.ArrayLike,
-                       info: Optional[Mapping[str, Any]] = None) -> npt.NDArray[np.float32]:
+    def compute_reward(self, achieved_goal: npt.NDArray[np.generic], desired_goal: npt.NDArray[np.generic],
+                       info: Optional[Mapping[str, object]] = None) -> npt.NDArray[np.float32]:
         """The env's reward for reaching ``desired_goal`` with ``achieved_goal`` (batched)."""
         return self._goal_env.compute_reward(achieved_goal, desired_goal, info)
 
-    def compute_terminated(self, achieved_goal: npt.ArrayLike, desired_goal: npt.ArrayLike,
-                           info: Optional[Mapping[str, Any]] = None) -> npt.NDArray[np.bool_]:
+    def compute_terminated(self, achieved_goal: npt.NDArray[np.generic], desired_goal: npt.NDArray[np.generic],
+                           info: Optional[Mapping[str, object]] = None) -> npt.NDArray[np.bool_]:
         """Whether reaching ``desired_goal`` with ``achieved_goal`` ends the episode (batched)."""
         return self._goal_env.compute_terminated(achieved_goal, desired_goal, info)
