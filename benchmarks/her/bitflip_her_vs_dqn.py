@@ -1,8 +1,9 @@
-"""DQN + HER against plain DQN on BitFlip, same env-step budget, one process, one run at a time.
+"""DQN + HER against plain DQN on BitFlip, same env-step budget, one run at a time.
 
     nice -n 5 .venv/bin/python benchmarks/her/bitflip_her_vs_dqn.py --n-bits 15 --env-step 300000 --seed 0
 
-Each run is the zoo config (``bitflip_dqn_her`` / ``bitflip_dqn``) resized to ``--n-bits``; HER's
+Each contestant runs in its own fresh process (clean CPU accounting; one torch thread, the
+config's ``num_threads``). Each run is the zoo config (``bitflip_dqn_her`` / ``bitflip_dqn``) resized to ``--n-bits``; HER's
 run stops when the evaluator's 16-episode screen and its 100-episode confirmation reach 0.9
 success. Afterwards each run's latest policy is evaluated over 100 fresh episodes (eval seeds =
 seed + 10000). Printed and written to ``<out>/summary.json``: env steps used, whether the stop
@@ -18,6 +19,8 @@ import csv
 import json
 import os
 import time
+import subprocess
+import sys
 from typing import Any, Dict, List
 
 from stride.entry import eval_pipeline, serial_pipeline
@@ -48,24 +51,40 @@ def main() -> None:
     ap.add_argument("--out", default="bench_her_out")
     ap.add_argument("--only", choices=("her", "dqn"), default=None)
     args = ap.parse_args()
-    summary: Dict[str, Any] = {"n_bits": args.n_bits, "env_step_budget": args.env_step, "seed": args.seed}
+    os.makedirs(args.out, exist_ok=True)
+    tag = f"bits{args.n_bits}_seed{args.seed}"
+    if args.only is None:  # each contestant in a fresh process, one after the other
+        summary: Dict[str, Any] = {"n_bits": args.n_bits, "env_step_budget": args.env_step, "seed": args.seed,
+                                   "uptime_start": _uptime()}
+        for name in ("her", "dqn"):
+            subprocess.run([sys.executable, __file__, "--n-bits", str(args.n_bits), "--env-step", str(args.env_step),
+                            "--seed", str(args.seed), "--out", args.out, "--only", name], check=True)
+            with open(os.path.join(args.out, f"{name}_{tag}.json")) as f:
+                summary[name] = json.load(f)
+        summary["uptime_end"] = _uptime()
+        with open(os.path.join(args.out, f"summary_{tag}.json"), "w") as f:
+            json.dump(summary, f, indent=1)
+        return
     runs = (("her", bitflip_dqn_her_config), ("dqn", bitflip_dqn_config))
     for name, mod in runs:
-        if args.only not in (None, name):
+        if args.only != name:
             continue
-        exp = os.path.join(args.out, f"{name}_bits{args.n_bits}_seed{args.seed}")
+        exp = os.path.join(args.out, f"{name}_{tag}")
         wall = time.perf_counter()
         policy = serial_pipeline([_resized(mod.main_config, args.n_bits), mod.create_config], seed=args.seed,
                                  max_env_step=args.env_step, exp_name=exp, progress=False)
         r = policy.result
         final = eval_pipeline(r["exp_dir"], n_episode=100)
-        summary[name] = {"env_step": r["env_step"], "stop_confirmed": r["stop"], "final_success_100": final["mean"],
-                         "train_cpu_seconds": round(r["train_cpu_seconds"], 1),
-                         "wall_seconds": round(time.perf_counter() - wall, 1), "curve": _curve(r["exp_dir"])}
-        print(name, {k: v for k, v in summary[name].items() if k != "curve"}, flush=True)
-    os.makedirs(args.out, exist_ok=True)
-    with open(os.path.join(args.out, "summary.json"), "w") as f:
-        json.dump(summary, f, indent=1)
+        out = {"env_step": r["env_step"], "stop_confirmed": r["stop"], "final_success_100": final["mean"],
+               "train_cpu_seconds": round(r["train_cpu_seconds"], 1),
+               "wall_seconds": round(time.perf_counter() - wall, 1), "curve": _curve(r["exp_dir"])}
+        print(name, {k: v for k, v in out.items() if k != "curve"}, flush=True)
+        with open(os.path.join(args.out, f"{name}_{tag}.json"), "w") as f:
+            json.dump(out, f, indent=1)
+
+
+def _uptime() -> str:
+    return subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
 
 
 if __name__ == "__main__":
