@@ -60,6 +60,8 @@ class _Recording(BaseRewardModel):
 
     def estimate(self, batch: Any) -> Any:
         _Recording.calls.append("estimate")
+        if isinstance(batch, list):  # on-policy: the collect's samples
+            return [dict(sample, reward=-3.0) for sample in batch]
         out = dict(batch)
         out["reward"] = np.full(len(out["reward"]), -3.0, dtype=np.float32)
         return out
@@ -99,6 +101,28 @@ def test_the_model_sits_between_collection_and_learning(tmp_path, monkeypatch):
     assert _Recording.calls[:4] == ["collect_data:8", "train", "estimate", "estimate"]
     assert _Recording.calls.count("clear_data") == 2
     assert _Recording.calls.index("clear_data") == 2 * 4  # after the second collect's batches (train_iter 4)
+
+
+def test_on_policy_learners_train_on_the_estimated_samples(tmp_path, monkeypatch):
+    from tests.entry.test_serial_onpolicy import tiny
+
+    if "test_recording" not in REWARD_MODEL_REGISTRY:
+        REWARD_MODEL_REGISTRY.register("test_recording", _Recording)
+    _Recording.calls = []
+    seen: List[List[float]] = []
+    train = BaseLearner.train
+
+    def spy(self, data, envstep=None):
+        seen.append([float(s["reward"]) for s in data])
+        return train(self, data, envstep)
+
+    monkeypatch.setattr(BaseLearner, "train", spy)
+    main, create = tiny()
+    create["reward_model"] = dict(type="test_recording")
+    serial_pipeline_reward_model_onpolicy([main, create], seed=0, max_train_iter=2, exp_name=str(tmp_path / "p"),
+                                          progress=False)
+    assert len(seen) == 2 and all(r == [-3.0] * 32 for r in seen)
+    assert _Recording.calls == ["collect_data:32", "train", "estimate"] * 2
 
 
 def test_refusals_are_one_clear_line(tmp_path):
