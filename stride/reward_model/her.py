@@ -154,7 +154,10 @@ class HerRewardModel(BaseRewardModel):
 
     @staticmethod
     def _episodes(batch: Batch) -> List[Mapping[str, Any]]:
-        if not (isinstance(batch, Sequence) and batch and all(isinstance(ep, Mapping) and "action" in ep for ep in batch)):
+        def is_episode(ep: object) -> bool:  # columns: one array per field, one row per step
+            return isinstance(ep, Mapping) and isinstance(ep.get("action"), np.ndarray) and ep["action"].ndim >= 1
+
+        if not (isinstance(batch, Sequence) and batch and all(is_episode(ep) for ep in batch)):
             raise TypeError("HER estimates a list of episodes as columns (EpisodeReplayBuffer.sample_batch): "
                             "use replay_buffer type 'episode' and collector type 'episode'")
         return list(batch)

@@ -124,6 +124,8 @@ def test_bad_input_is_refused_by_name():
         _model(her_strategy="past")
     with pytest.raises(TypeError, match="list of episodes as columns"):
         _model().estimate({"obs": 1})
+    with pytest.raises(TypeError, match="list of episodes as columns"):  # transitions, not episodes
+        _model().estimate([{"obs": {}, "action": 1}])
     bad = _episode()
     bad["obs"] = S[:-1]
     with pytest.raises(TypeError, match=r"keys \['observation', 'achieved_goal', 'desired_goal'\] in 'obs'"):
