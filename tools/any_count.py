@@ -27,7 +27,7 @@ import numpy as np
 
 #: the packages this count covers by default: every package of stride
 DEFAULT_PACKAGES = ("stride.config", "stride.data", "stride.entry", "stride.envs", "stride.model", "stride.policy",
-                    "stride.rl_utils", "stride.testing", "stride.torch_utils", "stride.utils", "stride.worker",
+                    "stride.reward_model", "stride.rl_utils", "stride.testing", "stride.torch_utils", "stride.utils", "stride.worker",
                     "stride.zoo")
 
 

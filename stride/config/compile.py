@@ -21,7 +21,7 @@ import numpy as np
 from ..utils.errors import ConfigError
 from ..utils.registry import (
     BUFFER_REGISTRY, COLLECTOR_REGISTRY, ENV_MANAGER_REGISTRY, ENV_REGISTRY, EVALUATOR_REGISTRY, LEARNER_REGISTRY,
-    MODEL_REGISTRY, POLICY_REGISTRY,
+    MODEL_REGISTRY, POLICY_REGISTRY, REWARD_MODEL_REGISTRY,
 )
 from .config import (
     Config, declaration, deep_update, load_json_config, merge_config, missing_required, save_config, section, type_name,
@@ -143,7 +143,14 @@ def default_main_config(create_cfg: Mapping[str, object], user_cfg: Optional[Map
             declaration(BUFFER_REGISTRY.get(buffer_type)), {**section(other, "replay_buffer"), "type": buffer_type}
         )
     policy["other"] = other
-    return Config(dict(exp_name="default_experiment", seed=0, num_threads=Setting(1, "[1, inf)"), env=env, policy=policy))
+    tree: Dict[str, object] = dict(exp_name="default_experiment", seed=0, num_threads=Setting(1, "[1, inf)"),
+                                   env=env, policy=policy)
+    # a reward model (GAIL, HER, RND) is named by create_config.reward_model.type or the main
+    # config's reward_model.type; its declared settings become the 'reward_model' section
+    reward_type = type_name(create_cfg, "reward_model") or type_name(user_cfg or {}, "reward_model")
+    if reward_type is not None:
+        tree["reward_model"] = dict(declaration(REWARD_MODEL_REGISTRY.get(reward_type)), type=reward_type)
+    return Config(tree)
 
 
 def _default_model_name(policy_type: str, policy_cls: object) -> str:
@@ -206,6 +213,9 @@ def load_saved_config(path: str) -> Config:
         node = policy.get(dotted[0], {}).get(dotted[1], {})
         if isinstance(node, Mapping) and node.get("type"):
             create[key] = {"type": node["type"]}
+    reward_type = type_name(saved, "reward_model")
+    if reward_type is not None:
+        create["reward_model"] = {"type": reward_type}
     try:
         cfg = merge_config(default_main_config(create, saved), saved)
         _check_required(cfg)

@@ -5,7 +5,8 @@ The pipelines are imported on first use, so ``stride`` answers a mistyped flag w
 
 from typing import Any
 
-__all__ = ["serial_pipeline", "serial_pipeline_onpolicy", "eval_pipeline"]
+__all__ = ["serial_pipeline", "serial_pipeline_onpolicy", "serial_pipeline_reward_model",
+           "serial_pipeline_reward_model_onpolicy", "eval_pipeline"]
 
 
 def __getattr__(name: str) -> Any:
@@ -17,6 +18,10 @@ def __getattr__(name: str) -> Any:
         from .serial_entry_onpolicy import serial_pipeline_onpolicy
 
         return serial_pipeline_onpolicy
+    if name in ("serial_pipeline_reward_model", "serial_pipeline_reward_model_onpolicy"):
+        from . import serial_entry_reward_model
+
+        return getattr(serial_entry_reward_model, name)
     if name == "eval_pipeline":
         from .eval_entry import eval_pipeline
 

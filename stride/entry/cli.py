@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Dict, List, NoReturn, Optional, Tuple
 if TYPE_CHECKING:  # imported for real only where a run starts (torch is slow to import)
     from ..policy.base_policy import Policy
 
-MODES = ("serial", "serial_onpolicy", "eval")
+MODES = ("serial", "serial_onpolicy", "serial_reward_model", "eval")
 MAX_SEED = 2**32 - 1  # NumPy's SeedSequence and torch take any such seed
 
 
@@ -154,6 +154,10 @@ def _run(args: argparse.Namespace) -> int:
         return _eval(args)
 
     def pipeline(input_cfg: Optional[ConfigInput], **kw: Any) -> Policy:  # imports torch only once the input is valid
+        if args.mode == "serial_reward_model":  # -m serial runs a config's reward model too; this insists on one
+            from .serial_entry_reward_model import serial_pipeline_reward_model
+
+            return serial_pipeline_reward_model(input_cfg, **kw)
         if args.mode == "serial_onpolicy":
             from .serial_entry_onpolicy import serial_pipeline_onpolicy
 

@@ -15,6 +15,11 @@ the policy averages gradients at every step (``Policy.sync_gradients``), so the 
 identical and learn from the union of their data. Rank 0 alone writes the experiment folder, logs
 and checkpoints and runs the evaluator; whether to stop is agreed on by all ranks (one collective
 per decision), so they leave the loop together and no rank waits forever in an all-reduce.
+
+A config with a ``reward_model`` section (GAIL, HER, RND) runs the same loop with the reward model
+between collection and learning, as the seeds draw it: ``collect_data`` + ``train`` after each
+collect (``clear_data`` every ``clear_buffer_per_iters`` train iterations), ``estimate`` on every
+batch before ``learner.train``; its state is in the checkpoint. Without one these calls are absent.
 """
 
 from __future__ import annotations
@@ -39,6 +44,10 @@ from ..utils.registry import import_components
 from ..utils.seed import set_pkg_seed
 from ..policy.base_policy import Policy
 from ..torch_utils.dist import any_rank, dist_finalize, dist_init, get_rank, get_world_size, in_process_group
+from ..config.compile import env_kwargs
+from ..envs import BaseEnv
+from ..reward_model.base import BaseRewardModel, create_reward_model
+from ..utils.registry import ENV_REGISTRY
 from ..worker import BaseLearner, BaseSerialEvaluator, create_collector
 from ..worker.collector import SampleCollector
 from ..worker.collector.base import SerialCollectorBase
@@ -146,8 +155,9 @@ def _train(cfg: Config, model: Optional[torch.nn.Module], resume_ckpt: Optional[
         write_limits(cfg.exp_name, max_env_step, max_train_iter)
     exp = cfg.exp_name if main else None  # other replicas write nothing
     tb = build_tb_writer(exp)
+    goal_env = _reward_model_env(cfg)
     try:
-        workers = _build_workers(cfg, policy, collector_env, evaluator_env, tb, exp)
+        workers = _build_workers(cfg, policy, collector_env, evaluator_env, tb, exp, goal_env)
         learner = workers.learner
         learner.call_hook("before_run")
         if resume_ckpt is not None:
@@ -159,6 +169,8 @@ def _train(cfg: Config, model: Optional[torch.nn.Module], resume_ckpt: Optional[
     finally:
         collector_env.close()
         evaluator_env.close()
+        if goal_env is not None:
+            goal_env.close()
         if tb is not None:
             tb.close()
     final = os.path.join(exp, "ckpt", f"iteration_{learner.train_iter}.pth.tar") if exp is not None else None
@@ -198,22 +210,37 @@ class Workers(NamedTuple):
     collector: SerialCollectorBase
     evaluator: BaseSerialEvaluator
     buffer: Optional[Any]  # None for on-policy policies
+    reward_model: Optional[BaseRewardModel] = None  # the config's reward_model section, if any
+
+
+def _reward_model_env(cfg: Config) -> Optional[BaseEnv]:
+    """An env of the run's kind (never stepped) for the reward model's use of the env's own
+    functions (HER's ``compute_reward``); None without a reward model."""
+    if cfg.get("reward_model") is None:
+        return None
+    env = ENV_REGISTRY.get(cfg.env.type)(cfg=env_kwargs(cfg.env))
+    if not isinstance(env, BaseEnv):
+        raise TypeError(f"env '{cfg.env.type}' built a {type(env).__name__}, not a BaseEnv")
+    return env
 
 
 def _build_workers(cfg: Config, policy: Policy, collector_env: EnvManager, evaluator_env: EnvManager,
-                   tb: Optional[ScalarWriter], exp: Optional[str]) -> Workers:
-    """Learner, collector, evaluator and (off-policy) replay buffer; their states go into checkpoints
-    (none without ``exp``: a replica other than rank 0 writes no file)."""
+                   tb: Optional[ScalarWriter], exp: Optional[str], goal_env: Optional[BaseEnv] = None) -> Workers:
+    """Learner, collector, evaluator, (off-policy) replay buffer and (if configured) reward model;
+    their states go into checkpoints (none without ``exp``: a replica other than rank 0 writes no file)."""
     learner = BaseLearner(cfg.policy.learn.learner, policy.learn_mode, tb, exp)
     collector = create_collector(cfg.policy.collect.collector, collector_env, policy.collect_mode,
                                  tb_logger=tb, exp_name=exp)
     evaluator = BaseSerialEvaluator(cfg.policy.eval.evaluator, evaluator_env, policy.eval_mode, tb, exp)
     buffer = None if cfg.policy.on_policy else create_buffer(cfg.policy.other.replay_buffer, seed=cfg.seed,
                                                              tb_logger=tb, exp_name=exp)
-    for name, comp in (("collector", collector), ("buffer", buffer), ("evaluator", evaluator)):
+    reward_model = None if cfg.get("reward_model") is None else \
+        create_reward_model(cfg.reward_model, env=goal_env, seed=cfg.seed)
+    for name, comp in (("collector", collector), ("buffer", buffer), ("evaluator", evaluator),
+                       ("reward_model", reward_model)):
         if comp is not None:
             learner.register_state(name, comp)
-    return Workers(learner, collector, evaluator, buffer)
+    return Workers(learner, collector, evaluator, buffer, reward_model)
 
 
 def _finished_policy(cfg: Config, model: Optional[torch.nn.Module], ckpt: str, result: Dict[str, Any]) -> Policy:
@@ -254,7 +281,8 @@ def _run(cfg: Config, policy: Policy, workers: Workers, exp: Optional[str], max_
          max_env_step: Optional[int], progress: bool, agree: Callable[[bool], bool]) -> Dict[str, Any]:
     """The loop. ``agree(flag)`` turns one process's wish to stop into every replica's decision
     (the identity for a single learner); only the process with ``exp`` evaluates and writes."""
-    learner, collector, evaluator, buffer = workers
+    learner, collector, evaluator, buffer, reward_model = workers
+    clear_every = int(cfg.reward_model.clear_buffer_per_iters) if reward_model is not None else 0
     train_limit = math.inf if max_train_iter is None else max_train_iter
     env_step_limit = math.inf if max_env_step is None else max_env_step
     learn = cfg.policy.learn
@@ -293,17 +321,26 @@ def _run(cfg: Config, policy: Policy, workers: Workers, exp: Optional[str], max_
                 break
             kwargs = policy.collect_mode.collect_kwargs(collector.envstep, learner.train_iter)
             new_data = collector.collect(train_iter=learner.train_iter, policy_kwargs=kwargs)
+            if reward_model is not None:
+                reward_model.collect_data(new_data)
+                reward_model.train()
+            iter_before = learner.train_iter
             if buffer is None:  # on-policy: the fresh samples are the batch
-                learner.train(_samples(new_data), collector.envstep)
+                batch = _samples(new_data)
+                learner.train(batch if reward_model is None else reward_model.estimate(batch), collector.envstep)
             else:
                 buffer.push(new_data, cur_collector_envstep=collector.envstep)
+                items = learn.batch_size if reward_model is None else reward_model.batch_items(learn.batch_size)
                 for _ in range(learn.update_per_collect):
-                    batch = buffer.sample_batch(learn.batch_size, learner.train_iter)
+                    batch = buffer.sample_batch(items, learner.train_iter)
                     if agree(batch is None) or learner.train_iter >= train_limit:
                         break
-                    learner.train(batch, collector.envstep)
+                    learner.train(batch if reward_model is None else reward_model.estimate(batch), collector.envstep)
                     if use_priority:
                         buffer.update(learner.priority_info)
+            # every clear_every train iterations (derived from train_iter: a resumed run clears alike)
+            if reward_model is not None and clear_every and learner.train_iter // clear_every > iter_before // clear_every:
+                reward_model.clear_data()
             bar.update(collector.envstep, learner.train_iter, last_return)
             if agree(collector.envstep >= env_step_limit or learner.train_iter >= train_limit):
                 break

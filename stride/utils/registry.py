@@ -127,9 +127,10 @@ COLLECTOR_REGISTRY: Registry[Callable[..., object]] = Registry("collector", "str
 LEARNER_REGISTRY: Registry[Callable[..., object]] = Registry("learner", "stride.worker")
 EVALUATOR_REGISTRY: Registry[Callable[..., object]] = Registry("evaluator", "stride.worker")
 WRAPPER_REGISTRY: Registry[Callable[..., object]] = Registry("model wrapper", "stride.model")
+REWARD_MODEL_REGISTRY: Registry[Callable[..., object]] = Registry("reward model", "stride.reward_model")
 
 ALL_REGISTRIES = (ENV_REGISTRY, ENV_MANAGER_REGISTRY, POLICY_REGISTRY, MODEL_REGISTRY, BUFFER_REGISTRY,
-                  COLLECTOR_REGISTRY, LEARNER_REGISTRY, EVALUATOR_REGISTRY, WRAPPER_REGISTRY)
+                  COLLECTOR_REGISTRY, LEARNER_REGISTRY, EVALUATOR_REGISTRY, WRAPPER_REGISTRY, REWARD_MODEL_REGISTRY)
 
 
 def import_components() -> None:

@@ -111,3 +111,34 @@ def test_state_dict_exact_resume(tmp_path):
         a.push(episode(20 + k, 2))
         b.push(episode(20 + k, 2))
     assert firsts(a) == firsts(b) and a.episode_len == b.episode_len
+
+
+def goal_episode(k: int, length: int) -> list:
+    """Goal-conditioned transitions (Gymnasium-Robotics' dict observations), as HER stores them."""
+    def obs(t: int) -> dict:
+        return {"observation": np.full(3, 10 * k + t, dtype=np.float32), "achieved_goal": np.full(3, t, dtype=np.float32),
+                "desired_goal": np.full(3, -k, dtype=np.float32)}
+    return [{"obs": obs(t), "action": t, "reward": 0.0, "next_obs": obs(t + 1), "done": False} for t in range(length)]
+
+
+def test_dict_observations_are_columns_per_key_and_survive_checkpoints(tmp_path):
+    b = EpisodeReplayBuffer({"replay_buffer_size": 4}, seed=0)
+    b.push([goal_episode(1, 3), goal_episode(2, 2)])
+    stored = b.episode_at(int(b.slots()[0]))
+    assert stored["obs/desired_goal"].shape == (3, 3) and stored["obs/desired_goal"].dtype == np.float32
+    cols = {ep["obs"]["observation"][0, 0]: ep for ep in b.sample_batch(2)}
+    np.testing.assert_array_equal(cols[10.0]["next_obs"]["achieved_goal"][:, 0], [1, 2, 3])
+    np.testing.assert_array_equal(cols[20.0]["obs"]["desired_goal"], np.full((2, 3), -2))
+    items = b.sample(1)[0]
+    assert set(items[0]["obs"]) == {"observation", "achieved_goal", "desired_goal"}
+    # a checkpoint (state_dict) and a data file hold the same episodes, no pickle needed
+    c = EpisodeReplayBuffer({"replay_buffer_size": 4}, seed=0)
+    c.load_state_dict(b.state_dict())
+    b.save_data(str(tmp_path / "eps.npz"))
+    d = EpisodeReplayBuffer({"replay_buffer_size": 4})
+    d.load_data(str(tmp_path / "eps.npz"))
+    for other in (c, d):
+        assert other.episode_len == [3, 2]
+        for s in other.slots().tolist():
+            for key, value in other.episode_at(s).items():
+                np.testing.assert_array_equal(value, b.episode_at(s)[key])

@@ -271,3 +271,16 @@ def test_target_wrapper_does_not_share_with_online_when_given_a_copy():
 def test_target_bad_arguments(kind, kwargs, match):
     with pytest.raises(ValueError, match=match):
         model_wrap(BNNet(), "target", update_type=kind, update_kwargs=kwargs)
+
+
+def test_goal_dict_observations_feed_observation_and_desired_goal():
+    """Gymnasium-Robotics' goal dicts: the network reads cat(observation, desired_goal) (a UVFA)."""
+    from stride.model.common import split_mask
+
+    obs = {"observation": torch.tensor([[1.0, 2.0]]), "achieved_goal": torch.tensor([[7.0]]),
+           "desired_goal": torch.tensor([[3.0]], dtype=torch.float64)}
+    x, mask = split_mask(obs)
+    assert mask is None and x.dtype == torch.float32
+    assert x.tolist() == [[1.0, 2.0, 3.0]]
+    with pytest.raises(TypeError, match="'observation' and 'desired_goal' \\(Gymnasium-Robotics'\\), got \\['goal'"):
+        split_mask({"goal": torch.zeros(1)})

@@ -4,7 +4,9 @@ For algorithms that need whole episodes (board/card games rewarded at the end, H
 ring of ``replay_buffer_size`` episodes, sampled uniformly: distinct episodes, every subset alike
 (the rule of the other buffers, :class:`~stride.data.draws.BatchLimit`), or i.i.d. draws with
 ``replace=True``. Each episode is stored
-as columns (``{field: array[T, ...]}``, one array per field, stacked once at push), so ``sample``
+as columns (``{field: array[T, ...]}``, one array per field, stacked once at push; a dict-of-arrays
+field such as a goal-conditioned observation is one column per key, ``obs/desired_goal``, as in
+the other buffers' storage, and comes back as a dict), so ``sample``
 hands out copies (the seeds' form: a list of episodes, each a list of transition dicts carrying the
 episode's ``replay_unique_id`` and ``replay_buffer_idx``) and ``sample_batch`` the columns
 themselves. ``save_data``/``load_data`` write ``.npz`` without pickle (transitions concatenated
@@ -25,7 +27,7 @@ from ...utils.registry import BUFFER_REGISTRY
 from ...utils.narrow import as_int, as_mapping, as_tensor, as_tensors
 from ..draws import BatchLimit, read_only
 from ..npz import load_npz, save_npz
-from ..storage import as_array
+from ..storage import as_array, flatten_fields, nest_fields
 
 META_KEYS = ("replay_unique_id", "replay_buffer_idx")
 Episode = Sequence[Mapping[str, object]]
@@ -98,6 +100,7 @@ class EpisodeReplayBuffer(Configurable):
         if n > self._capacity:  # only the newest `capacity` episodes can survive
             episodes, first_id = episodes[-self._capacity:], first_id + n - self._capacity
         for k, ep in enumerate(episodes):
+            ep = [flatten_fields(t) for t in ep]
             keys = [key for key in ep[0] if key not in META_KEYS]
             cols = {key: _stack([t[key] for t in ep]) for key in keys}
             self._data[self._tail] = cols
@@ -124,7 +127,8 @@ class EpisodeReplayBuffer(Configurable):
             uid = int(self._ids[slot])
             keys = list(cols)
             T = len(cols[keys[0]])
-            ep = [dict(zip(keys, row)) for row in zip(*(list(c.copy()) for c in cols.values()))] if keys else [{}] * T
+            ep = [nest_fields(dict(zip(keys, row))) for row in zip(*(list(c.copy()) for c in cols.values()))] \
+                if keys else [{}] * T
             for t in ep:
                 t["replay_unique_id"] = uid
                 t["replay_buffer_idx"] = slot
@@ -139,7 +143,7 @@ class EpisodeReplayBuffer(Configurable):
             return None
         out = []
         for slot in slots.tolist():
-            ep = {k: v.copy() for k, v in self._data[slot].items()}
+            ep = nest_fields({k: v.copy() for k, v in self._data[slot].items()})
             ep["replay_unique_id"] = int(self._ids[slot])
             ep["replay_buffer_idx"] = slot
             out.append(ep)

@@ -1,4 +1,7 @@
-"""Observations that carry their legal actions: PettingZoo's ``{'observation', 'action_mask'}``.
+"""Dict observations a model reads: PettingZoo's ``{'observation', 'action_mask'}`` (legal
+actions) and Gymnasium-Robotics' goal-conditioned ``{'observation', 'achieved_goal',
+'desired_goal'}`` (the network sees ``observation`` and ``desired_goal`` concatenated, the input
+of a universal value function; HER relabels ``desired_goal``).
 
 A model reads the ``'observation'`` tensor and returns the mask next to its logits
 (``{'logit', 'action_mask'}``), so the sampling wrappers (``argmax_sample``,
@@ -20,7 +23,10 @@ def split_mask(obs: MaybeMasked) -> Tuple[torch.Tensor, Optional[torch.Tensor]]:
     """``(observation, action_mask as bool or None)``; a dict without both keys is refused by name."""
     if isinstance(obs, torch.Tensor):
         return obs, None
+    if isinstance(obs, dict) and "desired_goal" in obs and "observation" in obs and "action_mask" not in obs:
+        return torch.cat([obs["observation"].float(), obs["desired_goal"].float()], dim=-1), None
     if not (isinstance(obs, dict) and "observation" in obs and "action_mask" in obs):
         got = sorted(obs) if isinstance(obs, dict) else type(obs).__name__
-        raise TypeError(f"a dict observation needs the keys 'observation' and 'action_mask' (PettingZoo's), got {got!r}")
+        raise TypeError(f"a dict observation needs the keys 'observation' and 'action_mask' (PettingZoo's) or "
+                        f"'observation' and 'desired_goal' (Gymnasium-Robotics'), got {got!r}")
     return obs["observation"], obs["action_mask"].bool()
