@@ -89,6 +89,10 @@ class CollectorRole:
         meta = {"tag": tag, "envstep": self._collector.envstep - before, "episodes": self._collector.episode_count}
         return meta, data
 
+    def collect_state(self) -> Dict[str, Any]:
+        """The weights this collector acts with (its collect mode's ``state_dict``)."""
+        return self._policy.collect_mode.state_dict()
+
     def pid(self) -> int:
         """The process serving this role (for fault tests and operators)."""
         return os.getpid()
