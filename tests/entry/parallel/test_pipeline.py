@@ -1,0 +1,152 @@
+"""``stride -m parallel`` end to end on a local Ray instance (subprocesses; each test starts Ray once).
+
+A collector SIGKILLed mid-run is replaced and reported, no batch is stored twice, Ctrl-C saves a
+checkpoint and leaves no process and nothing in /dev/shm; a SIGKILLed driver takes every Ray
+process with it. The slow test kills a collector every 20 s for 2 minutes.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import psutil
+import pytest
+
+pytest.importorskip("ray")
+
+from stride.zoo.cartpole.config.parallel import cartpole_dqn_config as par  # noqa: E402
+
+STRIDE = [sys.executable, "-m", "stride"]
+
+
+def _config(tmp_path, stop_value=1e9) -> str:
+    main = copy.deepcopy(par.main_config)
+    main["env"]["stop_value"] = stop_value  # unreachable: the run goes on until the test stops it
+    main["policy"]["eval"]["evaluator"]["eval_freq_envstep"] = 10 ** 6
+    path = tmp_path / "cfg.py"
+    path.write_text(f"main_config = {main!r}\ncreate_config = {par.create_config!r}\n"
+                    f"system_config = {par.system_config!r}\n")
+    return str(path)
+
+
+def _start(tmp_path, *extra: str) -> subprocess.Popen:
+    cmd = [*STRIDE, "-m", "parallel", "-c", _config(tmp_path), "-s", "0", "--exp-name", str(tmp_path / "exp"),
+           "--no-progress", "--env-step", "2000000", *extra]
+    return subprocess.Popen(cmd, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _descendants(proc: subprocess.Popen) -> list:
+    try:
+        return psutil.Process(proc.pid).children(recursive=True)
+    except psutil.NoSuchProcess:
+        return []
+
+
+def _collectors(proc: subprocess.Popen) -> list:
+    found = []
+    for p in _descendants(proc):
+        try:
+            if "CollectorRole" in " ".join(p.cmdline()):
+                found.append(p)
+        except (psutil.NoSuchProcess, psutil.ZombieProcess):
+            pass
+    return found
+
+
+def _wait(cond, timeout: float, what: str, proc: subprocess.Popen):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = cond()
+        if value:
+            return value
+        if proc.poll() is not None:
+            out, err = proc.communicate()
+            pytest.fail(f"the run ended (rc {proc.returncode}) while waiting for {what}: {err[-2000:]}")
+        time.sleep(0.3)
+    proc.kill()
+    pytest.fail(f"timed out waiting for {what}")
+
+
+def _deaths(tmp_path) -> int:
+    log = tmp_path / "exp" / "log" / "coordinator.txt"
+    return log.read_text().count("died") if log.exists() else 0
+
+
+def _batches(tmp_path) -> int:
+    log = tmp_path / "exp" / "log" / "coordinator.txt"
+    return log.read_text().count("batches=") if log.exists() else 0
+
+
+def _all_gone(pids, timeout: float = 60) -> list:
+    deadline = time.monotonic() + timeout
+    alive = list(pids)
+    while alive and time.monotonic() < deadline:
+        alive = [p for p in alive if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
+        time.sleep(0.5)
+    return alive
+
+
+def _kill_collectors(tmp_path, proc, kills: int, every: float) -> None:
+    for k in range(kills):
+        victims = _wait(lambda: [c for c in _collectors(proc) if c.is_running()], 120, "collector actors", proc)
+        victims[k % len(victims)].send_signal(signal.SIGKILL)
+        _wait(lambda: _deaths(tmp_path) >= k + 1, 60, f"kill {k + 1} to be reported", proc)
+        if k + 1 < kills:
+            time.sleep(every)
+
+
+def _interrupt_and_check(tmp_path, proc, shm_before: set, kills: int) -> dict:
+    pids = _descendants(proc)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err[-2000:]
+    result = json.loads((tmp_path / "exp" / "result.json").read_text())
+    assert result["interrupted"] and result["signal"] == "SIGINT"
+    assert len(result["collector_restarts"]) == kills == err.count("died (")  # every kill reported, on stderr too
+    assert result["duplicates"] == 0 and result["batches_stored"] == result["batches"] > 0  # no batch twice
+    assert (tmp_path / "exp" / "ckpt" / "ckpt_latest.txt").is_file()
+    assert "resume" in out or "interrupted" in out
+    assert _all_gone(pids) == []
+    assert set(os.listdir("/dev/shm")) <= shm_before
+    return result
+
+
+def test_collector_sigkill_is_restarted_and_ctrl_c_stops_everything(tmp_path):
+    shm_before = set(os.listdir("/dev/shm"))
+    proc = _start(tmp_path)
+    _wait(lambda: len(_collectors(proc)) == 2 and _batches(tmp_path) >= 1, 180, "two collectors and 100 batches",
+          proc)
+    _kill_collectors(tmp_path, proc, kills=1, every=0)
+    before = _batches(tmp_path)
+    _wait(lambda: _batches(tmp_path) > before, 120, "training to go on after the kill", proc)
+    result = _interrupt_and_check(tmp_path, proc, shm_before, kills=1)
+    assert result["lost_batches"] >= 1 and result["collector_restarts"][0]["incarnation"] == 0
+
+
+def test_sigkilled_driver_leaves_no_ray_process(tmp_path):
+    proc = _start(tmp_path)
+    _wait(lambda: len(_collectors(proc)) == 2, 180, "two collectors", proc)
+    pids = _descendants(proc)
+    assert len(pids) >= 5  # watchdog, ray start, GCS, raylet, workers ...
+    proc.send_signal(signal.SIGKILL)
+    proc.communicate()
+    assert _all_gone(pids) == []
+
+
+@pytest.mark.slow
+def test_a_collector_killed_every_20_s_for_2_minutes(tmp_path):
+    shm_before = set(os.listdir("/dev/shm"))
+    proc = _start(tmp_path)
+    _wait(lambda: len(_collectors(proc)) == 2 and _batches(tmp_path) >= 1, 180, "two collectors and 100 batches",
+          proc)
+    _kill_collectors(tmp_path, proc, kills=6, every=20)
+    before = _batches(tmp_path)
+    _wait(lambda: _batches(tmp_path) > before, 120, "training to go on after the last kill", proc)
+    result = _interrupt_and_check(tmp_path, proc, shm_before, kills=6)
+    assert {r["collector"] for r in result["collector_restarts"]} == {"collector0", "collector1"}
