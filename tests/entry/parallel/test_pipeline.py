@@ -48,15 +48,19 @@ def _descendants(proc: subprocess.Popen) -> list:
         return []
 
 
-def _collectors(proc: subprocess.Popen) -> list:
+def _actors(proc: subprocess.Popen, role: str = "CollectorRole") -> list:
     found = []
     for p in _descendants(proc):
         try:
-            if "CollectorRole" in " ".join(p.cmdline()):
+            if role in " ".join(p.cmdline()):
                 found.append(p)
         except (psutil.NoSuchProcess, psutil.ZombieProcess):
             pass
     return found
+
+
+def _collectors(proc: subprocess.Popen) -> list:
+    return _actors(proc, "CollectorRole")
 
 
 def _wait(cond, timeout: float, what: str, proc: subprocess.Popen):
@@ -101,7 +105,12 @@ def _kill_collectors(tmp_path, proc, kills: int, every: float) -> None:
             time.sleep(every)
 
 
-def _interrupt_and_check(tmp_path, proc, shm_before: set, kills: int) -> dict:
+def _log_count(tmp_path, text: str) -> int:
+    log = tmp_path / "exp" / "log" / "coordinator.txt"
+    return log.read_text().count(text) if log.exists() else 0
+
+
+def _interrupt_and_check(tmp_path, proc, shm_before: set, kills: int, replay_kills: int = 0) -> dict:
     pids = _descendants(proc)
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=120)
@@ -109,7 +118,12 @@ def _interrupt_and_check(tmp_path, proc, shm_before: set, kills: int) -> dict:
     result = json.loads((tmp_path / "exp" / "result.json").read_text())
     assert result["interrupted"] and result["signal"] == "SIGINT"
     assert len(result["collector_restarts"]) == kills == err.count("died (")  # every kill reported, on stderr too
-    assert result["duplicates"] == 0 and result["batches_stored"] == result["batches"] > 0  # no batch twice
+    assert result["duplicates"] == 0 and result["batches"] > 0  # no batch twice
+    # every batch the coordinator forwarded is stored or, when a replay restart lost it, counted as a gap
+    assert result["batches_stored"] + result["gaps"] == result["batches"]
+    assert result["replay_restarts"] == replay_kills == err.count("replay actor was restarted")
+    if not replay_kills:
+        assert result["gaps"] == 0
     assert (tmp_path / "exp" / "ckpt" / "ckpt_latest.txt").is_file()
     assert "resume" in out or "interrupted" in out
     assert _all_gone(pids) == []
@@ -117,15 +131,22 @@ def _interrupt_and_check(tmp_path, proc, shm_before: set, kills: int) -> dict:
     return result
 
 
-def test_collector_sigkill_is_restarted_and_ctrl_c_stops_everything(tmp_path):
+def test_collector_and_replay_sigkill_then_ctrl_c_stops_everything(tmp_path):
     shm_before = set(os.listdir("/dev/shm"))
     proc = _start(tmp_path)
     _wait(lambda: len(_collectors(proc)) == 2 and _batches(tmp_path) >= 1, 180, "two collectors and 100 batches",
           proc)
     _kill_collectors(tmp_path, proc, kills=1, every=0)
     before = _batches(tmp_path)
-    _wait(lambda: _batches(tmp_path) > before, 120, "training to go on after the kill", proc)
-    result = _interrupt_and_check(tmp_path, proc, shm_before, kills=1)
+    _wait(lambda: _batches(tmp_path) > before, 120, "training to go on after the collector kill", proc)
+    # the replay actor: Ray restarts it, it reloads its last snapshot (one every 50 stored batches)
+    assert (tmp_path / "exp" / "replay_snapshot.pth.tar").is_file()
+    _actors(proc, "ReplayRole")[0].send_signal(signal.SIGKILL)
+    _wait(lambda: _log_count(tmp_path, "replay actor was restarted (from its last snapshot)") == 1, 120,
+          "the replay restart to be reported", proc)
+    before = _batches(tmp_path)
+    _wait(lambda: _batches(tmp_path) > before, 120, "training to go on after the replay kill", proc)
+    result = _interrupt_and_check(tmp_path, proc, shm_before, kills=1, replay_kills=1)
     assert result["lost_batches"] >= 1 and result["collector_restarts"][0]["incarnation"] == 0
 
 
