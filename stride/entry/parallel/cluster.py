@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib.util
+import logging
 import os
 import secrets
 import shutil
@@ -121,7 +122,7 @@ def _connect(address: str, guard: "subprocess.Popen[bytes]", log_path: str) -> N
             raise StrideError(f"the local Ray instance failed to start (exit code {guard.returncode}); "
                               f"its output: {_tail(log_path)}")
         try:
-            ray.init(address=address, logging_level="ERROR", log_to_driver=False)
+            ray.init(address=address, logging_level=logging.ERROR, log_to_driver=False)
             return
         except ConnectionError:
             if time.monotonic() > deadline:
@@ -146,7 +147,7 @@ def joined_ray(address: str) -> Iterator[Dict[str, object]]:
     import ray
 
     try:
-        ray.init(address=address, logging_level="ERROR", log_to_driver=False)
+        ray.init(address=address, logging_level=logging.ERROR, log_to_driver=False)
     except ConnectionError as e:
         raise StrideError(f"cannot join the Ray cluster at {address!r}: {' '.join(str(e).split())}") from None
     try:

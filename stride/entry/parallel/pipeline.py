@@ -138,16 +138,18 @@ class Coordinator:
         self.cfg, self.sys = cfg, sys_cfg
         self._tb = tb
         self._log = build_logger(cfg.exp_name, "coordinator")
-        available = float(ray.cluster_resources().get("CPU", 0.0))
+        resources: Dict[str, float] = ray.cluster_resources()  # type: ignore[no-untyped-call]  # (untyped in Ray 2.60)
+        available = float(resources.get("CPU", 0.0))
         if cpus_needed(sys_cfg) > available:
             raise ConfigError(f"system_config asks for {cpus_needed(sys_cfg):g} CPUs (collector_num x collector_cpus "
                               f"+ learner_cpus + replay_cpus) but the Ray cluster has {available:g}: lower them")
-        self._collector_cls = ray.remote(CollectorRole)
+        # actor handles are typed Any: Ray's stubs type their methods as the plain ones, without .remote
+        self._collector_cls: Any = ray.remote(CollectorRole)
         snapshot = os.path.join(cfg.exp_name, "replay_snapshot.pth.tar")
-        self.replay = ray.remote(ReplayRole).options(
+        self.replay: Any = ray.remote(ReplayRole).options(
             num_cpus=sys_cfg.replay_cpus, max_restarts=-1, max_task_retries=-1).remote(
             cfg, snapshot, sys_cfg.replay_snapshot_freq)
-        self.learner = ray.remote(LearnerRole).options(num_cpus=sys_cfg.learner_cpus).remote(cfg)
+        self.learner: Any = ray.remote(LearnerRole).options(num_cpus=sys_cfg.learner_cpus).remote(cfg)
         self.collectors: Dict[str, Tuple[Any, int, int]] = {}  # name -> (actor, index, incarnation)
         for i in range(sys_cfg.collector_num):
             name = f"collector{i}"
@@ -161,6 +163,7 @@ class Coordinator:
         self.staleness: List[int] = []
         self.replay_pids: List[int] = []
         self._replay_last: Dict[str, Any] = {}
+        self.last_log: Dict[str, Any] = {}
 
     def _new_collector(self, name: str, index: int, incarnation: int) -> Any:
         return self._collector_cls.options(num_cpus=self.sys.collector_cpus, max_restarts=0).remote(
@@ -245,7 +248,6 @@ class Coordinator:
         bar = ProgressBar(enabled=progress, total=env_limit, initial=0)
         wall0, cpu0, evaluator_cpu = time.perf_counter(), time.process_time(), 0.0
         stop, interrupted, last_return = False, False, None
-        self.last_log: Dict[str, Any] = {}
 
         def save_ckpt(name: Optional[str] = None) -> Optional[str]:
             path: Optional[str] = ray.get(self.learner.save_checkpoint.remote(name))

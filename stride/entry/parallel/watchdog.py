@@ -33,8 +33,12 @@ def run(cmd: List[str], grace: float = GRACE_SECONDS) -> int:
             _stop(child, grace)
 
     threading.Thread(target=wait_for_eof, daemon=True).start()
-    for sig in (signal.SIGINT, signal.SIGTERM):  # stop the child the same way, then exit
-        signal.signal(sig, lambda signum, frame: child.poll() is None and child.send_signal(signal.SIGTERM))
+    def forward(signum: int, frame: object) -> None:  # a signal to the watchdog stops the child the same way
+        if child.poll() is None:
+            child.send_signal(signal.SIGTERM)
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, forward)
     try:
         return child.wait()
     finally:
