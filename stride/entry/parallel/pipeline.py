@@ -32,7 +32,7 @@ import math
 import os
 import sys
 import time
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import torch
 
@@ -45,6 +45,7 @@ from ...utils.log import ProgressCSV, build_logger, build_tb_writer
 from ...utils.registry import import_components
 from ...utils.seed import set_pkg_seed
 from ...worker import BaseSerialEvaluator
+from ...worker.protocols import ScalarWriter
 from ..progress import ProgressBar
 from ..run_state import RESULT_FILE, write_limits
 from ..utils import Interrupt, build_env_manager, build_policy, check_spaces, read_config_file
@@ -54,13 +55,13 @@ from .system import compile_system_config, cpus_needed
 from .tags import BatchTag
 
 #: a config as ``parallel_pipeline`` takes it: [main_config, create_config, system_config] or a file's path
-ParallelConfigInput = Any
+ParallelConfigInput = Union[str, Sequence[Mapping[str, object]]]
 
 #: seconds the coordinator waits for a collector before it looks at signals again
 POLL_SECONDS = 0.5
 
 
-def read_parallel_config(input_cfg: ParallelConfigInput) -> Tuple[Dict[str, Any], Dict[str, Any], Dict[str, Any]]:
+def read_parallel_config(input_cfg: ParallelConfigInput) -> Tuple[Dict[str, object], Dict[str, object], Dict[str, object]]:
     """``[main, create, system]`` (system optional) or a config file defining them."""
     if isinstance(input_cfg, str):
         parts = read_config_file(input_cfg)
@@ -68,9 +69,9 @@ def read_parallel_config(input_cfg: ParallelConfigInput) -> Tuple[Dict[str, Any]
     if not isinstance(input_cfg, (list, tuple)) or len(input_cfg) not in (2, 3):
         raise ConfigError("give [main_config, create_config, system_config] or a config file's path, got "
                           f"{type(input_cfg).__name__}")
-    main, create = input_cfg[0], input_cfg[1]
-    system = input_cfg[2] if len(input_cfg) == 3 else {}
-    return main, create, system or {}
+    main, create = dict(input_cfg[0]), dict(input_cfg[1])
+    system = dict(input_cfg[2]) if len(input_cfg) == 3 else {}
+    return main, create, system
 
 
 def parallel_pipeline(
@@ -132,7 +133,7 @@ class Coordinator:
 
     Built on a connected Ray (local or joined); ``close()`` stops every actor it started."""
 
-    def __init__(self, cfg: Config, sys_cfg: Config, tb: Any) -> None:
+    def __init__(self, cfg: Config, sys_cfg: Config, tb: Optional[ScalarWriter]) -> None:
         import ray
 
         self.cfg, self.sys = cfg, sys_cfg
@@ -236,7 +237,7 @@ class Coordinator:
         self._replay_last = push
 
     def run(self, evaluator: BaseSerialEvaluator, policy: Policy, max_train_iter: Optional[int],
-            max_env_step: Optional[int], progress: bool) -> Dict[str, Any]:
+            max_env_step: Optional[int], progress: bool) -> Dict[str, object]:
         """Collect, store, learn and evaluate until the stop value, a limit or a signal."""
         import ray
         from ray.exceptions import RayActorError

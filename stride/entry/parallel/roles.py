@@ -31,6 +31,7 @@ from ...utils.narrow import as_mapping
 from ...utils.registry import import_components
 from ...utils.seed import set_pkg_seed
 from ...worker import BaseLearner, create_collector
+from ...worker.learner.learner import Batch
 from ..utils import build_env_manager, build_policy
 from .tags import BatchTag, TagLedger
 
@@ -74,8 +75,8 @@ class CollectorRole:
                                            exp_name=cfg.exp_name, instance_name=name)
         self._policy_iter = -1  # the learner iteration of the loaded weights (-1: the initial ones)
 
-    def collect(self, weights: Optional[Mapping[str, Any]], policy_iter: int, envstep: int, train_iter: int
-                ) -> Tuple[Dict[str, Any], Sequence[object]]:
+    def collect(self, weights: Optional[Mapping[str, object]], policy_iter: int, envstep: int, train_iter: int
+                ) -> Tuple[Dict[str, object], Sequence[object]]:
         """One collect with ``weights`` (a collect-mode ``state_dict``; None: keep the current ones),
         exploration as at global ``envstep`` / ``train_iter``."""
         mode = self._policy.collect_mode
@@ -89,7 +90,7 @@ class CollectorRole:
         meta = {"tag": tag, "envstep": self._collector.envstep - before, "episodes": self._collector.episode_count}
         return meta, data
 
-    def collect_state(self) -> Dict[str, Any]:
+    def collect_state(self) -> Dict[str, object]:
         """The weights this collector acts with (its collect mode's ``state_dict``)."""
         return self._policy.collect_mode.state_dict()
 
@@ -127,7 +128,7 @@ class ReplayRole:
             self._ledger.load_state_dict(as_mapping(state["ledger"], "replay snapshot 'ledger'"))
             self.restored = True
 
-    def push(self, tag: BatchTag, data: Sequence[Mapping[str, object]], envstep: int) -> Dict[str, Any]:
+    def push(self, tag: BatchTag, data: Sequence[Mapping[str, object]], envstep: int) -> Dict[str, object]:
         """Store ``data`` unless its tag was seen; returns the verdict and the ledger's counters."""
         verdict = self._ledger.admit(tag)
         if verdict.store:
@@ -138,7 +139,7 @@ class ReplayRole:
         return {"admitted": verdict.store, "gap": verdict.gap, "restored": self.restored, "pid": os.getpid(),
                 **self._ledger.summary()}
 
-    def sample(self, n: int, size: int, train_iter: int) -> List[Optional[Any]]:
+    def sample(self, n: int, size: int, train_iter: int) -> List[Optional[Batch]]:
         """``n`` batches of ``size`` (None where the buffer refuses one: too few items)."""
         return [self._buffer.sample_batch(size, train_iter) for _ in range(n)]
 
@@ -151,7 +152,7 @@ class ReplayRole:
     def count(self) -> int:
         return int(self._buffer.count())
 
-    def summary(self) -> Dict[str, Any]:
+    def summary(self) -> Dict[str, object]:
         return {"restored": self.restored, "count": self.count(), **self._ledger.summary()}
 
     def snapshot(self) -> None:
@@ -182,8 +183,8 @@ class LearnerRole:
         if resume_ckpt is not None:
             self._learner.load_checkpoint(resume_ckpt)
 
-    def train(self, batches: Sequence[Optional[Any]], envstep: int, max_train_iter: Optional[int] = None
-              ) -> Dict[str, Any]:
+    def train(self, batches: Sequence[Optional[Batch]], envstep: int, max_train_iter: Optional[int] = None
+              ) -> Dict[str, object]:
         """One ``BaseLearner.train`` per batch (None batches skipped, none past ``max_train_iter``);
         returns the iteration reached, the last log and the priority infos (one per batch trained)."""
         learner = self._learner
@@ -197,14 +198,14 @@ class LearnerRole:
         return {"train_iter": learner.train_iter, "log": log, "last_log": dict(learner.last_log),
                 "priorities": priorities}
 
-    def collect_state(self) -> Dict[str, Any]:
+    def collect_state(self) -> Dict[str, object]:
         """The collect mode's ``state_dict`` (what collectors load)."""
         return self._policy.collect_mode.state_dict()
 
-    def eval_state(self) -> Dict[str, Any]:
+    def eval_state(self) -> Dict[str, object]:
         return self._policy.eval_mode.state_dict()
 
-    def learn_state(self) -> Dict[str, Any]:
+    def learn_state(self) -> Dict[str, object]:
         return self._policy.learn_mode.state_dict()
 
     @property
