@@ -97,6 +97,10 @@ def parallel_pipeline(
         raise ConfigError(f"policy '{cfg.policy.type}' is on-policy: -m parallel runs off-policy policies (a replay "
                           "buffer between collectors and learner); use -m serial")
     require_ray()
+    if sys_cfg.address is None and cpus_needed(sys_cfg) > (sys_cfg.num_cpus or os.cpu_count() or 1):
+        raise ConfigError(f"system_config asks for {cpus_needed(sys_cfg):g} CPUs (collector_num x collector_cpus + "
+                          f"learner_cpus + replay_cpus) but the local instance has {sys_cfg.num_cpus or os.cpu_count()}:"
+                          " lower them (fractions are fine, e.g. collector_cpus=0.5)")
     torch.set_num_threads(int(cfg.get("num_threads", 1)))
     set_pkg_seed(cfg.seed, use_cuda=cfg.policy.cuda)
     evaluator_env = build_env_manager(cfg, cfg.seed, evaluator=True)
@@ -155,6 +159,7 @@ class Coordinator:
         for i in range(sys_cfg.collector_num):
             name = f"collector{i}"
             self.collectors[name] = (self._new_collector(name, i, 0), i, 0)
+        self.delivered: Dict[str, int] = {}  # batches of each collector's current incarnation
         self.in_flight: Dict[Any, Tuple[str, Any]] = {}  # meta ref -> (collector name, samples ref)
         self.envstep = 0
         self.train_iter = 0
@@ -180,6 +185,10 @@ class Coordinator:
         import ray
 
         actor, index, incarnation = self.collectors[name]
+        if not self.delivered.get(name):  # its constructor or first collect failed: a bug or a bad config, not a fault
+            reason = " ".join(str(error).split())[:400]
+            raise StrideError(f"{name} incarnation {incarnation} died before its first batch, so it is not restarted "
+                              f"(a restart would fail the same way): {reason}")
         self.lost_batches += 1
         count = sum(1 for r in self.restarts if r["collector"] == name)
         limit = int(self.sys.max_collector_restarts)
@@ -188,6 +197,7 @@ class Coordinator:
                               f"stopping ({type(error).__name__})")
         ray.kill(actor)
         self.collectors[name] = (self._new_collector(name, index, incarnation + 1), index, incarnation + 1)
+        self.delivered[name] = 0
         event = {"collector": name, "incarnation": incarnation, "lost_batches": 1, "envstep": self.envstep,
                  "train_iter": self.train_iter}
         self.restarts.append(event)
@@ -291,6 +301,7 @@ class Coordinator:
                     self._restart(name, e)
                     self._dispatch(name)
                     continue
+                self.delivered[name] = self.delivered.get(name, 0) + 1
                 self.envstep += int(meta["envstep"])
                 tag: BatchTag = meta["tag"]
                 push_ref = self.replay.push.remote(tag, data, self.envstep)
