@@ -38,7 +38,9 @@ def _config(tmp_path, stop_value=1e9) -> str:
 def _start(tmp_path, *extra: str) -> subprocess.Popen:
     cmd = [*STRIDE, "-m", "parallel", "-c", _config(tmp_path), "-s", "0", "--exp-name", str(tmp_path / "exp"),
            "--no-progress", "--env-step", "2000000", *extra]
-    return subprocess.Popen(cmd, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # its own process group, as a terminal gives a command: Ctrl-C reaches the whole group
+    return subprocess.Popen(cmd, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
 
 
 def _descendants(proc: subprocess.Popen) -> list:
@@ -112,7 +114,7 @@ def _log_count(tmp_path, text: str) -> int:
 
 def _interrupt_and_check(tmp_path, proc, shm_before: set, kills: int, replay_kills: int = 0) -> dict:
     pids = _descendants(proc)
-    proc.send_signal(signal.SIGINT)
+    os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C on a terminal does
     out, err = proc.communicate(timeout=120)
     assert proc.returncode == 130, err[-2000:]
     result = json.loads((tmp_path / "exp" / "result.json").read_text())
