@@ -139,11 +139,24 @@ def _tail(path: str, lines: int = 3) -> str:
         return "(none)"
 
 
+def check_address(address: str) -> None:
+    """Fail with one line when nothing listens at ``address`` (Ray's own connect would retry it for
+    a long time)."""
+    host, _, port = address.rpartition(":")
+    try:
+        socket.create_connection((host, int(port)), timeout=10).close()
+    except (OSError, ValueError):
+        raise StrideError(f"nothing answers at system_config.address={address!r}; valid choices: the 'HOST:PORT' of "
+                          "a running Ray cluster's head (ray start --head --port=PORT), or None for a local "
+                          "instance") from None
+
+
 @contextlib.contextmanager
 def joined_ray(address: str) -> Iterator[Dict[str, object]]:
     """Connect to a running cluster at ``address`` (its token from the environment, as Ray reads it)."""
     t0 = time.perf_counter()
     require_ray()
+    check_address(address)
     import ray
 
     try:

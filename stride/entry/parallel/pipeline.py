@@ -49,7 +49,7 @@ from ...worker.protocols import ScalarWriter
 from ..progress import ProgressBar
 from ..run_state import RESULT_FILE, write_limits
 from ..utils import Interrupt, build_env_manager, build_policy, check_spaces, read_config_file
-from .cluster import joined_ray, local_ray, require_ray
+from .cluster import check_address, joined_ray, local_ray, require_ray
 from .roles import CollectorRole, LearnerRole, ReplayRole
 from .system import compile_system_config, cpus_needed
 from .tags import BatchTag
@@ -101,6 +101,8 @@ def parallel_pipeline(
         raise ConfigError(f"system_config asks for {cpus_needed(sys_cfg):g} CPUs (collector_num x collector_cpus + "
                           f"learner_cpus + replay_cpus) but the local instance has {sys_cfg.num_cpus or os.cpu_count()}:"
                           " lower them (fractions are fine, e.g. collector_cpus=0.5)")
+    if sys_cfg.address is not None:
+        check_address(sys_cfg.address)  # before anything is written
     torch.set_num_threads(int(cfg.get("num_threads", 1)))
     set_pkg_seed(cfg.seed, use_cuda=cfg.policy.cuda)
     evaluator_env = build_env_manager(cfg, cfg.seed, evaluator=True)

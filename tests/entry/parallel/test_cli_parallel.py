@@ -48,3 +48,16 @@ def test_on_policy_configs_are_refused(tmp_path):
     with pytest.raises(ConfigError, match="'ppo' is on-policy"):
         parallel_pipeline([copy.deepcopy(ppo.main_config), copy.deepcopy(ppo.create_config), {}],
                           exp_name=str(tmp_path / "exp"))
+
+
+def test_an_address_where_nothing_listens_is_one_line(tmp_path, capsys):
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # free once closed: nothing listens there
+    assert main(["-m", "parallel", "-c", _file(tmp_path, {"address": f"127.0.0.1:{port}"}),
+                 "--exp-name", str(tmp_path / "exp")]) == 2
+    err = capsys.readouterr().err
+    assert f"nothing answers at system_config.address='127.0.0.1:{port}'" in err and err.count("\n") == 1
+    assert not (tmp_path / "exp").exists()

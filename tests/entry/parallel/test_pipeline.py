@@ -173,3 +173,54 @@ def test_a_collector_killed_every_20_s_for_2_minutes(tmp_path):
     _wait(lambda: _batches(tmp_path) > before, 120, "training to go on after the last kill", proc)
     result = _interrupt_and_check(tmp_path, proc, shm_before, kills=6)
     assert {r["collector"] for r in result["collector_restarts"]} == {"collector0", "collector1"}
+
+
+@pytest.mark.slow
+def test_joins_a_running_cluster_by_address_and_leaves_no_actor(tmp_path):
+    """``system_config.address``: the roles run on a cluster the pipeline did not start (the ``-m dist`` shape)."""
+    import secrets
+    import shutil
+    import socket
+    import tempfile
+
+    from stride.entry.parallel.cluster import loopback_env
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = {**os.environ, **loopback_env(secrets.token_hex(32))}
+    ray_cli = os.path.join(os.path.dirname(sys.executable), "ray")
+    temp_dir = tempfile.mkdtemp(prefix="stride-ray-")  # short: Ray's socket paths must fit 107 bytes
+    head = subprocess.Popen([sys.executable, "-m", "stride.entry.parallel.watchdog", "--", ray_cli, "start", "--head",
+                             "--block", "--node-ip-address=127.0.0.1", f"--port={port}", "--include-dashboard=false",
+                             "--disable-usage-stats", f"--temp-dir={temp_dir}"],
+                            stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env,
+                            start_new_session=True)
+    try:
+        system = dict(par.system_config, address=f"127.0.0.1:{port}")
+        code = ("import copy, json, sys\n"
+                "from stride.entry.parallel.pipeline import parallel_pipeline\n"
+                "from stride.zoo.cartpole.config.parallel import cartpole_dqn_config as c\n"
+                f"p = parallel_pipeline([copy.deepcopy(c.main_config), c.create_config, {system!r}], seed=0, "
+                f"max_env_step=400, exp_name={str(tmp_path / 'exp')!r}, progress=False)\n"
+                "print(json.dumps({k: p.result[k] for k in ('env_step', 'batches', 'duplicates')}))\n")
+        deadline = time.monotonic() + 120
+        while True:  # the head takes a few seconds: wait until its GCS port answers
+            assert head.poll() is None and time.monotonic() < deadline, "the Ray head did not start"
+            with socket.socket() as s:
+                if s.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            time.sleep(0.5)
+        time.sleep(3)
+        out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+        assert out.returncode == 0, out.stderr[-2000:]
+        result = json.loads(out.stdout.strip().splitlines()[-1])
+        assert result["env_step"] >= 400 and result["duplicates"] == 0 and result["batches"] > 0
+        roles = [p for p in psutil.Process(head.pid).children(recursive=True)
+                 if any(r in " ".join(p.cmdline()) for r in ("CollectorRole", "ReplayRole", "LearnerRole"))]
+        assert _all_gone(roles, timeout=30) == []  # the driver's actors ended with it; the cluster stays up
+        assert head.poll() is None
+    finally:
+        head.stdin.close()
+        head.wait(90)
+        shutil.rmtree(temp_dir, ignore_errors=True)
