@@ -62,7 +62,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     if not args:
         print("usage: python -m stride.entry.parallel.watchdog [--] CMD [ARGS...]", file=sys.stderr)
         return 2
-    return run(args)
+    rc = run(args)
+    return 128 - rc if rc < 0 else rc  # a command ended by signal N exits 128 + N, as a shell reports it
 
 
 if __name__ == "__main__":
