@@ -118,9 +118,15 @@ def parallel_pipeline(
         with cluster as info:
             evaluator = BaseSerialEvaluator(cfg.policy.eval.evaluator, evaluator_env, policy.eval_mode, tb,
                                             cfg.exp_name)
+            from ray.exceptions import RayError
+
             coordinator = Coordinator(cfg, sys_cfg, tb)
             try:
                 result = coordinator.run(evaluator, policy, max_train_iter, max_env_step, progress)
+            except RayError as e:  # the learner (not restarted: its state is the run) or Ray itself failed
+                reason = " ".join(str(e).split())[:400]
+                raise StrideError(f"the run stopped: {type(e).__name__}: {reason}; its checkpoints are in "
+                                  f"{os.path.join(cfg.exp_name, 'ckpt')}") from None
             finally:
                 coordinator.close()
             result["ray_start_seconds"] = round(float(info["start_seconds"]), 3)  # type: ignore[arg-type]
