@@ -35,12 +35,28 @@ def _config(tmp_path, stop_value=1e9) -> str:
     return str(path)
 
 
+_RUNS: list = []
+
+
+@pytest.fixture(autouse=True)
+def _no_run_left_behind():
+    """A failing test still ends its run: SIGKILL to the driver, whose watchdog stops Ray."""
+    yield
+    while _RUNS:
+        proc = _RUNS.pop()
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(60)
+
+
 def _start(tmp_path, *extra: str) -> subprocess.Popen:
     cmd = [*STRIDE, "-m", "parallel", "-c", _config(tmp_path), "-s", "0", "--exp-name", str(tmp_path / "exp"),
            "--no-progress", "--env-step", "2000000", *extra]
     # its own process group, as a terminal gives a command: Ctrl-C reaches the whole group
-    return subprocess.Popen(cmd, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    proc = subprocess.Popen(cmd, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             start_new_session=True)
+    _RUNS.append(proc)
+    return proc
 
 
 def _descendants(proc: subprocess.Popen) -> list:
