@@ -71,7 +71,7 @@ def local_ray(num_cpus: Optional[int] = None) -> Iterator[Dict[str, object]]:
     env = loopback_env(token)
     cmd = [_ray_cli(), "start", "--head", "--block", "--node-ip-address=127.0.0.1", f"--port={port}",
            "--include-dashboard=false", "--disable-usage-stats", f"--temp-dir={temp_dir}",
-           "--dashboard-agent-listen-port=0"]
+           "--dashboard-agent-listen-port=0", f"--ray-client-server-port={_free_port()}"]  # no fixed ports: runs side by side
     if num_cpus is not None:
         cmd.append(f"--num-cpus={num_cpus}")
     log_path = os.path.join(temp_dir, "ray_start.log")
