@@ -24,7 +24,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from typing import Dict, Iterator, Optional
+from typing import IO, Dict, Iterator, Optional
 
 from ...utils.errors import StrideError
 
@@ -81,17 +81,19 @@ def local_ray(num_cpus: Optional[int] = None) -> Iterator[Dict[str, object]]:
                           "ray, or give system_config.address of a running cluster")
     saved = {k: os.environ.get(k) for k in env}
     os.environ.update(env)  # the driver's own Ray client reads them
-    with open(log_path, "wb") as log:
-        guard = subprocess.Popen([sys.executable, "-m", "stride.entry.parallel.watchdog", "--", *cmd],
-                                 stdin=subprocess.PIPE, stdout=log, stderr=subprocess.STDOUT,
-                                 env={**os.environ, **env}, start_new_session=True)  # Ctrl-C reaches the driver only
+    # the watchdog removes temp_dir once Ray has stopped (also after a SIGKILLed driver); this open
+    # handle keeps the start-up output readable for an error message
+    log = open(log_path, "w+b")
+    guard = subprocess.Popen([sys.executable, "-m", "stride.entry.parallel.watchdog", "--remove", temp_dir, "--", *cmd],
+                             stdin=subprocess.PIPE, stdout=log, stderr=subprocess.STDOUT,
+                             env={**os.environ, **env}, start_new_session=True)  # Ctrl-C reaches the driver only
     connected = False
     try:
         require_ray()
         import ray
 
         address = f"127.0.0.1:{port}"
-        _connect(address, guard, log_path)
+        _connect(address, guard, log)
         connected = True
         yield {"address": address, "start_seconds": time.perf_counter() - t0, "temp_dir": temp_dir,
                "watchdog_pid": guard.pid}
@@ -110,33 +112,33 @@ def local_ray(num_cpus: Optional[int] = None) -> Iterator[Dict[str, object]]:
                 os.environ.pop(k, None)
             else:
                 os.environ[k] = v
-        shutil.rmtree(temp_dir, ignore_errors=True)
+        log.close()
+        shutil.rmtree(temp_dir, ignore_errors=True)  # (the watchdog's job; here too when it was killed)
 
 
-def _connect(address: str, guard: "subprocess.Popen[bytes]", log_path: str) -> None:
+def _connect(address: str, guard: "subprocess.Popen[bytes]", log: IO[bytes]) -> None:
     import ray
 
     deadline = time.monotonic() + START_TIMEOUT
     while True:
         if guard.poll() is not None:
             raise StrideError(f"the local Ray instance failed to start (exit code {guard.returncode}); "
-                              f"its output: {_tail(log_path)}")
+                              f"its output: {_tail(log)}")
         try:
             ray.init(address=address, logging_level=logging.ERROR, log_to_driver=False)
             return
         except ConnectionError:
             if time.monotonic() > deadline:
                 raise StrideError(f"the local Ray instance at {address} did not answer within {START_TIMEOUT:.0f} s; "
-                                  f"its output: {_tail(log_path)}") from None
+                                  f"its output: {_tail(log)}") from None
             time.sleep(0.5)
 
 
-def _tail(path: str, lines: int = 3) -> str:
-    try:
-        with open(path, errors="replace") as f:
-            return " | ".join(line.strip() for line in f.readlines()[-lines:])
-    except OSError:
-        return "(none)"
+def _tail(log: IO[bytes], lines: int = 3) -> str:
+    log.flush()
+    log.seek(0)
+    text = log.read().decode(errors="replace").strip().splitlines()
+    return " | ".join(line.strip() for line in text[-lines:]) or "(none)"
 
 
 def check_address(address: str) -> None:

@@ -173,9 +173,13 @@ def test_sigkilled_driver_leaves_no_ray_process(tmp_path):
     _wait(lambda: len(_collectors(proc)) == 2, 180, "two collectors", proc)
     pids = _descendants(proc)
     assert len(pids) >= 5  # watchdog, ray start, GCS, raylet, workers ...
+    guard = next(p.cmdline() for p in pids if "stride.entry.parallel.watchdog" in p.cmdline())
+    temp_dir = guard[guard.index("--remove") + 1]
+    assert os.path.isdir(temp_dir)
     proc.send_signal(signal.SIGKILL)
     proc.communicate()
     assert _all_gone(pids) == []
+    assert not os.path.exists(temp_dir)  # Ray's logs and sockets removed by the watchdog
 
 
 @pytest.mark.slow

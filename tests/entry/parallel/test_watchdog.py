@@ -59,6 +59,18 @@ def test_the_parent_killed_closes_the_pipe_too():
     assert not alive
 
 
+def test_remove_deletes_the_folder_once_the_command_ended(tmp_path):
+    folder = tmp_path / "ray-temp"
+    (folder / "logs").mkdir(parents=True)
+    guard = subprocess.Popen([sys.executable, "-m", "stride.entry.parallel.watchdog", "--remove", str(folder), "--",
+                              *SLEEPER], stdin=subprocess.PIPE)
+    _child(guard)
+    assert folder.is_dir()
+    guard.stdin.close()
+    guard.wait(30)
+    assert not folder.exists()
+
+
 def test_usage_without_a_command(capsys):
     assert watchdog.main([]) == 2
     assert "usage" in capsys.readouterr().err
