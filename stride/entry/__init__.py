@@ -6,7 +6,7 @@ The pipelines are imported on first use, so ``stride`` answers a mistyped flag w
 from typing import Any
 
 __all__ = ["serial_pipeline", "serial_pipeline_onpolicy", "serial_pipeline_reward_model",
-           "serial_pipeline_reward_model_onpolicy", "eval_pipeline"]
+           "serial_pipeline_reward_model_onpolicy", "eval_pipeline", "parallel_pipeline"]
 
 
 def __getattr__(name: str) -> Any:
@@ -26,4 +26,8 @@ def __getattr__(name: str) -> Any:
         from .eval_entry import eval_pipeline
 
         return eval_pipeline
+    if name == "parallel_pipeline":  # imports Ray only when a run starts
+        from .parallel.pipeline import parallel_pipeline
+
+        return parallel_pipeline
     raise AttributeError(f"module 'stride.entry' has no attribute '{name}'")

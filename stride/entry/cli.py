@@ -5,6 +5,7 @@
     stride -m serial -e cartpole -p dqn --set policy.learn.learning_rate=3e-4   # any config key
     stride -m serial --resume cartpole_dqn_seed0          # continue an interrupted run
     stride -m eval --load cartpole_dqn_seed0 --episodes 100  # a fresh evaluation of its policy
+    stride -m parallel -c stride/zoo/cartpole/config/parallel/cartpole_dqn_config.py -s 0  # on Ray (stride-rl[dist])
 
 Every user error (unknown env or policy, missing config file, mistyped config key or value out of
 range, bad flag value, action outside the action space...) ends with one line naming the bad value
@@ -25,7 +26,7 @@ from typing import TYPE_CHECKING, Any, Dict, List, NoReturn, Optional, Tuple
 if TYPE_CHECKING:  # imported for real only where a run starts (torch is slow to import)
     from ..policy.base_policy import Policy
 
-MODES = ("serial", "serial_onpolicy", "serial_reward_model", "eval")
+MODES = ("serial", "serial_onpolicy", "serial_reward_model", "eval", "parallel")
 MAX_SEED = 2**32 - 1  # NumPy's SeedSequence and torch take any such seed
 
 
@@ -105,7 +106,8 @@ def _parser() -> argparse.ArgumentParser:
         description="Train reinforcement-learning agents with Stride.",
         epilog="Examples:\n  stride -m serial -e cartpole -p dqn -s 0\n  stride -m serial -c cartpole_dqn_config.py -s 0\n"
                "  stride -m serial --resume cartpole_dqn_seed0\n"
-               "  stride -m eval --load cartpole_dqn_seed0 --episodes 100\n\n"
+               "  stride -m eval --load cartpole_dqn_seed0 --episodes 100\n"
+               "  stride -m parallel -c stride/zoo/cartpole/config/parallel/cartpole_dqn_config.py -s 0\n\n"
                "A -c config file is Python and is executed: only use files you trust. --resume reads the\n"
                "experiment's total_config.json (data only) and its latest checkpoint, and keeps the run's\n"
                "--env-step / --train-iter limits unless given again. Exit codes: 0 done, 2 bad usage or\n"
@@ -152,6 +154,8 @@ def _run(args: argparse.Namespace) -> int:
 
     if args.mode == "eval":
         return _eval(args)
+    if args.mode == "parallel":
+        return _parallel(args)
 
     def pipeline(input_cfg: Optional[ConfigInput], **kw: Any) -> Policy:  # imports torch only once the input is valid
         if args.mode == "serial_reward_model":  # -m serial runs a config's reward model too; this insists on one
@@ -204,6 +208,33 @@ def _copy(obj: Any) -> Any:
     import copy
 
     return copy.deepcopy(obj)
+
+
+def _parallel(args: argparse.Namespace) -> int:
+    """``-m parallel -c cfg.py``: the config file's main, create and (optional) system config on Ray."""
+    from ..utils.errors import ConfigError
+    from .run_state import EXIT_CODES
+    from .utils import read_config_file
+
+    if not args.config or args.resume:
+        raise ConfigError("-m parallel needs -c CONFIG_FILE (e.g. stride/zoo/cartpole/config/parallel/"
+                          "cartpole_dqn_config.py) and does not resume")
+    parts = read_config_file(args.config)
+    main = apply_settings(_copy(parts["main_config"]), args.settings)
+    default_name = os.path.splitext(os.path.basename(args.config))[0].replace("_config", "")
+    base = _SEED_SUFFIX.sub("", str(args.exp_name or main.get("exp_name", default_name)))
+    from .parallel.pipeline import parallel_pipeline
+
+    seeds = args.seed or [0]
+    for seed in seeds:
+        exp_name = args.exp_name if args.exp_name and len(seeds) == 1 else f"{base}_seed{seed}"
+        policy = parallel_pipeline([main, parts["create_config"], parts.get("system_config", {})], seed=seed,
+                                   max_train_iter=args.train_iter, max_env_step=args.env_step, exp_name=exp_name,
+                                   progress=not args.no_progress)
+        _report(policy.result, args.mode)
+        if policy.result.get("interrupted"):
+            return EXIT_CODES.get(str(policy.result.get("signal")), 130)
+    return 0
 
 
 def _eval(args: argparse.Namespace) -> int:

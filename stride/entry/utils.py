@@ -38,6 +38,13 @@ def read_config(path: str) -> ConfigPair:
 
     The file is Python and runs: only use config files you trust (resume reads JSON instead).
     """
+    parts = read_config_file(path)
+    return parts["main_config"], parts["create_config"]
+
+
+def read_config_file(path: str) -> Dict[str, Dict[str, object]]:
+    """Execute a config ``.py`` file once: its ``main_config`` and ``create_config`` (required) and
+    ``system_config`` (the parallel pipeline's, optional), by name."""
     if not os.path.exists(path):
         raise ConfigError(f"config file '{path}' does not exist")
     if not os.path.isfile(path):
@@ -57,10 +64,11 @@ def read_config(path: str) -> ConfigPair:
     missing = [n for n in ("main_config", "create_config") if not hasattr(module, n)]
     if missing:
         raise ConfigError(f"config file '{path}' must define main_config and create_config (missing: {', '.join(missing)})")
-    for name in ("main_config", "create_config"):
+    names = [n for n in ("main_config", "create_config", "system_config") if hasattr(module, n)]
+    for name in names:
         if not isinstance(getattr(module, name), dict):
             raise ConfigError(f"config file '{path}': {name} must be a dict, got {type(getattr(module, name)).__name__}")
-    return module.main_config, module.create_config
+    return {name: getattr(module, name) for name in names}
 
 
 #: the zoo sits above the entries (its configs run them), so the entries find it by name only
@@ -146,18 +154,24 @@ def env_factories(cfg: Config, num: int, evaluator: bool = False) -> List[Callab
 
 
 def build_env_managers(cfg: Config, seed: int) -> Tuple[AnyEnvManager, AnyEnvManager]:
-    """The collector's (dynamic seeds) and the evaluator's (fixed seeds) env managers, not launched;
-    agent-keyed envs (``BaseEnv.agent_keyed``: PettingZoo's) come as a :class:`MultiAgentManager`
-    over the configured manager, so the workers see one env id per (env, agent)."""
-    collector = create_env_manager(cfg.env.manager, env_factories(cfg, cfg.env.collector_env_num))
-    evaluator = create_env_manager(cfg.env.manager, env_factories(cfg, cfg.env.evaluator_env_num, evaluator=True))
+    """The collector's (dynamic seeds) and the evaluator's (fixed seeds) env managers, not launched
+    (each as :func:`build_env_manager` makes it)."""
+    return build_env_manager(cfg, seed, evaluator=False), build_env_manager(cfg, seed, evaluator=True)
+
+
+def build_env_manager(cfg: Config, seed: int, evaluator: bool = False) -> AnyEnvManager:
+    """The collector's (``env.collector_env_num`` envs, dynamic seeds) or the evaluator's
+    (``env.evaluator_env_num``, fixed seeds) env manager, not launched; agent-keyed envs
+    (``BaseEnv.agent_keyed``: PettingZoo's) come as a :class:`MultiAgentManager` over the configured
+    manager, so the workers see one env id per (env, agent). The parallel pipeline's collector
+    actors build theirs here too, each with its own seed."""
+    num = cfg.env.evaluator_env_num if evaluator else cfg.env.collector_env_num
+    manager = create_env_manager(cfg.env.manager, env_factories(cfg, num, evaluator=evaluator))
     env_cls = ENV_REGISTRY.get(cfg.env.type)  # a BaseEnv class: env_factories checked it
     agent_keyed = isinstance(env_cls, type) and issubclass(env_cls, BaseEnv) and env_cls.agent_keyed
-    collector_env: AnyEnvManager = MultiAgentManager(collector) if agent_keyed else collector
-    evaluator_env: AnyEnvManager = MultiAgentManager(evaluator) if agent_keyed else evaluator
-    collector_env.seed(seed, dynamic_seed=True)
-    evaluator_env.seed(seed, dynamic_seed=False)
-    return collector_env, evaluator_env
+    env: AnyEnvManager = MultiAgentManager(manager) if agent_keyed else manager
+    env.seed(seed, dynamic_seed=not evaluator)
+    return env
 
 
 def check_spaces(cfg: Config, env: AnyEnvManager) -> None:

@@ -1,0 +1,26 @@
+"""The parallel pipeline on Ray core (``stride -m parallel``; extra ``stride-rl[dist]``).
+
+Modules: :mod:`.tags` (batch tags and the replay's ledger), :mod:`.system` (``system_config``),
+:mod:`.roles` (collector, replay and learner as plain classes over the serial workers),
+:mod:`.cluster` (a loopback-only local Ray instance, or a running cluster), :mod:`.watchdog`,
+:mod:`.pipeline` (the coordinator). Only :mod:`.cluster` and :mod:`.pipeline` import Ray, and only
+when a run starts: ``import stride`` and the serial pipeline never do.
+
+Ports of ``-m parallel`` (all on 127.0.0.1, checked with ``ss -ltnp`` on Ray 2.60): the GCS
+(a free port picked per run), the raylet's node-manager and object-manager ports, the Ray client
+server (a free port per run), the runtime-env agent, and one gRPC port per Ray worker process (the driver, each
+actor, idle workers; 10002-19999). The dashboard is off; token authentication is on with a random
+token per run.
+"""
+
+from typing import Any
+
+__all__ = ["parallel_pipeline"]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "parallel_pipeline":
+        from .pipeline import parallel_pipeline
+
+        return parallel_pipeline
+    raise AttributeError(f"module 'stride.entry.parallel' has no attribute '{name}'")

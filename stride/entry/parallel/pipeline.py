@@ -1,0 +1,353 @@
+"""``parallel_pipeline``: collectors, a replay, a learner and an evaluator on Ray, driven by a coordinator.
+
+    collector actors (K) ──(meta, samples)──► coordinator ──samples ref──► replay actor
+          ▲  weights ref (one object per update)          │  sample refs
+          └──────────────── learner actor ◄────────────────┘
+    evaluator: in the driver, on the learner's eval weights, as in the serial pipeline
+
+The coordinator (the driver) keeps one collect in flight per collector. When one returns it
+forwards the samples' object reference to the replay (the data never passes through the driver),
+sends that collector its next collect with the current weights, then asks the learner for
+``update_per_collect`` steps on batches the replay samples (again by reference) and, when the
+learner moved, for its collect-mode ``state_dict`` once: that one object in Ray's object store is
+what every collector loads (the broadcast). Nothing in the loop names an algorithm.
+
+Faults: a collector actor that dies (SIGKILL, OOM) is replaced by a new one (incarnation + 1,
+fresh envs and seeds) and the batch it had in flight is reported lost; the replay actor restarts
+from its last snapshot (Ray re-runs its constructor, which loads the snapshot, and retries the
+calls it missed; batches taken after the snapshot are counted as gaps); Ctrl-C / SIGTERM saves a
+learner checkpoint and stops every actor; a SIGKILLed driver takes the local instance with it (the
+watchdog of :mod:`.cluster`), and on a joined cluster its actors, which it owns, die with it.
+
+DI-engine's parallel entry runs its own Flask coordinator over pickled files and, as its users
+report, hangs or loses collectors; RLlib restarts env runners but drops their samples silently and
+takes 10-17 s to its first training step. Here the serial workers run unchanged in the actors,
+every batch is tagged, and every loss is counted and logged.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import os
+import sys
+import time
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+
+import torch
+
+from ...config import Config, compile_config, save_config
+from ...config.compile import make_exp_dir
+from ...policy.base_policy import Policy
+from ...utils.errors import ConfigError, StrideError
+from ...utils.files import atomic_write_json
+from ...utils.log import ProgressCSV, build_logger, build_tb_writer
+from ...utils.registry import import_components
+from ...utils.seed import set_pkg_seed
+from ...worker import BaseSerialEvaluator
+from ...worker.protocols import ScalarWriter
+from ..progress import ProgressBar
+from ..run_state import RESULT_FILE, write_limits
+from ..utils import Interrupt, build_env_manager, build_policy, check_spaces, read_config_file
+from .cluster import check_address, joined_ray, local_ray, require_ray
+from .roles import CollectorRole, LearnerRole, ReplayRole
+from .system import compile_system_config, cpus_needed
+from .tags import BatchTag
+
+#: a config as ``parallel_pipeline`` takes it: [main_config, create_config, system_config] or a file's path
+ParallelConfigInput = Union[str, Sequence[Mapping[str, object]]]
+
+#: seconds the coordinator waits for a collector before it looks at signals again
+POLL_SECONDS = 0.5
+
+
+def read_parallel_config(input_cfg: ParallelConfigInput) -> Tuple[Dict[str, object], Dict[str, object], Dict[str, object]]:
+    """``[main, create, system]`` (system optional) or a config file defining them."""
+    if isinstance(input_cfg, str):
+        parts = read_config_file(input_cfg)
+        return parts["main_config"], parts["create_config"], parts.get("system_config") or {}
+    if not isinstance(input_cfg, (list, tuple)) or len(input_cfg) not in (2, 3):
+        raise ConfigError("give [main_config, create_config, system_config] or a config file's path, got "
+                          f"{type(input_cfg).__name__}")
+    main, create = dict(input_cfg[0]), dict(input_cfg[1])
+    system = dict(input_cfg[2]) if len(input_cfg) == 3 else {}
+    return main, create, system
+
+
+def parallel_pipeline(
+    input_cfg: ParallelConfigInput,
+    seed: int = 0,
+    max_train_iter: Optional[int] = None,
+    max_env_step: Optional[int] = None,
+    exp_name: Optional[str] = None,
+    progress: bool = True,
+) -> Policy:
+    """Train with ``system_config.collector_num`` collector actors, a replay actor and a learner
+    actor on Ray (a local instance started and stopped here, or ``system_config.address``);
+    returns the trained policy with the run's summary in ``policy.result``.
+
+    Off-policy policies (a replay buffer); the same stopping rules as ``serial_pipeline`` (the
+    evaluator's stop value, ``max_env_step``, ``max_train_iter``, Ctrl-C / SIGTERM)."""
+    main, create, system = read_parallel_config(input_cfg)
+    sys_cfg = compile_system_config(system)
+    import_components()
+    cfg = compile_config(copy.deepcopy(main), create_cfg=copy.deepcopy(create), seed=seed, exp_name=exp_name,
+                         save_cfg=False)
+    if cfg.policy.on_policy:
+        raise ConfigError(f"policy '{cfg.policy.type}' is on-policy: -m parallel runs off-policy policies (a replay "
+                          "buffer between collectors and learner); use -m serial")
+    require_ray()
+    if sys_cfg.address is None and cpus_needed(sys_cfg) > (sys_cfg.num_cpus or os.cpu_count() or 1):
+        raise ConfigError(f"system_config asks for {cpus_needed(sys_cfg):g} CPUs (collector_num x collector_cpus + "
+                          f"learner_cpus + replay_cpus) but the local instance has {sys_cfg.num_cpus or os.cpu_count()}:"
+                          " lower them (fractions are fine, e.g. collector_cpus=0.5)")
+    if sys_cfg.address is not None:
+        check_address(sys_cfg.address)  # before anything is written
+    torch.set_num_threads(int(cfg.get("num_threads", 1)))
+    set_pkg_seed(cfg.seed, use_cuda=cfg.policy.cuda)
+    evaluator_env = build_env_manager(cfg, cfg.seed, evaluator=True)
+    check_spaces(cfg, evaluator_env)
+    policy = build_policy(cfg, enable_field=["learn", "eval"])
+    cfg.exp_name = make_exp_dir(cfg.exp_name)
+    save_config(cfg, cfg.exp_name)
+    atomic_write_json(os.path.join(cfg.exp_name, "system_config.json"), dict(sys_cfg))
+    write_limits(cfg.exp_name, max_env_step, max_train_iter)
+    tb = build_tb_writer(cfg.exp_name)
+    cluster = local_ray(sys_cfg.num_cpus) if sys_cfg.address is None else joined_ray(sys_cfg.address)
+    try:
+        with cluster as info:
+            evaluator = BaseSerialEvaluator(cfg.policy.eval.evaluator, evaluator_env, policy.eval_mode, tb,
+                                            cfg.exp_name)
+            from ray.exceptions import RayError
+
+            coordinator = Coordinator(cfg, sys_cfg, tb)
+            try:
+                result = coordinator.run(evaluator, policy, max_train_iter, max_env_step, progress)
+            except RayError as e:  # the learner (not restarted: its state is the run) or Ray itself failed
+                reason = " ".join(str(e).split())[:400]
+                raise StrideError(f"the run stopped: {type(e).__name__}: {reason}; its checkpoints are in "
+                                  f"{os.path.join(cfg.exp_name, 'ckpt')}") from None
+            finally:
+                coordinator.close()
+            result["ray_start_seconds"] = round(float(info["start_seconds"]), 3)  # type: ignore[arg-type]
+    finally:
+        evaluator_env.close()
+        if tb is not None:
+            tb.close()
+    result.update(max_env_step=max_env_step, max_train_iter=max_train_iter)
+    atomic_write_json(os.path.join(cfg.exp_name, RESULT_FILE), result)
+    policy.result = result
+    return policy
+
+
+class Coordinator:
+    """The driver's loop: starts the actors, routes batches and weights, restarts dead collectors.
+
+    Built on a connected Ray (local or joined); ``close()`` stops every actor it started."""
+
+    def __init__(self, cfg: Config, sys_cfg: Config, tb: Optional[ScalarWriter]) -> None:
+        import ray
+
+        self.cfg, self.sys = cfg, sys_cfg
+        self._tb = tb
+        self._log = build_logger(cfg.exp_name, "coordinator")
+        resources: Dict[str, float] = ray.cluster_resources()  # type: ignore[no-untyped-call]  # (untyped in Ray 2.60)
+        available = float(resources.get("CPU", 0.0))
+        if cpus_needed(sys_cfg) > available:
+            raise ConfigError(f"system_config asks for {cpus_needed(sys_cfg):g} CPUs (collector_num x collector_cpus "
+                              f"+ learner_cpus + replay_cpus) but the Ray cluster has {available:g}: lower them")
+        # actor handles are typed Any: Ray's stubs type their methods as the plain ones, without .remote
+        self._collector_cls: Any = ray.remote(CollectorRole)
+        snapshot = os.path.join(cfg.exp_name, "replay_snapshot.pth.tar")
+        self.replay: Any = ray.remote(ReplayRole).options(
+            num_cpus=sys_cfg.replay_cpus, max_restarts=-1, max_task_retries=-1).remote(
+            cfg, snapshot, sys_cfg.replay_snapshot_freq)
+        self.learner: Any = ray.remote(LearnerRole).options(num_cpus=sys_cfg.learner_cpus).remote(cfg)
+        self.collectors: Dict[str, Tuple[Any, int, int]] = {}  # name -> (actor, index, incarnation)
+        for i in range(sys_cfg.collector_num):
+            name = f"collector{i}"
+            self.collectors[name] = (self._new_collector(name, i, 0), i, 0)
+        self.delivered: Dict[str, int] = {}  # batches of each collector's current incarnation
+        self.in_flight: Dict[Any, Tuple[str, Any]] = {}  # meta ref -> (collector name, samples ref)
+        self.envstep = 0
+        self.train_iter = 0
+        self.weights: Any = None  # ref of the learner's latest collect-mode state_dict (None: initial weights)
+        self.restarts: List[Dict[str, Any]] = []
+        self.lost_batches = 0
+        self.staleness: List[int] = []
+        self.replay_pids: List[int] = []
+        self._replay_last: Dict[str, Any] = {}
+        self.last_log: Dict[str, Any] = {}
+
+    def _new_collector(self, name: str, index: int, incarnation: int) -> Any:
+        return self._collector_cls.options(num_cpus=self.sys.collector_cpus, max_restarts=0).remote(
+            self.cfg, name, index, incarnation)
+
+    def _dispatch(self, name: str) -> None:
+        actor = self.collectors[name][0]
+        meta, data = actor.collect.options(num_returns=2).remote(self.weights, self.train_iter, self.envstep,
+                                                                 self.train_iter)
+        self.in_flight[meta] = (name, data)
+
+    def _restart(self, name: str, error: BaseException) -> None:
+        import ray
+
+        actor, index, incarnation = self.collectors[name]
+        if not self.delivered.get(name):  # its constructor or first collect failed: a bug or a bad config, not a fault
+            reason = " ".join(str(error).split())[:400]
+            raise StrideError(f"{name} incarnation {incarnation} died before its first batch, so it is not restarted "
+                              f"(a restart would fail the same way): {reason}")
+        self.lost_batches += 1
+        count = sum(1 for r in self.restarts if r["collector"] == name)
+        limit = int(self.sys.max_collector_restarts)
+        if 0 <= limit <= count:
+            raise StrideError(f"{name} died {count + 1} times (system_config.max_collector_restarts={limit}): "
+                              f"stopping ({type(error).__name__})")
+        ray.kill(actor)
+        self.collectors[name] = (self._new_collector(name, index, incarnation + 1), index, incarnation + 1)
+        self.delivered[name] = 0
+        event = {"collector": name, "incarnation": incarnation, "lost_batches": 1, "envstep": self.envstep,
+                 "train_iter": self.train_iter}
+        self.restarts.append(event)
+        msg = (f"[coordinator] {name} incarnation {incarnation} died ({type(error).__name__}); 1 batch in flight "
+               f"lost; restarted as incarnation {incarnation + 1}")
+        self._log.warning(msg)
+        print(f"stride: {msg}", file=sys.stderr, flush=True)
+
+    def _learn(self, max_train_iter: Optional[int]) -> None:
+        learn = self.cfg.policy.learn
+        batches = self.replay.sample.remote(int(learn.update_per_collect), int(learn.batch_size), self.train_iter)
+        import ray
+
+        out = ray.get(self.learner.train.remote(batches, self.envstep, max_train_iter))
+        if out["train_iter"] != self.train_iter:
+            self.train_iter = int(out["train_iter"])
+            self.weights = self.learner.collect_state.remote()  # one object, loaded by every collector
+            if any(out["priorities"]):
+                self.replay.update.remote(out["priorities"])
+        self.last_log = out["last_log"]
+
+    def _record(self, tag: BatchTag, push: Dict[str, Any]) -> None:
+        stale = tag.staleness(self.train_iter)
+        self.staleness.append(stale)
+        if self._tb is not None:
+            self._tb.add_scalar("parallel/staleness", stale, self.train_iter)
+            self._tb.add_scalar("parallel/batch_gaps", push["gaps"], self.train_iter)
+        if not push["admitted"]:
+            self._log.warning(f"[coordinator] batch {tuple(tag)[:3]} not stored (duplicate or stale incarnation)")
+        if push["gap"] > 0:
+            self._log.warning(f"[coordinator] {push['gap']} batch(es) of {tag.collector} incarnation "
+                              f"{tag.incarnation} missing before seq {tag.seq}")
+        pid = push["pid"]
+        if not self.replay_pids or self.replay_pids[-1] != pid:
+            if self.replay_pids:
+                msg = (f"[coordinator] the replay actor was restarted "
+                       f"({'from its last snapshot' if push['restored'] else 'empty: no snapshot yet'})")
+                self._log.warning(msg)
+                print(f"stride: {msg}", file=sys.stderr, flush=True)
+            self.replay_pids.append(pid)
+        if len(self.staleness) % 100 == 0:
+            recent = self.staleness[-100:]
+            self._log.info(f"[coordinator] train_iter={self.train_iter} envstep={self.envstep} batches="
+                           f"{len(self.staleness)} staleness_mean={sum(recent) / len(recent):.2f} "
+                           f"staleness_max={max(recent)} stored={push['stored']} duplicates={push['duplicates']} "
+                           f"gaps={push['gaps']} lost_in_collectors={self.lost_batches}")
+        self._replay_last = push
+
+    def run(self, evaluator: BaseSerialEvaluator, policy: Policy, max_train_iter: Optional[int],
+            max_env_step: Optional[int], progress: bool) -> Dict[str, object]:
+        """Collect, store, learn and evaluate until the stop value, a limit or a signal."""
+        import ray
+        from ray.exceptions import RayActorError
+
+        exp = self.cfg.exp_name
+        train_limit = math.inf if max_train_iter is None else max_train_iter
+        env_limit = math.inf if max_env_step is None else max_env_step
+        csv = ProgressCSV(os.path.join(exp, "progress.csv"))
+        bar = ProgressBar(enabled=progress, total=env_limit, initial=0)
+        wall0, cpu0, evaluator_cpu = time.perf_counter(), time.process_time(), 0.0
+        stop, interrupted, last_return = False, False, None
+
+        def save_ckpt(name: Optional[str] = None) -> Optional[str]:
+            path: Optional[str] = ray.get(self.learner.save_checkpoint.remote(name))
+            return path
+
+        for name in self.collectors:
+            self._dispatch(name)
+        with Interrupt() as interrupt:
+            while True:
+                if interrupt.requested:
+                    interrupted = True
+                    save_ckpt()
+                    break
+                if evaluator.should_eval(self.train_iter, self.envstep):
+                    policy.eval_mode.load_state_dict(ray.get(self.learner.eval_state.remote()))
+                    stop, returns = evaluator.eval(save_ckpt, self.train_iter, self.envstep)
+                    evaluator_cpu += evaluator.last_eval_cpu_seconds
+                    last_return = evaluator.last_eval_return
+                    if evaluator.last_confirm_return is not None:
+                        last_return = evaluator.last_confirm_return
+                    recent = self.staleness[-100:] or [0]
+                    csv.write({"train_iter": self.train_iter, "envstep": self.envstep,
+                               "eval_return_mean": evaluator.last_eval_return,
+                               "confirm_return_mean": evaluator.last_confirm_return,
+                               "eval_return_min": min(returns), "eval_return_max": max(returns),
+                               "wall_seconds": round(time.perf_counter() - wall0, 3),
+                               "staleness_mean": sum(recent) / len(recent), "staleness_max": max(recent),
+                               "lost_batches": self.lost_batches + int(self._replay_last.get("gaps", 0)),
+                               **{f"learner_{k}": v for k, v in self.last_log.items()}})
+                    bar.update(self.envstep, self.train_iter, last_return)
+                    if stop:
+                        break
+                ready, _ = ray.wait(list(self.in_flight), num_returns=1, timeout=POLL_SECONDS)
+                if not ready:
+                    continue
+                name, data = self.in_flight.pop(ready[0])
+                try:
+                    meta = ray.get(ready[0])
+                except RayActorError as e:
+                    self._restart(name, e)
+                    self._dispatch(name)
+                    continue
+                self.delivered[name] = self.delivered.get(name, 0) + 1
+                self.envstep += int(meta["envstep"])
+                tag: BatchTag = meta["tag"]
+                push_ref = self.replay.push.remote(tag, data, self.envstep)
+                self._dispatch(name)
+                self._learn(max_train_iter)
+                push = ray.get(push_ref)
+                self._record(tag, push)
+                bar.update(self.envstep, self.train_iter, last_return)
+                if self.envstep >= env_limit or self.train_iter >= train_limit:
+                    break
+        bar.close()
+        replay = ray.get(self.replay.summary.remote())
+        actors = [self.learner, self.replay] + [a for a, _, _ in self.collectors.values()]
+        cpu = sum(ray.get([a.cpu_seconds.remote() for a in actors])) + time.process_time() - cpu0 - evaluator_cpu
+        ray.get(self.learner.finish.remote())
+        final = policy.learn_mode
+        final.load_state_dict(ray.get(self.learner.learn_state.remote()))
+        stale = self.staleness or [0]
+        return {
+            "stop": bool(stop), "interrupted": interrupted, "signal": interrupt.signal_name,
+            "env_step": self.envstep, "train_iter": self.train_iter, "eval_return": last_return,
+            "wall_seconds": time.perf_counter() - wall0, "exp_dir": exp,
+            "final_checkpoint": os.path.join(exp, "ckpt", f"iteration_{self.train_iter}.pth.tar"),
+            "batches": len(self.staleness), "batches_stored": replay["stored"], "duplicates": replay["duplicates"],
+            "gaps": replay["gaps"], "lost_batches": self.lost_batches + int(replay["gaps"]),
+            "collector_restarts": self.restarts, "replay_restarts": max(0, len(self.replay_pids) - 1),
+            "staleness_mean": sum(stale) / len(stale), "staleness_max": max(stale),
+            "train_cpu_seconds": cpu, "eval_cpu_seconds": evaluator_cpu,
+        }
+
+    def close(self) -> None:
+        """Close every collector's envs, then end every actor this coordinator started."""
+        import ray
+
+        closing = [actor.close.remote() for actor, _, _ in self.collectors.values()]
+        try:
+            ray.get(closing, timeout=30)
+        except Exception as e:  # a dead collector has nothing left to close
+            self._log.warning(f"[coordinator] closing collectors: {type(e).__name__}")
+        for actor in [a for a, _, _ in self.collectors.values()] + [self.replay, self.learner]:
+            ray.kill(actor)

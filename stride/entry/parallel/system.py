@@ -1,0 +1,56 @@
+"""``system_config``: how many of each role the parallel pipeline runs and what each may use.
+
+The third part of a parallel config (``[main_config, create_config, system_config]``), as in
+DI-engine's parallel configs, where it names paths and the communication mode; here it names the
+counts and the resources (Ray's CPU shares), validated like any config section: an unknown key or a
+value out of range is one line naming it and the valid choices.
+"""
+
+from __future__ import annotations
+
+from typing import Dict, Mapping, Optional
+
+from ...config import Config
+from ...config.config import merge_config
+from ...config.setting import Setting
+from ...utils.errors import ConfigError
+
+
+def declared_system_config() -> Dict[str, object]:
+    """The keys of ``system_config``, their defaults and valid values."""
+    return dict(
+        # (int) collector actors, each with its own env manager of env.collector_env_num envs.
+        collector_num=Setting(2, "[1, inf)"),
+        # (int) learners; > 1 (data-parallel replicas through torch.distributed) is not built yet.
+        learner_num=Setting(1, "[1, inf)"),
+        # (float) Ray CPU share of each collector actor, of the learner and of the replay actor.
+        collector_cpus=Setting(0.5, "[0, inf)"),
+        learner_cpus=Setting(0.5, "[0, inf)"),
+        replay_cpus=Setting(0.0, "[0, inf)"),
+        # (int) CPUs of the local Ray instance (None: the machine's); ignored when joining a cluster.
+        num_cpus=Setting(None, "[1, inf)", kind=int),
+        # (str) join this running Ray cluster ('HOST:PORT') instead of starting a local instance.
+        address=None,
+        # (int) replay snapshots: one every this many stored batches (restored when the actor dies).
+        replay_snapshot_freq=Setting(50, "[1, inf)"),
+        # (int) restarts of each collector actor after it dies (-1: no limit).
+        max_collector_restarts=Setting(-1, "[-1, inf)"),
+    )
+
+
+def compile_system_config(system: Optional[Mapping[str, object]]) -> Config:
+    """``system`` merged over the defaults and checked (resources must fit the local instance)."""
+    cfg = merge_config(declared_system_config(), dict(system or {}), prefix="system_config.")
+    if cfg.learner_num > 1:
+        raise ConfigError(f"system_config.learner_num={cfg.learner_num}: learner replicas are not available in "
+                          "-m parallel yet; valid choices: 1")
+    address = cfg.address
+    if address is not None and (not isinstance(address, str) or ":" not in address):
+        raise ConfigError(f"system_config.address={address!r} is not 'HOST:PORT'; valid choices: None (start a "
+                          "local Ray instance) or a running cluster's 'HOST:PORT'")
+    return cfg
+
+
+def cpus_needed(cfg: Config) -> float:
+    """Ray CPU shares the actors ask for together."""
+    return float(cfg.collector_num * cfg.collector_cpus + cfg.learner_cpus + cfg.replay_cpus)

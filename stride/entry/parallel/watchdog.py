@@ -1,0 +1,79 @@
+"""Run a command until the parent's pipe closes: ``python -m stride.entry.parallel.watchdog [--remove DIR] -- CMD...``.
+
+The parallel pipeline starts its local Ray instance (``ray start --head --block``) under this
+watchdog and holds the write end of its stdin. When the pipeline ends -- normally, on Ctrl-C, or
+SIGKILLed, when no code of its own runs -- the kernel closes that pipe, the watchdog reads EOF and
+sends the command SIGTERM (``ray start --block`` then stops every Ray process of the instance,
+actors included), then SIGKILL after a grace period, and removes ``--remove DIR`` (the instance's
+temp folder: logs, sockets, spilled objects) once the command has ended. A local ``ray.init()`` has no such guard: its
+head processes outlive a SIGKILLed driver. No Ray import here: the watchdog is a few MiB.
+"""
+
+from __future__ import annotations
+
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+from typing import List, Optional
+
+GRACE_SECONDS = 30.0
+
+
+def run(cmd: List[str], grace: float = GRACE_SECONDS) -> int:
+    """Start ``cmd``; stop it when stdin reaches EOF; return its exit code."""
+    child = subprocess.Popen(cmd, stdin=subprocess.DEVNULL)
+
+    def wait_for_eof() -> None:
+        try:
+            while sys.stdin.buffer.read(4096):
+                pass
+        except (OSError, ValueError):
+            pass
+        if child.poll() is None:
+            _stop(child, grace)
+
+    threading.Thread(target=wait_for_eof, daemon=True).start()
+    def forward(signum: int, frame: object) -> None:  # a signal to the watchdog stops the child the same way
+        if child.poll() is None:
+            child.send_signal(signal.SIGTERM)
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, forward)
+    try:
+        return child.wait()
+    finally:
+        if child.poll() is None:  # pragma: no cover  (only when wait itself was interrupted)
+            _stop(child, grace)
+
+
+def _stop(child: "subprocess.Popen[bytes]", grace: float) -> None:
+    child.send_signal(signal.SIGTERM)
+    try:
+        child.wait(grace)
+    except subprocess.TimeoutExpired:
+        child.kill()
+        child.wait()
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    remove: Optional[str] = None
+    if args[:1] == ["--remove"] and len(args) >= 2:
+        remove, args = args[1], args[2:]
+    if args[:1] == ["--"]:
+        args = args[1:]
+    if not args:
+        print("usage: python -m stride.entry.parallel.watchdog [--remove DIR] [--] CMD [ARGS...]", file=sys.stderr)
+        return 2
+    try:
+        rc = run(args)
+    finally:
+        if remove is not None:
+            shutil.rmtree(remove, ignore_errors=True)
+    return 128 - rc if rc < 0 else rc  # a command ended by signal N exits 128 + N, as a shell reports it
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,63 @@
+"""``stride -m parallel``'s refusals: one line, exit code 2, before any Ray process starts."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from stride.entry.cli import main
+from stride.entry.parallel.pipeline import parallel_pipeline
+from stride.utils.errors import ConfigError
+from stride.zoo.cartpole.config.parallel import cartpole_dqn_config as par
+
+
+def _file(tmp_path, system) -> str:
+    path = tmp_path / "cfg.py"
+    path.write_text(f"main_config = {par.main_config!r}\ncreate_config = {par.create_config!r}\n"
+                    f"system_config = {system!r}\n")
+    return str(path)
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["-m", "parallel", "-e", "cartpole", "-p", "dqn"], "-m parallel needs -c CONFIG_FILE"),
+    (["-m", "paralel", "-c", "x.py"], "unknown mode 'paralel'; valid choices: serial, serial_onpolicy, eval, parallel"),
+])
+def test_usage_errors(argv, message, capsys):
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1
+
+
+@pytest.mark.parametrize("system, message", [
+    ({"learner_num": 2}, "system_config.learner_num=2: learner replicas are not available"),
+    ({"collector_num": 64, "collector_cpus": 1.0}, "asks for 64.5 CPUs"),
+    ({"colector_num": 2}, "did you mean 'system_config.collector_num'"),
+    (3, "system_config must be a dict, got int"),
+])
+def test_bad_system_config_is_one_line(tmp_path, system, message, capsys):
+    assert main(["-m", "parallel", "-c", _file(tmp_path, system), "--exp-name", str(tmp_path / "exp")]) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1
+    assert not (tmp_path / "exp").exists()  # nothing written
+
+
+def test_on_policy_configs_are_refused(tmp_path):
+    from stride.zoo.cartpole.config import cartpole_ppo_config as ppo
+
+    with pytest.raises(ConfigError, match="'ppo' is on-policy"):
+        parallel_pipeline([copy.deepcopy(ppo.main_config), copy.deepcopy(ppo.create_config), {}],
+                          exp_name=str(tmp_path / "exp"))
+
+
+def test_an_address_where_nothing_listens_is_one_line(tmp_path, capsys):
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # free once closed: nothing listens there
+    assert main(["-m", "parallel", "-c", _file(tmp_path, {"address": f"127.0.0.1:{port}"}),
+                 "--exp-name", str(tmp_path / "exp")]) == 2
+    err = capsys.readouterr().err
+    assert f"nothing answers at system_config.address='127.0.0.1:{port}'" in err and err.count("\n") == 1
+    assert not (tmp_path / "exp").exists()

@@ -1,0 +1,246 @@
+"""``stride -m parallel`` end to end on a local Ray instance (subprocesses; each test starts Ray once).
+
+A collector SIGKILLed mid-run is replaced and reported, no batch is stored twice, Ctrl-C saves a
+checkpoint and leaves no process and nothing in /dev/shm; a SIGKILLed driver takes every Ray
+process with it. The slow test kills a collector every 20 s for 2 minutes.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import psutil
+import pytest
+
+pytest.importorskip("ray")
+
+from stride.zoo.cartpole.config.parallel import cartpole_dqn_config as par  # noqa: E402
+
+STRIDE = [sys.executable, "-m", "stride"]
+
+
+def _config(tmp_path, stop_value=1e9) -> str:
+    main = copy.deepcopy(par.main_config)
+    main["env"]["stop_value"] = stop_value  # unreachable: the run goes on until the test stops it
+    main["policy"]["eval"]["evaluator"]["eval_freq_envstep"] = 10 ** 6
+    path = tmp_path / "cfg.py"
+    path.write_text(f"main_config = {main!r}\ncreate_config = {par.create_config!r}\n"
+                    f"system_config = {par.system_config!r}\n")
+    return str(path)
+
+
+_RUNS: list = []
+
+
+@pytest.fixture(autouse=True)
+def _no_run_left_behind():
+    """A failing test still ends its run: SIGKILL to the driver, whose watchdog stops Ray."""
+    yield
+    while _RUNS:
+        proc = _RUNS.pop()
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(60)
+
+
+def _start(tmp_path, *extra: str) -> subprocess.Popen:
+    cmd = [*STRIDE, "-m", "parallel", "-c", _config(tmp_path), "-s", "0", "--exp-name", str(tmp_path / "exp"),
+           "--no-progress", "--env-step", "2000000", *extra]
+    # its own process group, as a terminal gives a command: Ctrl-C reaches the whole group
+    proc = subprocess.Popen(cmd, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    _RUNS.append(proc)
+    return proc
+
+
+def _descendants(proc: subprocess.Popen) -> list:
+    try:
+        return psutil.Process(proc.pid).children(recursive=True)
+    except psutil.NoSuchProcess:
+        return []
+
+
+def _actors(proc: subprocess.Popen, role: str = "CollectorRole") -> list:
+    found = []
+    for p in _descendants(proc):
+        try:
+            if role in " ".join(p.cmdline()):
+                found.append(p)
+        except (psutil.NoSuchProcess, psutil.ZombieProcess):
+            pass
+    return found
+
+
+def _collectors(proc: subprocess.Popen) -> list:
+    return _actors(proc, "CollectorRole")
+
+
+def _wait(cond, timeout: float, what: str, proc: subprocess.Popen):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = cond()
+        if value:
+            return value
+        if proc.poll() is not None:
+            out, err = proc.communicate()
+            pytest.fail(f"the run ended (rc {proc.returncode}) while waiting for {what}: {err[-2000:]}")
+        time.sleep(0.3)
+    proc.kill()
+    pytest.fail(f"timed out waiting for {what}")
+
+
+def _deaths(tmp_path) -> int:
+    log = tmp_path / "exp" / "log" / "coordinator.txt"
+    return log.read_text().count("died") if log.exists() else 0
+
+
+def _batches(tmp_path) -> int:
+    log = tmp_path / "exp" / "log" / "coordinator.txt"
+    return log.read_text().count("batches=") if log.exists() else 0
+
+
+def _all_gone(pids, timeout: float = 60) -> list:
+    deadline = time.monotonic() + timeout
+    alive = list(pids)
+    while alive and time.monotonic() < deadline:
+        alive = [p for p in alive if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
+        time.sleep(0.5)
+    return alive
+
+
+def _kill_collectors(tmp_path, proc, kills: int, every: float) -> None:
+    for k in range(kills):
+        victims = _wait(lambda: [c for c in _collectors(proc) if c.is_running()], 120, "collector actors", proc)
+        victims[k % len(victims)].send_signal(signal.SIGKILL)
+        _wait(lambda: _deaths(tmp_path) >= k + 1, 60, f"kill {k + 1} to be reported", proc)
+        if k + 1 < kills:
+            time.sleep(every)
+
+
+def _log_count(tmp_path, text: str) -> int:
+    log = tmp_path / "exp" / "log" / "coordinator.txt"
+    return log.read_text().count(text) if log.exists() else 0
+
+
+def _interrupt_and_check(tmp_path, proc, shm_before: set, kills: int, replay_kills: int = 0) -> dict:
+    pids = _descendants(proc)
+    os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C on a terminal does
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err[-2000:]
+    result = json.loads((tmp_path / "exp" / "result.json").read_text())
+    assert result["interrupted"] and result["signal"] == "SIGINT"
+    assert len(result["collector_restarts"]) == kills == err.count("died (")  # every kill reported, on stderr too
+    assert result["duplicates"] == 0 and result["batches"] > 0  # no batch twice
+    # every batch the coordinator forwarded is stored or, when a replay restart lost it, counted as a gap
+    assert result["batches_stored"] + result["gaps"] == result["batches"]
+    assert result["replay_restarts"] == replay_kills == err.count("replay actor was restarted")
+    if not replay_kills:
+        assert result["gaps"] == 0
+    assert (tmp_path / "exp" / "ckpt" / "ckpt_latest.txt").is_file()
+    assert "resume" in out or "interrupted" in out
+    assert _all_gone(pids) == []
+    assert set(os.listdir("/dev/shm")) <= shm_before
+    return result
+
+
+def test_collector_and_replay_sigkill_then_ctrl_c_stops_everything(tmp_path):
+    shm_before = set(os.listdir("/dev/shm"))
+    proc = _start(tmp_path)
+    _wait(lambda: len(_collectors(proc)) == 2 and _batches(tmp_path) >= 1, 180, "two collectors and 100 batches",
+          proc)
+    _kill_collectors(tmp_path, proc, kills=1, every=0)
+    before = _batches(tmp_path)
+    _wait(lambda: _batches(tmp_path) > before, 120, "training to go on after the collector kill", proc)
+    # the replay actor: Ray restarts it, it reloads its last snapshot (one every 50 stored batches)
+    assert (tmp_path / "exp" / "replay_snapshot.pth.tar").is_file()
+    _actors(proc, "ReplayRole")[0].send_signal(signal.SIGKILL)
+    _wait(lambda: _log_count(tmp_path, "replay actor was restarted (from its last snapshot)") == 1, 120,
+          "the replay restart to be reported", proc)
+    before = _batches(tmp_path)
+    _wait(lambda: _batches(tmp_path) > before, 120, "training to go on after the replay kill", proc)
+    result = _interrupt_and_check(tmp_path, proc, shm_before, kills=1, replay_kills=1)
+    assert result["lost_batches"] >= 1 and result["collector_restarts"][0]["incarnation"] == 0
+
+
+def test_sigkilled_driver_leaves_no_ray_process(tmp_path):
+    proc = _start(tmp_path)
+    _wait(lambda: len(_collectors(proc)) == 2, 180, "two collectors", proc)
+    pids = _descendants(proc)
+    assert len(pids) >= 5  # watchdog, ray start, GCS, raylet, workers ...
+    guard = next(p.cmdline() for p in pids if "stride.entry.parallel.watchdog" in p.cmdline())
+    temp_dir = guard[guard.index("--remove") + 1]
+    assert os.path.isdir(temp_dir)
+    proc.send_signal(signal.SIGKILL)
+    proc.communicate()
+    assert _all_gone(pids) == []
+    assert not os.path.exists(temp_dir)  # Ray's logs and sockets removed by the watchdog
+
+
+@pytest.mark.slow
+def test_a_collector_killed_every_20_s_for_2_minutes(tmp_path):
+    shm_before = set(os.listdir("/dev/shm"))
+    proc = _start(tmp_path)
+    _wait(lambda: len(_collectors(proc)) == 2 and _batches(tmp_path) >= 1, 180, "two collectors and 100 batches",
+          proc)
+    _kill_collectors(tmp_path, proc, kills=6, every=20)
+    before = _batches(tmp_path)
+    _wait(lambda: _batches(tmp_path) > before, 120, "training to go on after the last kill", proc)
+    result = _interrupt_and_check(tmp_path, proc, shm_before, kills=6)
+    assert {r["collector"] for r in result["collector_restarts"]} == {"collector0", "collector1"}
+
+
+@pytest.mark.slow
+def test_joins_a_running_cluster_by_address_and_leaves_no_actor(tmp_path):
+    """``system_config.address``: the roles run on a cluster the pipeline did not start (the ``-m dist`` shape)."""
+    import secrets
+    import shutil
+    import socket
+    import tempfile
+
+    from stride.entry.parallel.cluster import loopback_env
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = {**os.environ, **loopback_env(secrets.token_hex(32))}
+    ray_cli = os.path.join(os.path.dirname(sys.executable), "ray")
+    temp_dir = tempfile.mkdtemp(prefix="stride-ray-")  # short: Ray's socket paths must fit 107 bytes
+    head = subprocess.Popen([sys.executable, "-m", "stride.entry.parallel.watchdog", "--", ray_cli, "start", "--head",
+                             "--block", "--node-ip-address=127.0.0.1", f"--port={port}", "--include-dashboard=false",
+                             "--disable-usage-stats", f"--temp-dir={temp_dir}"],
+                            stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env,
+                            start_new_session=True)
+    try:
+        system = dict(par.system_config, address=f"127.0.0.1:{port}")
+        code = ("import copy, json, sys\n"
+                "from stride.entry.parallel.pipeline import parallel_pipeline\n"
+                "from stride.zoo.cartpole.config.parallel import cartpole_dqn_config as c\n"
+                f"p = parallel_pipeline([copy.deepcopy(c.main_config), c.create_config, {system!r}], seed=0, "
+                f"max_env_step=400, exp_name={str(tmp_path / 'exp')!r}, progress=False)\n"
+                "print(json.dumps({k: p.result[k] for k in ('env_step', 'batches', 'duplicates')}))\n")
+        deadline = time.monotonic() + 120
+        while True:  # the head takes a few seconds: wait until its GCS port answers
+            assert head.poll() is None and time.monotonic() < deadline, "the Ray head did not start"
+            with socket.socket() as s:
+                if s.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            time.sleep(0.5)
+        time.sleep(3)
+        out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+        assert out.returncode == 0, out.stderr[-2000:]
+        result = json.loads(out.stdout.strip().splitlines()[-1])
+        assert result["env_step"] >= 400 and result["duplicates"] == 0 and result["batches"] > 0
+        roles = [p for p in psutil.Process(head.pid).children(recursive=True)
+                 if any(r in " ".join(p.cmdline()) for r in ("CollectorRole", "ReplayRole", "LearnerRole"))]
+        assert _all_gone(roles, timeout=30) == []  # the driver's actors ended with it; the cluster stays up
+        assert head.poll() is None
+    finally:
+        head.stdin.close()
+        head.wait(90)
+        shutil.rmtree(temp_dir, ignore_errors=True)

@@ -1,0 +1,112 @@
+"""The parallel roles in-process (no Ray): the same calls the coordinator makes on the actors."""
+
+from __future__ import annotations
+
+import copy
+import os
+import subprocess
+import sys
+
+import pytest
+import torch
+
+from stride.config import compile_config
+from stride.entry.parallel.roles import CollectorRole, LearnerRole, ReplayRole, read_snapshot
+from stride.entry.parallel.system import compile_system_config, cpus_needed
+from stride.entry.parallel.tags import BatchTag
+from stride.utils.errors import ConfigError, StrideError
+from stride.zoo.cartpole.config.parallel import cartpole_dqn_config as par
+
+
+@pytest.fixture()
+def cfg(tmp_path):
+    main = copy.deepcopy(par.main_config)
+    main["policy"]["learn"]["batch_size"] = 8
+    c = compile_config(main, create_cfg=copy.deepcopy(par.create_config), seed=3, exp_name=str(tmp_path / "exp"),
+                       save_cfg=False)
+    return c
+
+
+def test_collect_push_sample_train_and_broadcast(cfg):
+    collector = CollectorRole(cfg, "collector0", index=0)
+    replay = ReplayRole(cfg, snapshot_path=None)
+    learner = LearnerRole(cfg)
+    meta, data = collector.collect(None, 0, envstep=0, train_iter=0)
+    assert meta["tag"] == BatchTag("collector0", 0, 0, 0) and meta["envstep"] >= 8 and len(data) == 8
+    assert replay.push(meta["tag"], data, 8)["admitted"]
+    again = replay.push(meta["tag"], data, 8)  # a retried push: not stored twice
+    assert not again["admitted"] and again["duplicates"] == 1 and replay.count() == 8
+    out = learner.train(replay.sample(2, 8, 0), envstep=8)
+    assert out["train_iter"] == 2
+    weights = learner.collect_state()
+    meta2, _ = collector.collect(weights, out["train_iter"], envstep=8, train_iter=2)
+    assert meta2["tag"] == BatchTag("collector0", 0, 1, 2)  # next number, collected with iteration-2 weights
+    # the collector now acts with the learner's trained weights, which differ from its initial ones
+    loaded, trained = collector.collect_state()["model"], learner.learn_state()["model"]
+    assert loaded.keys() == trained.keys() and all(torch.equal(loaded[k], trained[k]) for k in loaded)
+    fresh = CollectorRole(cfg, "collector0", index=0).collect_state()["model"]
+    assert not all(torch.equal(fresh[k], trained[k]) for k in fresh)
+
+
+def test_learner_skips_refused_batches_and_respects_the_iteration_limit(cfg):
+    learner = LearnerRole(cfg)
+    replay = ReplayRole(cfg, snapshot_path=None)
+    assert learner.train(replay.sample(3, 8, 0), envstep=0)["train_iter"] == 0  # empty buffer: None batches
+    collector = CollectorRole(cfg, "collector0", index=0)
+    meta, data = collector.collect(None, 0, 0, 0)
+    replay.push(meta["tag"], data, 8)
+    assert learner.train(replay.sample(3, 8, 0), envstep=8, max_train_iter=2)["train_iter"] == 2
+
+
+def test_replay_snapshot_restores_buffer_and_ledger(cfg, tmp_path):
+    path = str(tmp_path / "snap.pth.tar")
+    replay = ReplayRole(cfg, snapshot_path=path, snapshot_freq=2)
+    collector = CollectorRole(cfg, "collector1", index=1)
+    batches = [collector.collect(None, 0, 0, 0) for _ in range(3)]
+    for meta, data in batches:
+        replay.push(meta["tag"], data, 8)
+    assert os.path.isfile(path)  # written after the 2nd stored batch, not after the 3rd
+    restored = ReplayRole(cfg, snapshot_path=path, snapshot_freq=2)
+    assert restored.restored and restored.count() == 16
+    assert not restored.push(batches[1][0]["tag"], batches[1][1], 8)["admitted"]  # in the snapshot: duplicate
+    nxt = collector.collect(None, 0, 0, 0)[0]["tag"]  # seq 3: seq 2 (taken after the snapshot) counts as lost
+    verdict = restored.push(nxt, batches[0][1], 8)
+    assert verdict["admitted"] and verdict["gap"] == 1 and verdict["gaps"] == 1
+
+
+def test_a_damaged_snapshot_is_one_line(tmp_path):
+    path = tmp_path / "snap.pth.tar"
+    path.write_bytes(b"not a snapshot")
+    with pytest.raises(StrideError, match="cannot be read"):
+        read_snapshot(str(path))
+
+
+def test_collectors_of_different_index_or_incarnation_explore_differently(cfg):
+    a = CollectorRole(cfg, "collector0", index=0).collect(None, 0, 0, 0)[1]
+    b = CollectorRole(cfg, "collector1", index=1).collect(None, 0, 0, 0)[1]
+    c = CollectorRole(cfg, "collector0", index=0, incarnation=1).collect(None, 0, 0, 0)[1]
+    firsts = [tuple(d[0]["obs"].tolist()) for d in (a, b, c)]
+    assert len(set(firsts)) == 3
+
+
+def test_system_config_defaults_and_errors():
+    s = compile_system_config(par.system_config)
+    assert (s.collector_num, s.learner_num, cpus_needed(s)) == (2, 1, 1.5)
+    with pytest.raises(ConfigError, match=r"learner_num=2.*valid choices: 1"):
+        compile_system_config({"learner_num": 2})
+    with pytest.raises(ConfigError, match="unknown config key 'system_config.colector_num'.*collector_num"):
+        compile_system_config({"colector_num": 2})
+    with pytest.raises(ConfigError, match="collector_num"):
+        compile_system_config({"collector_num": 0})
+    with pytest.raises(ConfigError, match="HOST:PORT"):
+        compile_system_config({"address": "nohostport"})
+
+
+def test_import_stride_and_the_serial_pipeline_never_import_ray():
+    code = ("import sys, stride, stride.entry\n"
+            "from stride.entry import serial_pipeline\n"
+            "import stride.entry.parallel, stride.entry.parallel.roles, stride.entry.parallel.tags\n"
+            "print('ray' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "False"
