@@ -12,6 +12,20 @@ sends that collector its next collect with the current weights, then asks the le
 learner moved, for its collect-mode ``state_dict`` once: that one object in Ray's object store is
 what every collector loads (the broadcast). Nothing in the loop names an algorithm.
 
+Learner replicas (``system_config.learner_num = N > 1``): N learner actors, pinned to one node,
+form one torch.distributed group (gloo; rank 0 listens on 127.0.0.1 at a port found free on that
+node) with ``policy.learn.multi_gpu=True``. The replay draws each batch of ``batch_size`` once and
+cuts it in N equal parts, part ``i`` going straight to replica ``i``; the replicas average their
+gradients, so one update of N replicas is the update one learner takes on the whole batch (not
+N batches per step: that would change the algorithm's batch size with N). The coordinator calls
+``train`` on every replica with the same number of batches, so they always meet in the same
+collectives; rank 0 alone is asked for weights, eval weights and checkpoints, and writes logs.
+Stopping (stop value, limits, Ctrl-C) happens between train calls, so no replica is ever left
+waiting in a collective. A replica that dies stops the run with one line naming it and the
+checkpoint folder: a process-group member cannot rejoin a running group (torch.distributed would
+need every rank to re-rendezvous, and the dead one's optimizer state is gone), so the honest
+answer is a clean stop and a restart from the last checkpoint. ``learner_num=1`` makes no group.
+
 Faults: a collector actor that dies (SIGKILL, OOM) is replaced by a new one (incarnation + 1,
 fresh envs and seeds) and the batch it had in flight is reported lost; the replay actor restarts
 from its last snapshot (Ray re-runs its constructor, which loads the snapshot, and retries the
@@ -39,6 +53,7 @@ import torch
 from ...config import Config, compile_config, save_config
 from ...config.compile import make_exp_dir
 from ...policy.base_policy import Policy
+from ...torch_utils.dist import DEFAULT_ADDR, free_port
 from ...utils.errors import ConfigError, StrideError
 from ...utils.files import atomic_write_json
 from ...utils.log import ProgressCSV, build_logger, build_tb_writer
@@ -50,7 +65,7 @@ from ..progress import ProgressBar
 from ..run_state import RESULT_FILE, write_limits
 from ..utils import Interrupt, build_env_manager, build_policy, check_spaces, read_config_file
 from .cluster import check_address, joined_ray, local_ray, require_ray
-from .roles import CollectorRole, LearnerRole, ReplayRole
+from .roles import CollectorRole, LearnerRole, ReplayRole, Replica
 from .system import compile_system_config, cpus_needed
 from .tags import BatchTag
 
@@ -96,10 +111,11 @@ def parallel_pipeline(
     if cfg.policy.on_policy:
         raise ConfigError(f"policy '{cfg.policy.type}' is on-policy: -m parallel runs off-policy policies (a replay "
                           "buffer between collectors and learner); use -m serial")
+    check_replicas(cfg, sys_cfg)
     require_ray()
     if sys_cfg.address is None and cpus_needed(sys_cfg) > (sys_cfg.num_cpus or os.cpu_count() or 1):
         raise ConfigError(f"system_config asks for {cpus_needed(sys_cfg):g} CPUs (collector_num x collector_cpus + "
-                          f"learner_cpus + replay_cpus) but the local instance has {sys_cfg.num_cpus or os.cpu_count()}:"
+                          f"learner_num x learner_cpus + replay_cpus) but the local instance has {sys_cfg.num_cpus or os.cpu_count()}:"
                           " lower them (fractions are fine, e.g. collector_cpus=0.5)")
     if sys_cfg.address is not None:
         check_address(sys_cfg.address)  # before anything is written
@@ -140,6 +156,26 @@ def parallel_pipeline(
     return policy
 
 
+def check_replicas(cfg: Config, sys_cfg: Config) -> None:
+    """Learner replicas are ``system_config.learner_num``: ``policy.learn.multi_gpu`` is set from it
+    (for the learner actors only), and every batch must split into equal parts."""
+    if cfg.policy.learn.get("multi_gpu", False):
+        raise ConfigError("policy.learn.multi_gpu=True: in -m parallel the learner replicas are "
+                          "system_config.learner_num; valid choices: policy.learn.multi_gpu=False with "
+                          "system_config.learner_num=N (N > 1 for replicas)")
+    n, size = int(sys_cfg.learner_num), int(cfg.policy.learn.batch_size)
+    if size % n:
+        raise ConfigError(f"policy.learn.batch_size={size} does not split into system_config.learner_num={n} equal "
+                          f"parts; valid choices: a batch_size divisible by {n}")
+
+
+def replica_rendezvous() -> Tuple[str, str, int]:
+    """Run on the node of learner rank 0: (that node's Ray id, 127.0.0.1, a port free there)."""
+    import ray
+
+    return ray.get_runtime_context().get_node_id(), DEFAULT_ADDR, free_port(DEFAULT_ADDR)
+
+
 class Coordinator:
     """The driver's loop: starts the actors, routes batches and weights, restarts dead collectors.
 
@@ -155,14 +191,15 @@ class Coordinator:
         available = float(resources.get("CPU", 0.0))
         if cpus_needed(sys_cfg) > available:
             raise ConfigError(f"system_config asks for {cpus_needed(sys_cfg):g} CPUs (collector_num x collector_cpus "
-                              f"+ learner_cpus + replay_cpus) but the Ray cluster has {available:g}: lower them")
+                              f"+ learner_num x learner_cpus + replay_cpus) but the Ray cluster has {available:g}: lower them")
         # actor handles are typed Any: Ray's stubs type their methods as the plain ones, without .remote
         self._collector_cls: Any = ray.remote(CollectorRole)
         snapshot = os.path.join(cfg.exp_name, "replay_snapshot.pth.tar")
         self.replay: Any = ray.remote(ReplayRole).options(
             num_cpus=sys_cfg.replay_cpus, max_restarts=-1, max_task_retries=-1).remote(
             cfg, snapshot, sys_cfg.replay_snapshot_freq)
-        self.learner: Any = ray.remote(LearnerRole).options(num_cpus=sys_cfg.learner_cpus).remote(cfg)
+        self.learners: List[Any] = self._new_learners()
+        self.learner: Any = self.learners[0]  # rank 0: weights, eval weights, checkpoints, logs
         self.collectors: Dict[str, Tuple[Any, int, int]] = {}  # name -> (actor, index, incarnation)
         for i in range(sys_cfg.collector_num):
             name = f"collector{i}"
@@ -178,6 +215,46 @@ class Coordinator:
         self.replay_pids: List[int] = []
         self._replay_last: Dict[str, Any] = {}
         self.last_log: Dict[str, Any] = {}
+
+    def _new_learners(self) -> List[Any]:
+        """One learner actor, or ``learner_num`` replicas on one node (see the module docstring)."""
+        import ray
+        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+        learner_cls = ray.remote(LearnerRole).options(num_cpus=self.sys.learner_cpus)
+        n = int(self.sys.learner_num)
+        if n == 1:
+            return [learner_cls.remote(self.cfg)]
+        node, addr, port = ray.get(ray.remote(replica_rendezvous).options(num_cpus=0).remote())
+        cfg = copy.deepcopy(self.cfg)
+        cfg.policy.learn.multi_gpu = True
+        here = NodeAffinitySchedulingStrategy(node_id=node, soft=False)
+        return [learner_cls.options(scheduling_strategy=here).remote(cfg, None, Replica(rank, n, addr, port))
+                for rank in range(n)]
+
+    def _train_all(self, refs: List[Any]) -> List[Dict[str, Any]]:
+        """The replicas' ``train`` results in rank order; the first failure stops the run at once
+        (the others would wait in a collective for the dead one) with one line naming the rank."""
+        import ray
+        from ray.exceptions import RayError
+
+        if len(refs) == 1:
+            out: List[Dict[str, Any]] = ray.get(refs)
+            return out
+        rank_of = {ref: rank for rank, ref in enumerate(refs)}
+        outs: Dict[int, Dict[str, Any]] = {}
+        pending = list(refs)
+        while pending:
+            ready, pending = ray.wait(pending, num_returns=1)
+            rank = rank_of[ready[0]]
+            try:
+                outs[rank] = ray.get(ready[0])
+            except RayError as e:
+                reason = " ".join(str(e).split())[:300]
+                raise StrideError(f"learner replica rank {rank} of {len(refs)} failed ({type(e).__name__}: {reason}); "
+                                  "a replica cannot rejoin a running process group, so the run stopped; its "
+                                  f"checkpoints are in {os.path.join(self.cfg.exp_name, 'ckpt')}") from None
+        return [outs[rank] for rank in range(len(refs))]
 
     def _new_collector(self, name: str, index: int, incarnation: int) -> Any:
         return self._collector_cls.options(num_cpus=self.sys.collector_cpus, max_restarts=0).remote(
@@ -216,15 +293,20 @@ class Coordinator:
 
     def _learn(self, max_train_iter: Optional[int]) -> None:
         learn = self.cfg.policy.learn
-        batches = self.replay.sample.remote(int(learn.update_per_collect), int(learn.batch_size), self.train_iter)
-        import ray
-
-        out = ray.get(self.learner.train.remote(batches, self.envstep, max_train_iter))
+        n, size, replicas = int(learn.update_per_collect), int(learn.batch_size), len(self.learners)
+        if replicas == 1:
+            shards = [self.replay.sample.remote(n, size, self.train_iter)]
+        else:  # one batch drawn, cut in equal parts, part i straight to replica i
+            shards = self.replay.sample_shards.options(num_returns=replicas).remote(n, size, self.train_iter, replicas)
+        outs = self._train_all([learner.train.remote(batches, self.envstep, max_train_iter)
+                                for learner, batches in zip(self.learners, shards)])
+        out = outs[0]
         if out["train_iter"] != self.train_iter:
             self.train_iter = int(out["train_iter"])
             self.weights = self.learner.collect_state.remote()  # one object, loaded by every collector
-            if any(out["priorities"]):
-                self.replay.update.remote(out["priorities"])
+            priorities = [p for o in outs for p in o["priorities"]]
+            if any(priorities):
+                self.replay.update.remote(priorities)
         self.last_log = out["last_log"]
 
     def _record(self, tag: BatchTag, push: Dict[str, Any]) -> None:
@@ -322,11 +404,12 @@ class Coordinator:
                     break
         bar.close()
         replay = ray.get(self.replay.summary.remote())
-        actors = [self.learner, self.replay] + [a for a, _, _ in self.collectors.values()]
+        actors = [*self.learners, self.replay] + [a for a, _, _ in self.collectors.values()]
         cpu = sum(ray.get([a.cpu_seconds.remote() for a in actors])) + time.process_time() - cpu0 - evaluator_cpu
-        ray.get(self.learner.finish.remote())
+        states = ray.get([learner.learn_state.remote() for learner in self.learners])
+        ray.get([learner.finish.remote() for learner in self.learners])
         final = policy.learn_mode
-        final.load_state_dict(ray.get(self.learner.learn_state.remote()))
+        final.load_state_dict(states[0])
         stale = self.staleness or [0]
         return {
             "stop": bool(stop), "interrupted": interrupted, "signal": interrupt.signal_name,
@@ -338,6 +421,7 @@ class Coordinator:
             "collector_restarts": self.restarts, "replay_restarts": max(0, len(self.replay_pids) - 1),
             "staleness_mean": sum(stale) / len(stale), "staleness_max": max(stale),
             "train_cpu_seconds": cpu, "eval_cpu_seconds": evaluator_cpu,
+            "learners": len(self.learners), "replica_max_weight_diff": replica_divergence(states),
         }
 
     def close(self) -> None:
@@ -349,5 +433,30 @@ class Coordinator:
             ray.get(closing, timeout=30)
         except Exception as e:  # a dead collector has nothing left to close
             self._log.warning(f"[coordinator] closing collectors: {type(e).__name__}")
-        for actor in [a for a, _, _ in self.collectors.values()] + [self.replay, self.learner]:
+        for actor in [a for a, _, _ in self.collectors.values()] + [self.replay, *self.learners]:
             ray.kill(actor)
+
+
+def replica_divergence(states: Sequence[Mapping[str, object]]) -> float:
+    """The largest absolute difference between any tensor of rank 0's learn-mode ``state_dict``
+    (weights, target weights, optimizer moments) and the same tensor of another replica: 0.0 when
+    the replicas stayed in step, as averaged gradients keep them (0.0 for one learner)."""
+    worst = 0.0
+
+    def walk(a: object, b: object) -> None:
+        nonlocal worst
+        if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor):
+            if a.shape != b.shape:
+                worst = math.inf
+            elif a.numel():
+                worst = max(worst, float((a.double() - b.double()).abs().max()))
+        elif isinstance(a, Mapping) and isinstance(b, Mapping):
+            for key in a:
+                walk(a[key], b.get(key))
+        elif isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+            for x, y in zip(a, b):
+                walk(x, y)
+
+    for other in states[1:]:
+        walk(states[0], other)
+    return worst

@@ -17,14 +17,16 @@ from __future__ import annotations
 
 import os
 import time
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple
 
+import numpy as np
 import torch
 
 from ...config import Config
 from ...data import create_buffer
 from ...policy.base_policy import Policy
-from ...utils.errors import StrideError
+from ...torch_utils.dist import check_same, dist_finalize, dist_init, in_process_group
+from ...utils.errors import ConfigError, StrideError
 from ...utils.files import atomic_write
 from ...utils.log import build_tb_writer
 from ...utils.narrow import as_mapping
@@ -56,6 +58,76 @@ def read_snapshot(path: str) -> Dict[str, object]:
     if not isinstance(state, dict) or not {"buffer", "ledger"} <= state.keys():
         raise StrideError(f"replay snapshot '{path}' is not a Stride replay snapshot (no buffer and ledger in it)")
     return state
+
+
+#: how long a learner replica may wait in a collective: the coordinator calls ``train`` on every
+#: replica together, so only a replica that died (or hangs) makes the others wait this long
+REPLICA_TIMEOUT_S = 600.0
+
+
+def shard_batch(batch: Optional[Batch], shards: int) -> List[Optional[Batch]]:
+    """``batch`` cut into ``shards`` equal consecutive parts (columns: rows of every array, nested
+    dicts alike; a list of samples or episodes: its items); ``shards`` Nones for a None batch.
+
+    Replica ``i`` trains on part ``i``: with equal parts, the mean of the replicas' mean-loss
+    gradients is the gradient of the whole batch's mean loss, so ``N`` replicas take the step one
+    learner takes on the whole batch (prioritized replay's IS weights stay normalised over the
+    whole batch, as the replay drew it)."""
+    if shards < 1:
+        raise ConfigError(f"shards={shards}: valid choices: a whole number >= 1")
+    if batch is None:
+        return [None] * shards
+    if isinstance(batch, Mapping):
+        size = _rows(batch)
+        if size % shards:
+            raise ConfigError(f"a batch of {size} rows cannot be split into {shards} equal shards; valid choices: a "
+                              f"policy.learn.batch_size divisible by system_config.learner_num={shards}")
+        k = size // shards
+        return [_slice_columns(batch, i * k, (i + 1) * k) for i in range(shards)]
+    items = list(batch)
+    if len(items) % shards:
+        raise ConfigError(f"a batch of {len(items)} items cannot be split into {shards} equal shards; valid choices: "
+                          f"a policy.learn.batch_size divisible by system_config.learner_num={shards}")
+    k = len(items) // shards
+    return [items[i * k:(i + 1) * k] for i in range(shards)]
+
+
+def _rows(columns: Mapping[str, object]) -> int:
+    """The leading dimension shared by every array of ``columns`` (nested mappings included)."""
+    sizes = set()
+    for key, value in columns.items():
+        if isinstance(value, Mapping):
+            sizes.add(_rows(value))
+        elif isinstance(value, (np.ndarray, torch.Tensor)) and value.ndim > 0:
+            sizes.add(int(value.shape[0]))
+        else:
+            raise ConfigError(f"batch column {key!r} is a {type(value).__name__}, not an array with one row per "
+                              "sample: it cannot be split between learner replicas")
+    if len(sizes) != 1:
+        raise ConfigError(f"batch columns have different row counts {sorted(sizes)}: they cannot be split between "
+                          "learner replicas")
+    return sizes.pop()
+
+
+def _slice_columns(columns: Mapping[str, object], start: int, stop: int) -> Dict[str, object]:
+    out: Dict[str, object] = {}
+    for key, value in columns.items():
+        if isinstance(value, Mapping):
+            out[key] = _slice_columns(value, start, stop)
+        elif isinstance(value, (np.ndarray, torch.Tensor)):
+            out[key] = value[start:stop]
+    return out
+
+
+class Replica(NamedTuple):
+    """A learner's place among data-parallel replicas: its rank, their number, and where rank 0
+    listens for the others (``addr``: 127.0.0.1, all replicas on one node; ``port``: a free one
+    found on that node)."""
+
+    rank: int
+    world_size: int
+    addr: str
+    port: int
 
 
 class CollectorRole:
@@ -143,6 +215,13 @@ class ReplayRole:
         """``n`` batches of ``size`` (None where the buffer refuses one: too few items)."""
         return [self._buffer.sample_batch(size, train_iter) for _ in range(n)]
 
+    def sample_shards(self, n: int, size: int, train_iter: int, shards: int) -> List[List[Optional[Batch]]]:
+        """``n`` batches of ``size``, each cut by :func:`shard_batch`: element ``i`` holds every batch's
+        part ``i``, the share of learner replica ``i`` (one Ray return each: the parts go from here
+        to their replica directly)."""
+        parts = [shard_batch(b, shards) for b in self.sample(n, size, train_iter)]
+        return [[p[i] for p in parts] for i in range(shards)]
+
     def update(self, infos: Sequence[Optional[Mapping[str, object]]]) -> None:
         """Priorities the learner computed, one info per trained batch."""
         for info in infos:
@@ -172,13 +251,31 @@ class ReplayRole:
 
 class LearnerRole:
     """The serial :class:`BaseLearner` (hooks, text and TensorBoard logs, checkpoints) on a policy;
-    its weights leave as ``state_dict``s of the collect and eval modes."""
+    its weights leave as ``state_dict``s of the collect and eval modes.
 
-    def __init__(self, cfg: Config, resume_ckpt: Optional[str] = None) -> None:
-        _prepare(cfg, int(cfg.seed))
+    With ``replica`` it is one of ``replica.world_size`` data-parallel replicas: it joins their
+    process group before its policy is built (``policy.learn.multi_gpu=True``: the policy takes
+    rank 0's initial weights and averages gradients in every optimiser step), and only rank 0
+    writes (checkpoints, text and TensorBoard logs); the others keep no experiment folder. Without
+    ``replica`` no process group exists, as for a serial run."""
+
+    def __init__(self, cfg: Config, resume_ckpt: Optional[str] = None, replica: Optional[Replica] = None) -> None:
+        rank = 0 if replica is None else replica.rank
+        _prepare(cfg, int(cfg.seed) + rank)  # each replica its own RNG streams; weights come from rank 0
+        multi_gpu = bool(cfg.policy.learn.get("multi_gpu", False))
+        if multi_gpu != (replica is not None):
+            raise ConfigError(f"policy.learn.multi_gpu={multi_gpu} but this learner is "
+                              f"{'a replica' if replica else 'alone'}: the pipeline sets it from system_config.learner_num")
+        self._own_group = False
+        if replica is not None:
+            self._own_group = dist_init(rank=replica.rank, world_size=replica.world_size, addr=replica.addr,
+                                        port=replica.port, backend="nccl" if cfg.policy.cuda and torch.cuda.is_available()
+                                        else "gloo", timeout_s=REPLICA_TIMEOUT_S)
+        self.rank = rank
+        exp = cfg.exp_name if rank == 0 else None
         self._policy: Policy = build_policy(cfg)
-        self._tb = build_tb_writer(cfg.exp_name)
-        self._learner = BaseLearner(cfg.policy.learn.learner, self._policy.learn_mode, self._tb, cfg.exp_name)
+        self._tb = build_tb_writer(exp)
+        self._learner = BaseLearner(cfg.policy.learn.learner, self._policy.learn_mode, self._tb, exp)
         self._learner.call_hook("before_run")
         if resume_ckpt is not None:
             self._learner.load_checkpoint(resume_ckpt)
@@ -190,6 +287,8 @@ class LearnerRole:
         learner = self._learner
         priorities: List[Optional[Dict[str, object]]] = []
         log: Dict[str, object] = {}
+        # replicas must step together (each step all-reduces): a mismatch is an error, never a hang
+        check_same(sum(b is not None for b in batches), "the batches of one train call")
         for batch in batches:
             if batch is None or (max_train_iter is not None and learner.train_iter >= max_train_iter):
                 continue
@@ -216,10 +315,13 @@ class LearnerRole:
         return self._learner.save_checkpoint(name)
 
     def finish(self) -> None:
-        """``after_run`` hooks (log flush, final checkpoint) and the TensorBoard file closed."""
+        """``after_run`` hooks (log flush, final checkpoint), the TensorBoard file closed and the
+        replicas' process group left."""
         self._learner.call_hook("after_run")
         if self._tb is not None:
             self._tb.close()
+        if self._own_group and in_process_group():
+            dist_finalize()
 
     def pid(self) -> int:
         return os.getpid()

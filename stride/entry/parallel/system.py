@@ -21,9 +21,10 @@ def declared_system_config() -> Dict[str, object]:
     return dict(
         # (int) collector actors, each with its own env manager of env.collector_env_num envs.
         collector_num=Setting(2, "[1, inf)"),
-        # (int) learners; > 1 (data-parallel replicas through torch.distributed) is not built yet.
+        # (int) learners; > 1: data-parallel replicas in one torch.distributed group (gloo on CPU,
+        # NCCL on GPU), each training on its 1/learner_num share of every batch (batch_size must divide).
         learner_num=Setting(1, "[1, inf)"),
-        # (float) Ray CPU share of each collector actor, of the learner and of the replay actor.
+        # (float) Ray CPU share of each collector actor, of each learner and of the replay actor.
         collector_cpus=Setting(0.5, "[0, inf)"),
         learner_cpus=Setting(0.5, "[0, inf)"),
         replay_cpus=Setting(0.0, "[0, inf)"),
@@ -41,9 +42,6 @@ def declared_system_config() -> Dict[str, object]:
 def compile_system_config(system: Optional[Mapping[str, object]]) -> Config:
     """``system`` merged over the defaults and checked (resources must fit the local instance)."""
     cfg = merge_config(declared_system_config(), dict(system or {}), prefix="system_config.")
-    if cfg.learner_num > 1:
-        raise ConfigError(f"system_config.learner_num={cfg.learner_num}: learner replicas are not available in "
-                          "-m parallel yet; valid choices: 1")
     address = cfg.address
     if address is not None and (not isinstance(address, str) or ":" not in address):
         raise ConfigError(f"system_config.address={address!r} is not 'HOST:PORT'; valid choices: None (start a "
@@ -53,4 +51,4 @@ def compile_system_config(system: Optional[Mapping[str, object]]) -> Config:
 
 def cpus_needed(cfg: Config) -> float:
     """Ray CPU shares the actors ask for together."""
-    return float(cfg.collector_num * cfg.collector_cpus + cfg.learner_cpus + cfg.replay_cpus)
+    return float(cfg.collector_num * cfg.collector_cpus + cfg.learner_num * cfg.learner_cpus + cfg.replay_cpus)

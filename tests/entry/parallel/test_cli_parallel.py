@@ -30,7 +30,7 @@ def test_usage_errors(argv, message, capsys):
 
 
 @pytest.mark.parametrize("system, message", [
-    ({"learner_num": 2}, "system_config.learner_num=2: learner replicas are not available"),
+    ({"learner_num": 3}, "policy.learn.batch_size=64 does not split into system_config.learner_num=3 equal parts"),
     ({"collector_num": 64, "collector_cpus": 1.0}, "asks for 64.5 CPUs"),
     ({"colector_num": 2}, "did you mean 'system_config.collector_num'"),
     (3, "system_config must be a dict, got int"),

@@ -92,8 +92,10 @@ def test_collectors_of_different_index_or_incarnation_explore_differently(cfg):
 def test_system_config_defaults_and_errors():
     s = compile_system_config(par.system_config)
     assert (s.collector_num, s.learner_num, cpus_needed(s)) == (2, 1, 1.5)
-    with pytest.raises(ConfigError, match=r"learner_num=2.*valid choices: 1"):
-        compile_system_config({"learner_num": 2})
+    two = compile_system_config({"learner_num": 2, "learner_cpus": 0.25})
+    assert cpus_needed(two) == 1.5  # each replica its own CPU share
+    with pytest.raises(ConfigError, match="learner_num"):
+        compile_system_config({"learner_num": 0})
     with pytest.raises(ConfigError, match="unknown config key 'system_config.colector_num'.*collector_num"):
         compile_system_config({"colector_num": 2})
     with pytest.raises(ConfigError, match="collector_num"):
