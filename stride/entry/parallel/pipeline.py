@@ -221,15 +221,15 @@ class Coordinator:
         import ray
         from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
-        learner_cls = ray.remote(LearnerRole).options(num_cpus=self.sys.learner_cpus)
-        n = int(self.sys.learner_num)
+        learner_cls = ray.remote(LearnerRole)
+        cpus, n = self.sys.learner_cpus, int(self.sys.learner_num)
         if n == 1:
-            return [learner_cls.remote(self.cfg)]
+            return [learner_cls.options(num_cpus=cpus).remote(self.cfg)]
         node, addr, port = ray.get(ray.remote(replica_rendezvous).options(num_cpus=0).remote())
         cfg = copy.deepcopy(self.cfg)
         cfg.policy.learn.multi_gpu = True
         here = NodeAffinitySchedulingStrategy(node_id=node, soft=False)
-        return [learner_cls.options(scheduling_strategy=here).remote(cfg, None, Replica(rank, n, addr, port))
+        return [learner_cls.options(num_cpus=cpus, scheduling_strategy=here).remote(cfg, None, Replica(rank, n, addr, port))
                 for rank in range(n)]
 
     def _train_all(self, refs: List[Any]) -> List[Dict[str, Any]]:
