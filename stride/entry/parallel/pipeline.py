@@ -44,6 +44,7 @@ from __future__ import annotations
 import copy
 import math
 import os
+import re
 import sys
 import time
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
@@ -63,7 +64,7 @@ from ...worker import BaseSerialEvaluator
 from ...worker.protocols import ScalarWriter
 from ..progress import ProgressBar
 from ..run_state import RESULT_FILE, write_limits
-from ..utils import Interrupt, build_env_manager, build_policy, check_spaces, read_config_file
+from ..utils import Interrupt, build_env_manager, build_policy, check_spaces, read_config_file, resolve_resume
 from .cluster import check_address, joined_ray, local_ray, require_ray
 from .roles import CollectorRole, LearnerRole, ReplayRole, Replica
 from .system import compile_system_config, cpus_needed
@@ -169,6 +170,27 @@ def check_replicas(cfg: Config, sys_cfg: Config) -> None:
                           f"parts; valid choices: a batch_size divisible by {n}")
 
 
+#: seconds the coordinator waits for the other replicas' errors after one replica failed
+FAILURE_GRACE_S = 10.0
+
+
+def _reason(error: BaseException) -> str:
+    """An actor error in a few words: its class and the cause's own first line (no traceback, no colours)."""
+    cause = getattr(error, "cause", None)  # RayTaskError: the exception raised in the actor
+    text = str(cause if isinstance(cause, BaseException) else error)
+    first = re.sub(r"\x1b\[[0-9;]*m", "", text).strip().splitlines()[:1]
+    what = type(cause).__name__ if isinstance(cause, BaseException) else type(error).__name__
+    return f"{what}: {' '.join(first[0].split())[:200]}" if first else what
+
+
+def _latest_checkpoint(exp_dir: str) -> str:
+    """Where the run can be picked up: its latest checkpoint, or that there is none yet."""
+    try:
+        return f"its latest checkpoint: {resolve_resume(exp_dir)[1]}"
+    except ConfigError:
+        return f"no checkpoint was written yet (in {os.path.join(exp_dir, 'ckpt')})"
+
+
 def replica_rendezvous() -> Tuple[str, str, int]:
     """Run on the node of learner rank 0: (that node's Ray id, 127.0.0.1, a port free there)."""
     import ray
@@ -233,27 +255,34 @@ class Coordinator:
                 for rank in range(n)]
 
     def _train_all(self, refs: List[Any]) -> List[Dict[str, Any]]:
-        """The replicas' ``train`` results in rank order; the first failure stops the run at once
-        (the others would wait in a collective for the dead one) with one line naming the rank."""
+        """The replicas' ``train`` results in rank order; a failure stops the run with one line
+        naming the replica that died (the survivors fail too, in their next collective)."""
         import ray
-        from ray.exceptions import RayError
+        from ray.exceptions import RayActorError, RayError
 
         if len(refs) == 1:
             out: List[Dict[str, Any]] = ray.get(refs)
             return out
         rank_of = {ref: rank for rank, ref in enumerate(refs)}
         outs: Dict[int, Dict[str, Any]] = {}
+        failed: Dict[int, RayError] = {}
         pending = list(refs)
         while pending:
-            ready, pending = ray.wait(pending, num_returns=1)
-            rank = rank_of[ready[0]]
-            try:
-                outs[rank] = ray.get(ready[0])
-            except RayError as e:
-                reason = " ".join(str(e).split())[:300]
-                raise StrideError(f"learner replica rank {rank} of {len(refs)} failed ({type(e).__name__}: {reason}); "
-                                  "a replica cannot rejoin a running process group, so the run stopped; its "
-                                  f"checkpoints are in {os.path.join(self.cfg.exp_name, 'ckpt')}") from None
+            # after a first failure, a short wait for the others: the dead replica's own error names it
+            ready, pending = ray.wait(pending, num_returns=1 if not failed else len(pending),
+                                      timeout=None if not failed else FAILURE_GRACE_S)
+            for ref in ready:
+                try:
+                    outs[rank_of[ref]] = ray.get(ref)
+                except RayError as e:
+                    failed[rank_of[ref]] = e
+            if failed and not ready:
+                break
+        if failed:
+            dead = [r for r, e in failed.items() if isinstance(e, RayActorError)] or sorted(failed)
+            raise StrideError(f"learner replica rank {dead[0]} of {len(refs)} died ({_reason(failed[dead[0]])}); a "
+                              f"replica cannot rejoin a running process group, so the run stopped; "
+                              f"{_latest_checkpoint(self.cfg.exp_name)}")
         return [outs[rank] for rank in range(len(refs))]
 
     def _new_collector(self, name: str, index: int, incarnation: int) -> Any:
