@@ -25,6 +25,10 @@ waiting in a collective. A replica that dies stops the run with one line naming 
 checkpoint folder: a process-group member cannot rejoin a running group (torch.distributed would
 need every rank to re-rendezvous, and the dead one's optimizer state is gone), so the honest
 answer is a clean stop and a restart from the last checkpoint. ``learner_num=1`` makes no group.
+On purpose unlike the peers: RLlib sizes batches per learner (``train_batch_size_per_learner``), so
+adding learners changes the algorithm; DI-engine's replicas need its launcher and a hard-coded port
+(10314). Here the pipeline places the replicas, finds the port, keeps the algorithm's batch, and
+checks at the end that the replicas are still identical (``result['replica_max_weight_diff']``).
 
 Faults: a collector actor that dies (SIGKILL, OOM) is replaced by a new one (incarnation + 1,
 fresh envs and seeds) and the batch it had in flight is reported lost; the replay actor restarts
