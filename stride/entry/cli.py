@@ -6,6 +6,7 @@
     stride -m serial --resume cartpole_dqn_seed0          # continue an interrupted run
     stride -m eval --load cartpole_dqn_seed0 --episodes 100  # a fresh evaluation of its policy
     stride -m parallel -c stride/zoo/cartpole/config/parallel/cartpole_dqn_config.py -s 0  # on Ray (stride-rl[dist])
+    stride -m dist --module config -p local -c cfg.py -s 0 --address HEAD:PORT  # then learner, collector, coordinator
 
 Every user error (unknown env or policy, missing config file, mistyped config key or value out of
 range, bad flag value, action outside the action space...) ends with one line naming the bad value
@@ -26,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Dict, List, NoReturn, Optional, Tuple
 if TYPE_CHECKING:  # imported for real only where a run starts (torch is slow to import)
     from ..policy.base_policy import Policy
 
-MODES = ("serial", "serial_onpolicy", "serial_reward_model", "eval", "parallel")
+MODES = ("serial", "serial_onpolicy", "serial_reward_model", "eval", "parallel", "dist")
 MAX_SEED = 2**32 - 1  # NumPy's SeedSequence and torch take any such seed
 
 
@@ -140,6 +141,18 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--replay-path", default=None, metavar="DIR",
                    help="-m eval: write one mp4 per evaluated episode under DIR/env<i>/ (needs stride-rl[video])")
     p.add_argument("--no-progress", action="store_true", help="don't show the progress bar")
+    dist = p.add_argument_group("-m dist (a running Ray cluster; -p local|slurm names the platform)")
+    dist.add_argument("--module", default=None,
+                      help="config (compile -c CFG.py into CFG.py.json), learner, collector (join and serve that "
+                           "role), coordinator (drive the run); none: every role at once on --address")
+    dist.add_argument("--module-name", default=None, help="learner|collector: the role's name, e.g. collector0")
+    dist.add_argument("--address", default=None, metavar="HOST:PORT",
+                      help="the Ray head (default: the dist config's system_config.address, then RAY_ADDRESS)")
+    dist.add_argument("--learner-host", nargs="+", default=[], metavar="HOST", help="-p slurm: the learner's node")
+    dist.add_argument("--collector-host", nargs="+", default=[], metavar="HOST",
+                      help="-p slurm: the collectors' nodes (collectors spread round-robin)")
+    dist.add_argument("--wait", type=float, default=None, metavar="SECONDS",
+                      help="coordinator: how long to wait for the roles to join (default 120)")
     p.add_argument("-v", "--version", action="store_true", help="print the version and exit")
     return p
 
@@ -156,6 +169,8 @@ def _run(args: argparse.Namespace) -> int:
         return _eval(args)
     if args.mode == "parallel":
         return _parallel(args)
+    if args.mode == "dist":
+        return _dist(args)
 
     def pipeline(input_cfg: Optional[ConfigInput], **kw: Any) -> Policy:  # imports torch only once the input is valid
         if args.mode == "serial_reward_model":  # -m serial runs a config's reward model too; this insists on one
@@ -235,6 +250,66 @@ def _parallel(args: argparse.Namespace) -> int:
         if policy.result.get("interrupted"):
             return EXIT_CODES.get(str(policy.result.get("signal")), 130)
     return 0
+
+
+def _dist(args: argparse.Namespace) -> int:
+    """``-m dist``: the seeds' ``--module`` forms and the short form (see :mod:`.parallel.dist`)."""
+    from ..utils.errors import ConfigError
+    from .parallel import dist
+    from .run_state import EXIT_CODES
+
+    platform = args.policy or "local"  # -p names the platform in -m dist, as in the seeds
+    if platform not in dist.PLATFORMS:
+        raise ConfigError(f"unknown platform -p {platform!r} for -m dist; valid choices: {', '.join(dist.PLATFORMS)}")
+    if args.module is not None and args.module not in dist.MODULES:
+        raise ConfigError(f"unknown --module {args.module!r}; valid choices: {', '.join(dist.MODULES)}")
+    if not args.config or args.resume:
+        raise ConfigError("-m dist needs -c CONFIG (a config .py; a dist .json for learner, collector, coordinator) "
+                          "and does not resume")
+    seeds = args.seed or [0]
+    if len(seeds) > 1:
+        raise ConfigError(f"-m dist takes one seed, got {seeds}")
+    if args.module in ("learner", "collector"):
+        ended = dist.serve_role(args.config, args.module, args.module_name, args.address)
+        print(f"stride: {ended['actor']} ended: {ended['ended']}")
+        return 0
+    if args.module == "coordinator":
+        policy = dist.run_coordinator(args.config, args.address, dist.WAIT_SECONDS if args.wait is None else args.wait,
+                                      args.train_iter, args.env_step, not args.no_progress)
+    else:
+        parts = read_config_file_checked(args.config)
+        main = apply_settings(_copy(parts["main_config"]), args.settings)
+        default_name = os.path.splitext(os.path.basename(args.config))[0].replace("_config", "")
+        exp_name = args.exp_name or f"{_SEED_SUFFIX.sub('', str(main.get('exp_name', default_name)))}_seed{seeds[0]}"
+        system = dict(parts.get("system_config") or {})
+        if args.address:
+            system["address"] = args.address
+        if args.module == "config":
+            out = dist.compile_dist_config(args.config, seeds[0], main, parts["create_config"], system, exp_name)
+            print(f"stride: dist config written to {os.path.abspath(out)}")
+            if platform == "slurm":
+                from .parallel.system import compile_system_config
+
+                address = dist.resolve_address(args.address, compile_system_config(system))
+                lines = dist.slurm_lines(out, address, args.learner_host, args.collector_host,
+                                         int(compile_system_config(system).collector_num))
+                print("\n".join(lines))
+            return 0
+        policy = dist.run_all(args.config, seeds[0], main, parts["create_config"], system, exp_name, args.address,
+                              args.train_iter, args.env_step, not args.no_progress)
+    _report(policy.result, args.mode)
+    return EXIT_CODES.get(str(policy.result.get("signal")), 130) if policy.result.get("interrupted") else 0
+
+
+def read_config_file_checked(path: str) -> Dict[str, Dict[str, object]]:
+    """A config ``.py`` for ``-m dist`` (a ``.json`` there is what ``--module config`` wrote)."""
+    from ..utils.errors import ConfigError
+    from .utils import read_config_file
+
+    if path.endswith(".json"):
+        raise ConfigError(f"'{path}' is a dist data file: give it to --module learner|collector|coordinator; "
+                          "--module config and the short form take the config .py")
+    return read_config_file(path)
 
 
 def _eval(args: argparse.Namespace) -> int:

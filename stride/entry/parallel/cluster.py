@@ -154,15 +154,16 @@ def check_address(address: str) -> None:
 
 
 @contextlib.contextmanager
-def joined_ray(address: str) -> Iterator[Dict[str, object]]:
-    """Connect to a running cluster at ``address`` (its token from the environment, as Ray reads it)."""
+def joined_ray(address: str, namespace: Optional[str] = None) -> Iterator[Dict[str, object]]:
+    """Connect to a running cluster at ``address`` (its token from the environment, as Ray reads it),
+    in ``namespace`` (``-m dist``: one per experiment, where its roles' named actors live)."""
     t0 = time.perf_counter()
     require_ray()
     check_address(address)
     import ray
 
     try:
-        ray.init(address=address, logging_level=logging.ERROR, log_to_driver=False)
+        ray.init(address=address, namespace=namespace, logging_level=logging.ERROR, log_to_driver=False)
     except ConnectionError as e:
         raise StrideError(f"cannot join the Ray cluster at {address!r}: {' '.join(str(e).split())}") from None
     try:

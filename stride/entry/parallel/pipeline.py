@@ -51,7 +51,7 @@ import os
 import re
 import sys
 import time
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import torch
 
@@ -124,24 +124,41 @@ def parallel_pipeline(
                           " lower them (fractions are fine, e.g. collector_cpus=0.5)")
     if sys_cfg.address is not None:
         check_address(sys_cfg.address)  # before anything is written
+    return train_on_ray(cfg, sys_cfg, max_train_iter, max_env_step, progress)
+
+
+#: what ``train_on_ray`` asks for on a connected Ray when the roles joined from other processes
+#: (``-m dist``): ``(learner handle, [(collector handle, name, index), ...])``
+FindRoles = Callable[[Config, Config], Tuple[Any, List[Tuple[Any, str, int]]]]
+
+
+def train_on_ray(cfg: Config, sys_cfg: Config, max_train_iter: Optional[int], max_env_step: Optional[int],
+                 progress: bool, namespace: Optional[str] = None, find_roles: Optional[FindRoles] = None,
+                 new_dir: bool = True) -> Policy:
+    """The coordinator's run on a compiled config: ``parallel_pipeline``'s and ``-m dist``'s one loop.
+
+    ``find_roles`` (on the connected Ray, in ``namespace``) hands over a learner and collectors that
+    other processes started (``-m dist --module learner|collector``); without it the coordinator
+    starts every role itself. ``new_dir=False`` uses the experiment folder as it exists (made by
+    ``-m dist --module config``)."""
     torch.set_num_threads(int(cfg.get("num_threads", 1)))
     set_pkg_seed(cfg.seed, use_cuda=cfg.policy.cuda)
     evaluator_env = build_env_manager(cfg, cfg.seed, evaluator=True)
     check_spaces(cfg, evaluator_env)
     policy = build_policy(cfg, enable_field=["learn", "eval"])
-    cfg.exp_name = make_exp_dir(cfg.exp_name)
+    cfg.exp_name = make_exp_dir(cfg.exp_name, renew=new_dir)
     save_config(cfg, cfg.exp_name)
     atomic_write_json(os.path.join(cfg.exp_name, "system_config.json"), dict(sys_cfg))
     write_limits(cfg.exp_name, max_env_step, max_train_iter)
     tb = build_tb_writer(cfg.exp_name)
-    cluster = local_ray(sys_cfg.num_cpus) if sys_cfg.address is None else joined_ray(sys_cfg.address)
+    cluster = local_ray(sys_cfg.num_cpus) if sys_cfg.address is None else joined_ray(sys_cfg.address, namespace)
     try:
         with cluster as info:
             evaluator = BaseSerialEvaluator(cfg.policy.eval.evaluator, evaluator_env, policy.eval_mode, tb,
                                             cfg.exp_name)
             from ray.exceptions import RayError
 
-            coordinator = Coordinator(cfg, sys_cfg, tb)
+            coordinator = Coordinator(cfg, sys_cfg, tb, None if find_roles is None else find_roles(cfg, sys_cfg))
             try:
                 result = coordinator.run(evaluator, policy, max_train_iter, max_env_step, progress)
             except RayError as e:  # the learner (not restarted: its state is the run) or Ray itself failed
@@ -205,9 +222,11 @@ def replica_rendezvous() -> Tuple[str, str, int]:
 class Coordinator:
     """The driver's loop: starts the actors, routes batches and weights, restarts dead collectors.
 
-    Built on a connected Ray (local or joined); ``close()`` stops every actor it started."""
+    Built on a connected Ray (local or joined); ``close()`` stops every actor it started or was
+    handed (``roles``: a learner and collectors that joined, see :data:`FindRoles`)."""
 
-    def __init__(self, cfg: Config, sys_cfg: Config, tb: Optional[ScalarWriter]) -> None:
+    def __init__(self, cfg: Config, sys_cfg: Config, tb: Optional[ScalarWriter],
+                 roles: Optional[Tuple[Any, List[Tuple[Any, str, int]]]] = None) -> None:
         import ray
 
         self.cfg, self.sys = cfg, sys_cfg
@@ -224,12 +243,16 @@ class Coordinator:
         self.replay: Any = ray.remote(ReplayRole).options(
             num_cpus=sys_cfg.replay_cpus, max_restarts=-1, max_task_retries=-1).remote(
             cfg, snapshot, sys_cfg.replay_snapshot_freq)
-        self.learners: List[Any] = self._new_learners()
-        self.learner: Any = self.learners[0]  # rank 0: weights, eval weights, checkpoints, logs
         self.collectors: Dict[str, Tuple[Any, int, int]] = {}  # name -> (actor, index, incarnation)
-        for i in range(sys_cfg.collector_num):
-            name = f"collector{i}"
-            self.collectors[name] = (self._new_collector(name, i, 0), i, 0)
+        if roles is None:
+            self.learners: List[Any] = self._new_learners()
+            for i in range(sys_cfg.collector_num):
+                name = f"collector{i}"
+                self.collectors[name] = (self._new_collector(name, i, 0), i, 0)
+        else:  # -m dist: the learner and collectors that joined
+            self.learners = [roles[0]]
+            self.collectors = {name: (actor, index, 0) for actor, name, index in roles[1]}
+        self.learner: Any = self.learners[0]  # rank 0: weights, eval weights, checkpoints, logs
         self.delivered: Dict[str, int] = {}  # batches of each collector's current incarnation
         self.in_flight: Dict[Any, Tuple[str, Any]] = {}  # meta ref -> (collector name, samples ref)
         self.envstep = 0

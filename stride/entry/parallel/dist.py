@@ -1,0 +1,281 @@
+"""``stride -m dist``: the parallel pipeline's roles as separate processes on a running Ray cluster.
+
+    stride -m dist --module config -p local -c cfg.py -s 0 --address HEAD:PORT   # writes cfg.py.json
+    stride -m dist --module learner --module-name learner0 -c cfg.py.json         # on any node
+    stride -m dist --module collector --module-name collector0 -c cfg.py.json     # (as many as wanted)
+    stride -m dist --module coordinator -p local -c cfg.py.json                   # drives the run
+    stride -m dist -c cfg.py --address HEAD:PORT -s 0                             # all roles at once
+    stride -m dist --module config -p slurm -c cfg.py --address HEAD:PORT --learner-host n1 --collector-host n2 n3
+
+``--module config`` compiles the config (every key checked), makes the experiment folder and
+writes a JSON data file (never a pickle: reading it runs no code, unlike DI-engine's ``cfg.pkl``)
+that every other process reads. A ``learner`` or ``collector`` process joins the cluster, starts
+its role (the classes of :mod:`.roles`, the serial workers unchanged) as a named actor
+``stride/<module>/<NAME>`` (placed by Ray's default policy: the process's own node while it has
+room, else another; a node affinity was tried and left actors pending on a full node), in the namespace ``stride-<experiment folder name>``, and
+serves until the coordinator ends the run (it then kills the actor) or the process is stopped
+(the actor is owned by the process, so it dies with it). The ``coordinator`` waits up to
+``--wait`` seconds for one learner and ``system_config.collector_num`` collectors to join (a
+clear error names what is missing) and then runs :func:`.pipeline.train_on_ray`, the loop of
+``-m parallel``: the replay actor it starts itself; a collector that dies is replaced by one it owns.
+
+Security: every process sets ``RAY_AUTH_MODE=token`` unless the user set a mode, and needs a token
+(``RAY_AUTH_TOKEN``, ``RAY_AUTH_TOKEN_PATH`` or ``~/.ray/auth_token``, as Ray reads them). With
+token authentication on, Ray's GCS, raylets and workers refuse every gRPC call without the
+cluster's token before reading its payload, so nothing a peer without the token sends is
+unpickled. RLlib and DI-engine's dist mode run without any authentication by default.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import sys
+import time
+import zlib
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+
+from ...config import Config, compile_config, save_config
+from ...config.compile import make_exp_dir
+from ...utils.errors import ConfigError, StrideError
+from ...utils.files import atomic_write_text
+from ...utils.registry import import_components
+from .system import compile_system_config
+
+#: the ``--module`` values
+MODULES = ("config", "learner", "collector", "coordinator")
+#: the ``-p`` values of ``-m dist``
+PLATFORMS = ("local", "slurm")
+#: what a dist data file says it is (a file of another kind or version is refused)
+FORMAT = "stride-dist-config/1"
+#: seconds the coordinator waits for the roles to join (``--wait``)
+WAIT_SECONDS = 120.0
+#: seconds between a serving process's checks that its actor still lives
+SERVE_POLL_SECONDS = 2.0
+
+
+def compile_dist_config(config_file: str, seed: int, main: Mapping[str, object], create: Mapping[str, object],
+                        system: Mapping[str, object], exp_name: str, out_path: Optional[str] = None) -> str:
+    """Check the config, make the experiment folder (absolute path, as every node must see it) and
+    write ``<config_file>.json``; returns that path."""
+    import_components()
+    sys_cfg = compile_system_config(system)
+    cfg = compile_config(dict(main), create_cfg=dict(create), seed=seed, exp_name=exp_name, save_cfg=False)
+    if cfg.policy.on_policy:
+        raise ConfigError(f"policy '{cfg.policy.type}' is on-policy: -m dist runs off-policy policies (a replay "
+                          "buffer between collectors and learner); use -m serial")
+    out = out_path or f"{config_file}.json"
+    exp_dir = os.path.abspath(make_exp_dir(str(cfg.exp_name)))
+    data = {"format": FORMAT, "seed": int(seed), "exp_dir": exp_dir, "main_config": dict(main),
+            "create_config": dict(create), "system_config": dict(sys_cfg)}
+    try:
+        text = json.dumps(data, indent=2, allow_nan=False)
+    except (TypeError, ValueError) as e:
+        os.rmdir(exp_dir)
+        raise ConfigError(f"the config of '{config_file}' holds a value a data file cannot hold ({e}): "
+                          "-m dist needs plain values (numbers, strings, lists, dicts, None)") from None
+    cfg.exp_name = exp_dir
+    save_config(cfg, exp_dir)
+    atomic_write_text(out, text + "\n")
+    return out
+
+
+def read_dist_config(path: str) -> Tuple[Config, Config, Dict[str, Any]]:
+    """``(cfg, system_config, data)`` of a file ``--module config`` wrote (data only: nothing executed)."""
+    if not os.path.isfile(path):
+        raise ConfigError(f"dist config '{path}' does not exist; make it with: stride -m dist --module config "
+                          "-p local -c CONFIG.py -s 0")
+    try:
+        with open(path, encoding="utf-8") as f:
+            data = json.load(f)
+    except (ValueError, UnicodeDecodeError) as e:
+        raise ConfigError(f"dist config '{path}' is not JSON ({type(e).__name__}); give the .json file that "
+                          "--module config wrote") from None
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        raise ConfigError(f"'{path}' is not a dist config of this Stride (format {FORMAT!r}); give the .json file "
+                          "that stride -m dist --module config wrote")
+    import_components()
+    sys_cfg = compile_system_config(data["system_config"])
+    cfg = compile_config(data["main_config"], create_cfg=data["create_config"], seed=int(data["seed"]),
+                         exp_name=str(data["exp_dir"]), save_cfg=False)
+    return cfg, sys_cfg, data
+
+
+def namespace_of(cfg: Config) -> str:
+    """The Ray namespace of an experiment's named role actors."""
+    return f"stride-{os.path.basename(str(cfg.exp_name))}"
+
+
+def actor_name(module: str, name: str) -> str:
+    return f"stride/{module}/{name}"
+
+
+def collector_index(name: str) -> int:
+    """A collector's index (its seeds' offset): the number that ends its name (``collector3`` -> 3),
+    else a stable hash of the name, so two collectors explore differently."""
+    m = re.search(r"(\d+)$", name)
+    return int(m.group(1)) if m else 10_000 + zlib.crc32(name.encode()) % 1_000_000
+
+
+def check_module_name(name: Optional[str], module: str) -> str:
+    if not name:
+        raise ConfigError(f"--module {module} needs --module-name NAME (e.g. {module}0), unique in the run")
+    if not re.fullmatch(r"[A-Za-z0-9_.-]+", name):
+        raise ConfigError(f"--module-name {name!r} must be letters, digits, '_', '.', '-' (e.g. {module}0)")
+    return name
+
+
+def resolve_address(address: Optional[str], sys_cfg: Config) -> str:
+    """``--address``, else the config's ``system_config.address``, else ``RAY_ADDRESS``."""
+    found = address or sys_cfg.get("address") or os.environ.get("RAY_ADDRESS")
+    if not found or ":" not in str(found):
+        raise ConfigError(f"-m dist needs the Ray cluster's head as HOST:PORT, got {found!r}: give --address "
+                          "HOST:PORT (or set it with --module config --address, or RAY_ADDRESS)")
+    return str(found)
+
+
+def token_auth_env() -> None:
+    """Token authentication on for this process's Ray client; a missing token is one line."""
+    if "ray" in sys.modules and os.environ.get("RAY_AUTH_MODE") != "token":
+        raise StrideError("ray was imported before -m dist set RAY_AUTH_MODE=token; set it before importing ray")
+    os.environ.setdefault("RAY_AUTH_MODE", "token")
+    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+    if os.environ["RAY_AUTH_MODE"] != "token":
+        raise StrideError(f"RAY_AUTH_MODE={os.environ['RAY_AUTH_MODE']!r}: -m dist runs with token authentication "
+                          "only; valid choices: token (or unset)")
+    path = os.environ.get("RAY_AUTH_TOKEN_PATH") or os.path.expanduser(os.path.join("~", ".ray", "auth_token"))
+    if not os.environ.get("RAY_AUTH_TOKEN") and not os.path.isfile(path):
+        raise StrideError(f"no Ray auth token: set RAY_AUTH_TOKEN, or RAY_AUTH_TOKEN_PATH to a file holding it "
+                          f"(none at {path}); on the head: ray get-auth-token --generate")
+
+
+def serve_role(dist_file: str, module: str, name: str, address: Optional[str]) -> Dict[str, object]:
+    """Join the cluster, start ``module`` as the named actor ``stride/<module>/<name>`` on this node,
+    serve until it ends; returns how it ended (``{"actor": ..., "ended": reason}``)."""
+    from .cluster import joined_ray
+    from .roles import CollectorRole, LearnerRole
+
+    cfg, sys_cfg, _ = read_dist_config(dist_file)
+    name = check_module_name(name, module)
+    address = resolve_address(address, sys_cfg)
+    token_auth_env()
+    with joined_ray(address, namespace_of(cfg)):
+        import ray
+        from ray.exceptions import RayActorError, RayError
+        full = actor_name(module, name)
+        if module == "learner":
+            options: Dict[str, Any] = dict(num_cpus=sys_cfg.learner_cpus)
+            args: Tuple[Any, ...] = (cfg,)
+            cls: Any = ray.remote(LearnerRole)
+        else:
+            options, args = dict(num_cpus=sys_cfg.collector_cpus), (cfg, name, collector_index(name), 0)
+            cls = ray.remote(CollectorRole)
+        try:
+            actor = cls.options(name=full, max_restarts=0, **options).remote(*args)
+        except ValueError as e:  # the name is taken in this experiment's namespace
+            raise ConfigError(f"--module-name {name!r}: {' '.join(str(e).split())[:300]}") from None
+        try:
+            pid = ray.get(actor.pid.remote())
+        except RayError as e:
+            raise StrideError(f"{full} failed to start: {' '.join(str(e).split())[:400]}") from None
+        print(f"stride: {full} serves in namespace {namespace_of(cfg)} (actor pid {pid}); waiting for the "
+              "coordinator", flush=True)
+        try:
+            while True:
+                ray.get(actor.pid.remote())
+                time.sleep(SERVE_POLL_SECONDS)
+        except RayActorError as e:
+            reason = "killed by the coordinator: the run ended" if "ray.kill" in str(e) else \
+                " ".join(str(e).split())[:300]
+            return {"actor": full, "ended": reason}
+        finally:
+            ray.kill(actor)
+
+
+def find_joined_roles(timeout: float) -> Any:
+    """A :data:`.pipeline.FindRoles` that waits up to ``timeout`` s for one learner and
+    ``system_config.collector_num`` collectors in the current namespace."""
+
+    def find(cfg: Config, sys_cfg: Config) -> Tuple[Any, List[Tuple[Any, str, int]]]:
+        import ray
+        from ray.util import list_named_actors
+
+        deadline = time.monotonic() + timeout
+        while True:
+            names = [n for n in list_named_actors() if isinstance(n, str)]
+            learners = sorted(n.split("/", 2)[2] for n in names if n.startswith("stride/learner/"))
+            collectors = sorted(n.split("/", 2)[2] for n in names if n.startswith("stride/collector/"))
+            if len(learners) > 1:
+                raise ConfigError(f"{len(learners)} learners joined ({', '.join(learners)}); -m dist runs one "
+                                  "(system_config.learner_num=1): stop the others")
+            if learners and len(collectors) >= sys_cfg.collector_num:
+                break
+            if time.monotonic() > deadline:
+                raise StrideError(
+                    f"after {timeout:g} s, {len(learners)} learner(s) and {len(collectors)} of "
+                    f"{sys_cfg.collector_num} collector(s) joined namespace {namespace_of(cfg)} "
+                    f"({', '.join(learners + collectors) or 'none'}); start them first: stride -m dist --module "
+                    "learner|collector --module-name NAME -c CFG.json, or give a longer --wait")
+            time.sleep(1.0)
+        learner = ray.get_actor(actor_name("learner", learners[0]))
+        return learner, [(ray.get_actor(actor_name("collector", c)), c, collector_index(c)) for c in collectors]
+
+    return find
+
+
+def run_coordinator(dist_file: str, address: Optional[str], wait: float, max_train_iter: Optional[int],
+                    max_env_step: Optional[int], progress: bool) -> Any:
+    """Drive a run with the roles that joined (``-m parallel``'s loop); returns the trained policy."""
+    from .cluster import check_address
+    from .pipeline import train_on_ray
+
+    cfg, sys_cfg, _ = read_dist_config(dist_file)
+    sys_cfg.address = resolve_address(address, sys_cfg)
+    token_auth_env()
+    check_address(sys_cfg.address)
+    return train_on_ray(cfg, sys_cfg, max_train_iter, max_env_step, progress, namespace=namespace_of(cfg),
+                        find_roles=find_joined_roles(wait), new_dir=False)
+
+
+def run_all(config_file: str, seed: int, main: Mapping[str, object], create: Mapping[str, object],
+            system: Mapping[str, object], exp_name: str, address: Optional[str], max_train_iter: Optional[int],
+            max_env_step: Optional[int], progress: bool) -> Any:
+    """The short form ``-m dist -c cfg.py --address HOST:PORT``: every role started by the
+    coordinator on the running cluster (``parallel_pipeline`` with ``system_config.address``)."""
+    from .pipeline import parallel_pipeline
+
+    address = resolve_address(address, compile_system_config(system))
+    token_auth_env()
+    return parallel_pipeline([main, create, {**dict(system), "address": address}],
+                             seed=seed, max_train_iter=max_train_iter, max_env_step=max_env_step,
+                             exp_name=exp_name, progress=progress)
+
+
+def slurm_lines(dist_file: str, address: str, learner_hosts: Sequence[str], collector_hosts: Sequence[str],
+                collector_num: int) -> List[str]:
+    """The shell lines that run a dist config on SLURM nodes: one Ray node per host and its roles
+    (the learner, collectors spread round-robin), then the coordinator where the lines run (the
+    head's host). ``srun`` passes the environment, the token's path included."""
+    if not learner_hosts or not collector_hosts:
+        raise ConfigError("-p slurm needs --learner-host HOST and --collector-host HOST [HOST ...] (SLURM node "
+                          "names)")
+    if len(learner_hosts) != 1:
+        raise ConfigError(f"--learner-host: one host, got {len(learner_hosts)} ({' '.join(learner_hosts)}); "
+                          "-m dist runs one learner")
+    stride = f"stride -m dist -c {shlex.quote(os.path.abspath(dist_file))} --address {shlex.quote(address)}"
+    roles: Dict[str, List[str]] = {learner_hosts[0]: [f"{stride} --module learner --module-name learner0"]}
+    for k in range(collector_num):
+        host = collector_hosts[k % len(collector_hosts)]
+        roles.setdefault(host, []).append(f"{stride} --module collector --module-name collector{k}")
+    lines = ["export RAY_AUTH_MODE=token RAY_AUTH_TOKEN_PATH=${RAY_AUTH_TOKEN_PATH:-$HOME/.ray/auth_token}",
+             f"# first, on the head ({address}): ray get-auth-token --generate; ray start --head "
+             f"--port={address.rpartition(':')[2]} --include-dashboard=false --disable-usage-stats"]
+    for host, commands in roles.items():
+        script = (f"ray start --address={shlex.quote(address)} --disable-usage-stats && "
+                  f"{{ {' & '.join(commands)} & wait; }}; ray stop")
+        lines.append(f"srun --nodes=1 --ntasks=1 --overlap -w {shlex.quote(host)} bash -c {shlex.quote(script)} &")
+    lines.append(f"{stride} --module coordinator -p local")
+    lines.append("wait")
+    return lines

@@ -1,0 +1,213 @@
+"""``stride -m dist``: the data file, the SLURM lines, the one-line refusals, and a run on a loopback
+two-node Ray cluster (head + worker node, token auth) with the seeds' ``--module`` commands."""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+import psutil
+import pytest
+
+from stride.entry.cli import main
+from stride.entry.parallel import dist
+from stride.zoo.cartpole.config.parallel import cartpole_dqn_config as par
+
+STRIDE = [sys.executable, "-m", "stride"]
+
+
+def _file(tmp_path, system=None) -> str:
+    path = tmp_path / "cfg.py"
+    path.write_text(f"main_config = {par.main_config!r}\ncreate_config = {par.create_config!r}\n"
+                    f"system_config = {dict(par.system_config, **(system or {}))!r}\n")
+    return str(path)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_module_config_writes_a_json_data_file_and_the_experiment_folder(tmp_path, capsys):
+    cfg = _file(tmp_path)
+    assert main(["-m", "dist", "--module", "config", "-p", "local", "-c", cfg, "-s", "3",
+                 "--exp-name", str(tmp_path / "exp"), "--set", "policy.learn.batch_size=32"]) == 0
+    out = capsys.readouterr().out
+    assert f"dist config written to {cfg}.json" in out
+    data = json.loads((tmp_path / "cfg.py.json").read_text())  # JSON, not a pickle
+    assert data["format"] == dist.FORMAT and data["seed"] == 3 and data["exp_dir"] == str(tmp_path / "exp")
+    assert data["main_config"]["policy"]["learn"]["batch_size"] == 32
+    assert (tmp_path / "exp" / "total_config.json").is_file()
+    compiled, sys_cfg, _ = dist.read_dist_config(f"{cfg}.json")
+    assert compiled.policy.learn.batch_size == 32 and compiled.seed == 3 and sys_cfg.collector_num == 2
+    assert dist.namespace_of(compiled) == "stride-exp"
+
+
+def test_slurm_lines_start_one_ray_node_per_host_and_every_role(tmp_path, capsys):
+    cfg = _file(tmp_path, {"collector_num": 3})
+    assert main(["-m", "dist", "--module", "config", "-p", "slurm", "-c", cfg, "--exp-name", str(tmp_path / "exp"),
+                 "--address", "10.1.2.3:6379", "--learner-host", "n1", "--collector-host", "n1", "n2"]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()[1:]
+    assert lines[0].startswith("export RAY_AUTH_MODE=token")
+    srun = [line for line in lines if line.startswith("srun")]
+    assert len(srun) == 2  # n1 (learner + collector0 + collector2) and n2 (collector1): one Ray node each
+    assert "-w n1" in srun[0] and "learner0" in srun[0] and "collector0" in srun[0] and "collector2" in srun[0]
+    assert "-w n2" in srun[1] and "collector1" in srun[1] and "ray start --address=10.1.2.3:6379" in srun[1]
+    assert lines[-2].endswith("--module coordinator -p local") and lines[-1] == "wait"
+
+
+def test_collector_index_is_the_names_number_else_a_stable_hash():
+    assert dist.collector_index("collector7") == 7
+    assert dist.collector_index("gpu-box") == dist.collector_index("gpu-box") >= 10_000
+    assert dist.collector_index("gpu-box") != dist.collector_index("cpu-box")
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--module", "lerner", "-c", "x.json"], "unknown --module 'lerner'; valid choices: config, learner, collector, "
+                                             "coordinator"),
+    (["-p", "k8s", "-c", "x.py"], "unknown platform -p 'k8s' for -m dist; valid choices: local, slurm"),
+    (["--module", "config"], "-m dist needs -c CONFIG"),
+    (["--module", "config", "-c", "x.py.json"], "is a dist data file"),
+    (["--module", "coordinator", "-c", "missing.json"], "dist config 'missing.json' does not exist"),
+])
+def test_usage_errors_are_one_line(argv, message, capsys):
+    assert main(["-m", "dist", *argv]) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1
+
+
+def test_role_errors_are_one_line(tmp_path, capsys, monkeypatch):
+    for key in ("RAY_AUTH_MODE", "RAY_USAGE_STATS_ENABLED", "RAY_AUTH_TOKEN"):  # restored after the test
+        monkeypatch.setenv(key, "x")  # records the value to restore (delenv alone records nothing when unset)
+        monkeypatch.delenv(key)
+    cfg = _file(tmp_path)
+    assert main(["-m", "dist", "--module", "config", "-c", cfg, "--exp-name", str(tmp_path / "exp")]) == 0
+    capsys.readouterr()
+    assert main(["-m", "dist", "--module", "collector", "-c", f"{cfg}.json"]) == 2
+    assert "--module collector needs --module-name NAME" in capsys.readouterr().err
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    assert main(["-m", "dist", "--module", "coordinator", "-c", f"{cfg}.json"]) == 2
+    assert "-m dist needs the Ray cluster's head as HOST:PORT, got None" in capsys.readouterr().err
+    monkeypatch.setenv("RAY_AUTH_TOKEN", "x" * 32)
+    port = _free_port()  # closed again: nothing listens there
+    assert main(["-m", "dist", "--module", "coordinator", "-c", f"{cfg}.json", "--address", f"127.0.0.1:{port}"]) == 2
+    err = capsys.readouterr().err
+    assert f"nothing answers at system_config.address='127.0.0.1:{port}'" in err and err.count("\n") == 1
+
+
+def test_no_token_is_one_line(tmp_path, monkeypatch):
+    for key in ("RAY_AUTH_MODE", "RAY_USAGE_STATS_ENABLED", "RAY_AUTH_TOKEN"):
+        monkeypatch.setenv(key, "x")
+        monkeypatch.delenv(key)
+    monkeypatch.setenv("RAY_AUTH_TOKEN_PATH", str(tmp_path / "none"))
+    with pytest.raises(Exception, match="no Ray auth token: set RAY_AUTH_TOKEN"):
+        dist.token_auth_env()
+
+
+def _ray_node(env, temp_dir: str, *args: str) -> subprocess.Popen:
+    ray_cli = os.path.join(os.path.dirname(sys.executable), "ray")
+    return subprocess.Popen([sys.executable, "-m", "stride.entry.parallel.watchdog", "--", ray_cli, "start", "--block",
+                             "--disable-usage-stats", *args],
+                            stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env,
+                            start_new_session=True, cwd=temp_dir)
+
+
+def _ray_listeners(nodes, seconds: float = 8.0) -> list:
+    """The TCP ports the nodes' processes listen on, once both nodes are up (two raylets)."""
+    def procs():
+        return [p for n in nodes for p in psutil.Process(n.pid).children(recursive=True)]
+    _wait_for(lambda: sum("raylet" in p.name() for p in procs()) == 2, 120, "the worker node's raylet")
+    time.sleep(seconds)  # its agents start after the raylet
+    found = []
+    for p in procs():
+        try:
+            found += [(c.laddr.ip, c.laddr.port) for c in p.net_connections("tcp") if c.status == psutil.CONN_LISTEN]
+        except psutil.Error:
+            pass
+    return found
+
+
+def _wait_for(cond, timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while not cond():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.5)
+
+
+def test_the_seeds_module_commands_on_a_two_node_loopback_cluster(tmp_path):
+    """config, learner, 2 collectors and a coordinator as five processes on a head + worker node;
+    a coordinator with no role joined fails after its --wait; every process, node and file is gone at the end."""
+    pytest.importorskip("ray")
+    # Ray 2.60 refuses to start a second node under RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0 and, without it,
+    # rewrites the literal 127.0.0.1 / localhost to the host's address; a host name that resolves to
+    # 127.0.0.1 keeps the joining node on loopback (its node IP, seen from there, is 127.0.0.1)
+    alias = socket.gethostname()
+    try:
+        if socket.gethostbyname(alias) != "127.0.0.1" or alias == "localhost":
+            pytest.skip(f"the host name {alias!r} does not resolve to 127.0.0.1")
+    except OSError:
+        pytest.skip(f"the host name {alias!r} does not resolve")
+    ray_tmp = tempfile.mkdtemp(prefix="stride-ray-")  # short: Ray's socket paths must fit 107 bytes
+    shm_before = set(os.listdir("/dev/shm"))
+    port = _free_port()
+    env = {**os.environ, "RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": secrets.token_hex(32),
+           "RAY_USAGE_STATS_ENABLED": "0", "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"}
+    env.pop("RAY_ADDRESS", None)
+    address = f"127.0.0.1:{port}"
+    nodes = [_ray_node(env, ray_tmp, "--head", "--node-ip-address=127.0.0.1", f"--port={port}", "--include-dashboard=false",
+                       f"--temp-dir={ray_tmp}", "--num-cpus=1", f"--ray-client-server-port={_free_port()}",
+                       "--dashboard-agent-listen-port=0")]
+    roles: list = []
+    try:
+        _wait_for(lambda: socket.socket().connect_ex(("127.0.0.1", port)) == 0, 120, "the Ray head")
+        nodes.append(_ray_node({**env, "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "1"}, ray_tmp, f"--address={alias}:{port}",
+                               "--num-cpus=1", "--dashboard-agent-listen-port=0"))
+        listeners = _ray_listeners(nodes)
+        cfg = _file(tmp_path)
+        run = dict(env=env, cwd=tmp_path, capture_output=True, text=True, timeout=300)
+        out = subprocess.run([*STRIDE, "-m", "dist", "--module", "config", "-p", "local", "-c", cfg, "-s", "0",
+                              "--exp-name", str(tmp_path / "exp"), "--address", address], **run)
+        assert out.returncode == 0, out.stderr
+        data = f"{cfg}.json"
+        early = subprocess.run([*STRIDE, "-m", "dist", "--module", "coordinator", "-p", "local", "-c", data,
+                                "--wait", "2", "--no-progress"], **run)
+        assert early.returncode == 2 and early.stderr.count("\n") == 1, early.stderr[-2000:]
+        assert "after 2 s, 0 learner(s) and 0 of 2 collector(s) joined namespace stride-exp (none)" in early.stderr
+        for module, name in [("learner", "learner0"), ("collector", "collector0"), ("collector", "collector1")]:
+            roles.append(subprocess.Popen([*STRIDE, "-m", "dist", "--module", module, "--module-name", name,
+                                           "-c", data], env=env, cwd=tmp_path, stdout=subprocess.PIPE,
+                                          stderr=subprocess.PIPE, text=True, start_new_session=True))
+        for proc in roles:  # each prints one line once its actor is built (placed on a node with room)
+            assert "serves in namespace stride-exp" in proc.stdout.readline(), proc.stderr.read()[-2000:]
+        coord = subprocess.run([*STRIDE, "-m", "dist", "--module", "coordinator", "-p", "local", "-c", data,
+                                "--env-step", "2000", "--no-progress"], **run)
+        assert coord.returncode == 0, coord.stderr[-3000:]
+        result = json.loads((tmp_path / "exp" / "result.json").read_text())
+        assert result["env_step"] >= 2000 and result["batches"] > 0 and result["duplicates"] == 0
+        assert result["collector_restarts"] == [] and result["train_iter"] > 0
+        for proc in roles:  # the coordinator ended the run: every role process ends by itself
+            stdout, stderr = proc.communicate(timeout=60)
+            assert proc.returncode == 0, stderr[-2000:]
+            assert "ended: killed by the coordinator: the run ended" in stdout, stdout
+    finally:
+        for proc in roles:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait(30)
+        ray_pids = [p for n in nodes for p in psutil.Process(n.pid).children(recursive=True)]
+        for node in reversed(nodes):  # closing the watchdog's stdin stops its node
+            node.stdin.close()
+            node.wait(120)
+        shutil.rmtree(ray_tmp, ignore_errors=True)  # the nodes' logs and sockets
+    outside = [(ip, port) for ip, port in listeners if not ip.removeprefix("::ffff:").startswith("127.") and ip != "::1"]
+    assert listeners and outside == [], outside  # every listener of both nodes is on loopback
+    assert [p.pid for p in ray_pids if p.is_running() and p.status() != psutil.STATUS_ZOMBIE] == []
+    assert set(os.listdir("/dev/shm")) - shm_before == set()
