@@ -63,6 +63,10 @@ def compile_dist_config(config_file: str, seed: int, main: Mapping[str, object],
     import_components()
     sys_cfg = compile_system_config(system)
     cfg = compile_config(dict(main), create_cfg=dict(create), seed=seed, exp_name=exp_name, save_cfg=False)
+    if int(sys_cfg.learner_num) != 1:
+        raise ConfigError(f"system_config.learner_num={sys_cfg.learner_num}: the --module forms of -m dist run one "
+                          "learner process; valid choices: 1 (replicas: the short form -m dist -c CFG.py --address, "
+                          "or -m parallel)")
     if cfg.policy.on_policy:
         raise ConfigError(f"policy '{cfg.policy.type}' is on-policy: -m dist runs off-policy policies (a replay "
                           "buffer between collectors and learner); use -m serial")

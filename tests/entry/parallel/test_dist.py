@@ -84,6 +84,14 @@ def test_usage_errors_are_one_line(argv, message, capsys):
     assert message in err and err.count("\n") == 1
 
 
+def test_learner_replicas_are_refused_by_the_module_forms(tmp_path, capsys):
+    cfg = _file(tmp_path, {"learner_num": 2})
+    assert main(["-m", "dist", "--module", "config", "-c", cfg, "--exp-name", str(tmp_path / "exp")]) == 2
+    err = capsys.readouterr().err
+    assert "system_config.learner_num=2: the --module forms of -m dist run one learner" in err and err.count("\n") == 1
+    assert not (tmp_path / "exp").exists() and not (tmp_path / "cfg.py.json").exists()
+
+
 def test_role_errors_are_one_line(tmp_path, capsys, monkeypatch):
     for key in ("RAY_AUTH_MODE", "RAY_USAGE_STATS_ENABLED", "RAY_AUTH_TOKEN"):  # restored after the test
         monkeypatch.setenv(key, "x")  # records the value to restore (delenv alone records nothing when unset)
