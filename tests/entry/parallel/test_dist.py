@@ -152,7 +152,8 @@ def _wait_for(cond, timeout: float, what: str) -> None:
 
 def test_the_seeds_module_commands_on_a_two_node_loopback_cluster(tmp_path):
     """config, learner, 2 collectors and a coordinator as five processes on a head + worker node;
-    a coordinator with no role joined fails after its --wait; every process, node and file is gone at the end."""
+    a coordinator with no role joined fails after its --wait; then the short form on the same cluster;
+    every listener on loopback; every process, node and file is gone at the end."""
     pytest.importorskip("ray")
     # Ray 2.60 refuses to start a second node under RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0 and, without it,
     # rewrites the literal 127.0.0.1 / localhost to the host's address; a host name that resolves to
@@ -205,6 +206,10 @@ def test_the_seeds_module_commands_on_a_two_node_loopback_cluster(tmp_path):
             stdout, stderr = proc.communicate(timeout=60)
             assert proc.returncode == 0, stderr[-2000:]
             assert "ended: killed by the coordinator: the run ended" in stdout, stdout
+        short = subprocess.run([*STRIDE, "-m", "dist", "-c", cfg, "-s", "1", "--address", address, "--exp-name",
+                                str(tmp_path / "short"), "--env-step", "300", "--no-progress"], **run)
+        assert short.returncode == 0, short.stderr[-3000:]  # the short form: every role started by the driver
+        assert json.loads((tmp_path / "short" / "result.json").read_text())["env_step"] >= 300
     finally:
         for proc in roles:
             if proc.poll() is None:
