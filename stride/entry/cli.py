@@ -108,7 +108,9 @@ def _parser() -> argparse.ArgumentParser:
         epilog="Examples:\n  stride -m serial -e cartpole -p dqn -s 0\n  stride -m serial -c cartpole_dqn_config.py -s 0\n"
                "  stride -m serial --resume cartpole_dqn_seed0\n"
                "  stride -m eval --load cartpole_dqn_seed0 --episodes 100\n"
-               "  stride -m parallel -c stride/zoo/cartpole/config/parallel/cartpole_dqn_config.py -s 0\n\n"
+               "  stride -m parallel -c stride/zoo/cartpole/config/parallel/cartpole_dqn_config.py -s 0\n"
+               "  stride -m dist --module config -p local -c cfg.py -s 0 --address HEAD:PORT  (then --module learner,\n"
+               "    collector, coordinator -c cfg.py.json; see README 'On a Ray cluster')\n\n"
                "A -c config file is Python and is executed: only use files you trust. --resume reads the\n"
                "experiment's total_config.json (data only) and its latest checkpoint, and keeps the run's\n"
                "--env-step / --train-iter limits unless given again. Exit codes: 0 done, 2 bad usage or\n"
@@ -118,7 +120,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.add_argument("-m", "--mode", default="serial", help=f"pipeline to run; one of: {', '.join(MODES)} (default serial)")
     p.add_argument("-e", "--env", help="zoo environment name, e.g. cartpole (with -p)")
-    p.add_argument("-p", "--policy", help="policy name, e.g. dqn (with -e)")
+    p.add_argument("-p", "--policy", help="policy name, e.g. dqn (with -e); -m dist: the platform, local or slurm")
     p.add_argument("-c", "--config", help="a config .py file defining main_config and create_config")
     p.add_argument("-s", "--seed", type=_seed, nargs="+", action="extend",
                    help=f"seed(s) in [0, {MAX_SEED}]; several seeds run one after another (default 0; -m eval: "
