@@ -19,7 +19,7 @@ counter is part of the learn state, so a resumed run keeps the same update sched
 from __future__ import annotations
 
 import copy
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Tuple
 
 import torch
 
