@@ -21,10 +21,10 @@ import pytest
 import torch
 
 from stride.config import compile_config
-from stride.policy import A2CPolicy, DDPGPolicy, DQNPolicy, PPOPolicy, Policy
+from stride.policy import A2CPolicy, DDPGPolicy, DQNPolicy, IMPALAPolicy, PPOPolicy, Policy
 from stride.torch_utils import dist as sdist
 from stride.utils.errors import ConfigError
-from stride.zoo.cartpole.config import cartpole_a2c_config, cartpole_dqn_config, cartpole_ppo_config
+from stride.zoo.cartpole.config import cartpole_a2c_config, cartpole_dqn_config, cartpole_impala_config, cartpole_ppo_config
 from stride.zoo.pendulum.config import pendulum_ddpg_config
 
 N = 32  # whole batch; each replica learns on N // 2
@@ -33,7 +33,8 @@ SEED0 = 100  # rank 0's model seed (rank 1 starts from SEED0 + 1)
 
 def _policy(name: str, seed: int, multi_gpu: bool, batch_size: int) -> Policy:
     module, cls = {"dqn": (cartpole_dqn_config, DQNPolicy), "ppo": (cartpole_ppo_config, PPOPolicy),
-                   "a2c": (cartpole_a2c_config, A2CPolicy), "ddpg": (pendulum_ddpg_config, DDPGPolicy)}[name]
+                   "a2c": (cartpole_a2c_config, A2CPolicy), "ddpg": (pendulum_ddpg_config, DDPGPolicy),
+                   "impala": (cartpole_impala_config, IMPALAPolicy)}[name]
     main = copy.deepcopy(module.main_config)
     learn = main["policy"]["learn"]
     learn.update(multi_gpu=multi_gpu, grad_clip_norm=0.05)  # small: the clip is active
@@ -58,6 +59,12 @@ def _batch(name: str) -> dict:
     batch = {"obs": rng.standard_normal((N, 4)).astype(f32), "action": rng.integers(0, 2, N),
              "reward": rng.standard_normal(N).astype(f32), "next_obs": rng.standard_normal((N, 4)).astype(f32),
              "done": rng.random(N) < 0.2}
+    if name == "impala":  # N unrolls of T steps (obs: T + 1 rows); full masks, so each half holds half the steps
+        T = 4
+        return {"obs": rng.standard_normal((N, T + 1, 4)).astype(f32), "action": rng.integers(0, 2, (N, T)),
+                "log_prob": np.log(rng.uniform(0.2, 0.8, (N, T))).astype(f32),
+                "reward": rng.standard_normal((N, T)).astype(f32), "done": rng.random((N, T)) < 0.1,
+                "mask": np.ones((N, T), dtype=f32)}
     if name in ("ppo", "a2c"):
         value = rng.standard_normal(N).astype(f32)
         adv = rng.standard_normal(N).astype(f32)
@@ -75,7 +82,7 @@ def _params(policy: Policy) -> list:
     return [p.detach().clone() for p in policy.model.parameters()]
 
 
-ALGOS = ("dqn", "ppo", "a2c", "ddpg")
+ALGOS = ("dqn", "ppo", "a2c", "ddpg", "impala")
 
 
 def _replica(rank: int, port: int, out: str) -> None:
