@@ -3,6 +3,7 @@ two-node Ray cluster (head + worker node, token auth) with the seeds' ``--module
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import secrets
@@ -24,8 +25,10 @@ STRIDE = [sys.executable, "-m", "stride"]
 
 
 def _file(tmp_path, system=None) -> str:
+    main = copy.deepcopy(par.main_config)
+    main["env"]["stop_value"] = 1e9  # unreachable: a run goes to its --env-step limit (CartPole DQN solves in ~1k)
     path = tmp_path / "cfg.py"
-    path.write_text(f"main_config = {par.main_config!r}\ncreate_config = {par.create_config!r}\n"
+    path.write_text(f"main_config = {main!r}\ncreate_config = {par.create_config!r}\n"
                     f"system_config = {dict(par.system_config, **(system or {}))!r}\n")
     return str(path)
 
@@ -92,32 +95,39 @@ def test_learner_replicas_are_refused_by_the_module_forms(tmp_path, capsys):
     assert not (tmp_path / "exp").exists() and not (tmp_path / "cfg.py.json").exists()
 
 
-def test_role_errors_are_one_line(tmp_path, capsys, monkeypatch):
-    for key in ("RAY_AUTH_MODE", "RAY_USAGE_STATS_ENABLED", "RAY_AUTH_TOKEN"):  # restored after the test
-        monkeypatch.setenv(key, "x")  # records the value to restore (delenv alone records nothing when unset)
-        monkeypatch.delenv(key)
+def _clean_env(**extra: str) -> dict:
+    """This environment without Ray's auth/address variables (a fresh process: Ray not yet imported there,
+    as in a user's shell -- in the test session Ray may already be imported by other tests)."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("RAY_AUTH_MODE", "RAY_USAGE_STATS_ENABLED", "RAY_AUTH_TOKEN", "RAY_AUTH_TOKEN_PATH", "RAY_ADDRESS")}
+    return {**env, **extra}
+
+
+def _stride(args: list, env: dict, cwd) -> subprocess.CompletedProcess:
+    return subprocess.run([*STRIDE, *args], env=env, cwd=cwd, capture_output=True, text=True, timeout=120)
+
+
+def test_role_errors_are_one_line(tmp_path):
     cfg = _file(tmp_path)
-    assert main(["-m", "dist", "--module", "config", "-c", cfg, "--exp-name", str(tmp_path / "exp")]) == 0
-    capsys.readouterr()
-    assert main(["-m", "dist", "--module", "collector", "-c", f"{cfg}.json"]) == 2
-    assert "--module collector needs --module-name NAME" in capsys.readouterr().err
-    monkeypatch.delenv("RAY_ADDRESS", raising=False)
-    assert main(["-m", "dist", "--module", "coordinator", "-c", f"{cfg}.json"]) == 2
-    assert "-m dist needs the Ray cluster's head as HOST:PORT, got None" in capsys.readouterr().err
-    monkeypatch.setenv("RAY_AUTH_TOKEN", "x" * 32)
+    env = _clean_env()
+    assert _stride(["-m", "dist", "--module", "config", "-c", cfg, "--exp-name", str(tmp_path / "exp")], env,
+                   tmp_path).returncode == 0
+    out = _stride(["-m", "dist", "--module", "collector", "-c", f"{cfg}.json"], env, tmp_path)
+    assert out.returncode == 2 and "--module collector needs --module-name NAME" in out.stderr
+    out = _stride(["-m", "dist", "--module", "coordinator", "-c", f"{cfg}.json"], env, tmp_path)
+    assert out.returncode == 2 and "-m dist needs the Ray cluster's head as HOST:PORT, got None" in out.stderr
     port = _free_port()  # closed again: nothing listens there
-    assert main(["-m", "dist", "--module", "coordinator", "-c", f"{cfg}.json", "--address", f"127.0.0.1:{port}"]) == 2
-    err = capsys.readouterr().err
-    assert f"nothing answers at system_config.address='127.0.0.1:{port}'" in err and err.count("\n") == 1
+    out = _stride(["-m", "dist", "--module", "coordinator", "-c", f"{cfg}.json", "--address", f"127.0.0.1:{port}"],
+                  _clean_env(RAY_AUTH_TOKEN="x" * 32), tmp_path)
+    assert out.returncode == 2
+    assert f"nothing answers at system_config.address='127.0.0.1:{port}'" in out.stderr and out.stderr.count("\n") == 1
 
 
-def test_no_token_is_one_line(tmp_path, monkeypatch):
-    for key in ("RAY_AUTH_MODE", "RAY_USAGE_STATS_ENABLED", "RAY_AUTH_TOKEN"):
-        monkeypatch.setenv(key, "x")
-        monkeypatch.delenv(key)
-    monkeypatch.setenv("RAY_AUTH_TOKEN_PATH", str(tmp_path / "none"))
-    with pytest.raises(Exception, match="no Ray auth token: set RAY_AUTH_TOKEN"):
-        dist.token_auth_env()
+def test_no_token_is_one_line(tmp_path):
+    out = subprocess.run([sys.executable, "-c", "from stride.entry.parallel import dist; dist.token_auth_env()"],
+                         env=_clean_env(RAY_AUTH_TOKEN_PATH=str(tmp_path / "none")), capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode != 0 and "no Ray auth token: set RAY_AUTH_TOKEN" in out.stderr
 
 
 def _ray_node(env, temp_dir: str, *args: str) -> subprocess.Popen:
