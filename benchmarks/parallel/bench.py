@@ -35,16 +35,18 @@ def scaling(run: Runner, args: argparse.Namespace, raw: dict) -> List[str]:
             if r is not None:
                 runs[k].append(r)
     raw["scaling"] = runs
-    rate = {k: [r["window"]["env_steps_per_s"] for r in v if r.get("window")] for k, v in runs.items()}
+    rate = {k: [r["window"]["env_steps_per_s_ex_eval"] for r in v if r.get("window")] for k, v in runs.items()}
+    with_eval = {k: [r["window"]["env_steps_per_s"] for r in v if r.get("window")] for k, v in runs.items()}
     whole = {k: [r["run_env_steps_per_s"] for r in v] for k, v in runs.items()}
     med = {k: statistics.median(v) if v else None for k, v in rate.items()}
     ratio = med[2] / med[1] if med[1] and med[2] else None
     lines = ["", f"== Case 1: collector scaling on the 1 ms env ({args.scaling_env_steps} env steps per run, "
              f"{args.scaling_reps} interleaved runs per K; zoo parallel IMPALA config, learner doing its updates)",
              "   env steps/s = the coordinator's env-step count over its wall clock, from its 2nd evaluation row to its",
-             "   last (Ray start, actor construction and first collects outside; nine 1-episode evaluations inside)"]
+             "   last (Ray start, actor construction and first collects outside), minus the driver's CPU in the",
+             "   1-episode evaluations inside it (figure with them counted in: 'with evals')"]
     for k in (1, 2):
-        lines.append(f"   K={k}: median {fmt(med[k], '{:.0f}')} env steps/s  (runs: {ms(rate[k])}; whole run incl. "
+        lines.append(f"   K={k}: median {fmt(med[k], '{:.0f}')} env steps/s  (runs: {ms(rate[k])}; with evals: {ms(with_eval[k])}; whole run incl. "
                      f"start-up: {ms(whole[k])}; Ray start s: {ms([r['result']['ray_start_seconds'] for r in runs[k]])})")
     lines.append(f"   ratio 2 vs 1 collectors: {fmt(ratio, '{:.2f}')}x   target >= 1.6 (quiet machine): "
                  f"{verdict(ratio, 1.6, '>=')}")
@@ -81,7 +83,8 @@ def impala(run: Runner, rllib: Optional[Runner], args: argparse.Namespace, raw: 
     raw["impala"] = res
     lines = ["", "== Case 2: IMPALA on CartPole-v1 to a confirmed 475 (10 episodes every 1,000 env steps, confirmed on 100)",
              "   train CPU s = every actor's process CPU + the driver's training CPU - evaluation CPU; Ray daemons and",
-             "   Ray's start not counted (start reported apart); fresh = mean of 100 new episodes (bench_common/evaluate.py)"]
+             f"   Ray's start not counted (start reported apart); fresh = mean of {args.fresh_episodes} new episodes "
+             "(bench_common/evaluate.py)"]
     med: Dict[str, Optional[float]] = {}
     for name, rs in res.items():
         if name == "rllib" and rllib is None:
@@ -92,11 +95,15 @@ def impala(run: Runner, rllib: Optional[Runner], args: argparse.Namespace, raw: 
             lines.append(f"   {name:6s} seed {r['seed']}: {'reached' if r['reached'] else 'NOT reached'} at "
                          f"{r['env_steps']} env steps, train CPU {r['train_cpu_seconds']:.1f} s, last eval "
                          f"{fmt(r['last_eval_return'])}, fresh {fmt(fresh)}, wall {r['wall_seconds']:.0f} s, "
-                         f"Ray start {r['ray_start_seconds']:.2f} s")
+                         f"Ray start {r['ray_start_seconds']:.2f} s"
+                         + (f", best screen {fmt(r['best_screen'])}" if "best_screen" in r else ""))
         med[name] = median_or_inf([r["train_cpu_seconds"] if r["reached"] else None for r in rs])
         lines.append(f"   {name}: median train CPU s to 475: {fmt(med[name])} (not reached counts as infinite)")
     s, r = med.get("stride"), med.get("rllib")
-    lines.append(f"   ratio Stride / RLlib train CPU: {fmt(s / r if s and r and r != float('inf') else None, '{:.2f}')}")
+    if s is not None and r is not None and s != float("inf") and r == float("inf"):
+        lines.append("   ratio Stride / RLlib train CPU: RLlib did not reach 475 within its budget (see where it got above)")
+    else:
+        lines.append(f"   ratio Stride / RLlib train CPU: {fmt(s / r if s and r and r != float('inf') else None, '{:.2f}')}")
     return lines
 
 

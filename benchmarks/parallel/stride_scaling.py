@@ -8,7 +8,8 @@ evaluation every ``env_steps / 10`` env steps (no stop value can be reached: ret
 Timed: the coordinator's env-step counter against its own wall clock, both read from
 ``progress.csv`` (one row per evaluation), from the second row to the last, so Ray's start, the
 actors' construction and the first collects are outside the window; the nine 50-ms evaluations
-inside it are counted in (the same for every K). Also reported: ``ray_start_seconds`` and the whole
+inside it are counted in (the same for every K); ``env_steps_per_s_ex_eval`` takes their share
+of the driver's evaluation CPU (``eval_cpu_seconds`` x evaluations in the window / all) off the window. Also reported: ``ray_start_seconds`` and the whole
 run's ``env_step / wall_seconds`` from ``result.json``.
 """
 
@@ -49,7 +50,10 @@ def main() -> None:
     window = None
     if len(rows) >= 3:
         (e0, w0), (e1, w1) = rows[1], rows[-1]
-        window = {"env_steps": e1 - e0, "wall_seconds": w1 - w0, "env_steps_per_s": (e1 - e0) / (w1 - w0)}
+        # the evaluations of rows 3..last ran inside the window: their share of the driver's eval CPU
+        eval_s = float(result["eval_cpu_seconds"]) * (len(rows) - 2) / len(rows)
+        window = {"env_steps": e1 - e0, "wall_seconds": w1 - w0, "env_steps_per_s": (e1 - e0) / (w1 - w0),
+                  "eval_seconds": eval_s, "env_steps_per_s_ex_eval": (e1 - e0) / (w1 - w0 - eval_s)}
     emit({"case": "scaling", "collectors": args.collectors, "window": window,
           "run_env_steps_per_s": result["env_step"] / result["wall_seconds"], "result": result,
           "system_config": system, **info}, args.out)
