@@ -19,6 +19,8 @@ and reports where it got. Afterwards 100 fresh episodes, as for Stride.
 from __future__ import annotations
 
 import argparse
+import os
+import shutil
 import time
 from typing import List
 
@@ -45,7 +47,8 @@ def main() -> None:
     from ray.rllib.core.rl_module.default_model_config import DefaultModelConfig
 
     t0 = time.perf_counter()
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    context = ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    session_dir = context.address_info.get("session_dir")  # Ray's files of this instance, removed at the end
     ray_start = time.perf_counter() - t0
     config = (IMPALAConfig()
               .environment("CartPole-v1")
@@ -88,6 +91,11 @@ def main() -> None:
     fresh = evaluate_batched(act, args.fresh_episodes, 8, 30_000 + args.seed) if args.fresh_episodes else []
     algo.stop()
     ray.shutdown()
+    if session_dir and os.path.isdir(session_dir):
+        latest = os.path.join(os.path.dirname(session_dir), "session_latest")
+        if os.path.islink(latest) and os.path.realpath(latest) == os.path.realpath(session_dir):
+            os.remove(latest)
+        shutil.rmtree(session_dir, ignore_errors=True)
     emit({"contestant": "rllib", "seed": args.seed, "reached": reached, "env_steps": steps,
           "train_cpu_seconds": train_cpu, "eval_cpu_seconds": eval_cpu, "ray_start_seconds": ray_start,
           "wall_seconds": wall, "best_screen": max((h[1] for h in history), default=None),
