@@ -16,7 +16,7 @@ import subprocess
 import sys
 import time
 from dataclasses import dataclass
-from typing import Any, Iterable, List, Optional
+from typing import Any, Iterable, List, Optional, Sequence
 
 BENCH = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # benchmarks/
 REPO = os.path.dirname(BENCH)
@@ -139,18 +139,21 @@ class Runner:
     (for ``bench_common``); the repository itself is removed, so ``--stride-ref`` code is what runs.
     """
 
-    def __init__(self, logdir: str, timeout: float, stride_src: str, script_dir: str) -> None:
-        self.logdir, self.timeout, self.script_dir = logdir, timeout, script_dir
+    def __init__(self, logdir: str, timeout: float, stride_src: str, script_dir: str,
+                 python: str = sys.executable, extra_path: Sequence[str] = ()) -> None:
+        """``python``: the contestants' interpreter (another virtualenv's for a peer that cannot
+        share one); ``extra_path``: folders put on their ``PYTHONPATH`` after ``benchmarks/``."""
+        self.logdir, self.timeout, self.script_dir, self.python = logdir, timeout, script_dir, python
         pp = [x for x in os.environ.get("PYTHONPATH", "").split(os.pathsep)
               if x and os.path.abspath(x) not in (REPO, BENCH)]
-        self.env = dict(os.environ, PYTHONPATH=os.pathsep.join([stride_src, BENCH, *pp]),
+        self.env = dict(os.environ, PYTHONPATH=os.pathsep.join([stride_src, BENCH, *extra_path, *pp]),
                         OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", PYTHONHASHSEED="0")
 
     def __call__(self, name: str, script: str, *args: Any) -> Optional[dict]:
         out = os.path.join(self.logdir, name + ".json")
         log = os.path.join(self.logdir, name + ".log")
         target = [os.path.join(self.script_dir, script)] if script.endswith(".py") else ["-m", script]
-        cmd = [sys.executable, *target, *map(str, args), "--out", out]
+        cmd = [self.python, *target, *map(str, args), "--out", out]
         la0 = os.getloadavg()[0]
         t0 = time.time()
         print(f"  [{time.strftime('%H:%M:%S')}] {name} ...", end="", flush=True)
