@@ -66,6 +66,10 @@ def local_ray(num_cpus: Optional[int] = None) -> Iterator[Dict[str, object]]:
     """Start a local instance, connect the driver, yield facts about it (``address``,
     ``start_seconds``, ``temp_dir``); on exit disconnect and stop the instance, remove its files."""
     t0 = time.perf_counter()
+    if "ray" in sys.modules and os.environ.get("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER") != "0":
+        raise StrideError("ray was imported before the parallel pipeline started (it then reads its settings and "
+                          "would bind the host's address): set RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0 before importing "
+                          "ray, or give system_config.address of a running cluster")
     temp_dir = tempfile.mkdtemp(prefix="stride-ray-")  # short: Ray's socket paths must fit 107 bytes
     token, port = secrets.token_hex(32), _free_port()
     env = loopback_env(token)
@@ -75,10 +79,6 @@ def local_ray(num_cpus: Optional[int] = None) -> Iterator[Dict[str, object]]:
     if num_cpus is not None:
         cmd.append(f"--num-cpus={num_cpus}")
     log_path = os.path.join(temp_dir, "ray_start.log")
-    if "ray" in sys.modules and os.environ.get("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER") != "0":
-        raise StrideError("ray was imported before the parallel pipeline started (it then reads its settings and "
-                          "would bind the host's address): set RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0 before importing "
-                          "ray, or give system_config.address of a running cluster")
     saved = {k: os.environ.get(k) for k in env}
     os.environ.update(env)  # the driver's own Ray client reads them
     # the watchdog removes temp_dir once Ray has stopped (also after a SIGKILLed driver); this open

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import copy
+import os
+import subprocess
+import sys
 
 import pytest
 
@@ -61,3 +64,16 @@ def test_an_address_where_nothing_listens_is_one_line(tmp_path, capsys):
     err = capsys.readouterr().err
     assert f"nothing answers at system_config.address='127.0.0.1:{port}'" in err and err.count("\n") == 1
     assert not (tmp_path / "exp").exists()
+
+
+def test_ray_imported_too_early_is_one_line_and_leaves_no_temp_folder(tmp_path):
+    """``local_ray`` refuses before it creates anything: no ``stride-ray-*`` folder is left behind."""
+    pytest.importorskip("ray")
+    code = ("import ray, tempfile\n"
+            "from stride.entry.parallel.cluster import local_ray\n"
+            "with local_ray():\n    pass\n")
+    env = {k: v for k, v in os.environ.items() if k != "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"}
+    out = subprocess.run([sys.executable, "-c", code], env={**env, "TMPDIR": str(tmp_path)}, capture_output=True,
+                         text=True, timeout=120)
+    assert out.returncode != 0 and "ray was imported before the parallel pipeline started" in out.stderr
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith("stride-ray-")] == []
