@@ -164,16 +164,12 @@ def test_the_seeds_module_commands_on_a_two_node_loopback_cluster(tmp_path):
     """config, learner, 2 collectors and a coordinator as five processes on a head + worker node;
     a coordinator with no role joined fails after its --wait; then the short form on the same cluster;
     every listener on loopback; every process, node and file is gone at the end."""
-    pytest.importorskip("ray")
     # Ray 2.60 refuses to start a second node under RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0 and, without it,
     # rewrites the literal 127.0.0.1 / localhost to the host's address; a host name that resolves to
     # 127.0.0.1 keeps the joining node on loopback (its node IP, seen from there, is 127.0.0.1)
     alias = socket.gethostname()
-    try:
-        if socket.gethostbyname(alias) != "127.0.0.1" or alias == "localhost":
-            pytest.skip(f"the host name {alias!r} does not resolve to 127.0.0.1")
-    except OSError:
-        pytest.skip(f"the host name {alias!r} does not resolve")
+    assert alias != "localhost" and socket.gethostbyname(alias) == "127.0.0.1", (
+        f"this test needs the host name ({alias!r}) to resolve to 127.0.0.1 (an /etc/hosts line), as on the CI machine")
     ray_tmp = tempfile.mkdtemp(prefix="stride-ray-")  # short: Ray's socket paths must fit 107 bytes
     shm_before = set(os.listdir("/dev/shm"))
     port = _free_port()

@@ -11,41 +11,17 @@ the 100-episode confirmation (220-299) holds at 1,000-2,000 env steps; 23-26 s w
 collector's batch arrives first follows their speed).
 """
 
-main_config = dict(
-    exp_name="cartpole_dqn_parallel",
-    env=dict(
-        env_id="CartPole-v1",
-        collector_env_num=4,  # per collector actor
-        evaluator_env_num=8,
-        n_evaluator_episode=10,
-        stop_value=195,
-    ),
-    policy=dict(
-        model=dict(obs_shape=4, action_shape=2, encoder_hidden_size_list=[128, 128], dueling=False, head_layer_num=0),
-        discount_factor=0.97,
-        nstep=1,
-        learn=dict(
-            update_per_collect=4,
-            batch_size=64,
-            learning_rate=3e-3,
-            target_update_freq=25,
-            learner=dict(hook=dict(save_ckpt_after_iter=1000)),
-        ),
-        collect=dict(n_sample=8),
-        eval=dict(evaluator=dict(eval_freq_envstep=1000, confirm_episode=100)),
-        other=dict(
-            eps=dict(type="exp", start=0.95, end=0.1, decay=10000),
-            replay_buffer=dict(replay_buffer_size=20000),
-        ),
-    ),
-)
+from copy import deepcopy
 
-create_config = dict(
-    env=dict(type="gymnasium"),
-    env_manager=dict(type="base"),
-    policy=dict(type="dqn"),
-    replay_buffer=dict(type="naive"),
-)
+from ..cartpole_dqn_config import create_config as _serial_create
+from ..cartpole_dqn_config import main_config as _serial_main
+
+# the serial config's algorithm as is; only the name and the env split over the collector actors differ
+main_config = deepcopy(_serial_main)
+main_config["exp_name"] = "cartpole_dqn_parallel"
+main_config["env"]["collector_env_num"] = 4  # per collector actor
+
+create_config = deepcopy(_serial_create)
 
 system_config = dict(
     collector_num=2,

@@ -9,39 +9,20 @@ unrolls, 4 steps). ``system_config`` names the roles and their Ray CPU shares (2
 learner 0.5 + replay 0: fits a 2-core machine).
 """
 
-main_config = dict(
-    exp_name="cartpole_impala_parallel",
-    env=dict(
-        env_id="CartPole-v1",
-        collector_env_num=4,  # per collector actor
-        evaluator_env_num=8,
-        n_evaluator_episode=10,
-        stop_value=475,
-    ),
-    policy=dict(
-        model=dict(obs_shape=4, action_shape=2, encoder_hidden_size_list=[64, 64]),
-        discount_factor=0.9,
-        lambda_=0.95,
-        learn=dict(
-            update_per_collect=2,
-            batch_size=16,
-            learning_rate=5e-4,
-            value_weight=0.5,
-            entropy_weight=1e-4,
-            learner=dict(hook=dict(save_ckpt_after_iter=1000)),
-        ),
-        collect=dict(n_sample=8, unroll_len=8),
-        eval=dict(evaluator=dict(eval_freq_envstep=1000, confirm_episode=100)),
-        other=dict(replay_buffer=dict(replay_buffer_size=1000, max_use=16, priority=False)),
-    ),
-)
+from copy import deepcopy
 
-create_config = dict(
-    env=dict(type="gymnasium"),
-    env_manager=dict(type="base"),
-    policy=dict(type="impala"),
-    replay_buffer=dict(type="advanced"),
-)
+from ..cartpole_impala_config import create_config as _serial_create
+from ..cartpole_impala_config import main_config as _serial_main
+
+# the serial config's algorithm as is; the name, the env split over the collector actors and the
+# per-batch share of the serial update ratio (16 unrolls -> 4 steps becomes 8 unrolls -> 2 steps) differ
+main_config = deepcopy(_serial_main)
+main_config["exp_name"] = "cartpole_impala_parallel"
+main_config["env"]["collector_env_num"] = 4  # per collector actor
+main_config["policy"]["collect"]["n_sample"] = 8
+main_config["policy"]["learn"]["update_per_collect"] = 2
+
+create_config = deepcopy(_serial_create)
 
 system_config = dict(
     collector_num=2,
