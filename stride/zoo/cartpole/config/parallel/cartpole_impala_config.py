@@ -11,16 +11,18 @@ learner 0.5 + replay 0: fits a 2-core machine).
 
 from copy import deepcopy
 
+from stride.config.config import deep_update
+
 from ..cartpole_impala_config import create_config as _serial_create
 from ..cartpole_impala_config import main_config as _serial_main
 
 # the serial config's algorithm as is; the name, the env split over the collector actors and the
 # per-batch share of the serial update ratio (16 unrolls -> 4 steps becomes 8 unrolls -> 2 steps) differ
-main_config = deepcopy(_serial_main)
-main_config["exp_name"] = "cartpole_impala_parallel"
-main_config["env"]["collector_env_num"] = 4  # per collector actor
-main_config["policy"]["collect"]["n_sample"] = 8
-main_config["policy"]["learn"]["update_per_collect"] = 2
+main_config = deep_update(deep_update({}, deepcopy(_serial_main)), dict(
+    exp_name="cartpole_impala_parallel",
+    env=dict(collector_env_num=4),  # per collector actor
+    policy=dict(collect=dict(n_sample=8), learn=dict(update_per_collect=2)),
+))
 
 create_config = deepcopy(_serial_create)
 
