@@ -15,8 +15,8 @@ from copy import deepcopy
 
 from stride.config.config import deep_update
 
-from ..cartpole_dqn_config import create_config as _serial_create
-from ..cartpole_dqn_config import main_config as _serial_main
+from stride.zoo.cartpole.config.cartpole_dqn_config import create_config as _serial_create
+from stride.zoo.cartpole.config.cartpole_dqn_config import main_config as _serial_main
 
 # the serial config's algorithm as is; only the name and the env split over the collector actors differ
 main_config = deep_update(deep_update({}, deepcopy(_serial_main)), dict(exp_name="cartpole_dqn_parallel", env=dict(collector_env_num=4)))  # collector_env_num: per collector actor

@@ -13,8 +13,8 @@ from copy import deepcopy
 
 from stride.config.config import deep_update
 
-from ..cartpole_impala_config import create_config as _serial_create
-from ..cartpole_impala_config import main_config as _serial_main
+from stride.zoo.cartpole.config.cartpole_impala_config import create_config as _serial_create
+from stride.zoo.cartpole.config.cartpole_impala_config import main_config as _serial_main
 
 # the serial config's algorithm as is; the name, the env split over the collector actors and the
 # per-batch share of the serial update ratio (16 unrolls -> 4 steps becomes 8 unrolls -> 2 steps) differ
