@@ -44,6 +44,7 @@ def main() -> None:
     import ray
     import torch
     from ray.rllib.algorithms.impala import IMPALAConfig
+    from ray.rllib.core import DEFAULT_MODULE_ID
     from ray.rllib.core.rl_module.default_model_config import DefaultModelConfig
 
     t0 = time.perf_counter()
@@ -57,10 +58,18 @@ def main() -> None:
               .training(train_batch_size_per_learner=500, grad_clip=40.0, grad_clip_by="global_norm", lr=5e-4,
                         vf_loss_coeff=0.05, entropy_coeff=0.0)
               .rl_module(model_config=DefaultModelConfig(vf_share_layers=True))
+              # IMPALA's default 10 s per train() meant ~8k env steps between checks; 1,000, as Stride's
+              .reporting(min_time_s_per_iteration=0, min_sample_timesteps_per_iteration=EVERY)
               .debugging(seed=args.seed))
     c0, w0 = cpu(), time.perf_counter()
     algo = config.build_algo()
     module = algo.get_module()
+
+    def sync() -> None:
+        # the learner's weights into the driver's module: IMPALA ships weights to the remote env runners
+        # through its state server only, so the local env runner's module (what ``get_module`` returns)
+        # keeps its initial weights -- evaluating it unsynced scored a constant action (~9) at 535k steps
+        module.set_state(algo.learner_group.get_weights()[DEFAULT_MODULE_ID])
 
     def act(batch: np.ndarray) -> np.ndarray:
         with torch.no_grad():
@@ -77,17 +86,20 @@ def main() -> None:
             continue
         mark = steps // EVERY
         e0 = cpu()
+        sync()
         screen = evaluate_batched(act, SCREEN, 8, 10_000 * mark + args.seed)
         confirm = evaluate_batched(act, CONFIRM, 8, 20_000_000 + 10_000 * mark + args.seed) if np.mean(screen) >= STOP else None
         eval_cpu += cpu() - e0
         history.append((steps, float(np.mean(screen)), None if confirm is None else float(np.mean(confirm))))
-        log(f"[rllib] env_steps={steps} screen={np.mean(screen):.1f} confirm={history[-1][2]}")
+        log(f"[rllib] env_steps={steps} screen={np.mean(screen):.1f} confirm={history[-1][2]} "
+            f"sampled_return={runners.get('episode_return_mean')}")
         if confirm is not None and np.mean(confirm) >= STOP:
             reached = True
             break
     wall = time.perf_counter() - w0
     runner_cpu = sum(algo.env_runner_group.foreach_env_runner(lambda r: time.process_time(), local_env_runner=False))
     train_cpu = cpu() - c0 - eval_cpu + runner_cpu
+    sync()
     fresh = evaluate_batched(act, args.fresh_episodes, 8, 30_000 + args.seed) if args.fresh_episodes else []
     algo.stop()
     ray.shutdown()
