@@ -226,6 +226,12 @@ def split_create_config(cfg: Mapping[str, object]) -> Tuple[Dict[str, object], D
     return main, create
 
 
+def config_source(main: Mapping[str, object], create: Mapping[str, object], header: str = "") -> str:
+    """A runnable config file's text (``stride -m serial -c FILE``): ``header`` (comments or a
+    docstring), then ``main_config`` and ``create_config`` as Python literals."""
+    return f"{header}main_config = {_py_literal(main)}\n\ncreate_config = {_py_literal(create)}\n"
+
+
 def save_config(cfg: Mapping[str, object], exp_dir: str) -> None:
     """Write ``total_config.py``, ``formatted_total_config.py`` and ``total_config.json``."""
     plain = Config(cfg).to_dict()
@@ -237,8 +243,8 @@ def save_config(cfg: Mapping[str, object], exp_dir: str) -> None:
     main, create = split_create_config(plain)
     atomic_write_text(
         os.path.join(exp_dir, "formatted_total_config.py"),
-        "# Runnable: `stride -m serial -c formatted_total_config.py -s SEED` reproduces this experiment.\n"
-        f"main_config = {_py_literal(main)}\n\ncreate_config = {_py_literal(create)}\n",
+        config_source(main, create, "# Runnable: `stride -m serial -c formatted_total_config.py -s SEED` "
+                                    "reproduces this experiment.\n"),
     )
     atomic_write_text(os.path.join(exp_dir, "total_config.json"), json.dumps(_json_safe(plain), indent=2) + "\n")
 

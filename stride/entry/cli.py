@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Dict, List, NoReturn, Optional, Tuple
 if TYPE_CHECKING:  # imported for real only where a run starts (torch is slow to import)
     from ..policy.base_policy import Policy
 
-MODES = ("serial", "serial_onpolicy", "serial_reward_model", "eval", "parallel", "dist")
+MODES = ("serial", "serial_onpolicy", "serial_reward_model", "eval", "parallel", "dist", "tune")
 MAX_SEED = 2**32 - 1  # NumPy's SeedSequence and torch take any such seed
 
 
@@ -155,6 +155,14 @@ def _parser() -> argparse.ArgumentParser:
                       help="-p slurm: the collectors' nodes (collectors spread round-robin)")
     dist.add_argument("--wait", type=float, default=None, metavar="SECONDS",
                       help="coordinator: how long to wait for the roles to join (default 120)")
+    tune = p.add_argument_group("-m tune (Optuna; needs stride-rl[tune])")
+    tune.add_argument("--trials", type=_count, default=None, help="finished trials the study should hold (resumes)")
+    tune.add_argument("--storage", default=None, metavar="URL",
+                      help="Optuna storage (default sqlite:///<exp-name>/study.db); the same storage resumes the study")
+    tune.add_argument("--trial-cpu", type=float, default=60.0, metavar="SECONDS",
+                      help="a trial's train CPU-seconds budget (default 60); --env-step caps its env steps")
+    tune.add_argument("--trial-seeds", type=_count, default=1, metavar="K",
+                      help="runs per trial (seeds S..S+K-1), scored by their median (default 1)")
     p.add_argument("-v", "--version", action="store_true", help="print the version and exit")
     return p
 
@@ -173,6 +181,8 @@ def _run(args: argparse.Namespace) -> int:
         return _parallel(args)
     if args.mode == "dist":
         return _dist(args)
+    if args.mode == "tune":
+        return _tune(args)
 
     def pipeline(input_cfg: Optional[ConfigInput], **kw: Any) -> Policy:  # imports torch only once the input is valid
         if args.mode == "serial_reward_model":  # -m serial runs a config's reward model too; this insists on one
@@ -333,6 +343,36 @@ def _eval(args: argparse.Namespace) -> int:
     print(f"stride: returns in {r['result_file']}")
     if args.replay_path:
         print(f"stride: episode videos under {args.replay_path}")
+    return 0
+
+
+def _tune(args: argparse.Namespace) -> int:
+    """``-m tune -e ENV -p POLICY --trials N``: search, then print where the best config is."""
+    from ..utils.errors import ConfigError
+    from .utils import read_config, zoo_config
+
+    if args.trials is None:
+        raise ConfigError("-m tune needs --trials N (the finished trials the study should hold)")
+    if args.resume or args.train_iter is not None:
+        raise ConfigError("-m tune takes neither --resume (run the same command again to resume) nor --train-iter")
+    if args.config:
+        main, create = read_config(args.config)
+    elif args.env and args.policy:
+        main, create = zoo_config(args.env, args.policy)
+    else:
+        raise ConfigError("give either -c CONFIG_FILE or both -e ENV and -p POLICY (see stride -h)")
+    if args.seed and len(args.seed) > 1:
+        raise ConfigError(f"-m tune takes one seed, got {len(args.seed)}: {args.seed}")
+    from .tune import tune_pipeline
+
+    main = apply_settings(_copy(main), args.settings)
+    result = tune_pipeline([main, create], trials=args.trials, seed=(args.seed or [0])[0], storage=args.storage,
+                           out_dir=args.exp_name, trial_cpu_s=args.trial_cpu, max_env_step=args.env_step,
+                           trial_seeds=args.trial_seeds)
+    what = "train CPU-seconds to the confirmed stop value" if result["best_reached"] else "no trial confirmed the stop value; penalty"
+    print(f"stride: {result['n_finished']} trials in study '{result['study_name']}' ({result['storage']}); "
+          f"best: trial {result['best_trial']}, {what} {result['best_value']:.2f}")
+    print(f"stride: best config: {result['best_config']}")
     return 0
 
 

@@ -85,6 +85,7 @@ def serial_pipeline(
     exp_name: Optional[str] = None,
     resume: Optional[str] = None,
     progress: bool = True,
+    on_eval: Optional[Callable[[Dict[str, Any]], None]] = None,
 ) -> Policy:
     """Train an algorithm (off- or on-policy, as ``policy.on_policy`` says); returns the policy,
     with the run's summary in ``policy.result``.
@@ -100,6 +101,9 @@ def serial_pipeline(
             (stop value reached, or its limits) is not trained again: the policy of its latest
             checkpoint comes back with ``result['already_finished']`` set.
         progress: a bar on a terminal; progress lines every 10 s where stdout is not one.
+        on_eval: called after each evaluation with the row ``progress.csv`` gets (env step, returns,
+            train CPU-seconds...); an exception it raises ends the run (envs closed, nothing
+            half-written) and propagates -- how ``stride -m tune`` prunes a trial.
     """
     import_components()
     cfg, resume_ckpt = load_cfg(input_cfg, seed, exp_name, resume)
@@ -114,7 +118,7 @@ def serial_pipeline(
         max_env_step, max_train_iter = limits
     own_group = _join_replicas(cfg) if replicas else False
     try:
-        return _train(cfg, model, resume_ckpt, max_train_iter, max_env_step, progress, replicas)
+        return _train(cfg, model, resume_ckpt, max_train_iter, max_env_step, progress, replicas, on_eval)
     finally:
         if own_group:
             dist_finalize()
@@ -138,7 +142,8 @@ def _join_replicas(cfg: Config) -> bool:
 
 
 def _train(cfg: Config, model: Optional[torch.nn.Module], resume_ckpt: Optional[str], max_train_iter: Optional[int],
-           max_env_step: Optional[int], progress: bool, replicas: bool) -> Policy:
+           max_env_step: Optional[int], progress: bool, replicas: bool,
+           on_eval: Optional[Callable[[Dict[str, Any]], None]] = None) -> Policy:
     """One run (or one replica's share of it: see the module docstring)."""
     main = get_rank() == 0
     if not main:  # its own envs, exploration and replay sampling; rank 0 keeps the user's seed
@@ -164,7 +169,7 @@ def _train(cfg: Config, model: Optional[torch.nn.Module], resume_ckpt: Optional[
             learner.load_checkpoint(resume_ckpt)
             workers.collector.envstep = learner.envstep
         agree = any_rank if replicas else _alone
-        result = _run(cfg, policy, workers, exp, max_train_iter, max_env_step, progress and main, agree)
+        result = _run(cfg, policy, workers, exp, max_train_iter, max_env_step, progress and main, agree, on_eval)
         learner.call_hook("after_run")
     finally:
         collector_env.close()
@@ -278,7 +283,8 @@ def random_collect(cfg: Config, policy: Policy, collector: SerialCollectorBase, 
 
 
 def _run(cfg: Config, policy: Policy, workers: Workers, exp: Optional[str], max_train_iter: Optional[int],
-         max_env_step: Optional[int], progress: bool, agree: Callable[[bool], bool]) -> Dict[str, Any]:
+         max_env_step: Optional[int], progress: bool, agree: Callable[[bool], bool],
+         on_eval: Optional[Callable[[Dict[str, Any]], None]] = None) -> Dict[str, Any]:
     """The loop. ``agree(flag)`` turns one process's wish to stop into every replica's decision
     (the identity for a single learner); only the process with ``exp`` evaluates and writes."""
     learner, collector, evaluator, buffer, reward_model = workers
@@ -307,15 +313,18 @@ def _run(cfg: Config, policy: Policy, workers: Workers, exp: Optional[str], max_
                     last_return = evaluator.last_confirm_return
                 train_cpu = time.process_time() - cpu0 - eval_cpu
                 assert csv is not None  # written where exp is
-                csv.write({"train_iter": learner.train_iter, "envstep": collector.envstep,
-                           # the screen's mean, and the confirmation's where one ran (the decisive one)
-                           "eval_return_mean": evaluator.last_eval_return,
-                           "confirm_return_mean": evaluator.last_confirm_return,
-                           "eval_return_min": min(returns), "eval_return_max": max(returns),
-                           "train_cpu_seconds": round(train_cpu, 3),
-                           "wall_seconds": round(time.perf_counter() - wall0, 3),
-                           **{f"learner_{k}": v for k, v in learner.last_log.items()}})
+                row = {"train_iter": learner.train_iter, "envstep": collector.envstep,
+                       # the screen's mean, and the confirmation's where one ran (the decisive one)
+                       "eval_return_mean": evaluator.last_eval_return,
+                       "confirm_return_mean": evaluator.last_confirm_return,
+                       "eval_return_min": min(returns), "eval_return_max": max(returns),
+                       "train_cpu_seconds": round(train_cpu, 3),
+                       "wall_seconds": round(time.perf_counter() - wall0, 3),
+                       **{f"learner_{k}": v for k, v in learner.last_log.items()}}
+                csv.write(row)
                 bar.update(collector.envstep, learner.train_iter, last_return)
+                if on_eval is not None:
+                    on_eval(dict(row, stop=bool(stop)))
             if agree(stop):
                 stop = True
                 break

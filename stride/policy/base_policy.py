@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import copy
 from abc import ABC, abstractmethod
-from typing import Any, Callable, Dict, Iterable, List, Mapping, NamedTuple, Optional, Protocol, Sequence, Tuple, Union, cast
+from typing import Any, Callable, ClassVar, Dict, Iterable, List, Mapping, NamedTuple, Optional, Protocol, Sequence, Tuple, Union, cast
 
 import numpy as np
 import torch
@@ -17,6 +17,7 @@ from torch import nn
 
 from ..config.config import Config, deep_update
 from ..config.setting import REQUIRED, Setting, plain
+from ..config.search import SearchSpace
 from ..model.common.normalize import RunningNorm
 from ..rl_utils import get_nstep_return_data
 from ..torch_utils import step, to_tensor
@@ -92,6 +93,9 @@ class Policy(ABC):
 
     _optimizer: torch.optim.Optimizer  # set by an algorithm's _init_learn (the base state methods save it)
     result: Dict[str, Any]  # the summary of the run that trained this policy (set by the entries)
+    #: where ``stride -m tune`` searches: dotted keys of ``config`` -> ranges (``stride.config.search``);
+    #: an algorithm declares its own next to its defaults (none: the policy cannot be tuned)
+    search_space: ClassVar[SearchSpace] = {}
 
     config: Dict[str, Any] = dict(
         # (str) registered policy name.

@@ -23,6 +23,7 @@ from ..rl_utils import get_epsilon_greedy_fn, q_nstep_td_error
 from ..utils.errors import ConfigError
 from ..utils.registry import POLICY_REGISTRY
 from ..config.setting import Setting
+from ..config.search import Choice, FloatRange, IntRange
 from .base_policy import Policy
 
 
@@ -65,6 +66,19 @@ class DQNPolicy(Policy):
             replay_buffer=dict(replay_buffer_size=10000),
         ),
     )
+    #: ``stride -m tune``'s space: the keys of rl-zoo3's DQN sampler (hyperparams_opt.py) in Stride's
+    #: terms, its ranges narrowed to what small-env CPU budgets explore, plus n-step
+    search_space = {
+        "learn.learning_rate": FloatRange(1e-4, 1e-2, log=True),
+        "learn.batch_size": Choice(32, 64, 128, 256),
+        "learn.update_per_collect": IntRange(1, 8),
+        "learn.target_update_freq": IntRange(10, 1000, log=True),
+        "collect.n_sample": Choice(4, 8, 16, 32),
+        "discount_factor": Choice(0.95, 0.97, 0.98, 0.99, 0.995),
+        "nstep": IntRange(1, 3),
+        "other.eps.end": FloatRange(0.01, 0.2),
+        "other.eps.decay": IntRange(1000, 50000, log=True),
+    }
 
     @classmethod
     def default_model(cls) -> Tuple[str, Dict[str, object]]:

@@ -1,0 +1,77 @@
+"""Hyper-parameter search spaces as data, declared by each policy next to its defaults.
+
+A policy's ``search_space`` maps a key of its config (dotted, relative to the ``policy`` section:
+``'learn.learning_rate'``) to one of :class:`FloatRange`, :class:`IntRange` or :class:`Choice`.
+``stride -m tune`` turns them into Optuna suggestions; nothing here imports Optuna, so a space can
+be read, checked and tested without it. rl-zoo3 keeps its spaces in one file of sampler functions
+per algorithm, apart from the defaults they perturb (they drift apart); here the space sits in the
+policy's class, and :func:`check_search_space` fails on a key the policy's config does not have.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Mapping, Tuple, Union
+
+from ..utils.errors import ConfigError
+from .config import get_dotted
+
+
+@dataclass(frozen=True)
+class FloatRange:
+    """A float in ``[low, high]``; ``log`` samples its logarithm uniformly (learning rates)."""
+
+    low: float
+    high: float
+    log: bool = False
+
+    def __post_init__(self) -> None:
+        _check_range(self.low, self.high, self.log)
+
+
+@dataclass(frozen=True)
+class IntRange:
+    """An int in ``[low, high]`` (both included); ``log`` samples its logarithm uniformly."""
+
+    low: int
+    high: int
+    log: bool = False
+
+    def __post_init__(self) -> None:
+        if not (isinstance(self.low, int) and isinstance(self.high, int)):
+            raise ConfigError(f"IntRange bounds must be ints, got {self.low!r}, {self.high!r}")
+        _check_range(self.low, self.high, self.log)
+
+
+@dataclass(frozen=True)
+class Choice:
+    """One of the given values (numbers, strings, None, or tuples/lists such as layer sizes)."""
+
+    values: Tuple[object, ...]
+
+    def __init__(self, *values: object) -> None:
+        if not values:
+            raise ConfigError("Choice needs at least one value")
+        object.__setattr__(self, "values", tuple(values))
+
+
+SearchParam = Union[FloatRange, IntRange, Choice]
+#: dotted config key (relative to the ``policy`` section) -> where to search it
+SearchSpace = Mapping[str, SearchParam]
+
+
+def _check_range(low: float, high: float, log: bool) -> None:
+    if not (math.isfinite(low) and math.isfinite(high) and low < high):
+        raise ConfigError(f"a search range needs finite low < high, got [{low}, {high}]")
+    if log and low <= 0:
+        raise ConfigError(f"a log search range needs low > 0, got [{low}, {high}]")
+
+
+def check_search_space(space: SearchSpace, policy_config: Mapping[str, object], policy_type: str) -> None:
+    """Every key of ``space`` names a setting of the policy's config (its defaults merged with the
+    user's); an unknown key is one line naming it and the policy."""
+    missing = object()
+    for key in space:
+        if get_dotted(policy_config, key, missing) is missing:
+            raise ConfigError(f"search space of policy '{policy_type}': 'policy.{key}' is not a setting of its config")

@@ -1,0 +1,125 @@
+"""``stride -m tune`` / ``tune_pipeline``: Optuna studies over a policy's declared space, each trial
+an ordinary serial run; the config's own values are trial 0; the same storage resumes a study (a
+trial left running by a killed process is failed and retried); the best config file runs."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+optuna = pytest.importorskip("optuna")
+
+from stride.entry.cli import main as cli_main  # noqa: E402
+from stride.entry.tune import tune_pipeline, with_values  # noqa: E402
+from stride.entry.utils import read_config, zoo_config  # noqa: E402
+from stride.utils.errors import ConfigError  # noqa: E402
+
+
+def _cheap() -> list:
+    """CartPole DQN, evaluations of 2 episodes and no confirmation: a trial is a second or two."""
+    main, create = zoo_config("cartpole", "dqn")
+    main = with_values(main, {"eval.evaluator.confirm_episode": 0, "eval.evaluator.eval_freq_envstep": 200})
+    main["env"] = {**main["env"], "n_evaluator_episode": 2, "evaluator_env_num": 2, "stop_value": 1e9}
+    return [main, create]
+
+
+def test_with_values_writes_dotted_policy_keys_into_a_copy():
+    main = {"policy": {"learn": {"batch_size": 64}}}
+    out = with_values(main, {"learn.batch_size": 32, "other.eps.end": 0.05})
+    assert out == {"policy": {"learn": {"batch_size": 32}, "other": {"eps": {"end": 0.05}}}}
+    assert main == {"policy": {"learn": {"batch_size": 64}}}
+
+
+def test_a_study_starts_from_the_config_resumes_and_writes_a_runnable_best_config(tmp_path):
+    out = str(tmp_path / "study")
+    first = tune_pipeline(_cheap(), trials=2, seed=3, out_dir=out, trial_cpu_s=30, max_env_step=400)
+    assert first["n_finished"] == 2 and not first["best_reached"]  # stop value 1e9: every trial scores the penalty
+    assert first["best_value"] == first["penalty"] == 60.0
+    study = optuna.load_study(study_name=first["study_name"], storage=first["storage"])
+    t0 = study.trials[0].params
+    assert t0["learn.learning_rate"] == 3e-3 and t0["learn.update_per_collect"] == 4 and t0["collect.n_sample"] == 8
+    again = tune_pipeline(_cheap(), trials=3, seed=3, out_dir=out, trial_cpu_s=30, max_env_step=400)
+    assert again["n_finished"] == 3
+    assert len(optuna.load_study(study_name=first["study_name"], storage=first["storage"]).trials) == 3
+    assert sorted(os.listdir(os.path.join(out, "trials"))) == [f"trial_000{i}_seed3" for i in range(3)]
+    main, create = read_config(again["best_config"])  # a config file that loads, with the best trial's values
+    best = optuna.load_study(study_name=first["study_name"], storage=first["storage"]).trials[again["best_trial"]]
+    assert main["policy"]["learn"]["learning_rate"] == best.params["learn.learning_rate"]
+    assert create["policy"]["type"] == "dqn"
+
+
+def test_a_confirmed_solve_scores_its_train_cpu_and_slow_trials_the_penalty(tmp_path):
+    main, create = _cheap()
+    main["env"]["stop_value"] = 15  # a random-ish policy passes a 2-episode screen of 15 quickly
+    result = tune_pipeline([main, create], trials=1, seed=0, out_dir=str(tmp_path / "a"), trial_cpu_s=30,
+                           max_env_step=2000)
+    assert result["best_reached"] and 0 < result["best_value"] < 30
+    over = tune_pipeline(_cheap(), trials=1, seed=0, out_dir=str(tmp_path / "b"), trial_cpu_s=1e-3, max_env_step=2000)
+    assert not over["best_reached"] and over["best_value"] == 2e-3
+
+
+def test_a_study_killed_mid_trial_resumes_and_retries_that_trial(tmp_path):
+    out = str(tmp_path / "study")
+    script = (
+        "import sys; sys.path.insert(0, %r)\n"
+        "from test_tune import _cheap\n"
+        "from stride.entry.tune import tune_pipeline\n"
+        "tune_pipeline(_cheap(), trials=50, seed=0, out_dir=%r, trial_cpu_s=30, max_env_step=1500, heartbeat_s=1)\n"
+    ) % (os.path.dirname(__file__), out)
+    proc = subprocess.Popen([sys.executable, "-c", script], start_new_session=True)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and not os.path.isdir(os.path.join(out, "trials", "trial_0001_seed0")):
+        time.sleep(0.2)
+    time.sleep(1.0)  # trial 1 is running
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=30)
+    study = optuna.load_study(study_name="cartpole_dqn", storage=f"sqlite:///{out}/study.db")
+    states = [t.state.name for t in study.trials]
+    assert states[0] == "COMPLETE" and states[-1] == "RUNNING", states
+    time.sleep(3.5)  # past the grace period (3 heartbeats)
+    result = tune_pipeline(_cheap(), trials=3, seed=0, out_dir=out, trial_cpu_s=30, max_env_step=1500, heartbeat_s=1)
+    trials = optuna.load_study(study_name="cartpole_dqn", storage=f"sqlite:///{out}/study.db").trials
+    killed = trials[len(states) - 1]
+    assert killed.state.name == "FAIL"
+    retried = [t for t in trials if t.system_attrs.get("failed_trial") == killed.number]
+    assert len(retried) == 1 and retried[0].params == killed.params and retried[0].state.name == "COMPLETE"
+    assert result["n_finished"] == 3
+
+
+def test_the_command_tunes_and_prints_the_best_config(tmp_path, capsys):
+    main, create = _cheap()
+    rc = cli_main(["-m", "tune", "-e", "cartpole", "-p", "dqn", "--trials", "1", "--env-step", "400", "-s", "1",
+                   "--exp-name", str(tmp_path / "t"), "--set", "policy.eval.evaluator.confirm_episode=0",
+                   "--set", "env.n_evaluator_episode=2", "--set", "env.stop_value=1000000000.0"])
+    out = capsys.readouterr().out
+    assert rc == 0, out
+    assert "1 trials in study 'cartpole_dqn'" in out and f"best config: {tmp_path / 't' / 'best_config.py'}" in out
+    rc = cli_main(["-m", "serial", "-c", str(tmp_path / "t" / "best_config.py"), "--env-step", "50",
+                   "--exp-name", str(tmp_path / "run"), "--no-progress"])
+    assert rc == 0
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["-m", "tune", "-e", "cartpole", "-p", "dqn"], "-m tune needs --trials N"),
+    (["-m", "tune", "-e", "cartpole", "-p", "ppo", "--trials", "2"],
+     "policy 'ppo' declares no search space; tunable policies: dqn"),
+    (["-m", "tune", "-e", "cartpole", "-p", "dqn", "--trials", "2", "-s", "1", "2"], "-m tune takes one seed"),
+])
+def test_bad_input_is_one_line(argv, message, capsys, tmp_path):
+    assert cli_main(argv + ["--exp-name", str(tmp_path / "x")]) == 2
+    err = capsys.readouterr().err
+    assert message in err and len(err.strip().splitlines()) == 1
+
+
+def test_a_policy_config_without_the_key_fails_before_any_trial(tmp_path):
+    from stride.entry.tune import policy_search_space
+
+    name, space = policy_search_space({"policy": {"type": "dqn"}}, {"policy": {}})
+    assert name == "dqn" and "learn.learning_rate" in space
+    with pytest.raises(ConfigError, match="must name a policy"):
+        policy_search_space({"policy": {}}, {})
