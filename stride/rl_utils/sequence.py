@@ -29,9 +29,11 @@ def value_rescale(x: torch.Tensor, eps: float = RESCALE_EPS) -> torch.Tensor:
 
 def inv_value_rescale(x: torch.Tensor, eps: float = RESCALE_EPS) -> torch.Tensor:
     """The exact inverse of :func:`value_rescale`:
-    ``sign(x) * (((sqrt(1 + 4 eps (|x| + 1 + eps)) - 1) / (2 eps)) ** 2 - 1)``."""
-    root = (torch.sqrt(1.0 + 4.0 * eps * (x.abs() + 1.0 + eps)) - 1.0) / (2.0 * eps)
-    return torch.sign(x) * (root.pow(2) - 1.0)
+    ``sign(x) * (((sqrt(1 + 4 eps (|x| + 1 + eps)) - 1) / (2 eps)) ** 2 - 1)``, computed in float64:
+    the division by ``2 eps`` magnifies float32 rounding 500 times (1e-4 off at x = 99)."""
+    x64 = x.double()
+    root = (torch.sqrt(1.0 + 4.0 * eps * (x64.abs() + 1.0 + eps)) - 1.0) / (2.0 * eps)
+    return (torch.sign(x64) * (root.pow(2) - 1.0)).to(x.dtype)
 
 
 class SequenceNStep(NamedTuple):
