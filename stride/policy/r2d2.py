@@ -31,7 +31,8 @@ import torch
 from ..config.setting import Setting
 from ..data.adders import SequenceAdder
 from ..model import model_wrap
-from ..rl_utils import get_epsilon_greedy_fn, q_sequence_td_error, sequence_nstep_return, sequence_priority
+from ..rl_utils import (get_epsilon_greedy_fn, q_sequence_td_error, sequence_learnt_rows, sequence_nstep_return,
+                        sequence_priority)
 from ..torch_utils import adam
 from ..utils.errors import ConfigError
 from ..utils.registry import POLICY_REGISTRY
@@ -125,11 +126,11 @@ class R2D2Policy(Policy):
             q = self._model(obs, state)["logit"]
         with torch.no_grad():
             q_target = self._target_model.forward(obs, state)["logit"]
-        # loss: rows past the burn-in (all rows of a sequence that starts its episode)
-        rows = torch.arange(q.shape[0], device=q.device).unsqueeze(-1)
-        train = (rows >= b) | start.unsqueeze(0)
+        # loss: the rows past the burn-in that no other sequence learns (see sequence_learnt_rows)
+        train = sequence_learnt_rows(last, start, b, self._unroll)
         nstep = sequence_nstep_return(reward, done, last, mask, self._gamma, self._nstep)
-        weight = batch["IS"].float() if self._use_is else None
+        weight = batch.get("IS") if self._use_is else None
+        weight = None if weight is None else weight.float()
         loss, td_abs = q_sequence_td_error(q, q_target, action, nstep, train, weight, bool(self._cfg.value_rescale),
                                            self._cfg.learn.loss_type)
         # optimise

@@ -85,6 +85,18 @@ def sequence_nstep_return(reward: torch.Tensor, done: torch.Tensor, last: torch.
     return SequenceNStep(ret, scale, term, boot.clamp(max=steps - 1), valid)
 
 
+def sequence_learnt_rows(last: torch.Tensor, start: torch.Tensor, burnin: int, unroll: int) -> torch.Tensor:
+    """``(T, B)``: the rows a sequence learns from, so that overlapping sequences (one every
+    ``unroll`` rows, ``burnin + unroll + nstep`` long) learn each step of an episode exactly once.
+
+    Rows ``[burnin, burnin + unroll)``; from row 0 when the sequence starts its episode (``start``,
+    ``(B,)``: its stored state is the exact initial one, no burn-in needed); and up to the end in
+    the episode's last sequence (it holds the final observation, ``last``): no later sequence takes
+    the steps past ``burnin + unroll``. Combine with :func:`sequence_nstep_return`'s ``valid``."""
+    rows = torch.arange(last.shape[0], device=last.device).unsqueeze(-1)
+    return ((rows >= burnin) | start.bool().unsqueeze(0)) & ((rows < burnin + unroll) | last.bool().any(0, keepdim=True))
+
+
 def q_sequence_td_error(q: torch.Tensor, q_target: torch.Tensor, action: torch.Tensor, nstep: SequenceNStep,
                         train: torch.Tensor, weight: Optional[torch.Tensor] = None, rescale: bool = True,
                         loss_type: str = "mse") -> Tuple[torch.Tensor, torch.Tensor]:

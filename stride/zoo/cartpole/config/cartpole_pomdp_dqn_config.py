@@ -20,7 +20,8 @@ main_config = dict(
         discount_factor=0.99,
         nstep=3,
         learn=dict(
-            update_per_collect=4,
+            # 8 x 64 transitions per 8 env steps: 64 learnt per env step, as cartpole_pomdp_r2d2
+            update_per_collect=8,
             batch_size=64,
             learning_rate=1e-3,
             target_update_freq=100,

@@ -23,7 +23,8 @@ main_config = dict(
         burnin_step=8,
         learn_unroll_len=16,
         learn=dict(
-            update_per_collect=4,
+            # 16 x 32 sequences x 16 learnt rows per 128 env steps: 64 rows learnt per env step
+            update_per_collect=16,
             batch_size=32,
             learning_rate=1e-3,
             target_update_type="assign",
