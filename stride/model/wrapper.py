@@ -12,7 +12,7 @@ buffers (DI copies only parameters, leaving e.g. BatchNorm statistics stale); th
 from __future__ import annotations
 
 import math
-from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 import torch
@@ -177,8 +177,8 @@ class HiddenStateWrapper(IModelWrapper):
         self._state: torch.Tensor = self._initial(state_num)
 
     def _initial(self, n: int) -> torch.Tensor:
-        state: torch.Tensor = self._model.initial_state(n)
-        return state
+        init: Callable[[int], torch.Tensor] = getattr(self._model, "initial_state")
+        return init(n)
 
     def _index(self, data_id: Optional[Sequence[int]]) -> Optional[torch.Tensor]:
         """``data_id`` as an index tensor (None: every env, in order)."""

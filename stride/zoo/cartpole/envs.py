@@ -8,7 +8,7 @@ pole is falling: a recurrent policy (R2D2) has to infer the velocities from the 
 
 from __future__ import annotations
 
-from typing import Dict, Mapping, Optional, cast
+from typing import Any, Dict, Mapping, Optional, cast
 
 import gymnasium as gym
 import numpy as np
@@ -49,7 +49,7 @@ class CartPolePOMDPEnv(GymnasiumEnv[Obs, np.int64]):
     def __init__(self, cfg: Optional[Mapping[str, object]] = None) -> None:
         cfg = dict(cfg or {})
         env_id = cfg.get("env_id") or "CartPole-v1"
-        kwargs: Dict[str, object] = dict(cast(Mapping[str, object], cfg.get("make_kwargs") or {}))
+        kwargs: Dict[str, Any] = dict(cast(Mapping[str, Any], cfg.get("make_kwargs") or {}))  # gymnasium.make's **kwargs: Any
         if cfg.get("max_episode_steps") is not None:
             kwargs["max_episode_steps"] = cfg["max_episode_steps"]
         super().__init__(HideVelocity(gym.make(str(env_id), **kwargs)), cfg)
