@@ -115,7 +115,7 @@ class R2D2Policy(Policy):
         obs = batch["obs"].transpose(0, 1)
         action, reward, done, last, mask = (batch[k].transpose(0, 1) for k in ("action", "reward", "done", "last", "mask"))
         state, start = batch["prev_state"].float(), batch["start"].bool()
-        # forward: burn-in from the stored state; gradient flows into it only from an episode start (exact state)
+        # forward from the stored state; burn-in rows pass gradient on only where the sequence starts its episode
         self._set_mode(True)
         b = self._burnin
         if b:
