@@ -1,5 +1,6 @@
 """cartpole_pomdp: CartPole's [x, theta] only, the zoo finds and compiles its R2D2 and DQN configs, and
-(slow) R2D2 solves it -- a 100-episode confirmation on fresh envs."""
+R2D2 solves it -- a 100-episode confirmation on fresh envs (DQN's failure on the same budget is
+measured by hand, not tested: 100k env steps per seed is too slow for a test)."""
 
 from __future__ import annotations
 
@@ -45,10 +46,10 @@ def test_zoo_configs_compile_with_the_same_budget_keys(policy, tmp_path):
     assert cfg.policy.other.eps.decay == 10000 and cfg.policy.discount_factor == 0.99 and cfg.policy.nstep == 3
 
 
-@pytest.mark.slow
+# Seed 0 takes ~23 process-CPU s (16k env steps to a confirmed 195, then 100 fresh episodes): it runs in CI.
 @pytest.mark.learning
 @pytest.mark.timeout(1200)
-@pytest.mark.parametrize("seed", [0, 1])
+@pytest.mark.parametrize("seed", [0, pytest.param(1, marks=pytest.mark.slow), pytest.param(2, marks=pytest.mark.slow)])
 def test_r2d2_solves_cartpole_pomdp(seed, tmp_path):
     from stride.entry import serial_pipeline
     from stride.worker import BaseSerialEvaluator
