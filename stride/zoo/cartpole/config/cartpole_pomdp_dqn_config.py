@@ -4,6 +4,10 @@ The control for ``cartpole_pomdp_r2d2``: a memoryless Q-network of the same widt
 exploration schedule, discount and n-step, and as many transitions learnt from per env step. One
 frame of ``[x, theta]`` does not say which way the pole moves, so DQN should stall well below the
 stop value that R2D2 reaches within the same env-step budget.
+
+Measured 2026-11-25 (shared 2-core box, load 6-10): seeds 0 / 1 / 2 never stop within 100k env steps
+(84 / 94 / 90 train CPU s); the best 10-episode screen of 50 is 49.3 / 48.6 / 47.6, and the final
+policy scores 38.8 (seed 1) / 35.6 (seed 2) on 100 fresh episodes. R2D2 confirms 195 by 12k-20k steps.
 """
 
 main_config = dict(

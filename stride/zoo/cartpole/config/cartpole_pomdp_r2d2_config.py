@@ -3,6 +3,10 @@
 A memoryless Q-network cannot tell which way the pole moves from one frame; the LSTM infers it
 from the history. Same env-step budget and exploration as ``cartpole_pomdp_dqn`` (the control).
 Stop value 195 (DI-engine's CartPole R2D2 stop value), confirmed over 100 further episodes.
+
+Measured 2026-11-25 (shared 2-core box, load 6-10; budget 100k env steps): seeds 0 / 1 / 2 stop at
+16,088 / 20,104 / 12,096 env steps after 16.2 / 20.2 / 11.5 train CPU s; the final policy scores
+320.5 / 297.2 / 242.6 on 100 fresh episodes. ``cartpole_pomdp_dqn`` on the same 100k steps: no stop.
 """
 
 main_config = dict(
