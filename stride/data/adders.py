@@ -35,6 +35,10 @@ Items are plain dicts of arrays/numbers, ready for a column buffer:
   observation gets its own row with ``last=True`` and zero action/reward, as in ACME; padding rows
   have ``mask=False``).
 
+``add(..., extras={...})`` stores what the agent knew when it acted (ACME's extras: e.g. the recurrent
+state it started from) under their own keys: in the transition, or in the step's row (the final
+observation and padding rows get zeros).
+
 How this differs from the peers, on purpose:
 
 * Truncation is not termination. RL-Flow's ``TransitionAdder`` zeroes ``next_obs`` at every
@@ -96,15 +100,19 @@ class Adder:
         self.on_generate = on_generate
         self._last_obs: Any = None
         self._in_episode = False
+        self._episode_start = True
 
-    def add_first(self, obs: object) -> None:
-        """Start an episode at ``obs``; an episode still open must be ended or :meth:`reset` first."""
+    def add_first(self, obs: object, episode_start: bool = True) -> None:
+        """Start an episode at ``obs``; an episode still open must be ended or :meth:`reset` first.
+        ``episode_start=False`` resumes an episode mid-way (a collector's later segment of it): the
+        row adders then mark no row as its ``start``."""
         if self._in_episode:
             raise ValueError(
                 f"{type(self).__name__}.add_first while an episode is open: end it with done=True or call reset()"
             )
         self._last_obs = obs
         self._in_episode = True
+        self._episode_start = bool(episode_start)
 
     def add(
         self,
@@ -113,8 +121,11 @@ class Adder:
         done: bool = False,
         info: Optional[Mapping[str, object]] = None,
         action: object = None,
+        extras: Optional[Mapping[str, object]] = None,
     ) -> None:
-        """Report one ``env.step(action)`` result, or start an episode (see the module docstring)."""
+        """Report one ``env.step(action)`` result, or start an episode (see the module docstring).
+        ``extras``: what the agent knew when it chose ``action`` (ACME's extras, e.g. the recurrent
+        state it started from), stored with that step under their own keys."""
         if not self._in_episode:
             if done:
                 raise ValueError(
@@ -128,7 +139,7 @@ class Adder:
             # The crashed step's obs/reward are not data: close the episode at the last good obs.
             self._end(_ABNORMAL, self._last_obs)
         else:
-            self._step(self._last_obs, action, rew, obs, end)
+            self._step(self._last_obs, action, rew, obs, end, dict(extras or {}))
             if end != _RUNNING:
                 self._end(end, obs)
         if end == _RUNNING:
@@ -144,8 +155,8 @@ class Adder:
         self._clear()
 
     # ---- for subclasses -------------------------------------------------------------------------
-    def _step(self, obs: Any, action: Any, reward: Any, next_obs: Any, end: str) -> None:
-        """One real step ``obs --action--> next_obs`` with its reward; ``end`` says if it was the last."""
+    def _step(self, obs: Any, action: Any, reward: Any, next_obs: Any, end: str, extras: Dict[str, Any]) -> None:
+        """One real step ``obs --action--> next_obs`` with its reward and extras; ``end`` says if it was the last."""
         raise NotImplementedError
 
     def _end(self, end: str, final_obs: Any) -> None:
@@ -162,17 +173,25 @@ class TransitionAdder(Adder):
     ignores it because ``done`` is True); ``done`` is True only for termination.
     """
 
-    def _step(self, obs: Any, action: Any, reward: Any, next_obs: Any, end: str) -> None:
-        self.on_generate(
-            {
-                "obs": obs,
-                "action": action,
-                "reward": reward,
-                "next_obs": next_obs,
-                "done": end == _TERMINATED,
-                "truncated": end == _TRUNCATED,
-            }
-        )
+    def _step(self, obs: Any, action: Any, reward: Any, next_obs: Any, end: str, extras: Dict[str, Any]) -> None:
+        item = {
+            "obs": obs,
+            "action": action,
+            "reward": reward,
+            "next_obs": next_obs,
+            "done": end == _TERMINATED,
+            "truncated": end == _TRUNCATED,
+        }
+        self.on_generate(_with_extras(item, extras))
+
+
+def _with_extras(item: Dict[str, Any], extras: Mapping[str, Any]) -> Dict[str, Any]:
+    """``item`` with ``extras`` added under their own keys (a key the item already has is refused)."""
+    clash = sorted(set(extras) & set(item))
+    if clash:
+        raise ValueError(f"extras key(s) {clash} clash with the adder's own fields {sorted(item)}")
+    item.update(extras)
+    return item
 
 
 def _as_reward(reward: Any) -> Any:
@@ -198,29 +217,28 @@ class NStepTransitionAdder(Adder):
             raise ValueError(f"discount must be in [0, 1], got {discount}")
         self.n_step = int(n_step)
         self.discount = discount
-        self._window: Deque[Tuple[Any, Any, Any]] = deque()  # (obs, action, reward) of the steps not yet emitted
+        self._window: Deque[Tuple[Any, Any, Any, Dict[str, Any]]] = deque()  # (obs, action, reward, extras) not yet emitted
 
     def _emit_oldest(self, next_obs: Any, done: bool, truncated: bool) -> None:
-        obs, action, _ = self._window[0]
+        obs, action, _, extras = self._window[0]
         ret, scale = 0.0, 1.0
-        for _, _, r in self._window:
+        for _, _, r, _ in self._window:
             ret = ret + scale * r
             scale *= self.discount
-        self.on_generate(
-            {
-                "obs": obs,
-                "action": action,
-                "reward": ret,
-                "next_obs": next_obs,
-                "done": done,
-                "truncated": truncated,
-                "discount": self.discount ** len(self._window),
-            }
-        )
+        item = {
+            "obs": obs,
+            "action": action,
+            "reward": ret,
+            "next_obs": next_obs,
+            "done": done,
+            "truncated": truncated,
+            "discount": self.discount ** len(self._window),
+        }
+        self.on_generate(_with_extras(item, extras))
         self._window.popleft()
 
-    def _step(self, obs: Any, action: Any, reward: Any, next_obs: Any, end: str) -> None:
-        self._window.append((obs, action, _as_reward(reward)))
+    def _step(self, obs: Any, action: Any, reward: Any, next_obs: Any, end: str, extras: Dict[str, Any]) -> None:
+        self._window.append((obs, action, _as_reward(reward), extras))
         if end == _RUNNING and len(self._window) == self.n_step:
             self._emit_oldest(next_obs, done=False, truncated=False)
 
@@ -244,33 +262,38 @@ class _RowAdder(Adder):
         self._rows: List[Dict[str, Any]] = []
         self._episode_rows = 0  # rows appended in this episode (padding excluded)
         self._action_template: Any = None
+        self._extras_template: Dict[str, Any] = {}  # zeros shaped like the extras, for rows without any
 
-    def _row(self, obs: Any, action: Any, reward: Any, done: bool, last: bool) -> Dict[str, Any]:
+    def _row(self, obs: Any, action: Any, reward: Any, done: bool, last: bool, extras: Dict[str, Any]) -> Dict[str, Any]:
         row = {
             "obs": obs,
             "action": action,
             "reward": reward,
             "done": done,
-            "start": self._episode_rows == 0,
+            "start": self._episode_rows == 0 and self._episode_start,
             "last": last,
             "mask": True,
         }
         self._episode_rows += 1
-        return row
+        return _with_extras(row, extras)
 
-    def _step(self, obs: Any, action: Any, reward: Any, next_obs: Any, end: str) -> None:
+    def _step(self, obs: Any, action: Any, reward: Any, next_obs: Any, end: str, extras: Dict[str, Any]) -> None:
         if action is None:
             raise ValueError(f"{type(self).__name__} needs the action: add(obs, rew, done, info, action=a)")
         if self._action_template is None:
             self._action_template = np.zeros_like(np.asarray(action))
-        self._append(self._row(obs, action, _as_reward(reward), end == _TERMINATED, last=False))
+            self._extras_template = {k: np.zeros_like(np.asarray(v)) for k, v in extras.items()}
+        if extras.keys() != self._extras_template.keys():
+            raise ValueError(f"extras keys changed within an episode: {sorted(extras)} after {sorted(self._extras_template)}")
+        self._append(self._row(obs, action, _as_reward(reward), end == _TERMINATED, last=False, extras=extras))
 
     def _end(self, end: str, final_obs: Any) -> None:
         if self._action_template is None:  # a crash before the first action: nothing to store
             self._clear()
             return
         zero_reward = np.zeros_like(np.asarray(self._rows[-1]["reward"])) if self._rows else 0.0
-        self._append(self._row(final_obs, self._action_template, _as_reward(zero_reward), False, last=True))
+        self._append(self._row(final_obs, self._action_template, _as_reward(zero_reward), False, last=True,
+                               extras=self._extras_template))
         self._finish(end)
         self._clear()
 
@@ -284,6 +307,7 @@ class _RowAdder(Adder):
             "start": False,
             "last": False,
             "mask": False,
+            **self._extras_template,
         }
 
     def _emit(self, rows: List[Dict[str, Any]]) -> None:
@@ -293,6 +317,7 @@ class _RowAdder(Adder):
         self._rows = []
         self._episode_rows = 0
         self._action_template = None
+        self._extras_template = {}
 
     def _append(self, row: Dict[str, Any]) -> None:
         raise NotImplementedError

@@ -12,7 +12,7 @@ buffers (DI copies only parameters, leaving e.g. BatchNorm statistics stale); th
 from __future__ import annotations
 
 import math
-from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple, Union
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 import torch
@@ -148,34 +148,74 @@ class EpsGreedySampleWrapper(IModelWrapper):
 
 @WRAPPER_REGISTRY.register("hidden_state")
 class HiddenStateWrapper(IModelWrapper):
-    """Keeps one recurrent state per env id: ``forward(data, data_id=[...])`` injects and stores it."""
+    """Keeps one recurrent state per env id across ``forward`` calls (R2D2's collect and eval modes).
 
-    def __init__(self, model: Model, state_num: int, save_prev_state: bool = False, init_fn: Callable[[], object] = lambda: None) -> None:
+    The model takes ``forward(obs, state=...)`` and returns ``next_state``, states being flat
+    ``(batch, state_size)`` tensors, and has ``initial_state(n)`` (``stride.model.DRQN``).
+    ``forward(obs, data_id=[...])``: row ``i`` of ``obs`` is env ``data_id[i]``'s (default: all
+    ``state_num`` envs in order); that env's state goes in and its ``next_state`` is kept. An env id
+    past ``state_num`` grows the store (a new env starts from the initial state).
+    ``reset(data_id)`` puts those envs back to the initial state -- the collector and evaluator call
+    it exactly when an env's episode ends, so envs finishing at different times never share or leak
+    state. With ``save_prev_state`` the output carries ``prev_state``, the states the step started
+    from (what a sequence stores at its start, for burn-in).
+
+    Better than DI-engine on purpose: all envs' states live in one ``(state_num, state_size)``
+    tensor, gathered and written back by index (DI keeps a list of per-env dicts and restacks it
+    every step), and they are replaced out of place, so states made under ``torch.inference_mode``
+    can be reset outside it.
+    """
+
+    def __init__(self, model: Model, state_num: int, save_prev_state: bool = False) -> None:
         super().__init__(model)
+        if isinstance(state_num, bool) or not isinstance(state_num, int) or state_num < 1:
+            raise ConfigError(f"hidden_state needs state_num >= 1 (one state per env), got {state_num!r}")
+        if not callable(getattr(model, "initial_state", None)):
+            raise ConfigError(f"hidden_state needs a model with initial_state(n), {type(model).__name__} has none")
         self._state_num = state_num
-        self._save_prev_state = save_prev_state
-        self._init_fn = init_fn
-        self._state: Dict[int, object] = {i: init_fn() for i in range(state_num)}
+        self._save_prev_state = bool(save_prev_state)
+        self._state: torch.Tensor = self._initial(state_num)
 
-    def forward(self, data: Dict[str, object], data_id: Optional[List[int]] = None, **kwargs: object) -> Dict[str, object]:
-        ids = list(range(self._state_num)) if data_id is None else list(data_id)
-        prev = [self._state[i] for i in ids]
-        data = dict(data)
-        data["prev_state"] = prev
-        out: Dict[str, object] = self._model.forward(data, **kwargs)
-        next_state = out["next_state"]
-        if not isinstance(next_state, Iterable):
-            raise TypeError(f"a hidden_state model returns next_state as one state per sample, got {type(next_state).__name__}")
-        for i, s in zip(ids, next_state):
-            self._state[i] = s
+    def _initial(self, n: int) -> torch.Tensor:
+        init: Callable[[int], torch.Tensor] = getattr(self._model, "initial_state")
+        return init(n)
+
+    def _index(self, data_id: Optional[Sequence[int]]) -> Optional[torch.Tensor]:
+        """``data_id`` as an index tensor (None: every env, in order)."""
+        if data_id is None:
+            return None
+        ids = [int(i) for i in data_id]
+        bad = [i for i in ids if i < 0]
+        if bad:
+            raise ValueError(f"hidden_state: env id(s) {bad} are negative; valid ids: integers >= 0")
+        if ids and max(ids) >= self._state_num:
+            grow = max(ids) + 1 - self._state_num
+            self._state = torch.cat([self._state, self._initial(grow).to(self._state.dtype)])
+            self._state_num += grow
+        return torch.as_tensor(ids, dtype=torch.long, device=self._state.device)
+
+    def forward(self, obs: object, data_id: Optional[Sequence[int]] = None, **kwargs: object) -> Dict[str, torch.Tensor]:
+        idx = self._index(data_id)
+        prev = self._state if idx is None else self._state.index_select(0, idx)
+        out: Dict[str, torch.Tensor] = self._model.forward(obs, state=prev, **kwargs)
+        nxt = out["next_state"].detach()
+        self._state = nxt if idx is None else self._state.index_copy(0, idx, nxt)
         if self._save_prev_state:
             out["prev_state"] = prev
         return out
 
-    def reset(self, data_id: Optional[List[int]] = None, state: Optional[List[object]] = None, **kwargs: object) -> None:
-        ids = list(range(self._state_num)) if data_id is None else list(data_id)
-        for k, i in enumerate(ids):
-            self._state[i] = state[k] if state is not None else self._init_fn()
+    @property
+    def state(self) -> torch.Tensor:
+        """Every env's current state, ``(state_num, state_size)`` (read only)."""
+        return self._state
+
+    def reset(self, data_id: Optional[List[int]] = None, **kwargs: object) -> None:
+        """Back to the initial state for ``data_id`` (None: every env)."""
+        idx = self._index(data_id)
+        if idx is None:
+            self._state = self._initial(self._state_num)
+        elif len(idx):
+            self._state = self._state.index_copy(0, idx, self._initial(len(idx)).to(self._state.dtype))
         super().reset(data_id=data_id, **kwargs)
 
 

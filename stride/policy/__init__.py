@@ -8,5 +8,6 @@ from .sac import SACPolicy
 from .ppo import PPOPolicy
 from .a2c import A2CPolicy
 from .impala import IMPALAPolicy
+from .r2d2 import R2D2Policy
 
-__all__ = ["Policy", "DQNPolicy", "DDPGPolicy", "TD3Policy", "SACPolicy", "PPOPolicy", "A2CPolicy", "IMPALAPolicy"]
+__all__ = ["Policy", "DQNPolicy", "DDPGPolicy", "TD3Policy", "SACPolicy", "PPOPolicy", "A2CPolicy", "IMPALAPolicy", "R2D2Policy"]

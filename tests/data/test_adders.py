@@ -266,3 +266,42 @@ def test_episode_end_classification():
     assert episode_end(True, {"TimeLimit.truncated": True}) == "truncated"
     assert episode_end(True, None) == "terminated"
     assert episode_end(True, {"abnormal": True, "terminated": True}) == "abnormal"
+
+
+# ---- extras and resumed episodes (what R2D2 stores) -------------------------------------------------
+def test_extras_ride_with_their_step_in_every_adder():
+    out = []
+    adder = NStepTransitionAdder(out.append, n_step=2, discount=0.5)
+    adder.add(np.array([0]))
+    for t in range(3):
+        adder.add(np.array([t + 1]), 1.0, t == 2, END_INFO["terminated"] if t == 2 else None, action=t,
+                  extras={"state": np.array([10.0 * t])})
+    assert [o["state"][0] for o in out] == [0.0, 10.0, 20.0]
+    seqs = []
+    seq = SequenceAdder(seqs.append, sequence_length=5, period=5)
+    seq.add(np.array([0]))
+    for t in range(2):
+        seq.add(np.array([t + 1]), 1.0, t == 1, END_INFO["truncated"] if t == 1 else None, action=t,
+                extras={"state": np.array([1.0 + t, 2.0])})
+    (item,) = seqs
+    # rows: two steps, the final observation (zeros), two padding rows (zeros)
+    assert item["state"].tolist() == [[1.0, 2.0], [2.0, 2.0], [0.0, 0.0], [0.0, 0.0], [0.0, 0.0]]
+    assert item["mask"].tolist() == [True, True, True, False, False] and item["last"].tolist() == [False, False, True, False, False]
+    with pytest.raises(ValueError, match=r"extras key\(s\) \['reward'\] clash"):
+        t_adder = TransitionAdder([].append)
+        t_adder.add(np.array([0]))
+        t_adder.add(np.array([1]), 0.0, False, None, action=0, extras={"reward": 1})
+
+
+def test_a_resumed_episode_marks_no_start_row():
+    seqs = []
+    seq = SequenceAdder(seqs.append, sequence_length=2, period=2)
+    seq.add_first(np.array([7]), episode_start=False)
+    for t in range(2):
+        seq.add(np.array([8 + t]), 0.0, False, None, action=t)
+    assert seqs[0]["start"].tolist() == [False, False]
+    seq.reset()
+    seq.add(np.array([0]))
+    seq.add(np.array([1]), 0.0, False, None, action=0)
+    seq.add(np.array([2]), 0.0, False, None, action=0)
+    assert seqs[1]["start"].tolist() == [True, False]

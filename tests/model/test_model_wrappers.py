@@ -156,24 +156,47 @@ def test_eps_greedy_eps_zero_is_greedy_and_eps_one_is_uniform():
 
 # ---- hidden_state ---------------------------------------------------------------------------------
 class Counter(nn.Module):
-    """prev_state is a count per sample (None = 0); next_state = prev + 1."""
+    """The state is a count per sample (initial 0); next_state = state + 1; logit = the state it started from."""
 
-    def forward(self, data):
-        prev = [0 if s is None else s for s in data["prev_state"]]
-        return {"logit": data["x"], "next_state": [p + 1 for p in prev]}
+    def initial_state(self, n):
+        return torch.zeros(n, 1)
+
+    def forward(self, x, state=None):
+        return {"logit": state.repeat(1, 2), "next_state": state + 1}
 
 
-def test_hidden_state_keeps_one_state_per_env_id():
+def test_hidden_state_keeps_one_state_per_env_id_and_resets_exactly_those_given():
     w = model_wrap(Counter(), "hidden_state", state_num=3, save_prev_state=True)
-    w({"x": torch.zeros(3)})
-    out = w({"x": torch.zeros(2)}, data_id=[0, 2])
-    assert out["prev_state"] == [1, 1] and out["next_state"] == [2, 2]
-    out = w({"x": torch.zeros(1)}, data_id=[1])
-    assert out["prev_state"] == [1]
+    w(torch.zeros(3, 1))
+    out = w(torch.zeros(2, 1), data_id=[0, 2])
+    assert out["prev_state"].flatten().tolist() == [1, 1] and out["next_state"].flatten().tolist() == [2, 2]
+    assert w(torch.zeros(1, 1), data_id=[1])["prev_state"].flatten().tolist() == [1]
     w.reset(data_id=[0])
-    assert w({"x": torch.zeros(3)})["prev_state"] == [None, 2, 2]
-    w.reset(data_id=[1], state=[10])
-    assert w({"x": torch.zeros(1)}, data_id=[1])["prev_state"] == [10]
+    assert w(torch.zeros(3, 1))["prev_state"].flatten().tolist() == [0, 2, 2]
+    assert w.state.flatten().tolist() == [1, 3, 3]
+    w.reset()
+    assert w.state.flatten().tolist() == [0, 0, 0]
+
+
+def test_hidden_state_grows_to_new_env_ids_and_refuses_negative_ones():
+    w = model_wrap(Counter(), "hidden_state", state_num=1)
+    w(torch.zeros(2, 1), data_id=[4, 0])
+    assert w.state.flatten().tolist() == [1, 0, 0, 0, 1]
+    with pytest.raises(ValueError, match=r"env id\(s\) \[-1\] are negative"):
+        w(torch.zeros(1, 1), data_id=[-1])
+    with pytest.raises(Exception, match="needs a model with initial_state"):
+        model_wrap(Identity(), "hidden_state", state_num=2)
+
+
+def test_hidden_state_composes_with_the_sampling_wrappers_and_resets_outside_inference_mode():
+    w = model_wrap(model_wrap(Counter(), "hidden_state", state_num=2, save_prev_state=True), "eps_greedy_sample")
+    with torch.inference_mode():
+        out = w(torch.zeros(2, 1), data_id=[0, 1], eps=0.0)
+    assert out["action"].tolist() == [0, 0] and "prev_state" in out
+    w.reset(data_id=[1])  # states made under inference mode, reset outside it
+    assert w(torch.zeros(2, 1), data_id=[0, 1], eps=0.0)["prev_state"].flatten().tolist() == [1, 0]
+    a = model_wrap(model_wrap(Counter(), "hidden_state", state_num=1), "argmax_sample")
+    assert a(torch.zeros(1, 1))["action"].tolist() == [0]
 
 
 # ---- target -----------------------------------------------------------------------------------------

@@ -2,6 +2,7 @@
 
 from .q_learning import DQN
 from .qac import QAC
+from .recurrent import DRQN
 from .vac import VAC
 
-__all__ = ["DQN", "QAC", "VAC"]
+__all__ = ["DQN", "DRQN", "QAC", "VAC"]

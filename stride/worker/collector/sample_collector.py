@@ -4,7 +4,10 @@ One batched policy forward per step over all ready envs. A segment of an env's t
 turned into samples when its episode ends or it reaches ``traj_len`` (a multiple of the policy's
 ``unroll_len``, so a policy that trains on unrolls, like IMPALA, gets whole ones mid-episode); with n-step policies the
 last ``lookahead`` transitions stay for the next segment, so no n-step window is cut at a
-segment boundary (DI-engine cuts them). Surplus samples are kept for the next call (DI drops
+segment boundary (DI-engine cuts them). Of a mid-episode segment's samples, those that start
+before the kept transitions are taken (sample ``j`` starts at transition ``j * unroll_len``: an
+n-step transition at ``j``, an R2D2 sequence at ``j * unroll_len``, whose burn-in and n-step rows
+are the ``lookahead``). Surplus samples are kept for the next call (DI drops
 them) -- except for on-policy policies, whose samples must all come from the current weights:
 their partial segments are emitted at the end of every call. An abnormal episode (crashed env) is
 discarded, never stitched to the next one.
@@ -52,7 +55,7 @@ class SampleCollector(SerialCollectorBase):
         # a segment holds whole unrolls: n_sample counts train samples, unroll_len transitions each
         traj_len = self._unroll_len * max(1, math.ceil(n_sample / env.env_num))
         cut = traj_len + self._lookahead
-        lookahead = self._lookahead
+        lookahead, unroll_len = self._lookahead, self._unroll_len
         samples = self._surplus
         trajs, ep_len = self._traj, self._ep_len
         process, get_samples = policy.process_transition, policy.get_train_sample
@@ -78,7 +81,7 @@ class SampleCollector(SerialCollectorBase):
                 elif len(traj) >= cut:
                     new = get_samples(traj)
                     if lookahead:
-                        samples.extend(new[: len(new) - lookahead])
+                        samples.extend(new[: -(-(len(traj) - lookahead) // unroll_len)])
                         trajs[env_id] = traj[-lookahead:]
                     else:
                         samples.extend(new)

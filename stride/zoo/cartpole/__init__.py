@@ -1,1 +1,5 @@
-"""CartPole-v1 (Gymnasium classic control)."""
+"""CartPole-v1 (Gymnasium classic control), and ``cartpole_pomdp``: CartPole with the velocities hidden."""
+
+from .envs import CartPolePOMDPEnv, HideVelocity
+
+__all__ = ["CartPolePOMDPEnv", "HideVelocity"]

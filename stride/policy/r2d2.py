@@ -1,0 +1,230 @@
+"""R2D2 (Kapturowski et al., 2019, "Recurrent Experience Replay in Distributed Reinforcement
+Learning"): a recurrent (LSTM) double DQN trained on stored sequences.
+
+- Collect and eval keep one recurrent state per env across ``forward`` calls (the ``hidden_state``
+  wrapper) and reset it exactly when that env's episode ends (the workers call ``reset([env_id])``).
+- Each step records the state it started from; ``stride.data.SequenceAdder`` cuts an episode into
+  sequences of ``burnin_step + learn_unroll_len + nstep`` rows every ``learn_unroll_len`` rows
+  (consecutive sequences overlap by burn-in + n-step), pads the last one (``mask``) and keeps the
+  state of each sequence's first row (``prev_state``).
+- Learning: the online and target networks start from the stored state and unroll the whole
+  sequence; the first ``burnin_step`` rows only warm the state up (no loss, no gradient into the
+  stored state), the rest learn n-step double-Q targets with value rescaling
+  (``stride.rl_utils.sequence_nstep_return``, ``q_sequence_td_error``).
+- Prioritised sequences: priority ``eta * max |td| + (1 - eta) * mean |td|`` over the learnt rows
+  (``sequence_priority``), IS-weighted loss.
+
+Better than DI-engine on purpose: a sequence that starts an episode starts from the exact initial
+state, so its burn-in rows are learnt from too (DI never learns the first ``burnin_step`` steps of
+an episode); an n-step window never crosses an episode end and a time-limit truncation bootstraps
+from the true final observation (DI's R2D2 had done-slice and hidden-state-reset bugs, PR #52);
+states are one flat tensor per env, not lists of dicts.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any, Dict, List, Optional, Set, Tuple
+
+import torch
+
+from ..config.setting import Setting
+from ..data.adders import SequenceAdder
+from ..model import model_wrap
+from ..rl_utils import (get_epsilon_greedy_fn, q_sequence_td_error, sequence_learnt_rows, sequence_nstep_return,
+                        sequence_priority)
+from ..torch_utils import adam
+from ..utils.errors import ConfigError
+from ..utils.registry import POLICY_REGISTRY
+from .base_policy import Policy, is_terminated
+
+
+@POLICY_REGISTRY.register("r2d2")
+class R2D2Policy(Policy):
+    """Recurrent double DQN on burnt-in sequences; ``collect_mode.forward`` takes ``eps=``."""
+
+    config = dict(
+        type="r2d2",
+        on_policy=False,
+        priority=True,
+        priority_IS_weight=True,
+        # (float) reward discount gamma.
+        discount_factor=Setting(0.997, "(0, 1]"),
+        # (int) steps summed in the TD target (inside a sequence, never across an episode end).
+        nstep=Setting(5, "[1, inf)"),
+        # (int) rows at a sequence start that only warm up the recurrent state (no loss).
+        burnin_step=Setting(20, "[0, inf)"),
+        # (int) rows learnt from per sequence; also the stride between sequence starts.
+        learn_unroll_len=Setting(80, "[1, inf)"),
+        # (bool) learn h(Q) with h(x) = sign(x)(sqrt(|x|+1)-1) + 1e-3 x (Pohlen et al., 2018).
+        value_rescale=True,
+        learn=dict(
+            update_per_collect=Setting(1, "[1, inf)"),
+            # (int) sequences per gradient step.
+            batch_size=Setting(64, "[1, inf)"),
+            learning_rate=Setting(1e-4, "(0, inf)"),
+            # (str) 'assign': copy every target_update_freq steps; 'momentum': Polyak averaging with target_theta.
+            target_update_type=Setting("momentum", ("assign", "momentum")),
+            target_update_freq=Setting(100, "[1, inf)"),
+            target_theta=Setting(0.001, "(0, 1]"),
+            loss_type=Setting("mse", ("mse", "huber")),
+            # (float) sequence priority = eta * max |td| + (1 - eta) * mean |td| (the paper's 0.9).
+            priority_eta=Setting(0.9, "[0, 1]"),
+            grad_clip_norm=Setting(None, "(0, inf)"),
+        ),
+        collect=dict(
+            # Give exactly one of n_sample (sequences per collect) / n_episode.
+            n_sample=Setting(None, "[1, inf)", kind=int),
+            n_episode=Setting(None, "[1, inf)", kind=int),
+        ),
+        other=dict(
+            eps=dict(type=Setting("exp", ("exp", "linear")), start=Setting(0.95, "[0, 1]"),
+                     end=Setting(0.05, "[0, 1]"), decay=Setting(10000, "(0, inf)")),
+            # (int) sequences kept.
+            replay_buffer=dict(replay_buffer_size=10000),
+        ),
+    )
+
+    @classmethod
+    def default_model(cls) -> Tuple[str, Dict[str, object]]:
+        return "drqn", {}
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if self._cfg.get("random_collect_size", 0):
+            raise ConfigError(f"policy.random_collect_size={self._cfg.random_collect_size}: r2d2 collects with its "
+                              "own recurrent states only; valid choice: 0 (explore with policy.other.eps)")
+
+    def _init_shared(self) -> None:
+        self._burnin, self._unroll = int(self._cfg.burnin_step), int(self._cfg.learn_unroll_len)
+        self._nstep, self._gamma = int(self._cfg.nstep), float(self._cfg.discount_factor)
+
+    # ---- learn -------------------------------------------------------------------------------
+    def _init_learn(self) -> None:
+        self._init_shared()
+        cfg = self._cfg.learn
+        self._optimizer = adam(self._model.parameters(), lr=cfg.learning_rate)
+        kind = cfg.target_update_type
+        kwargs = {"freq": cfg.target_update_freq} if kind == "assign" else {"theta": cfg.target_theta}
+        self._target_model = model_wrap(copy.deepcopy(self._model), "target", update_type=kind, update_kwargs=kwargs)
+        self._use_is = bool(self._cfg.priority and self._cfg.priority_IS_weight)
+
+    def _forward_learn(self, data: Any) -> Dict[str, Any]:
+        # data: (B, T, ...) columns -> time-major (T, B, ...)
+        batch = self._batch(data)
+        obs = batch["obs"].transpose(0, 1)
+        action, reward, done, last, mask = (batch[k].transpose(0, 1) for k in ("action", "reward", "done", "last", "mask"))
+        state, start = batch["prev_state"].float(), batch["start"].bool()
+        # forward from the stored state; burn-in rows pass gradient on only where the sequence starts its episode
+        self._set_mode(True)
+        b = self._burnin
+        if b:
+            head = self._model(obs[:b], state)
+            warm = torch.where(start.unsqueeze(-1), head["next_state"], head["next_state"].detach())
+            q = torch.cat([head["logit"], self._model(obs[b:], warm)["logit"]])
+        else:
+            q = self._model(obs, state)["logit"]
+        with torch.no_grad():
+            q_target = self._target_model.forward(obs, state)["logit"]
+        # loss: the rows past the burn-in that no other sequence learns (see sequence_learnt_rows)
+        train = sequence_learnt_rows(last, start, b, self._unroll)
+        nstep = sequence_nstep_return(reward, done, last, mask, self._gamma, self._nstep)
+        weight = batch.get("IS") if self._use_is else None
+        weight = None if weight is None else weight.float()
+        loss, td_abs = q_sequence_td_error(q, q_target, action, nstep, train, weight, bool(self._cfg.value_rescale),
+                                           self._cfg.learn.loss_type)
+        # optimise
+        self._optimise(self._optimizer, loss, self._cfg.learn.grad_clip_norm)
+        # target update
+        self._target_model.update(self._model)
+        # log
+        out: Dict[str, Any] = {"cur_lr": self._optimizer.param_groups[0]["lr"], "total_loss": loss.item(),
+                               "q_value": q.detach().mean().item()}
+        if self._cfg.priority:
+            out["priority"] = sequence_priority(td_abs, train & nstep.valid, self._cfg.learn.priority_eta).cpu().numpy()
+        return out
+
+    def _monitor_vars_learn(self) -> List[str]:
+        return ["cur_lr", "total_loss", "q_value"]
+
+    def _state_dict_learn(self) -> Dict[str, Any]:
+        return {"model": self._model.state_dict(), "target_model": self._target_model.unwrapped().state_dict(),
+                "target_update_count": self._target_model.update_count, "optimizer": self._optimizer.state_dict()}
+
+    def _load_state_dict_learn(self, state_dict: Dict[str, Any]) -> None:
+        self._model.load_state_dict(state_dict["model"])
+        self._target_model.unwrapped().load_state_dict(state_dict["target_model"])
+        self._target_model.reset(target_update_count=state_dict.get("target_update_count", 0))
+        self._optimizer.load_state_dict(state_dict["optimizer"])
+
+    # ---- collect -----------------------------------------------------------------------------
+    def _init_collect(self) -> None:
+        self._init_shared()
+        eps = self._cfg.other.eps
+        self._eps_fn = get_epsilon_greedy_fn(eps.start, eps.end, eps.decay, eps.type)
+        # one state per env id (the store grows to the ids the collector sends)
+        self._collect_model = model_wrap(model_wrap(self._model, "hidden_state", state_num=1, save_prev_state=True),
+                                         "eps_greedy_sample")
+        self._running: Set[int] = set()  # envs inside an episode (their next step does not start one)
+
+    def _collect_kwargs(self, envstep: int = 0, train_iter: int = 0) -> Dict[str, Any]:
+        return {"eps": self._eps_fn(envstep)}
+
+    def _forward_collect(self, data: Dict[int, Any], eps: float = 0.0) -> Dict[int, Any]:
+        ids, obs = self._obs_batch(data)
+        self._set_mode(False)
+        with torch.inference_mode():
+            out = self._collect_model.forward(obs, data_id=ids, eps=eps)
+        action, prev = out["action"].cpu().numpy(), out["prev_state"].cpu().numpy()
+        result = {i: {"action": action[k], "prev_state": prev[k], "start": i not in self._running} for k, i in enumerate(ids)}
+        self._running.update(ids)
+        return result
+
+    def _process_transition(self, obs: Any, policy_output: Dict[str, Any], timestep: Any) -> Dict[str, Any]:
+        terminated = is_terminated(timestep)
+        return {"obs": obs, "action": policy_output["action"], "reward": timestep.reward, "next_obs": timestep.obs,
+                "done": terminated, "truncated": bool(timestep.done) and not terminated,
+                "prev_state": policy_output["prev_state"], "start": policy_output["start"]}
+
+    def _get_train_sample(self, transitions: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
+        """One segment of one env's episode -> sequences (``SequenceAdder``). A segment that stops
+        mid-episode yields only its whole sequences; the collector keeps its last ``lookahead``
+        transitions, where the next sequence starts."""
+        items: List[Dict[str, Any]] = []
+        adder = SequenceAdder(items.append, self._burnin + self._unroll + self._nstep, self._unroll)
+        adder.add_first(transitions[0]["obs"], episode_start=bool(transitions[0]["start"]))
+        for t in transitions:
+            info = {"terminated": t["done"], "truncated": t["truncated"]}
+            adder.add(t["next_obs"], t["reward"], t["done"] or t["truncated"], info, action=t["action"],
+                      extras={"prev_state": t["prev_state"]})
+        return [dict(item, prev_state=item["prev_state"][0], start=bool(item["start"][0])) for item in items]
+
+    def _reset_collect(self, data_id: Optional[List[int]] = None) -> None:
+        self._collect_model.reset(data_id=data_id)
+        if data_id is None:
+            self._running.clear()
+        else:
+            self._running.difference_update(data_id)
+
+    def _get_unroll_len(self) -> int:
+        """Transitions between sequence starts (the collector cuts segments at multiples of it)."""
+        return int(self._cfg.learn_unroll_len)
+
+    def _get_lookahead(self) -> int:
+        """Transitions a mid-episode segment keeps for the next one: its next sequence's burn-in and n-step rows."""
+        return int(self._cfg.burnin_step) + int(self._cfg.nstep)
+
+    # ---- eval --------------------------------------------------------------------------------
+    def _init_eval(self) -> None:
+        self._eval_model = model_wrap(model_wrap(self._model, "hidden_state", state_num=1), "argmax_sample")
+
+    def _forward_eval(self, data: Dict[int, Any]) -> Dict[int, Any]:
+        ids, obs = self._obs_batch(data)
+        self._set_mode(False)
+        with torch.inference_mode():
+            action = self._eval_model.forward(obs, data_id=ids)["action"].cpu().numpy()
+        return {i: {"action": a} for i, a in zip(ids, action)}
+
+    def _reset_eval(self, data_id: Optional[List[int]] = None) -> None:
+        self._eval_model.reset(data_id=data_id)
+
