@@ -150,8 +150,8 @@ class GailRewardModel(BaseRewardModel):
         """(obs, action, next_obs) of a dict of columns or a list of transition dicts."""
         if isinstance(batch, Mapping):
             return batch["obs"], batch["action"], batch.get("next_obs")
-        rows = list(batch)
-        if rows and not all(isinstance(r, Mapping) and "obs" in r for r in rows):
+        rows: List[Mapping[str, Any]] = [r for r in batch if isinstance(r, Mapping) and "obs" in r]
+        if len(rows) != len(batch):
             raise TypeError("GAIL rewards transitions (dicts with obs, action, next_obs): use the sample collector "
                             "and a transition replay buffer, not episodes")
 
@@ -208,8 +208,9 @@ class GailRewardModel(BaseRewardModel):
             agent = torch.from_numpy(self._agent[self._rng.integers(0, self._agent_count, n)])
             logits = self._net(torch.cat([expert, agent])).squeeze(-1)
             loss = discriminator_loss(logits[:n], logits[n:])
-            self._optimizer.zero_grad(set_to_none=True)
-            loss.backward()
+            params = list(self._net.parameters())
+            for p, g in zip(params, torch.autograd.grad(loss, params)):
+                p.grad = g
             step(self._optimizer)
             self._last_loss = float(loss.item())
 
