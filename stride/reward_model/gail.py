@@ -47,6 +47,7 @@ from ..utils.registry import REWARD_MODEL_REGISTRY
 from .base import Batch, BaseRewardModel
 
 INPUTS = ("obs_action", "obs_next_obs")
+AGENT_ACTIONS = ("env_units", "unit_range")
 REWARD_TYPES = ("positive", "logit")
 
 
@@ -98,6 +99,9 @@ class GailRewardModel(BaseRewardModel):
             agent_buffer_size=Setting(10000, "[1, inf)"),
             # (str) 'positive': -log(1 - D) (> 0); 'logit': log D - log(1 - D) (see the module docstring).
             reward_type=Setting("positive", REWARD_TYPES),
+            # (str) how the learner's replay holds bounded continuous actions: 'env_units' (as the env takes
+            # them, like the dataset: PPO, A2C) or 'unit_range' (in [-1, 1]: the tanh-squashed SAC, TD3, DDPG).
+            agent_actions=Setting("env_units", AGENT_ACTIONS),
         )
 
     def __init__(self, cfg: Optional[Mapping[str, object]] = None, env: Optional[object] = None,
@@ -105,6 +109,7 @@ class GailRewardModel(BaseRewardModel):
         super().__init__(cfg, env, seed)
         c = self.cfg
         self._input, self._reward_type = str(c.input), str(c.reward_type)
+        self._unit_range = c.agent_actions == "unit_range"
         if not isinstance(c.data_path, str) or c.data_path == REQUIRED:
             raise ConfigError("reward_model.data_path must name the expert's dataset (stride -m collect_demo --out DIR)")
         self._expert: DemoDataset = load_demo_dataset(c.data_path)
@@ -118,7 +123,7 @@ class GailRewardModel(BaseRewardModel):
         std = obs.std(0)
         self._obs_std = np.where(std < 1e-6, 1.0, std).astype(np.float32)  # constant features stay as they are
         cols = self._expert.columns
-        self._expert_x = torch.from_numpy(self._features(cols["obs"], cols["action"], cols["next_obs"]))
+        self._expert_x = torch.from_numpy(self._features(cols["obs"], cols["action"], cols["next_obs"], agent=False))
         dim = self._expert_x.shape[1]
         self._net = MLP(dim, [*[int(h) for h in c.hidden_size_list], 1], last_activation=False)
         self._optimizer = adam(self._net.parameters(), lr=float(c.learning_rate))
@@ -128,8 +133,9 @@ class GailRewardModel(BaseRewardModel):
         self._last_loss = float("nan")
 
     # ---- features ----------------------------------------------------------------------------
-    def _features(self, obs: Any, action: Any, next_obs: Any) -> np.ndarray:
-        """(N, d) discriminator inputs: standardised obs and one-hot / scaled action (or next obs)."""
+    def _features(self, obs: Any, action: Any, next_obs: Any, agent: bool = True) -> np.ndarray:
+        """(N, d) discriminator inputs: standardised obs and one-hot / [-1, 1]-scaled action (or next
+        obs); an ``agent`` row's action is already in [-1, 1] with ``agent_actions='unit_range'``."""
         x = (_flat(obs) - self._obs_mean) / self._obs_std
         if self._input == "obs_next_obs":
             return np.concatenate([x, (_flat(next_obs) - self._obs_mean) / self._obs_std], axis=1).astype(np.float32)
@@ -141,7 +147,9 @@ class GailRewardModel(BaseRewardModel):
             act = np.eye(int(space.n), dtype=np.float32)[index]
         else:
             act = a.reshape(len(x), -1).astype(np.float32)
-            if isinstance(space, gym.spaces.Box) and np.all(np.isfinite(space.low)) and np.all(np.isfinite(space.high)):
+            bounded = isinstance(space, gym.spaces.Box) and np.all(np.isfinite(space.low)) \
+                and np.all(np.isfinite(space.high))
+            if isinstance(space, gym.spaces.Box) and bounded and not (agent and self._unit_range):
                 low, high = space.low.reshape(-1), space.high.reshape(-1)
                 act = (2.0 * (act - low) / np.maximum(high - low, 1e-8) - 1.0).astype(np.float32)  # to [-1, 1]
         return np.concatenate([x, act], axis=1).astype(np.float32)

@@ -201,3 +201,29 @@ def test_the_learner_sees_only_the_discriminators_reward(tmp_path, monkeypatch):
     for b in seen[-2:]:  # estimated after the last collect's discriminator step
         np.testing.assert_array_equal(b["reward"], final.reward(b["obs"], b["action"]))
     assert os.path.isdir(path)
+
+
+def test_continuous_actions_meet_in_the_same_units(tmp_path):
+    """The dataset holds torques in the env's [-2, 2]; SAC's replay holds them in [-1, 1] ('unit_range')."""
+    act = gym.spaces.Box(-2.0, 2.0, (1,), np.float32)
+    traj = np.array([[0.0, 1.0], [1.0, 1.0], [2.0, 1.0]], np.float32)
+    path = write_demo_dataset(str(tmp_path / "d"), [{"obs": traj[:-1], "action": np.array([[2.0], [-1.0]], np.float32),
+                                                     "reward": np.zeros(2, np.float32), "next_obs": traj[1:],
+                                                     "terminated": np.array([False, True]),
+                                                     "truncated": np.zeros(2, bool)}], OBS, act)
+    obs = np.array([[0.5, 1.0]], np.float32)  # the expert obs mean: standardised to 0
+    for agent_actions, torque in (("env_units", 1.0), ("unit_range", 0.5)):
+        model = _model(path, hidden_size_list=[], agent_actions=agent_actions)
+        with torch.no_grad():
+            model.discriminator[0].weight.copy_(torch.tensor([[0.0, 0.0, 3.0]]))  # logit = 3 * scaled action
+            model.discriminator[0].bias.zero_()
+        # a torque of 1 N m is 0.5 in [-1, 1] either way: logit 1.5, reward softplus(1.5)
+        np.testing.assert_allclose(model.reward(obs, np.array([[torque]], np.float32)), [math.log1p(math.exp(1.5))],
+                                   rtol=1e-6)
+    # in the env's units (the dataset's, scaled as the expert's rows are): 2 -> 1, -1 -> -0.5
+    model = _model(path, hidden_size_list=[], agent_actions="env_units")
+    with torch.no_grad():
+        model.discriminator[0].weight.copy_(torch.tensor([[0.0, 0.0, 3.0]]))
+        model.discriminator[0].bias.zero_()
+    np.testing.assert_allclose(model.reward(np.repeat(obs, 2, 0), np.array([[2.0], [-1.0]], np.float32), None),
+                               [math.log1p(math.exp(3.0)), math.log1p(math.exp(-1.5))], rtol=1e-6)
