@@ -25,7 +25,11 @@ the MLP (``input_size = obs + 1``); inputs are standardised; rewards come from t
 100 over-fitting ones; expert data from a standard dataset checked against the run's env instead
 of a pickle; the whole state (discriminator, optimiser, agent window, RNG) in the checkpoint, so a
 resumed run continues exactly (DI-engine's restarts its discriminator). Rewards are computed for a
-whole batch in one forward.
+whole batch in one forward. Against the other peers: Tianshou 2.0's ``GAIL`` is a PPO subclass
+(on-policy only) that feeds the raw action, unnormalised, next to the observation and reads expert
+data from its own replay-buffer format; here any off-policy learner takes the reward (DQN on
+CartPole and LunarLander, SAC on Pendulum). SB3 has no GAIL (it moved to ``imitation``, whose 1.0.1
+pins Gymnasium 0.29 and SB3 2.2: it cannot share an install with Gymnasium 1.x).
 """
 
 from __future__ import annotations
