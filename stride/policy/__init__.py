@@ -8,5 +8,8 @@ from .sac import SACPolicy
 from .ppo import PPOPolicy
 from .a2c import A2CPolicy
 from .impala import IMPALAPolicy
+# demonstrations and offline
+from .bc import BCPolicy
 
-__all__ = ["Policy", "DQNPolicy", "DDPGPolicy", "TD3Policy", "SACPolicy", "PPOPolicy", "A2CPolicy", "IMPALAPolicy"]
+__all__ = ["Policy", "DQNPolicy", "DDPGPolicy", "TD3Policy", "SACPolicy", "PPOPolicy", "A2CPolicy", "IMPALAPolicy",
+           "BCPolicy"]
