@@ -6,6 +6,7 @@
     stride -m serial --resume cartpole_dqn_seed0          # continue an interrupted run
     stride -m eval --load cartpole_dqn_seed0 --episodes 100  # a fresh evaluation of its policy
     stride -m collect_demo -e cartpole -p ppo --ckpt cartpole_ppo_seed0 --episodes 10 --out demos  # expert data
+    stride -m offline -e cartpole -p bc -s 0              # train from policy.collect.data_path's dataset
     stride -m parallel -c stride/zoo/cartpole/config/parallel/cartpole_dqn_config.py -s 0  # on Ray (stride-rl[dist])
     stride -m dist --module config -p local -c cfg.py -s 0 --address HEAD:PORT  # then learner, collector, coordinator
 
@@ -28,7 +29,7 @@ from typing import TYPE_CHECKING, Any, Dict, List, NoReturn, Optional, Tuple
 if TYPE_CHECKING:  # imported for real only where a run starts (torch is slow to import)
     from ..policy.base_policy import Policy
 
-MODES = ("serial", "serial_onpolicy", "serial_reward_model", "eval", "parallel", "dist", "collect_demo")
+MODES = ("serial", "serial_onpolicy", "serial_reward_model", "eval", "parallel", "dist", "collect_demo", "offline")
 MAX_SEED = 2**32 - 1  # NumPy's SeedSequence and torch take any such seed
 
 
@@ -110,6 +111,7 @@ def _parser() -> argparse.ArgumentParser:
                "  stride -m serial --resume cartpole_dqn_seed0\n"
                "  stride -m eval --load cartpole_dqn_seed0 --episodes 100\n"
                "  stride -m collect_demo -e cartpole -p ppo --ckpt cartpole_ppo_seed0 --episodes 10 --out demos\n"
+               "  stride -m offline -e cartpole -p bc -s 0  (from the dataset at policy.collect.data_path)\n"
                "  stride -m parallel -c stride/zoo/cartpole/config/parallel/cartpole_dqn_config.py -s 0\n"
                "  stride -m dist --module config -p local -c cfg.py -s 0 --address HEAD:PORT  (then --module learner,\n"
                "    collector, coordinator -c cfg.py.json; see README 'On a Ray cluster')\n\n"
@@ -188,6 +190,12 @@ def _run(args: argparse.Namespace) -> int:
             from .serial_entry_reward_model import serial_pipeline_reward_model
 
             return serial_pipeline_reward_model(input_cfg, **kw)
+        if args.mode == "offline":  # trains from policy.collect.data_path's dataset: no env steps to limit
+            if kw.pop("max_env_step", None) is not None:
+                raise ConfigError("-m offline takes no --env-step (it never steps an env to train): use --train-iter")
+            from .serial_entry_offline import serial_pipeline_offline
+
+            return serial_pipeline_offline(input_cfg, **kw)
         if args.mode == "serial_onpolicy":
             from .serial_entry_onpolicy import serial_pipeline_onpolicy
 
