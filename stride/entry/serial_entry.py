@@ -20,6 +20,10 @@ A config with a ``reward_model`` section (GAIL, HER, RND) runs the same loop wit
 between collection and learning, as the seeds draw it: ``collect_data`` + ``train`` after each
 collect (``clear_data`` every ``clear_buffer_per_iters`` train iterations), ``estimate`` on every
 batch before ``learner.train``; its state is in the checkpoint. Without one these calls are absent.
+
+A policy that declares ``policy.collect.data_path`` (SQIL) gets the demonstrations there beside its
+own replay (:func:`stride.entry.demonstrations.with_demonstrations`): the loop still sees one buffer,
+whose batches mix the two (``policy.collect.demo_fraction``).
 """
 
 from __future__ import annotations
@@ -53,6 +57,7 @@ from ..worker.collector import SampleCollector
 from ..worker.collector.base import SerialCollectorBase
 from ..worker.protocols import EnvManager, ScalarWriter
 from ..worker.learner.learner import read_checkpoint
+from .demonstrations import with_demonstrations
 from .progress import ProgressBar
 from .run_state import RESULT_FILE, finished, read_limits, read_result, write_limits
 from .utils import ConfigInput, Interrupt, build_env_managers, build_policy, check_spaces, read_config, resolve_resume
@@ -250,6 +255,9 @@ def _build_workers(cfg: Config, policy: Policy, collector_env: EnvManager, evalu
                                  tb_logger=tb, exp_name=exp)
     buffer = None if cfg.policy.on_policy else create_buffer(cfg.policy.other.replay_buffer, seed=cfg.seed,
                                                              tb_logger=tb, exp_name=exp)
+    if buffer is not None and cfg.policy.collect.get("data_path"):  # demonstrations beside the agent's data (SQIL)
+        buffer = with_demonstrations(cfg, policy, buffer, getattr(collector_env, "observation_space", None),
+                                     collector_env.action_space, tb, exp)
     reward_model = None if cfg.get("reward_model") is None else \
         create_reward_model(cfg.reward_model, env=goal_env, seed=cfg.seed)
     for name, comp in (("collector", collector), ("buffer", buffer), ("evaluator", evaluator),

@@ -32,9 +32,8 @@ import torch
 from ..config import Config, save_config
 from ..config.compile import make_exp_dir
 from ..data import create_buffer
-from ..data.demo import DemoDataset, load_demo_dataset
-from ..envs import BaseEnvTimestep
-from ..policy.base_policy import CollectMode, Policy
+from ..data.demo import DemoDataset
+from ..policy.base_policy import Policy
 from ..utils.errors import ConfigError
 from ..utils.log import build_tb_writer
 from ..utils.registry import import_components
@@ -44,6 +43,7 @@ from ..worker.protocols import EnvManager
 from .progress import ProgressBar
 from .run_state import write_limits
 from .serial_entry import EvalRecorder, build_learner_evaluator, finish_run, finished_policy, load_cfg, resumed_limits
+from .demonstrations import dataset_samples, read_dataset
 from .utils import ConfigInput, Interrupt, build_env_manager, build_policy, check_spaces
 
 
@@ -89,39 +89,6 @@ def serial_pipeline_offline(
         return _train(cfg, policy, dataset, evaluator_env, resume_ckpt, max_train_iter, progress)
     finally:
         evaluator_env.close()
-
-
-def read_dataset(cfg: Config, observation_space: Any, action_space: Any) -> DemoDataset:
-    """The dataset ``policy.collect.data_path`` names, checked to be recorded on the config's env."""
-    path = cfg.policy.collect.get("data_path")
-    if not isinstance(path, str) or not path:
-        raise ConfigError(f"policy.collect.data_path must name a demonstration dataset (a Minari dataset folder or "
-                          f"local id, e.g. from stride -m collect_demo --out DIR), got {path!r}")
-    dataset = load_demo_dataset(path)
-    dataset.check_env(observation_space, action_space, cfg.env.get("env_id"))
-    return dataset
-
-
-def dataset_samples(dataset: DemoDataset, collect_mode: CollectMode) -> List[Dict[str, Any]]:
-    """The dataset's episodes as the policy's train samples: each transition through
-    ``process_transition`` (with the step's timestep as an env would have given it), each episode
-    through ``get_train_sample``."""
-    cols = dataset.columns
-    samples: List[Dict[str, Any]] = []
-    for start, length in zip(dataset.starts.tolist(), dataset.lengths.tolist()):
-        episode = []
-        for i in range(start, start + length):
-            terminated, truncated = bool(cols["terminated"][i]), bool(cols["truncated"][i])
-            timestep = BaseEnvTimestep(_row(cols["next_obs"], i), float(cols["reward"][i]), terminated or truncated,
-                                       {"terminated": terminated, "truncated": truncated and not terminated})
-            episode.append(collect_mode.process_transition(_row(cols["obs"], i), {"action": cols["action"][i]},
-                                                           timestep))
-        samples.extend(collect_mode.get_train_sample(episode))
-    return samples
-
-
-def _row(col: Any, i: int) -> Any:
-    return {k: v[i] for k, v in col.items()} if isinstance(col, dict) else col[i]
 
 
 def _train(cfg: Config, policy: Policy, dataset: DemoDataset, evaluator_env: EnvManager, resume_ckpt: Optional[str],
