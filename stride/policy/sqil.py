@@ -96,7 +96,8 @@ class SQILPolicy(DQNPolicy):
     def _collect_kwargs(self, envstep: int = 0, train_iter: int = 0) -> Dict[str, Any]:
         return {}
 
-    def _forward_collect(self, data: Dict[int, Any], **kwargs: Any) -> Dict[int, Any]:
+    def _forward_collect(self, data: Dict[int, Any], eps: float = 0.0) -> Dict[int, Any]:
+        # (DQN's signature; no epsilon here: the actions are drawn from softmax(Q / alpha))
         return self._act(self._collect_model, data, alpha=self._cfg.learn.alpha)
 
     def _process_transition(self, obs: Any, policy_output: Dict[str, Any], timestep: Any) -> Dict[str, Any]:
