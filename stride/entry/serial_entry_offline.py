@@ -15,17 +15,17 @@ learner, evaluator, progress CSV, result file and Ctrl-C checkpoint are the seri
 checkpoints, so ``resume=`` continues exactly. Nothing here knows an algorithm: BC now, the
 offline algorithms to come (CQL, TD3+BC, IQL) only add a policy.
 
-Better than DI-engine on purpose: its ``serial_pipeline_offline`` reads a pickle (or HDF5 of its
-own layout) through a dataset class per format, trains with a torch ``DataLoader`` loop apart from
-the serial one, has no resume and stops on one lucky evaluation; its ``serial_pipeline_bc`` is a
-second copy of that loop. Here one reader, one learner, one evaluator with the 100-episode
-confirmation, and exact resume.
+Better than DI-engine on purpose: its ``serial_pipeline_offline`` reads its own dataset classes
+(pickles of transition dicts, or HDF5 in its own layout) in a torch ``DataLoader`` loop apart from
+the serial one, stops on one evaluation, and ``serial_pipeline_bc`` is yet another loop. Here one
+reader of a standard format, the serial entry's learner and evaluator (a screen confirmed over
+100 episodes), and exact resume.
 """
 
 from __future__ import annotations
 
 import math
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, Optional
 
 import torch
 

@@ -24,13 +24,13 @@ regulariser that ties Q values across states; agent transitions with reward 0 ma
 regulariser push the policy back to the expert's states. Plain BC, here, has no regulariser and
 never touches the env while learning (``stride/policy/sqil.py`` has the regularised variant).
 
-Better than the peers on purpose: DI-engine's ``serial_pipeline_bc`` reads a pickle, keeps a
-second training loop and (discrete) trains the DQN head with a learning rate of 0.01 for 20
-epochs; its continuous BC regresses raw env-unit actions with an unbounded head. Here the data is a
-Minari dataset read by the one reader, training and checkpoints go through the ordinary learner
-(resume exact), and continuous actions stay in the bounded actor's range. ``imitation``'s BC
-(SB3's home for it) cannot share an install with Gymnasium 1.x; Tianshou's ``ImitationPolicy``
-regresses in the env's units without the tanh range.
+Better than the peers on purpose: DI-engine's ``serial_pipeline_bc`` reads a pickle in a second
+training loop of its own (CartPole: learning rate 0.01, 20 epochs, 10,000 transitions); here the
+data is a Minari dataset read by the one reader, training and checkpoints go through the ordinary
+learner (exact resume), evaluation is confirmed over 100 episodes, and 10 episodes suffice
+(``cartpole_bc``: 200-400 gradient steps). Continuous actions are cloned in the same [-1, 1] units
+the zoo's SAC / TD3 actors use, so a cloned actor can warm-start them. ``imitation``'s BC (SB3's
+home for it) cannot share an install with Gymnasium 1.x (it pins Gymnasium 0.29).
 """
 
 from __future__ import annotations
