@@ -154,3 +154,11 @@ def test_a_dataset_of_another_env_and_an_env_step_limit_are_refused(tmp_path, da
     main, create = config(dataset, eval_freq_envstep=1000)
     with pytest.raises(ConfigError, match="eval_freq_envstep"):
         serial_pipeline_offline([main, create], exp_name=str(tmp_path / "q"), progress=False)
+
+
+def test_parallel_refuses_demonstrations_before_starting_ray():
+    from stride.entry import parallel_pipeline
+    from stride.zoo.cartpole.config import cartpole_sqil_config as sqil
+
+    with pytest.raises(ConfigError, match="-m parallel does not take demonstrations"):
+        parallel_pipeline([copy.deepcopy(sqil.main_config), copy.deepcopy(sqil.create_config), {}], seed=0)
