@@ -10,7 +10,7 @@ from .a2c import A2CPolicy
 from .impala import IMPALAPolicy
 # demonstrations and offline
 from .bc import BCPolicy
-from .sqil import SQILPolicy
+from .sqil import SQILPolicy, SQILSACPolicy
 
 __all__ = ["Policy", "DQNPolicy", "DDPGPolicy", "TD3Policy", "SACPolicy", "PPOPolicy", "A2CPolicy", "IMPALAPolicy",
-           "BCPolicy", "SQILPolicy"]
+           "BCPolicy", "SQILPolicy", "SQILSACPolicy"]

@@ -16,6 +16,10 @@ How it relates to behaviour cloning (:mod:`stride.policy.bc`): on expert samples
 contains BC's log-likelihood of the expert action under ``softmax(Q / alpha)``; the soft Bellman
 term on the agent's zero-reward samples is the regulariser that pulls it back to expert states.
 
+Continuous actions (``'sqil_sac'``, the paper's continuous variant): SAC -- already soft Q-learning
+with a learnt temperature -- on the same 0/1 rewards and the same half-and-half batches; only
+``process_transition`` differs from ``stride/policy/sac.py``.
+
 Better than DI-engine on purpose: its SQIL entry rolls the expert out *online* every iteration
 (it needs the expert's model, not its data, and a second collector) inside a copy of the serial
 loop, and overwrites rewards in the learner; here the expert is a standard dataset, the loop is
@@ -34,6 +38,7 @@ from ..model import model_wrap
 from ..utils.registry import POLICY_REGISTRY
 from .base_policy import is_terminated
 from .dqn import DQNPolicy
+from .sac import SACPolicy
 
 
 def soft_q_target(next_q: torch.Tensor, reward: torch.Tensor, done: torch.Tensor,
@@ -102,5 +107,30 @@ class SQILPolicy(DQNPolicy):
 
     def _process_transition(self, obs: Any, policy_output: Dict[str, Any], timestep: Any) -> Dict[str, Any]:
         # the env's reward is dropped here: 1 for the expert's steps, 0 for the agent's
-        return {"obs": obs, "action": policy_output["action"], "reward": 1.0 if timestep.info.get("demo") else 0.0,
+        return {"obs": obs, "action": policy_output["action"], "reward": _sqil_reward(timestep),
                 "next_obs": timestep.obs, "done": is_terminated(timestep)}
+
+
+def _sqil_reward(timestep: Any) -> float:
+    """1 for a demonstration step (``info['demo']``), 0 for the agent's own: the env's reward is dropped."""
+    return 1.0 if timestep.info.get("demo") else 0.0
+
+
+@POLICY_REGISTRY.register("sqil_sac")
+class SQILSACPolicy(SACPolicy):
+    """SQIL for continuous actions: SAC on expert (reward 1) and agent (reward 0) transitions."""
+
+    config = dict(
+        type="sqil_sac",
+        collect=dict(
+            # (str) the expert's demonstrations: a Minari dataset folder or local id (stride -m collect_demo).
+            data_path=REQUIRED,
+            # (float) share of every batch taken from the demonstrations.
+            demo_fraction=Setting(0.5, "(0, 1)"),
+        ),
+    )
+
+    def _process_transition(self, obs: Any, policy_output: Dict[str, Any], timestep: Any) -> Dict[str, Any]:
+        transition = super()._process_transition(obs, policy_output, timestep)  # (SAC's [-1, 1] action)
+        transition["reward"] = _sqil_reward(timestep)
+        return transition

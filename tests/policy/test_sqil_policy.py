@@ -39,6 +39,21 @@ def test_rewards_are_one_for_demonstrations_and_zero_for_own_steps():
     assert own["reward"] == 0.0 and demo["reward"] == 1.0 and demo["done"] and not own["done"]
 
 
+def test_continuous_variant_keeps_sacs_unit_range_and_drops_the_env_reward():
+    from stride.policy import SQILSACPolicy
+    from stride.zoo.pendulum.config import pendulum_sqil_sac_config as pendulum
+
+    main = copy.deepcopy(pendulum.main_config)
+    policy = SQILSACPolicy(compile_config(main, copy.deepcopy(pendulum.create_config), save_cfg=False).policy)
+    obs = np.zeros(3, np.float32)
+    own = policy.collect_mode.process_transition(obs, {"action": np.array([1.0], np.float32)},
+                                                 BaseEnvTimestep(obs, -3.0, False, {}))
+    demo = policy.collect_mode.process_transition(obs, {"action": np.array([-2.0], np.float32)},
+                                                  BaseEnvTimestep(obs, -3.0, False, {"demo": True}))
+    assert own["reward"] == 0.0 and demo["reward"] == 1.0
+    np.testing.assert_allclose([own["action"][0], demo["action"][0]], [0.5, -1.0])  # Pendulum's [-2, 2] -> [-1, 1]
+
+
 pytest.importorskip("minari")
 
 

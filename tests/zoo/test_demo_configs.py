@@ -60,14 +60,17 @@ def test_bc_config_trains_offline(env_name, env_id, tmp_path):
     assert out.result["dataset"]["episodes"] == 2 and out.result["dataset"]["transitions"] >= 16
 
 
-@pytest.mark.parametrize("env_name, env_id", [("cartpole", "CartPole-v1"), ("lunarlander", "LunarLander-v3")])
-def test_sqil_config_runs_a_few_hundred_steps(env_name, env_id, tmp_path):
+@pytest.mark.parametrize("env_name, algo, env_id", [("cartpole", "sqil", "CartPole-v1"),
+                                                   ("lunarlander", "sqil", "LunarLander-v3"),
+                                                   ("pendulum", "sqil_sac", "Pendulum-v1")])
+def test_sqil_config_runs_a_few_hundred_steps(env_name, algo, env_id, tmp_path):
     if env_name == "lunarlander":
         pytest.importorskip("Box2D", reason="LunarLander needs the box2d extra")
-    assert "sqil" in zoo_policies(env_name)
-    main, create = copy.deepcopy(zoo_config(env_name, "sqil"))
+    assert algo in zoo_policies(env_name)
+    main, create = copy.deepcopy(zoo_config(env_name, algo))
     main = _small(main, _random_demo(env_id, str(tmp_path / "demo")))
     main["env"]["collector_env_num"] = 2
+    main["policy"]["random_collect_size"] = min(main["policy"].get("random_collect_size", 0), 100)
     main["policy"]["eval"]["evaluator"].update(eval_freq_envstep=200, confirm_episode=0)
     out = serial_pipeline([main, create], seed=0, max_env_step=300, exp_name=str(tmp_path / "run"), progress=False)
     assert out.result["env_step"] >= 300 and out.result["train_iter"] > 0
