@@ -115,3 +115,17 @@ def test_sqil_learns_cartpole_from_four_expert_episodes(dataset, tmp_path):
 
     policy = serial_pipeline(config(dataset), seed=0, max_env_step=20_000, exp_name=str(tmp_path / "s"), progress=False)
     assert policy.result["stop"] and policy.result["eval_return"] >= 450
+
+
+def test_resume_continues_exactly_with_the_demonstrations(dataset, tmp_path):
+    from stride.entry import serial_pipeline
+    from stride.worker.learner.learner import read_checkpoint
+
+    main, create = config(dataset)
+    main["env"]["stop_value"] = 1e9
+    whole = serial_pipeline([main, create], seed=2, max_train_iter=40, exp_name=str(tmp_path / "w"), progress=False)
+    half = serial_pipeline([main, create], seed=2, max_train_iter=20, exp_name=str(tmp_path / "h"), progress=False)
+    resumed = serial_pipeline(None, max_train_iter=40, resume=half.result["exp_dir"], progress=False)
+    a = read_checkpoint(whole.result["final_checkpoint"])["policy"]["model"]
+    b = read_checkpoint(resumed.result["final_checkpoint"])["policy"]["model"]
+    assert resumed.result["train_iter"] == 40 and all(torch.equal(a[k], b[k]) for k in a)
