@@ -108,6 +108,9 @@ def serial_pipeline(
     """
     import_components()
     cfg, resume_ckpt = load_cfg(input_cfg, seed, exp_name, resume)
+    if cfg.policy.get("offline"):  # a policy that learns from a dataset alone (BC)
+        raise ConfigError(f"policy '{cfg.policy.type}' learns from a dataset alone (policy.offline=True): "
+                          "use serial_pipeline_offline (stride -m offline)")
     replicas = bool(cfg.policy.learn.get("multi_gpu", False))
     if replicas and resume_ckpt is not None:
         raise ConfigError("resume= with policy.learn.multi_gpu=True is not supported: every replica would restart "

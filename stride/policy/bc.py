@@ -87,6 +87,8 @@ class BCPolicy(Policy):
         type="bc",
         # (bool) trained from a replay of the dataset (the offline entry fills one).
         on_policy=False,
+        # (bool) learns from a dataset alone: the online pipelines refuse it (they would clone its own actions).
+        offline=True,
         # (bool) False: discrete actions (cross-entropy, model 'dqn'); True: a continuous actor (model 'qac').
         continuous=False,
         # ([low, high]|None) continuous actions: the env's bounds (None: taken from the env's Box space).

@@ -162,3 +162,11 @@ def test_parallel_refuses_demonstrations_before_starting_ray():
 
     with pytest.raises(ConfigError, match="-m parallel does not take demonstrations"):
         parallel_pipeline([copy.deepcopy(sqil.main_config), copy.deepcopy(sqil.create_config), {}], seed=0)
+
+
+def test_the_online_pipeline_refuses_an_offline_policy(dataset, tmp_path):
+    from stride.entry import serial_pipeline
+
+    with pytest.raises(ConfigError, match="use serial_pipeline_offline"):
+        serial_pipeline(config(dataset), exp_name=str(tmp_path / "s"), progress=False)
+    assert not os.path.exists(tmp_path / "s")
