@@ -9,7 +9,9 @@ Trained offline (no env step while learning) by ``serial_pipeline_offline`` on t
 
 (the same dataset as ``cartpole_dqn_gail``'s). The stop value, 475, is 95 % of the expert's 500,
 confirmed over 100 episodes. Cross-entropy on a 2 x 128 MLP's logits, Adam at 1e-3 (DI-engine's
-``cartpole_bc_config`` uses 1e-2).
+``cartpole_bc_config`` uses 1e-2). Measured 2026-11-25, seeds 0-2 (expert = the PPO config's run of
+the same seed, 500.0 / 499.9 / 500.0 over 100 episodes): confirmed 489.7 / 499.5 / 500.0 after
+200 / 400 / 200 gradient steps, 0.1-0.2 train CPU-s.
 """
 
 main_config = dict(

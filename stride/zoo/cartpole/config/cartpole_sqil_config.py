@@ -9,7 +9,9 @@ half per batch; the env's reward is never stored. The expert's demonstrations co
 
 (the dataset ``cartpole_bc`` and ``cartpole_dqn_gail`` use). The stop value, 450, is 90 % of the
 expert's 500, confirmed over 100 episodes. Temperature 0.12, gamma 0.97, batch 64, 8 transitions per
-collect as DI-engine's ``cartpole_sqil_config``; the Q-net is ``cartpole_dqn_config``'s.
+collect as DI-engine's ``cartpole_sqil_config``; the Q-net is ``cartpole_dqn_config``'s. Measured
+2026-11-25, seeds 0-2 (PPO expert of the same seed, 500.0 / 499.9 / 500.0): confirmed 500.0 / 491.5 /
+493.1 at 2,000 / 4,000 / 2,000 env steps, 1.0 / 1.8 / 1.0 train CPU-s.
 """
 
 main_config = dict(
