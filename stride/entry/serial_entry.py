@@ -204,7 +204,7 @@ def _alone(flag: bool) -> bool:
 
 
 def resumed_limits(exp_dir: str, max_env_step: Optional[int], max_train_iter: Optional[int]
-                    ) -> Union[Dict[str, Any], Tuple[Optional[int], Optional[int]]]:
+                   ) -> Union[Dict[str, Any], Tuple[Optional[int], Optional[int]]]:
     """A resumed run's limits: the ones given, else the ones it was started with (recorded again
     when given); the run's result instead when it already ended within them."""
     saved_env_step, saved_train_iter = read_limits(exp_dir)
