@@ -122,8 +122,12 @@ def default_main_config(create_cfg: Mapping[str, object], user_cfg: Optional[Map
 
     policy = declaration(policy_cls)
     policy["type"] = policy_type
-    model_type = type_name(create_cfg, "model") or _default_model_name(policy_type, policy_cls)
-    policy["model"] = deep_update(_model_defaults(MODEL_REGISTRY.get(model_type)), section(policy, "model"))
+    named_model = type_name(create_cfg, "model")
+    model_type = named_model or _default_model_name(policy_type, policy_cls)
+    model_defaults = _model_defaults(MODEL_REGISTRY.get(model_type))
+    if named_model is not None:  # recorded, so the policy builds this model (and a resumed run finds it)
+        model_defaults["type"] = named_model
+    policy["model"] = deep_update(model_defaults, section(policy, "model"))
     learn = dict(section(policy, "learn"))
     learn["learner"] = declaration(LEARNER_REGISTRY.get("base"))
     policy["learn"] = learn
@@ -209,6 +213,9 @@ def load_saved_config(path: str) -> Config:
     create: Dict[str, object] = {"env": {"type": env.get("type", "gymnasium")},
                     "env_manager": {"type": env.get("manager", {}).get("type", "base")},
                     "policy": {"type": policy.get("type")}}
+    model_type = policy.get("model", {}).get("type")  # a model create_config named (recorded by compile_config)
+    if isinstance(model_type, str):
+        create["model"] = {"type": model_type}
     for key, dotted in (("replay_buffer", ("other", "replay_buffer")), ("collector", ("collect", "collector"))):
         node = policy.get(dotted[0], {}).get(dotted[1], {})
         if isinstance(node, Mapping) and node.get("type"):

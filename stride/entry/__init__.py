@@ -6,7 +6,8 @@ The pipelines are imported on first use, so ``stride`` answers a mistyped flag w
 from typing import Any
 
 __all__ = ["serial_pipeline", "serial_pipeline_onpolicy", "serial_pipeline_reward_model",
-           "serial_pipeline_reward_model_onpolicy", "eval_pipeline", "parallel_pipeline"]
+           "serial_pipeline_reward_model_onpolicy", "eval_pipeline", "parallel_pipeline", "collect_demo_data",
+           "serial_pipeline_offline"]
 
 
 def __getattr__(name: str) -> Any:
@@ -26,6 +27,14 @@ def __getattr__(name: str) -> Any:
         from .eval_entry import eval_pipeline
 
         return eval_pipeline
+    if name == "collect_demo_data":
+        from .collect_demo import collect_demo_data
+
+        return collect_demo_data
+    if name == "serial_pipeline_offline":
+        from .serial_entry_offline import serial_pipeline_offline
+
+        return serial_pipeline_offline
     if name == "parallel_pipeline":  # imports Ray only when a run starts
         from .parallel.pipeline import parallel_pipeline
 

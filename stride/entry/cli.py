@@ -5,6 +5,8 @@
     stride -m serial -e cartpole -p dqn --set policy.learn.learning_rate=3e-4   # any config key
     stride -m serial --resume cartpole_dqn_seed0          # continue an interrupted run
     stride -m eval --load cartpole_dqn_seed0 --episodes 100  # a fresh evaluation of its policy
+    stride -m collect_demo -e cartpole -p ppo --ckpt cartpole_ppo_seed0 --episodes 10 --out demos  # expert data
+    stride -m offline -e cartpole -p bc -s 0              # train from policy.collect.data_path's dataset
     stride -m parallel -c stride/zoo/cartpole/config/parallel/cartpole_dqn_config.py -s 0  # on Ray (stride-rl[dist])
     stride -m dist --module config -p local -c cfg.py -s 0 --address HEAD:PORT  # then learner, collector, coordinator
 
@@ -27,7 +29,7 @@ from typing import TYPE_CHECKING, Any, Dict, List, NoReturn, Optional, Tuple
 if TYPE_CHECKING:  # imported for real only where a run starts (torch is slow to import)
     from ..policy.base_policy import Policy
 
-MODES = ("serial", "serial_onpolicy", "serial_reward_model", "eval", "parallel", "dist", "tune")
+MODES = ("serial", "serial_onpolicy", "serial_reward_model", "eval", "parallel", "dist", "collect_demo", "offline", "tune")
 MAX_SEED = 2**32 - 1  # NumPy's SeedSequence and torch take any such seed
 
 
@@ -108,6 +110,8 @@ def _parser() -> argparse.ArgumentParser:
         epilog="Examples:\n  stride -m serial -e cartpole -p dqn -s 0\n  stride -m serial -c cartpole_dqn_config.py -s 0\n"
                "  stride -m serial --resume cartpole_dqn_seed0\n"
                "  stride -m eval --load cartpole_dqn_seed0 --episodes 100\n"
+               "  stride -m collect_demo -e cartpole -p ppo --ckpt cartpole_ppo_seed0 --episodes 10 --out demos\n"
+               "  stride -m offline -e cartpole -p bc -s 0  (from the dataset at policy.collect.data_path)\n"
                "  stride -m parallel -c stride/zoo/cartpole/config/parallel/cartpole_dqn_config.py -s 0\n"
                "  stride -m dist --module config -p local -c cfg.py -s 0 --address HEAD:PORT  (then --module learner,\n"
                "    collector, coordinator -c cfg.py.json; see README 'On a Ray cluster')\n\n"
@@ -139,9 +143,14 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--load", default=None, metavar="PATH",
                    help="-m eval: the experiment folder (its latest checkpoint) or checkpoint file to evaluate")
     p.add_argument("--episodes", type=_count, default=None,
-                   help="-m eval: evaluation episodes (default: the config's env.n_evaluator_episode)")
+                   help="-m eval: evaluation episodes (default: the config's env.n_evaluator_episode); "
+                        "-m collect_demo: whole episodes to record")
     p.add_argument("--replay-path", default=None, metavar="DIR",
                    help="-m eval: write one mp4 per evaluated episode under DIR/env<i>/ (needs stride-rl[video])")
+    p.add_argument("--ckpt", default=None, metavar="PATH",
+                   help="-m collect_demo: the expert's checkpoint file or experiment folder (its latest checkpoint)")
+    p.add_argument("--out", default=None, metavar="DIR",
+                   help="-m collect_demo: the dataset folder to write (Minari format; default <exp_name>_demo_seed<S>)")
     p.add_argument("--no-progress", action="store_true", help="don't show the progress bar")
     dist = p.add_argument_group("-m dist (a running Ray cluster; -p local|slurm names the platform)")
     dist.add_argument("--module", default=None,
@@ -181,6 +190,8 @@ def _run(args: argparse.Namespace) -> int:
         return _parallel(args)
     if args.mode == "dist":
         return _dist(args)
+    if args.mode == "collect_demo":
+        return _collect_demo(args)
     if args.mode == "tune":
         return _tune(args)
 
@@ -189,6 +200,12 @@ def _run(args: argparse.Namespace) -> int:
             from .serial_entry_reward_model import serial_pipeline_reward_model
 
             return serial_pipeline_reward_model(input_cfg, **kw)
+        if args.mode == "offline":  # trains from policy.collect.data_path's dataset: no env steps to limit
+            if kw.pop("max_env_step", None) is not None:
+                raise ConfigError("-m offline takes no --env-step (it never steps an env to train): use --train-iter")
+            from .serial_entry_offline import serial_pipeline_offline
+
+            return serial_pipeline_offline(input_cfg, **kw)
         if args.mode == "serial_onpolicy":
             from .serial_entry_onpolicy import serial_pipeline_onpolicy
 
@@ -343,6 +360,33 @@ def _eval(args: argparse.Namespace) -> int:
     print(f"stride: returns in {r['result_file']}")
     if args.replay_path:
         print(f"stride: episode videos under {args.replay_path}")
+    return 0
+
+
+def _collect_demo(args: argparse.Namespace) -> int:
+    """``-m collect_demo``: the expert's (``--ckpt``) greedy episodes written as a Minari dataset (``--out``)."""
+    from ..utils.errors import ConfigError
+    from .utils import read_config, zoo_config
+
+    if not args.ckpt or not args.episodes:
+        raise ConfigError("-m collect_demo needs --ckpt PATH (the expert's checkpoint or experiment folder) and "
+                          "--episodes N (e.g. -e cartpole -p ppo --ckpt cartpole_ppo_seed0 --episodes 10 --out demos)")
+    if args.seed and len(args.seed) > 1:
+        raise ConfigError(f"-m collect_demo takes one seed, got {args.seed}")
+    if args.config:
+        main, create = read_config(args.config)
+    elif args.env and args.policy:
+        main, create = zoo_config(args.env, args.policy)
+    else:
+        raise ConfigError("give either -c CONFIG_FILE or both -e ENV and -p POLICY (the expert's config; see stride -h)")
+    from .collect_demo import collect_demo_data
+    from ..data.demo import load_demo_dataset
+
+    path = collect_demo_data([apply_settings(_copy(main), args.settings), create], args.seed[0] if args.seed else 0,
+                             args.ckpt, n_episode=args.episodes, out_dir=args.out)
+    data = load_demo_dataset(path)
+    print(f"stride: wrote {len(data.lengths)} episodes ({len(data)} transitions, return mean "
+          f"{data.returns.mean():.2f} min {data.returns.min():.1f} max {data.returns.max():.1f}) to {path}")
     return 0
 
 

@@ -19,16 +19,17 @@ class ProgressBar:
     line on ``stream`` (default stdout) when that is not a terminal. ``enabled=False``: nothing."""
 
     def __init__(self, enabled: bool, total: float, initial: int = 0, period: float = 10.0,
-                 stream: Optional[IO[str]] = None) -> None:
+                 stream: Optional[IO[str]] = None, unit: str = "env steps") -> None:
         self._bar: Any = None
         self._stream = stream if stream is not None else sys.stdout
         self._lines = enabled and not _isatty(self._stream)
         if enabled and _isatty(sys.stderr):
             from tqdm import tqdm
 
-            self._bar = tqdm(total=None if math.isinf(total) else int(total), initial=initial, unit=" env steps",
+            self._bar = tqdm(total=None if math.isinf(total) else int(total), initial=initial, unit=f" {unit}",
                              desc="stride", dynamic_ncols=True, leave=True)
         self._period = float(period)
+        self._unit = unit  # what the bar counts: env steps (online runs) or train iterations (offline ones)
         self._last = initial
         self._t = time.perf_counter()
         self._line_t, self._line_step = self._t, initial
@@ -38,7 +39,7 @@ class ProgressBar:
         if self._lines and now - self._line_t >= self._period:
             speed = (envstep - self._line_step) / max(now - self._line_t, 1e-9)
             ret = "-" if eval_return is None else f"{eval_return:.2f}"
-            print(f"stride: env_step={envstep} train_iter={train_iter} {speed:.0f} env steps/s last eval={ret}",
+            print(f"stride: env_step={envstep} train_iter={train_iter} {speed:.0f} {self._unit}/s last eval={ret}",
                   file=self._stream, flush=True)
             self._line_t, self._line_step = now, envstep
         if self._bar is None:

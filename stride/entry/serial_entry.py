@@ -20,6 +20,10 @@ A config with a ``reward_model`` section (GAIL, HER, RND) runs the same loop wit
 between collection and learning, as the seeds draw it: ``collect_data`` + ``train`` after each
 collect (``clear_data`` every ``clear_buffer_per_iters`` train iterations), ``estimate`` on every
 batch before ``learner.train``; its state is in the checkpoint. Without one these calls are absent.
+
+A policy that declares ``policy.collect.data_path`` (SQIL) gets the demonstrations there beside its
+own replay (:func:`stride.entry.demonstrations.with_demonstrations`): the loop still sees one buffer,
+whose batches mix the two (``policy.collect.demo_fraction``).
 """
 
 from __future__ import annotations
@@ -53,6 +57,7 @@ from ..worker.collector import SampleCollector
 from ..worker.collector.base import SerialCollectorBase
 from ..worker.protocols import EnvManager, ScalarWriter
 from ..worker.learner.learner import read_checkpoint
+from .demonstrations import with_demonstrations
 from .progress import ProgressBar
 from .run_state import RESULT_FILE, finished, read_limits, read_result, write_limits
 from .utils import ConfigInput, Interrupt, build_env_managers, build_policy, check_spaces, read_config, resolve_resume
@@ -107,14 +112,17 @@ def serial_pipeline(
     """
     import_components()
     cfg, resume_ckpt = load_cfg(input_cfg, seed, exp_name, resume)
+    if cfg.policy.get("offline"):  # a policy that learns from a dataset alone (BC)
+        raise ConfigError(f"policy '{cfg.policy.type}' learns from a dataset alone (policy.offline=True): "
+                          "use serial_pipeline_offline (stride -m offline)")
     replicas = bool(cfg.policy.learn.get("multi_gpu", False))
     if replicas and resume_ckpt is not None:
         raise ConfigError("resume= with policy.learn.multi_gpu=True is not supported: every replica would restart "
                           "rank 0's envs and buffer; start a new run, or resume with --set policy.learn.multi_gpu=False")
     if resume_ckpt is not None:
-        limits = _resumed_limits(cfg.exp_name, max_env_step, max_train_iter)
+        limits = resumed_limits(cfg.exp_name, max_env_step, max_train_iter)
         if isinstance(limits, dict):  # the run already ended: its result
-            return _finished_policy(cfg, model, resume_ckpt, limits)
+            return finished_policy(cfg, model, resume_ckpt, limits)
         max_env_step, max_train_iter = limits
     own_group = _join_replicas(cfg) if replicas else False
     try:
@@ -178,9 +186,17 @@ def _train(cfg: Config, model: Optional[torch.nn.Module], resume_ckpt: Optional[
             goal_env.close()
         if tb is not None:
             tb.close()
+    return finish_run(policy, result, learner, exp, max_env_step, max_train_iter,
+                      replicas=get_world_size() if replicas else 1)
+
+
+def finish_run(policy: Policy, result: Dict[str, Any], learner: BaseLearner, exp: Optional[str],
+               max_env_step: Optional[int], max_train_iter: Optional[int], replicas: int = 1) -> Policy:
+    """``policy`` with the run's summary as ``policy.result`` (final checkpoint and limits added),
+    also written atomically to ``<exp>/result.json`` (what ``--resume`` reads to see a run ended)."""
     final = os.path.join(exp, "ckpt", f"iteration_{learner.train_iter}.pth.tar") if exp is not None else None
     result.update(final_checkpoint=final, max_env_step=max_env_step, max_train_iter=max_train_iter,
-                  replicas=get_world_size() if replicas else 1)
+                  replicas=replicas)
     if exp is not None:
         atomic_write_json(os.path.join(exp, RESULT_FILE), result)
     policy.result = result
@@ -192,8 +208,8 @@ def _alone(flag: bool) -> bool:
     return flag
 
 
-def _resumed_limits(exp_dir: str, max_env_step: Optional[int], max_train_iter: Optional[int]
-                    ) -> Union[Dict[str, Any], Tuple[Optional[int], Optional[int]]]:
+def resumed_limits(exp_dir: str, max_env_step: Optional[int], max_train_iter: Optional[int]
+                   ) -> Union[Dict[str, Any], Tuple[Optional[int], Optional[int]]]:
     """A resumed run's limits: the ones given, else the ones it was started with (recorded again
     when given); the run's result instead when it already ended within them."""
     saved_env_step, saved_train_iter = read_limits(exp_dir)
@@ -229,16 +245,27 @@ def _reward_model_env(cfg: Config) -> Optional[BaseEnv]:
     return env
 
 
+def build_learner_evaluator(cfg: Config, policy: Policy, evaluator_env: EnvManager, tb: Optional[ScalarWriter],
+                            exp: Optional[str]) -> Tuple[BaseLearner, BaseSerialEvaluator]:
+    """The learner (hooks, checkpoints in ``exp``) and the evaluator (on ``evaluator_env``) of a
+    run, as every serial entry (online and offline) builds them."""
+    learner = BaseLearner(cfg.policy.learn.learner, policy.learn_mode, tb, exp)
+    evaluator = BaseSerialEvaluator(cfg.policy.eval.evaluator, evaluator_env, policy.eval_mode, tb, exp)
+    return learner, evaluator
+
+
 def _build_workers(cfg: Config, policy: Policy, collector_env: EnvManager, evaluator_env: EnvManager,
                    tb: Optional[ScalarWriter], exp: Optional[str], goal_env: Optional[BaseEnv] = None) -> Workers:
     """Learner, collector, evaluator, (off-policy) replay buffer and (if configured) reward model;
     their states go into checkpoints (none without ``exp``: a replica other than rank 0 writes no file)."""
-    learner = BaseLearner(cfg.policy.learn.learner, policy.learn_mode, tb, exp)
+    learner, evaluator = build_learner_evaluator(cfg, policy, evaluator_env, tb, exp)
     collector = create_collector(cfg.policy.collect.collector, collector_env, policy.collect_mode,
                                  tb_logger=tb, exp_name=exp)
-    evaluator = BaseSerialEvaluator(cfg.policy.eval.evaluator, evaluator_env, policy.eval_mode, tb, exp)
     buffer = None if cfg.policy.on_policy else create_buffer(cfg.policy.other.replay_buffer, seed=cfg.seed,
                                                              tb_logger=tb, exp_name=exp)
+    if buffer is not None and cfg.policy.collect.get("data_path"):  # demonstrations beside the agent's data (SQIL)
+        buffer = with_demonstrations(cfg, policy, buffer, getattr(collector_env, "observation_space", None),
+                                     collector_env.action_space, tb, exp)
     reward_model = None if cfg.get("reward_model") is None else \
         create_reward_model(cfg.reward_model, env=goal_env, seed=cfg.seed)
     for name, comp in (("collector", collector), ("buffer", buffer), ("evaluator", evaluator),
@@ -248,7 +275,7 @@ def _build_workers(cfg: Config, policy: Policy, collector_env: EnvManager, evalu
     return Workers(learner, collector, evaluator, buffer, reward_model)
 
 
-def _finished_policy(cfg: Config, model: Optional[torch.nn.Module], ckpt: str, result: Dict[str, Any]) -> Policy:
+def finished_policy(cfg: Config, model: Optional[torch.nn.Module], ckpt: str, result: Dict[str, Any]) -> Policy:
     """The policy of a run that already ended, from its latest checkpoint; nothing is trained or
     written (its ``result.json`` stays as it is)."""
     policy = build_policy(cfg, model)
@@ -293,10 +320,9 @@ def _run(cfg: Config, policy: Policy, workers: Workers, exp: Optional[str], max_
     env_step_limit = math.inf if max_env_step is None else max_env_step
     learn = cfg.policy.learn
     use_priority = bool(cfg.policy.priority)
-    csv = ProgressCSV(os.path.join(exp, "progress.csv")) if exp is not None else None
+    record = EvalRecorder(exp)
     bar = ProgressBar(enabled=progress, total=env_step_limit, initial=collector.envstep)
-    cpu0, wall0, eval_cpu = time.process_time(), time.perf_counter(), 0.0
-    stop, interrupted, last_return = False, False, None
+    stop, interrupted = False, False
     if buffer is not None and cfg.policy.random_collect_size > 0 and buffer.count() == 0 and learner.train_iter == 0:
         random_collect(cfg, policy, collector, buffer)
     with Interrupt() as interrupt:
@@ -306,23 +332,8 @@ def _run(cfg: Config, policy: Policy, workers: Workers, exp: Optional[str], max_
                 learner.save_checkpoint()
                 break
             if exp is not None and evaluator.should_eval(learner.train_iter, collector.envstep):
-                stop, returns = evaluator.eval(learner.save_checkpoint, learner.train_iter, collector.envstep)
-                eval_cpu += evaluator.last_eval_cpu_seconds
-                last_return = evaluator.last_eval_return
-                if evaluator.last_confirm_return is not None:  # the decisive evaluation
-                    last_return = evaluator.last_confirm_return
-                train_cpu = time.process_time() - cpu0 - eval_cpu
-                assert csv is not None  # written where exp is
-                row = {"train_iter": learner.train_iter, "envstep": collector.envstep,
-                       # the screen's mean, and the confirmation's where one ran (the decisive one)
-                       "eval_return_mean": evaluator.last_eval_return,
-                       "confirm_return_mean": evaluator.last_confirm_return,
-                       "eval_return_min": min(returns), "eval_return_max": max(returns),
-                       "train_cpu_seconds": round(train_cpu, 3),
-                       "wall_seconds": round(time.perf_counter() - wall0, 3),
-                       **{f"learner_{k}": v for k, v in learner.last_log.items()}}
-                csv.write(row)
-                bar.update(collector.envstep, learner.train_iter, last_return)
+                stop, row = record.evaluate(evaluator, learner, collector.envstep)
+                bar.update(collector.envstep, learner.train_iter, record.last_return)
                 if on_eval is not None:
                     on_eval(dict(row, stop=bool(stop)))
             if agree(stop):
@@ -350,13 +361,52 @@ def _run(cfg: Config, policy: Policy, workers: Workers, exp: Optional[str], max_
             # every clear_every train iterations (derived from train_iter: a resumed run clears alike)
             if reward_model is not None and clear_every and learner.train_iter // clear_every > iter_before // clear_every:
                 reward_model.clear_data()
-            bar.update(collector.envstep, learner.train_iter, last_return)
+            bar.update(collector.envstep, learner.train_iter, record.last_return)
             if agree(collector.envstep >= env_step_limit or learner.train_iter >= train_limit):
                 break
     bar.close()
     return {
         "stop": bool(stop), "interrupted": interrupted, "signal": interrupt.signal_name,
-        "env_step": collector.envstep, "train_iter": learner.train_iter,
-        "eval_return": last_return, "train_cpu_seconds": time.process_time() - cpu0 - eval_cpu,
-        "eval_cpu_seconds": eval_cpu, "wall_seconds": time.perf_counter() - wall0, "exp_dir": exp,
+        "env_step": collector.envstep, "train_iter": learner.train_iter, **record.summary(), "exp_dir": exp,
     }
+
+
+class EvalRecorder:
+    """A run's evaluations and their ``progress.csv`` rows (in ``exp``; none without it), with the
+    CPU time split: train CPU-seconds are the process's CPU time less the evaluations' (what the
+    benchmarks compare). Every serial entry, online or offline, evaluates through it."""
+
+    def __init__(self, exp: Optional[str]) -> None:
+        self.csv = ProgressCSV(os.path.join(exp, "progress.csv")) if exp is not None else None
+        self.cpu0, self.wall0, self.eval_cpu = time.process_time(), time.perf_counter(), 0.0
+        self.last_return: Optional[float] = None  # the latest decisive mean (the confirmation's where one ran)
+
+    def train_cpu(self) -> float:
+        """CPU seconds spent so far outside evaluations."""
+        return time.process_time() - self.cpu0 - self.eval_cpu
+
+    def evaluate(self, evaluator: BaseSerialEvaluator, learner: BaseLearner, envstep: int
+                 ) -> Tuple[bool, Dict[str, Any]]:
+        """One evaluation (best checkpoint saved through the learner) and its CSV row; returns
+        ``(stop, row)``."""
+        stop, returns = evaluator.eval(learner.save_checkpoint, learner.train_iter, envstep)
+        self.eval_cpu += evaluator.last_eval_cpu_seconds
+        self.last_return = evaluator.last_eval_return
+        if evaluator.last_confirm_return is not None:  # the decisive evaluation
+            self.last_return = evaluator.last_confirm_return
+        row = {"train_iter": learner.train_iter, "envstep": envstep,
+               # the screen's mean, and the confirmation's where one ran (the decisive one)
+               "eval_return_mean": evaluator.last_eval_return,
+               "confirm_return_mean": evaluator.last_confirm_return,
+               "eval_return_min": min(returns), "eval_return_max": max(returns),
+               "train_cpu_seconds": round(self.train_cpu(), 3),
+               "wall_seconds": round(time.perf_counter() - self.wall0, 3),
+               **{f"learner_{k}": v for k, v in learner.last_log.items()}}
+        if self.csv is not None:
+            self.csv.write(row)
+        return stop, row
+
+    def summary(self) -> Dict[str, Any]:
+        """The result's timing and return entries."""
+        return {"eval_return": self.last_return, "train_cpu_seconds": self.train_cpu(),
+                "eval_cpu_seconds": self.eval_cpu, "wall_seconds": time.perf_counter() - self.wall0}

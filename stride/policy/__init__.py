@@ -9,5 +9,9 @@ from .ppo import PPOPolicy
 from .a2c import A2CPolicy
 from .impala import IMPALAPolicy
 from .r2d2 import R2D2Policy
+# demonstrations and offline
+from .bc import BCPolicy
+from .sqil import SQILPolicy, SQILSACPolicy
 
-__all__ = ["Policy", "DQNPolicy", "DDPGPolicy", "TD3Policy", "SACPolicy", "PPOPolicy", "A2CPolicy", "IMPALAPolicy", "R2D2Policy"]
+__all__ = ["Policy", "DQNPolicy", "DDPGPolicy", "TD3Policy", "SACPolicy", "PPOPolicy", "A2CPolicy", "IMPALAPolicy",
+           "R2D2Policy", "BCPolicy", "SQILPolicy", "SQILSACPolicy"]

@@ -4,6 +4,7 @@ from .naive import NaiveReplayBuffer, create_buffer
 from .advanced import AdvancedReplayBuffer, FileStorage
 from .episode import EpisodeReplayBuffer
 from .monitor import BufferMonitor
+from .demo_mix import DemoMixBuffer
 
 __all__ = ["NaiveReplayBuffer", "AdvancedReplayBuffer", "EpisodeReplayBuffer", "FileStorage", "BufferMonitor",
-           "create_buffer"]
+           "create_buffer", "DemoMixBuffer"]

@@ -116,6 +116,9 @@ def parallel_pipeline(
     if cfg.policy.on_policy:
         raise ConfigError(f"policy '{cfg.policy.type}' is on-policy: -m parallel runs off-policy policies (a replay "
                           "buffer between collectors and learner); use -m serial")
+    if cfg.policy.collect.get("data_path"):  # demonstrations (SQIL) are mixed in by the serial pipeline only
+        raise ConfigError(f"policy.collect.data_path={cfg.policy.collect.data_path!r}: -m parallel does not take "
+                          "demonstrations yet; use -m serial (SQIL) or -m offline (BC)")
     check_replicas(cfg, sys_cfg)
     require_ray()
     if sys_cfg.address is None and cpus_needed(sys_cfg) > (sys_cfg.num_cpus or os.cpu_count() or 1):

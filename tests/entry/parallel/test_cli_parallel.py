@@ -24,7 +24,7 @@ def _file(tmp_path, system) -> str:
 
 @pytest.mark.parametrize("argv, message", [
     (["-m", "parallel", "-e", "cartpole", "-p", "dqn"], "-m parallel needs -c CONFIG_FILE"),
-    (["-m", "paralel", "-c", "x.py"], "unknown mode 'paralel'; valid choices: serial, serial_onpolicy, serial_reward_model, eval, parallel, dist"),
+    (["-m", "paralel", "-c", "x.py"], "unknown mode 'paralel'; valid choices: serial, serial_onpolicy, serial_reward_model, eval, parallel, dist, collect_demo"),
 ])
 def test_usage_errors(argv, message, capsys):
     assert main(argv) == 2

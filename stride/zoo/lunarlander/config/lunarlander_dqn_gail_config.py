@@ -1,0 +1,65 @@
+"""GAIL with a DQN learner on LunarLander-v3: `stride -m serial -e lunarlander -p dqn_gail -s 0` (or `-c` this file).
+
+Needs the Box2D and Minari extras. The learner never sees the env's reward: the ``gail`` reward
+model's discriminator (expert vs agent (obs, action)) gives every transition's reward. The expert's
+demonstrations come first (the zoo's PPO confirms 200 over 100 episodes; 50 of its greedy episodes):
+
+    stride -m serial -e lunarlander -p ppo -s 0
+    stride -m collect_demo -e lunarlander -p ppo --ckpt lunarlander_ppo_seed0 --episodes 50 --out lunarlander_expert_demo
+    stride -m serial -e lunarlander -p dqn_gail -s 0
+
+The stop value, 200, is at least 90 % of such an expert's return (seed 0: 221.8 confirmed). The DQN
+part is ``lunarlander_dqn_config``'s with 1-step targets (GAIL rewards single transitions: an n-step
+return would sum rewards the discriminator never saw).
+"""
+
+main_config = dict(
+    exp_name="lunarlander_dqn_gail",
+    env=dict(
+        env_id="LunarLander-v3",
+        collector_env_num=8,
+        evaluator_env_num=8,
+        n_evaluator_episode=10,
+        stop_value=200,
+    ),
+    policy=dict(
+        model=dict(obs_shape=8, action_shape=4, encoder_hidden_size_list=[512, 64], dueling=True),
+        discount_factor=0.99,
+        nstep=1,
+        learn=dict(
+            update_per_collect=10,
+            batch_size=64,
+            learning_rate=1e-3,
+            target_update_freq=100,
+            learner=dict(hook=dict(save_ckpt_after_iter=10000)),
+        ),
+        collect=dict(n_sample=64),
+        eval=dict(evaluator=dict(eval_freq_envstep=10000, confirm_episode=100)),
+        other=dict(
+            eps=dict(type="exp", start=0.95, end=0.1, decay=50000),
+            replay_buffer=dict(replay_buffer_size=100000),
+        ),
+    ),
+    reward_model=dict(
+        data_path="lunarlander_expert_demo",
+        input="obs_action",
+        hidden_size_list=[64, 64],
+        learning_rate=1e-3,
+        batch_size=64,
+        update_per_collect=2,
+        reward_type="positive",
+    ),
+)
+
+create_config = dict(
+    env=dict(type="gymnasium"),
+    env_manager=dict(type="base"),
+    policy=dict(type="dqn"),
+    replay_buffer=dict(type="naive"),
+    reward_model=dict(type="gail"),
+)
+
+if __name__ == "__main__":
+    from stride.entry import serial_pipeline_reward_model
+
+    serial_pipeline_reward_model([main_config, create_config], seed=0)

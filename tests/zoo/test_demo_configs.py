@@ -1,0 +1,76 @@
+"""Smoke tests of the zoo's BC and SQIL configs: each trains briefly on a small demonstration dataset of
+its env (random actions: the test is about the wiring -- zoo lookup, model, data path, units; learning
+is the entry and policy tests' and the measurements' job)."""
+
+from __future__ import annotations
+
+import copy
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+pytest.importorskip("minari")
+
+from stride.data.demo import write_demo_dataset  # noqa: E402
+from stride.entry import serial_pipeline, serial_pipeline_offline  # noqa: E402
+from stride.entry.utils import zoo_config, zoo_policies  # noqa: E402
+
+pytestmark = pytest.mark.timeout(240)
+
+
+def _random_demo(env_id: str, path: str, episodes: int = 2, max_steps: int = 50) -> str:
+    env = gym.make(env_id, max_episode_steps=max_steps)
+    env.action_space.seed(0)
+    eps = []
+    for k in range(episodes):
+        obs, _ = env.reset(seed=k)
+        rows = []
+        while True:
+            action = env.action_space.sample()
+            nxt, reward, terminated, truncated, _ = env.step(action)
+            rows.append({"obs": obs, "action": action, "reward": float(reward), "next_obs": nxt,
+                         "terminated": terminated, "truncated": truncated})
+            obs = nxt
+            if terminated or truncated:
+                break
+        eps.append({key: np.stack([np.asarray(r[key]) for r in rows]) for key in rows[0]})
+    out = write_demo_dataset(path, eps, env.observation_space, env.action_space, env_id=env_id)
+    env.close()
+    return out
+
+
+def _small(main, data_path):
+    main["policy"]["collect"]["data_path"] = data_path
+    main["env"].update(evaluator_env_num=1, n_evaluator_episode=1, max_episode_steps=50, stop_value=1e6)
+    main["policy"]["other"]["replay_buffer"]["replay_buffer_size"] = 1000
+    return main
+
+
+@pytest.mark.parametrize("env_name, env_id", [("cartpole", "CartPole-v1"), ("pendulum", "Pendulum-v1")])
+def test_bc_config_trains_offline(env_name, env_id, tmp_path):
+    assert "bc" in zoo_policies(env_name)
+    main, create = copy.deepcopy(zoo_config(env_name, "bc"))
+    main = _small(main, _random_demo(env_id, str(tmp_path / "demo")))
+    main["policy"]["eval"]["evaluator"].update(eval_freq=20, confirm_episode=0)
+    main["policy"]["learn"]["batch_size"] = 16  # (random CartPole episodes are short)
+    out = serial_pipeline_offline([main, create], seed=0, max_train_iter=50, exp_name=str(tmp_path / "run"),
+                                  progress=False)
+    assert out.result["train_iter"] == 50 and out.result["env_step"] == 0
+    assert out.result["dataset"]["episodes"] == 2 and out.result["dataset"]["transitions"] >= 16
+
+
+@pytest.mark.parametrize("env_name, algo, env_id", [("cartpole", "sqil", "CartPole-v1"),
+                                                   ("lunarlander", "sqil", "LunarLander-v3"),
+                                                   ("pendulum", "sqil_sac", "Pendulum-v1")])
+def test_sqil_config_runs_a_few_hundred_steps(env_name, algo, env_id, tmp_path):
+    if env_name == "lunarlander":
+        pytest.importorskip("Box2D", reason="LunarLander needs the box2d extra")
+    assert algo in zoo_policies(env_name)
+    main, create = copy.deepcopy(zoo_config(env_name, algo))
+    main = _small(main, _random_demo(env_id, str(tmp_path / "demo")))
+    main["env"]["collector_env_num"] = 2
+    main["policy"]["random_collect_size"] = min(main["policy"].get("random_collect_size", 0), 100)
+    main["policy"]["eval"]["evaluator"].update(eval_freq_envstep=200, confirm_episode=0)
+    out = serial_pipeline([main, create], seed=0, max_env_step=300, exp_name=str(tmp_path / "run"), progress=False)
+    assert out.result["env_step"] >= 300 and out.result["train_iter"] > 0
