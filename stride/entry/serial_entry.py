@@ -261,10 +261,11 @@ def _samples(data: Sequence[object]) -> List[Mapping[str, object]]:
 
 
 class SampleSink(Protocol):
-    """What :func:`random_collect` fills: any replay buffer takes a list of transition dicts."""
+    """What :func:`random_collect` fills: a replay buffer takes a list of transition dicts (the
+    episode buffer: of episodes, each a list of them)."""
 
-    def push(self, data: Sequence[Mapping[str, object]], cur_collector_envstep: int = -1) -> object:
-        """Add the transitions, collected up to env step ``cur_collector_envstep``."""
+    def push(self, data: Sequence[object], cur_collector_envstep: int = -1) -> object:
+        """Add the transitions (episodes), collected up to env step ``cur_collector_envstep``."""
 
 
 def random_collect(cfg: Config, policy: Policy, collector: SerialCollectorBase, buffer: SampleSink) -> None:

@@ -17,7 +17,7 @@ goal dicts take too, so SAC / DDPG / TD3 + HER need no flattening wrapper (``obs
 from __future__ import annotations
 
 import math
-from typing import Dict, Sequence
+from typing import Dict, Mapping, Sequence, cast
 
 import torch
 from torch import nn
@@ -113,7 +113,7 @@ class QAC(nn.Module):
             if isinstance(inputs, dict) and "action" in inputs:
                 raise TypeError("QAC compute_actor takes an observation tensor or a goal dict, got a dict with "
                                 "'action' (compute_critic's input)")
-            return self.compute_actor(inputs)
+            return self.compute_actor(cast(MaybeMasked, inputs))  # a goal dict's keys: checked by goal_input
         if mode == "compute_critic":
             if not isinstance(inputs, dict):
                 raise TypeError(f"QAC compute_critic takes a dict with obs and action, got {type(inputs).__name__}")
@@ -125,7 +125,7 @@ class QAC(nn.Module):
         out: Dict[str, torch.Tensor] = self.actor(obs)
         return out
 
-    def compute_critic(self, inputs: Dict[str, MaybeMasked]) -> Dict[str, torch.Tensor]:
+    def compute_critic(self, inputs: Mapping[str, MaybeMasked]) -> Dict[str, torch.Tensor]:
         """``q_value`` of ``inputs['action']`` at ``inputs['obs']`` (twin critics: stacked on dim 0)."""
         action = inputs["action"]
         if not isinstance(action, torch.Tensor):

@@ -90,8 +90,8 @@ class FetchEnv(GymnasiumEnv[GoalObs, npt.NDArray[np.float32]]):
         register_fetch()
         return super()._create()
 
-    def _goal_fn(self, name: str) -> Callable[..., Any]:
-        fn = getattr(self._make().unwrapped, name, None)
+    def _goal_fn(self, name: str) -> Callable[..., object]:
+        fn: object = getattr(self._make().unwrapped, name, None)
         if not callable(fn):
             raise TypeError(f"env '{self.env_id}' has no {name}(achieved_goal, desired_goal, info): not a goal env")
         return fn
