@@ -71,8 +71,9 @@ def main() -> None:
     os.makedirs(args.out, exist_ok=True)
     if args.only == "stride":  # the child process of one Stride run
         for seed in args.seeds:
+            result = _stride(args.env_step, seed, args.out)  # no file until there is a result
             with open(os.path.join(args.out, f"stride_seed{seed}.json"), "w") as f:
-                json.dump(_stride(args.env_step, seed, args.out), f, indent=1)
+                json.dump(result, f, indent=1)
         return
     runs: List[Dict[str, Any]] = []
     for seed in args.seeds:
