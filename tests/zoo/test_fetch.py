@@ -5,6 +5,7 @@ SAC / DDPG + HER smoke runs from the command."""
 from __future__ import annotations
 
 import json
+import sys
 
 import numpy as np
 import pytest
@@ -144,3 +145,17 @@ def test_smoke_run_from_the_command(tmp_path, policy):
     result = json.loads((exp / "result.json").read_text())
     assert result["env_step"] >= 300 and result["train_iter"] > 0
     assert 0.0 <= result["eval_return"] <= 1.0  # a success rate, not a -50..0 return
+
+
+def test_a_missing_robotics_extra_is_one_line(monkeypatch):
+    from stride.utils.extras import MissingExtraError
+    from stride.zoo.fetch import register_fetch
+
+    monkeypatch.setitem(sys.modules, "gymnasium_robotics", None)  # import gymnasium_robotics -> ModuleNotFoundError
+    register_fetch.cache_clear()
+    try:
+        with pytest.raises(MissingExtraError) as info:
+            FetchEnv({}).reset()
+        assert str(info.value) == 'Fetch envs need gymnasium_robotics: pip install "stride-rl[robotics]"'
+    finally:
+        register_fetch.cache_clear()
