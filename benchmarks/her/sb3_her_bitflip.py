@@ -10,7 +10,8 @@ success is confirmed on 100 further episodes, and a confirmed one stops the run.
 constant, one gradient step per 12 env steps (Stride: 10 per 120), learning from 480 env steps
 (Stride: once 32 episodes are stored), target copy every 6,000 env steps (Stride: every 500
 gradient steps = 6,000 env steps), replay of 60,000 transitions (Stride: 4,000 episodes).
-Differences SB3 imposes: no dueling head, Huber loss and gradient-norm clip 10 (SB3's defaults),
+The network is the same (128-128-64 MLP, linear Q layer; Stride's config had a dueling head until
+2026-11-25). Differences SB3 imposes: Huber loss and gradient-norm clip 10 (SB3's defaults),
 one env (SB3 collects step by step), reward -1/0 (its env's; success is ``info['is_success']``).
 Train CPU seconds exclude evaluation. Prints one JSON line.
 """

@@ -53,7 +53,7 @@ from ..envs import BaseEnv
 from ..reward_model.base import BaseRewardModel, create_reward_model
 from ..utils.registry import ENV_REGISTRY
 from ..worker import BaseLearner, BaseSerialEvaluator, create_collector
-from ..worker.collector import SampleCollector
+from ..worker.collector import EpisodeCollector, SampleCollector
 from ..worker.collector.base import SerialCollectorBase
 from ..worker.protocols import EnvManager, ScalarWriter
 from ..worker.learner.learner import read_checkpoint
@@ -293,19 +293,27 @@ def _samples(data: Sequence[object]) -> List[Mapping[str, object]]:
 
 
 class SampleSink(Protocol):
-    """What :func:`random_collect` fills: any replay buffer takes a list of transition dicts."""
+    """What :func:`random_collect` fills: a replay buffer takes a list of transition dicts (the
+    episode buffer: of episodes, each a list of them)."""
 
-    def push(self, data: Sequence[Mapping[str, object]], cur_collector_envstep: int = -1) -> object:
-        """Add the transitions, collected up to env step ``cur_collector_envstep``."""
+    def push(self, data: Sequence[object], cur_collector_envstep: int = -1) -> object:
+        """Add the transitions (episodes), collected up to env step ``cur_collector_envstep``."""
 
 
 def random_collect(cfg: Config, policy: Policy, collector: SerialCollectorBase, buffer: SampleSink) -> None:
-    """Fill the buffer with ``policy.random_collect_size`` transitions of uniformly random actions."""
-    if not isinstance(collector, SampleCollector):
-        raise ConfigError(f"policy.random_collect_size={cfg.policy.random_collect_size} needs a sample collector "
-                          f"(collector type 'sample'), not {type(collector).__name__}")
+    """Fill the buffer with ``policy.random_collect_size`` transitions of uniformly random actions
+    (an episode collector: whole episodes, one at a time, until at least that many env steps)."""
+    size = int(cfg.policy.random_collect_size)
+    if not isinstance(collector, (SampleCollector, EpisodeCollector)):
+        raise ConfigError(f"policy.random_collect_size={size} needs a sample or episode collector "
+                          f"(collector type 'sample' or 'episode'), not {type(collector).__name__}")
     collector.reset_policy(random_collect_mode(collector.action_space, policy.collect_mode, seed=cfg.seed))
-    buffer.push(collector.collect(n_sample=cfg.policy.random_collect_size), cur_collector_envstep=collector.envstep)
+    if isinstance(collector, SampleCollector):
+        buffer.push(collector.collect(n_sample=size), cur_collector_envstep=collector.envstep)
+    else:
+        start = collector.envstep
+        while collector.envstep - start < size:
+            buffer.push(collector.collect(n_episode=1), cur_collector_envstep=collector.envstep)
     collector.reset_policy(policy.collect_mode)
 
 

@@ -34,7 +34,7 @@ one NumPy call per field (DI-engine relabels transition by transition in Python)
 from __future__ import annotations
 
 import math
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 import numpy.typing as npt
@@ -94,11 +94,18 @@ def relabel(columns: Mapping[str, object], rows: npt.NDArray[np.int64], goal_row
         achieved = next_obs["achieved_goal"][sel]
         obs["desired_goal"][sel] = goal
         next_obs["desired_goal"][sel] = goal
-        reward[sel] = np.asarray(compute_reward(achieved, goal, {})).reshape(reward[sel].shape)
+        reward[sel] = _per_row(compute_reward(achieved, goal, {}), reward[sel].shape)
         if compute_terminated is not None:
-            done[sel] = np.asarray(compute_terminated(achieved, goal, {})).reshape(done[sel].shape)
+            done[sel] = _per_row(compute_terminated(achieved, goal, {}), done[sel].shape)
     out.update(obs=obs, next_obs=next_obs, reward=reward, done=done)
     return out
+
+
+def _per_row(value: object, shape: Tuple[int, ...]) -> npt.NDArray[np.generic]:
+    """A goal function's result as one value per relabelled row: a batch as it is, one value
+    (Fetch's ``compute_terminated`` answers ``False`` for any batch) broadcast."""
+    arr = np.asarray(value)
+    return arr.reshape(shape) if arr.size == math.prod(shape) else np.broadcast_to(arr, shape)
 
 
 @REWARD_MODEL_REGISTRY.register("her")

@@ -23,6 +23,9 @@ from ..utils.narrow import as_float, as_optional_int
 from ..utils.registry import EVALUATOR_REGISTRY
 from .protocols import EnvManager, ScalarWriter
 
+#: what an evaluation episode scores (``metric``)
+METRICS = ("return", "success")
+
 
 class VectorEvalMonitor:
     """Per-env episode quotas summing to ``n_episode``."""
@@ -73,6 +76,10 @@ class BaseSerialEvaluator(Configurable):
             # (int) 0: stop when the n_episode evaluation reaches stop_value. N > 0: such an evaluation
             # is only a screen; N further episodes of the same policy must reach it too.
             confirm_episode=Setting(0, "[0, inf)"),
+            # (str) what an episode scores: 'return' (info['eval_episode_return']) or 'success' (1.0 when
+            # the last step's info['is_success'] is true, Gymnasium-Robotics' goal envs): stop_value and
+            # the logged means are then a success rate.
+            metric=Setting("return", METRICS),
         )
 
     def __init__(self, cfg: Optional[Mapping[str, object]] = None, env: Optional[EnvManager] = None,
@@ -162,6 +169,15 @@ class BaseSerialEvaluator(Configurable):
         self.last_eval_cpu_seconds = time.process_time() - cpu0
         return stop, returns
 
+    def _score(self, info: Mapping[str, object]) -> float:
+        """An ended episode's score under ``metric`` (from its last timestep's ``info``)."""
+        if self._cfg["metric"] == "return":
+            return as_float(info["eval_episode_return"], "info['eval_episode_return']")
+        if "is_success" not in info:
+            raise ConfigError(f"policy.eval.evaluator.metric='success' needs info['is_success'] at an episode's end; "
+                              f"this env's info has {sorted(info)} (valid metrics: {', '.join(METRICS)})")
+        return float(bool(info["is_success"]))
+
     def _episodes(self, n_episode: int, train_iter: int, envstep: int, tag: str) -> List[float]:
         """Returns of ``n_episode`` episodes from the envs as they stand (balanced over envs); logged."""
         env, policy = self._require()
@@ -185,7 +201,7 @@ class BaseSerialEvaluator(Configurable):
                 if ts.done:
                     policy.reset([env_id])
                     if not ts.info.get("abnormal"):
-                        monitor.update_reward(env_id, as_float(ts.info["eval_episode_return"], "info['eval_episode_return']"))
+                        monitor.update_reward(env_id, self._score(ts.info))
         returns = monitor.get_episode_return()
         wall = time.perf_counter() - wall0
         stats = {"reward_mean": float(np.mean(returns)), "reward_std": float(np.std(returns)),

@@ -79,3 +79,27 @@ def test_forward_refuses_inputs_of_the_wrong_kind_for_its_mode():
         m(torch.zeros(3, 4), mode="compute_critic")
     with pytest.raises(TypeError, match="compute_actor takes an observation tensor"):
         m({"obs": torch.zeros(3, 4), "action": torch.zeros(3, 2)}, mode="compute_actor")
+
+
+def test_goal_dict_observations_are_read_as_observation_and_desired_goal():
+    """SAC / DDPG / TD3 + HER: actor and critic read a goal dict through goal_input, DQN's path too."""
+    from stride.model.common import goal_input
+
+    torch.manual_seed(0)
+    m = QAC(5, 2, action_space="reparameterization", twin_critic=True, actor_hidden_size_list=[8],
+            critic_hidden_size_list=[8])
+    obs = {"observation": torch.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]),
+           "achieved_goal": torch.tensor([[9.0, 9.0], [9.0, 9.0]]),
+           "desired_goal": torch.tensor([[0.5, -0.5], [1.5, -1.5]], dtype=torch.float64)}
+    flat = torch.tensor([[1.0, 2.0, 3.0, 0.5, -0.5], [4.0, 5.0, 6.0, 1.5, -1.5]])
+    assert torch.equal(goal_input(obs), flat)  # float32, achieved_goal left out
+    for key in ("mu", "sigma"):
+        assert torch.equal(m(obs)[key], m(flat)[key])
+    action = torch.tensor([[0.1, -0.2], [0.3, 0.4]])
+    q_dict = m({"obs": obs, "action": action}, mode="compute_critic")["q_value"]
+    assert q_dict.shape == (2, 2) and torch.equal(q_dict, m({"obs": flat, "action": action}, mode="compute_critic")["q_value"])
+    # the achieved goal does not enter: changing it changes nothing
+    other = dict(obs, achieved_goal=torch.zeros(2, 2))
+    assert torch.equal(m(other)["mu"], m(obs)["mu"])
+    with pytest.raises(TypeError, match="'observation' and 'desired_goal'.*got \\['goal', 'observation'\\]"):
+        m({"observation": torch.zeros(1, 3), "goal": torch.zeros(1, 2)})

@@ -7,7 +7,8 @@ import pytest
 
 from stride.utils.errors import ConfigError
 from stride.worker import BaseSerialEvaluator, VectorEvalMonitor
-from .stride_worker_fakes import make_manager, make_policy
+from stride.envs import BaseEnvManager
+from .stride_worker_fakes import ChainEnv, make_manager, make_policy
 
 
 @pytest.fixture
@@ -197,3 +198,33 @@ def test_an_evaluator_without_env_or_policy_says_so():
 
     with pytest.raises(StrideError, match="needs an env manager and a policy"):
         BaseSerialEvaluator({}).eval(n_episode=1)
+
+
+class _SuccessChain(ChainEnv):
+    """ChainEnv whose episodes end with ``info['is_success']``: every third episode of each env succeeds."""
+
+    def step(self, action):
+        ts = super().step(action)
+        if ts.done:
+            ts.info["is_success"] = np.float32(self.episode % 3 == 0)  # Gymnasium-Robotics gives a float32
+        return ts
+
+
+def test_success_metric_scores_the_last_steps_is_success():
+    env = BaseEnvManager([lambda i=i: _SuccessChain(env_idx=i, length=2) for i in range(2)], {"retry_waiting_time": 0.0})
+    try:
+        ev = BaseSerialEvaluator({"n_episode": 6, "metric": "success", "stop_value": 0.3}, env, make_policy().eval_mode)
+        stop, scores = ev.eval(train_iter=1)
+        # each env runs episodes 0, 1, 2: only episode 0 succeeds (returns would be 3.0 each)
+        assert scores == [1.0, 0.0, 0.0, 1.0, 0.0, 0.0]
+        assert ev.last_eval_return == pytest.approx(1 / 3) and stop is True
+    finally:
+        env.close()
+
+
+def test_success_metric_without_is_success_names_the_metric_and_the_info_keys(managers):
+    ev, _ = make_evaluator(managers, metric="success")
+    with pytest.raises(ConfigError, match=r"metric='success' needs info\['is_success'\].*valid metrics: return, success"):
+        ev.eval(train_iter=1)
+    with pytest.raises(ConfigError, match="metric"):
+        make_evaluator(managers, metric="win_rate")

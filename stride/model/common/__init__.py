@@ -2,7 +2,7 @@
 
 from .encoder import ENCODERS, ConvEncoder, FCEncoder, MinAtarEncoder, MLP, NatureCNN, build_encoder, pick_encoder
 from .head import DiscreteHead, DuelingHead
-from .masked_obs import MaybeMasked, split_mask
+from .masked_obs import MaybeMasked, goal_input, split_mask
 
 __all__ = ["ENCODERS", "ConvEncoder", "FCEncoder", "MinAtarEncoder", "MLP", "NatureCNN", "build_encoder", "pick_encoder",
-           "DiscreteHead", "DuelingHead", "MaybeMasked", "split_mask"]
+           "DiscreteHead", "DuelingHead", "MaybeMasked", "goal_input", "split_mask"]

@@ -7,18 +7,24 @@ squashes it); ``forward({'obs', 'action'}, mode='compute_critic')`` gives ``{'q_
 ``(B,)``, or ``(2, B)`` with twin critics. The actor and the critic are separate submodules
 (``model.actor`` / ``model.critic``) with no shared layers, so each gets its own optimizer and a
 target network can cover just the critic.
+
+An observation may be a tensor or a goal dict (``{'observation', 'achieved_goal', 'desired_goal'}``,
+Gymnasium-Robotics'): actor and critic read it through ``common.goal_input``, the one path DQN's
+goal dicts take too, so SAC / DDPG / TD3 + HER need no flattening wrapper (``obs_shape`` is then
+``observation`` + ``desired_goal`` sizes).
 """
 
 from __future__ import annotations
 
 import math
-from typing import Dict, Sequence
+from typing import Dict, Mapping, Sequence, cast
 
 import torch
 from torch import nn
 
 from ...utils.registry import MODEL_REGISTRY
 from ..common.encoder import MLP
+from ..common.masked_obs import MaybeMasked, goal_input
 
 
 def _size(shape: int | Sequence[int]) -> int:
@@ -37,7 +43,8 @@ class ContinuousActor(nn.Module):
         self.head = nn.Linear(hidden_size_list[-1], out)
         self.log_sigma_min, self.log_sigma_max = float(log_sigma_range[0]), float(log_sigma_range[1])
 
-    def forward(self, obs: torch.Tensor) -> Dict[str, torch.Tensor]:
+    def forward(self, obs: MaybeMasked) -> Dict[str, torch.Tensor]:
+        obs = goal_input(obs)
         x = self.head(self.body(obs.flatten(1) if obs.dim() > 2 else obs))
         if self.action_space == "regression":
             return {"action": torch.tanh(x)}
@@ -59,7 +66,8 @@ class ContinuousCritic(nn.Module):
             for _ in range(2 if twin else 1)
         )
 
-    def forward(self, obs: torch.Tensor, action: torch.Tensor) -> torch.Tensor:
+    def forward(self, obs: MaybeMasked, action: torch.Tensor) -> torch.Tensor:
+        obs = goal_input(obs)
         x = torch.cat([obs.flatten(1) if obs.dim() > 2 else obs, action.reshape(action.shape[0], -1).float()], dim=-1)
         qs = [net(x).squeeze(-1) for net in self.nets]
         return torch.stack(qs) if self.twin else qs[0]
@@ -98,23 +106,28 @@ class QAC(nn.Module):
                                      log_sigma_range)
         self.critic = ContinuousCritic(obs_size, action_size, critic_hidden_size_list, activation, twin_critic)
 
-    def forward(self, inputs: torch.Tensor | Dict[str, torch.Tensor], mode: str = "compute_actor") -> Dict[str, torch.Tensor]:
-        """``compute_actor`` on an observation batch, or ``compute_critic`` on ``{'obs', 'action'}``."""
+    def forward(self, inputs: MaybeMasked | Dict[str, MaybeMasked], mode: str = "compute_actor") -> Dict[str, torch.Tensor]:
+        """``compute_actor`` on an observation batch (a tensor or a goal dict), or ``compute_critic``
+        on ``{'obs', 'action'}``."""
         if mode == "compute_actor":
-            if not isinstance(inputs, torch.Tensor):
-                raise TypeError(f"QAC compute_actor takes an observation tensor, got {type(inputs).__name__}")
-            return self.compute_actor(inputs)
+            if isinstance(inputs, dict) and "action" in inputs:
+                raise TypeError("QAC compute_actor takes an observation tensor or a goal dict, got a dict with "
+                                "'action' (compute_critic's input)")
+            return self.compute_actor(cast(MaybeMasked, inputs))  # a goal dict's keys: checked by goal_input
         if mode == "compute_critic":
             if not isinstance(inputs, dict):
                 raise TypeError(f"QAC compute_critic takes a dict with obs and action, got {type(inputs).__name__}")
             return self.compute_critic(inputs)
         raise ValueError(f"unknown QAC mode '{mode}'; valid choices: {', '.join(self.modes)}")
 
-    def compute_actor(self, obs: torch.Tensor) -> Dict[str, torch.Tensor]:
+    def compute_actor(self, obs: MaybeMasked) -> Dict[str, torch.Tensor]:
         """The actor's output: ``mu`` and ``sigma`` (stochastic) or ``action`` (deterministic)."""
         out: Dict[str, torch.Tensor] = self.actor(obs)
         return out
 
-    def compute_critic(self, inputs: Dict[str, torch.Tensor]) -> Dict[str, torch.Tensor]:
+    def compute_critic(self, inputs: Mapping[str, MaybeMasked]) -> Dict[str, torch.Tensor]:
         """``q_value`` of ``inputs['action']`` at ``inputs['obs']`` (twin critics: stacked on dim 0)."""
-        return {"q_value": self.critic(inputs["obs"], inputs["action"])}
+        action = inputs["action"]
+        if not isinstance(action, torch.Tensor):
+            raise TypeError(f"QAC compute_critic takes an action tensor, got {type(action).__name__}")
+        return {"q_value": self.critic(inputs["obs"], action)}

@@ -18,7 +18,8 @@ main_config = dict(
         stop_value=0.9,
     ),
     policy=dict(
-        model=dict(obs_shape=2 * N_BITS, action_shape=N_BITS, encoder_hidden_size_list=[128, 128, 64], dueling=True),
+        model=dict(obs_shape=2 * N_BITS, action_shape=N_BITS, encoder_hidden_size_list=[128, 128, 64],
+                   dueling=False, head_layer_num=0),  # a plain 128-128-64 MLP and a linear Q layer
         discount_factor=0.9,
         nstep=1,
         learn=dict(
