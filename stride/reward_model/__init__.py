@@ -6,5 +6,7 @@ registered by name (``'her'``) and built with :func:`create_reward_model`.
 
 from .base import BaseRewardModel, create_reward_model
 from .her import HerRewardModel
+from .rnd import RndRewardModel
 
 __all__ = ["BaseRewardModel", "HerRewardModel", "create_reward_model"]
+__all__ += ["RndRewardModel"]
