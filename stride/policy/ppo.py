@@ -20,7 +20,8 @@ Better than DI-engine on purpose:
 - Exploration bonus (RND, Burda et al., 2019): ``intrinsic_reward_key`` names a reward column a
   reward model adds (``'intrinsic_reward'``); the model's second value head (``critic_head_num=2``)
   learns its return, *non-episodic* (GAE never cut by an episode end: ``done`` is 0 for it and it
-  bootstraps from ``V_int`` of the final observation), the extrinsic one stays episodic, and the
+  bootstraps from ``V_int`` of the final observation, where the paper's one stream per env goes on
+  into the next episode's first state), the extrinsic one stays episodic, and the
   advantage is ``extrinsic_adv_weight * A_ext + intrinsic_adv_weight * A_int`` (paper: 2 and 1);
   each head has its value loss. Both GAEs are the one ``get_gae``, computed at the start of
   learning (the bonus arrives after collection). DI-engine adds the bonus to the env's reward

@@ -22,7 +22,9 @@ return statistics with the fresh samples and keeps their ``next_obs``; ``train()
 ``epoch_per_collect`` passes of ``batch_size`` minibatches over what is kept; ``estimate(batch)``
 adds the normalised intrinsic reward of every sample as ``reward_key``; ``clear_data()`` (every
 ``clear_buffer_per_iters`` iterations, default 1: the predictor trains on fresh data, as the
-paper's) drops the kept observations. The whole state -- both networks, the optimiser, both
+paper's) drops the kept observations. The pipeline trains before it estimates, so a batch's
+bonus comes from the predictor that has just seen it once more (DI-engine's order too; the paper
+takes the bonus at collection time) -- with a small ``learning_rate`` the difference is small. The whole state -- both networks, the optimiser, both
 running statistics, each env's running return, the kept data and the minibatch RNG -- is in
 ``state_dict``: a resumed run continues exactly.
 
