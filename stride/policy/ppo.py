@@ -184,7 +184,8 @@ class PPOPolicy(Policy):
         if self._intrinsic is not None:  # the bonus arrived after collection: both GAEs now
             if self._intrinsic not in batch:
                 raise ConfigError(f"policy.intrinsic_reward_key='{self._intrinsic}' but the batch has no such column "
-                                  f"(it has {sorted(batch)}): add the reward model that writes it, e.g. reward_model=dict(type='rnd')")
+                                  f"(it has {sorted(batch)}): add the reward model that writes it, "
+                                  f"e.g. reward_model=dict(type='rnd')")
             self._recompute_adv(batch)
         if self._return_norm.enabled:  # the same on every replica: their collectives pair up
             self._return_norm.update(self._moments(batch["return"]))
@@ -225,7 +226,8 @@ class PPOPolicy(Policy):
                 steps += 1
         lr = self._optimizer.param_groups[0]["lr"]
         self._scheduler.step()
-        means = {f"{k}_mean": batch[k].mean().item() for k in ("adv", "value", "return", "adv_int", "return_int") if k in batch}
+        means = {f"{k}_mean": batch[k].mean().item()
+                 for k in ("adv", "value", "return", "adv_int", "return_int") if k in batch}
         return {"cur_lr": lr, **{k: v / steps for k, v in sums.items()}, **means}
 
     @torch.no_grad()
@@ -238,8 +240,9 @@ class PPOPolicy(Policy):
                       self._cfg.gae_lambda, batch["traj_flag"])
         batch["value"], batch["adv"], batch["return"] = value[:n], adv, value[:n] + adv
         if value_int is not None:  # done = 0: an episode's end never cuts the intrinsic return
-            adv_int = get_gae(value_int[:n], value_int[n:], batch[str(self._intrinsic)].float(), torch.zeros_like(batch["done"]),
-                              self._cfg.intrinsic_discount_factor, self._cfg.gae_lambda, batch["traj_flag"])
+            reward_int, never_done = batch[str(self._intrinsic)].float(), torch.zeros_like(batch["done"])
+            adv_int = get_gae(value_int[:n], value_int[n:], reward_int, never_done, self._cfg.intrinsic_discount_factor,
+                              self._cfg.gae_lambda, batch["traj_flag"])
             batch["value_int"], batch["adv_int"], batch["return_int"] = value_int[:n], adv_int, value_int[:n] + adv_int
             batch["adv"] = self._cfg.extrinsic_adv_weight * adv + self._cfg.intrinsic_adv_weight * adv_int
 

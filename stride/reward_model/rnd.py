@@ -7,8 +7,8 @@ a transition is the predictor's error on its ``next_obs`` (the state reached).
 
 The paper's three normalisations, each kept as the paper does it:
 
-- **observations** entering both networks: running mean/std (:class:`~stride.model.common.normalize.RunningNorm`,
-  the same utility as ``policy.obs_norm``), clipped to ``[-obs_norm_clip, obs_norm_clip]`` (5);
+- **observations** entering both networks: running mean/std (``RunningNorm``, the utility behind
+  ``policy.obs_norm``), clipped to ``[-obs_norm_clip, obs_norm_clip]`` (5);
 - **intrinsic rewards**: divided by the running std of the *non-episodic discounted intrinsic
   return* ``R_t = intrinsic_discount_factor * R_{t-1} + r_t``, one stream per env (``env_id`` of
   each sample), never reset at an episode end -- so the bonus has a stable scale whatever the
