@@ -6,9 +6,9 @@ before it sees any. RND (``stride.reward_model.rnd``, Burda et al., 2019) adds a
 its own column; PPO learns it with a second value head (``critic_head_num=2``) as a non-episodic
 return and weights the advantages 2 (extrinsic) : 1 (intrinsic), as the paper does.
 
-Sources: the PPO part is ``doorkey_ppo_config`` (rl-baselines3-zoo's DoorKey PPO entry: 8 envs x
-128 steps, 10 epochs of 64-sample minibatches, lr 2.5e-4, gamma 0.99, GAE lambda 0.95, clip 0.2,
-64-64 MLPs) so the two differ only by RND; the RND part follows the paper (observations
+Sources: the PPO part is ``doorkey_ppo_config``'s, imported (rl-baselines3-zoo's DoorKey PPO entry:
+8 envs x 128 steps, 10 epochs of 64-sample minibatches, lr 2.5e-4, gamma 0.99, GAE lambda 0.95,
+clip 0.2, 64-64 MLPs), so the two differ only by RND; the RND part follows the paper (observations
 normalised and clipped to +-5, bonus divided by the running std of the non-episodic intrinsic
 return with gamma_I 0.99, predictor lr 1e-4, 4 epochs per collect, advantage weights 2 and 1),
 with networks sized for the 984-float flat observation (DI-engine's MiniGrid RND config:
@@ -17,36 +17,22 @@ with networks sized for the 984-float flat observation (DI-engine's MiniGrid RND
 env: ``stride -m serial -e doorkey -p ppo --set env.env_id=MiniGrid-DoorKey-8x8-v0``.
 """
 
-main_config = dict(
+from copy import deepcopy
+
+from stride.config.config import deep_update
+from stride.zoo.minigrid.config.doorkey_ppo_config import create_config as _ppo_create
+from stride.zoo.minigrid.config.doorkey_ppo_config import main_config as _ppo_main
+
+# doorkey_ppo's PPO as is (the baseline differs only by RND); the env, the second value head and RND added
+main_config = deep_update(deep_update({}, deepcopy(_ppo_main)), dict(
     exp_name="doorkey_ppo_rnd",
-    env=dict(
-        env_id="MiniGrid-DoorKey-8x8-v0",
-        obs_type="flat",
-        collector_env_num=8,
-        evaluator_env_num=8,
-        n_evaluator_episode=16,
-        stop_value=0.9,
-    ),
+    env=dict(env_id="MiniGrid-DoorKey-8x8-v0"),
     policy=dict(
-        model=dict(obs_shape=984, action_shape=7, share_encoder=False, encoder_hidden_size_list=[64, 64],
-                   actor_head_hidden_size=64, critic_head_hidden_size=64, critic_head_num=2),
-        discount_factor=0.99,
-        gae_lambda=0.95,
+        model=dict(critic_head_num=2),
         intrinsic_reward_key="intrinsic_reward",
         intrinsic_discount_factor=0.99,
         extrinsic_adv_weight=2.0,
         intrinsic_adv_weight=1.0,
-        learn=dict(
-            epoch_per_collect=10,
-            batch_size=64,
-            learning_rate=2.5e-4,
-            clip_ratio=0.2,
-            entropy_weight=0.0,
-            learner=dict(hook=dict(save_ckpt_after_iter=500)),
-        ),
-        collect=dict(n_sample=1024),
-        # a 16-episode screen every 10 k env steps; a passing one must hold on 100 further episodes
-        eval=dict(evaluator=dict(eval_freq_envstep=10_000, confirm_episode=100)),
     ),
     reward_model=dict(
         obs_shape=984,
@@ -59,14 +45,9 @@ main_config = dict(
         intrinsic_discount_factor=0.99,
         reward_key="intrinsic_reward",
     ),
-)
+))
 
-create_config = dict(
-    env=dict(type="minigrid"),
-    env_manager=dict(type="base"),
-    policy=dict(type="ppo"),
-    reward_model=dict(type="rnd"),
-)
+create_config = deep_update(deepcopy(_ppo_create), dict(reward_model=dict(type="rnd")))
 
 if __name__ == "__main__":
     from stride.entry import serial_pipeline_reward_model_onpolicy
