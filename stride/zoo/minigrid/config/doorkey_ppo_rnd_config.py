@@ -47,7 +47,7 @@ main_config = deep_update(deep_update({}, deepcopy(_ppo_main)), dict(
     ),
 ))
 
-create_config = deep_update(deepcopy(_ppo_create), dict(reward_model=dict(type="rnd")))
+create_config = deep_update(deep_update({}, deepcopy(_ppo_create)), dict(reward_model=dict(type="rnd")))
 
 if __name__ == "__main__":
     from stride.entry import serial_pipeline_reward_model_onpolicy
