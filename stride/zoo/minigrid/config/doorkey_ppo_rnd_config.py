@@ -15,6 +15,9 @@ with networks sized for the 984-float flat observation (DI-engine's MiniGrid RND
 ``dizoo/minigrid/config/minigrid_rnd_onppo_config.py``, whose stop value 20 is unreachable; here
 0.9 as ``doorkey_ppo_config``, confirmed over 100 episodes). The PPO-alone baseline on the same
 env: ``stride -m serial -e doorkey -p ppo --set env.env_id=MiniGrid-DoorKey-8x8-v0``.
+
+Measured (``benchmarks/rnd/README.md``, 300 k env steps, seeds 0-2): seed 0 solved at 171 k (PPO
+alone: not within 300 k, at 440 k); seed 1 neither finds the reward; seed 2 both near 0.9 by 300 k.
 """
 
 from copy import deepcopy
