@@ -17,6 +17,15 @@ Better than DI-engine on purpose:
   ``_running_mean_std``, which breaks as soon as they live in different processes).
 - Value normalisation uses mean and std (DI scales by the std only); truncated episodes bootstrap
   from the true final observation, terminated ones never do.
+- Exploration bonus (RND, Burda et al., 2019): ``intrinsic_reward_key`` names a reward column a
+  reward model adds (``'intrinsic_reward'``); the model's second value head (``critic_head_num=2``)
+  learns its return, *non-episodic* (GAE never cut by an episode end: ``done`` is 0 for it and it
+  bootstraps from ``V_int`` of the final observation, where the paper's one stream per env goes on
+  into the next episode's first state), the extrinsic one stays episodic, and the
+  advantage is ``extrinsic_adv_weight * A_ext + intrinsic_adv_weight * A_int`` (paper: 2 and 1);
+  each head has its value loss. Both GAEs are the one ``get_gae``, computed at the start of
+  learning (the bonus arrives after collection). DI-engine adds the bonus to the env's reward
+  and learns one value.
 - Continuous actions: the Gaussian sample is what the log-prob is taken of; the action sent to the
   env is that sample clipped to ``action_range``, so the policy never leaves the action space.
 """
@@ -24,7 +33,7 @@ Better than DI-engine on purpose:
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Any, Dict, List, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 import torch
 
@@ -32,6 +41,8 @@ from ..model import model_wrap
 from ..torch_utils import adam, cat_nested
 from ..torch_utils.dist import Moments, check_same
 from ..rl_utils import get_gae, ppo_error, ppo_error_continuous
+from ..rl_utils.ppo import value_error
+from ..utils.errors import ConfigError
 from ..utils.registry import POLICY_REGISTRY
 from ..config.setting import Setting
 from .base_policy import Policy, is_terminated
@@ -84,6 +95,14 @@ class PPOPolicy(Policy):
         # ([low, high]|None) continuous actions sent to the env are clipped to these bounds (scalars or
         # per-dimension lists; None: compile_config takes them from the env's Box action space).
         action_range=None,
+        # (str|None) a reward column added by a reward model (RND: 'intrinsic_reward'), learnt by the
+        # model's second value head (model.critic_head_num=2) as a non-episodic return; None: off.
+        intrinsic_reward_key=None,
+        # (float) discount of the intrinsic return (RND paper: 0.99, beside 0.999 for the extrinsic one).
+        intrinsic_discount_factor=Setting(0.99, "(0, 1]"),
+        # (float) weights of the extrinsic / intrinsic advantages in the policy loss (RND paper: 2 and 1).
+        extrinsic_adv_weight=Setting(2.0, "[0, inf)"),
+        intrinsic_adv_weight=Setting(1.0, "[0, inf)"),
         learn=dict(
             # (int) passes over each collect's samples.
             epoch_per_collect=Setting(10, "[1, inf)"),
@@ -131,6 +150,20 @@ class PPOPolicy(Policy):
             bounds = self._action_scale.bounds
             self._act_low = None if bounds is None else torch.as_tensor(bounds[0], device=self._device)
             self._act_high = None if bounds is None else torch.as_tensor(bounds[1], device=self._device)
+            self._intrinsic = self._cfg.get("intrinsic_reward_key")
+            heads = int(getattr(self._model, "critic_head_num", 1))
+            if heads != (1 if self._intrinsic is None else 2):
+                raise ConfigError(f"policy.intrinsic_reward_key={self._intrinsic!r} needs a model with "
+                                  f"{1 if self._intrinsic is None else 2} value head(s) (policy.model.critic_head_num), "
+                                  f"got {heads}")
+
+    def _values(self, model: Any, obs: Any) -> Tuple[torch.Tensor, Optional[torch.Tensor]]:
+        """Extrinsic values (de-normalised) and, with an intrinsic head, the intrinsic ones (not normalised:
+        the reward model already scales the bonus)."""
+        value = model.forward(obs, mode="compute_critic")["value"]
+        if self._intrinsic is None:
+            return self._return_norm.denormalize(value), None
+        return self._return_norm.denormalize(value[:, 0]), value[:, 1]
 
     # ---- learn -------------------------------------------------------------------------------
     def _init_learn(self) -> None:
@@ -148,6 +181,12 @@ class PPOPolicy(Policy):
         batch = self._batch(data)
         n = batch["action"].shape[0]
         self._set_mode(True)
+        if self._intrinsic is not None:  # the bonus arrived after collection: both GAEs now
+            if self._intrinsic not in batch:
+                raise ConfigError(f"policy.intrinsic_reward_key='{self._intrinsic}' but the batch has no such column "
+                                  f"(it has {sorted(batch)}): add the reward model that writes it, "
+                                  f"e.g. reward_model=dict(type='rnd')")
+            self._recompute_adv(batch)
         if self._return_norm.enabled:  # the same on every replica: their collectives pair up
             self._return_norm.update(self._moments(batch["return"]))
         if self._multi_gpu:  # each minibatch all-reduces: every replica must make as many
@@ -161,14 +200,21 @@ class PPOPolicy(Policy):
             for idx in torch.split(torch.randperm(n, device=self._device), cfg.batch_size):
                 # forward
                 out = self._learn_model.forward(_rows(batch["obs"], idx), mode="compute_actor_critic")
+                value = out["value"] if self._intrinsic is None else out["value"][:, 0]
                 adv = batch["adv"][idx]
                 if cfg.adv_norm:  # over all replicas' minibatches with multi_gpu: the union's statistics
                     adv = self._standardize(adv)
                 # loss
-                loss, info = self._loss_fn(out["logit"], _rows(batch["logit"], idx), batch["action"][idx], out["value"],
+                loss, info = self._loss_fn(out["logit"], _rows(batch["logit"], idx), batch["action"][idx], value,
                                            value_old[idx], adv, return_[idx], cfg.clip_ratio, cfg.value_clip_ratio,
                                            cfg.dual_clip)
-                total = loss.policy_loss + cfg.value_weight * loss.value_loss - cfg.entropy_weight * loss.entropy_loss
+                value_loss = loss.value_loss
+                if self._intrinsic is not None:  # the intrinsic head's own value loss
+                    value_loss_int = value_error(out["value"][:, 1], batch["value_int"][idx], batch["return_int"][idx],
+                                                 cfg.value_clip_ratio)
+                    sums["value_loss_int"] += value_loss_int.item()
+                    value_loss = value_loss + value_loss_int
+                total = loss.policy_loss + cfg.value_weight * value_loss - cfg.entropy_weight * loss.entropy_loss
                 # optimise
                 grad_norm = self._optimise(self._optimizer, total, cfg.grad_clip_norm)
                 if grad_norm is not None:
@@ -180,21 +226,29 @@ class PPOPolicy(Policy):
                 steps += 1
         lr = self._optimizer.param_groups[0]["lr"]
         self._scheduler.step()
-        return {"cur_lr": lr, **{k: v / steps for k, v in sums.items()}, "adv_mean": batch["adv"].mean().item(),
-                "value_mean": batch["value"].mean().item(), "return_mean": batch["return"].mean().item()}
+        means = {f"{k}_mean": batch[k].mean().item()
+                 for k in ("adv", "value", "return", "adv_int", "return_int") if k in batch}
+        return {"cur_lr": lr, **{k: v / steps for k, v in sums.items()}, **means}
 
     @torch.no_grad()
     def _recompute_adv(self, batch: Dict[str, torch.Tensor]) -> None:
-        """Values and GAE of the whole collect with the current critic (segments stay apart by traj_flag)."""
+        """Values and GAE of the whole collect with the current critic (segments stay apart by traj_flag);
+        with an intrinsic head also its non-episodic GAE, and ``adv`` the weighted sum of both."""
         n = batch["action"].shape[0]
-        both = self._learn_model.forward(cat_nested([batch["obs"], batch["next_obs"]]), mode="compute_critic")["value"]
-        value = self._return_norm.denormalize(both)
+        value, value_int = self._values(self._learn_model, cat_nested([batch["obs"], batch["next_obs"]]))
         adv = get_gae(value[:n], value[n:], batch["reward"].float(), batch["done"], self._cfg.discount_factor,
                       self._cfg.gae_lambda, batch["traj_flag"])
         batch["value"], batch["adv"], batch["return"] = value[:n], adv, value[:n] + adv
+        if value_int is not None:  # done = 0: an episode's end never cuts the intrinsic return
+            reward_int, never_done = batch[str(self._intrinsic)].float(), torch.zeros_like(batch["done"])
+            adv_int = get_gae(value_int[:n], value_int[n:], reward_int, never_done, self._cfg.intrinsic_discount_factor,
+                              self._cfg.gae_lambda, batch["traj_flag"])
+            batch["value_int"], batch["adv_int"], batch["return_int"] = value_int[:n], adv_int, value_int[:n] + adv_int
+            batch["adv"] = self._cfg.extrinsic_adv_weight * adv + self._cfg.intrinsic_adv_weight * adv_int
 
     def _monitor_vars_learn(self) -> List[str]:
-        return ["cur_lr", "total_loss", "policy_loss", "value_loss", "entropy", "approx_kl", "clipfrac"]
+        extra = [] if self._intrinsic is None else ["value_loss_int"]
+        return ["cur_lr", "total_loss", "policy_loss", "value_loss", *extra, "entropy", "approx_kl", "clipfrac"]
 
     def _state_dict_learn(self) -> Dict[str, Any]:
         return {"model": self._model.state_dict(), "optimizer": self._optimizer.state_dict(),
@@ -218,12 +272,20 @@ class PPOPolicy(Policy):
         out = self._collect_model.forward(obs, mode="compute_actor")
         if not self._continuous:
             action, logit = out["action"].cpu().numpy(), out["logit"].cpu().numpy()
-            return {env_id: {"action": action[i], "logit": logit[i]} for i, env_id in enumerate(ids)}
+            return self._tag({env_id: {"action": action[i], "logit": logit[i]} for i, env_id in enumerate(ids)})
         mu, sigma = out["logit"]["mu"], out["logit"]["sigma"]
         raw = mu + sigma * torch.randn_like(mu)
         action, raw, mu, sigma = (t.cpu().numpy() for t in (self._clip(raw), raw, mu, sigma))
-        return {env_id: {"action": action[i], "raw_action": raw[i], "logit": {"mu": mu[i], "sigma": sigma[i]}}
-                for i, env_id in enumerate(ids)}
+        return self._tag({env_id: {"action": action[i], "raw_action": raw[i], "logit": {"mu": mu[i], "sigma": sigma[i]}}
+                          for i, env_id in enumerate(ids)})
+
+    def _tag(self, outputs: Dict[int, Dict[str, Any]]) -> Dict[int, Any]:
+        """With an intrinsic reward, each output (and so its transition) carries its ``env_id``: RND's
+        intrinsic return runs per env, across episodes and collects."""
+        if self._intrinsic is not None:
+            for env_id, out in outputs.items():
+                out["env_id"] = env_id
+        return outputs
 
     def _clip(self, action: torch.Tensor) -> torch.Tensor:
         return action if self._act_low is None else torch.clamp(action, self._act_low, self._act_high)
@@ -231,9 +293,12 @@ class PPOPolicy(Policy):
     def _process_transition(self, obs: Any, policy_output: Dict[str, Any], timestep: Any) -> Dict[str, Any]:
         # done = terminated: a time-limit truncation still bootstraps from the true final obs.
         terminated = is_terminated(timestep)
-        return {"obs": obs, "action": policy_output.get("raw_action", policy_output["action"]),
-                "logit": policy_output["logit"], "reward": float(timestep.reward), "next_obs": timestep.obs,
-                "done": bool(terminated)}
+        transition = {"obs": obs, "action": policy_output.get("raw_action", policy_output["action"]),
+                      "logit": policy_output["logit"], "reward": float(timestep.reward), "next_obs": timestep.obs,
+                      "done": bool(terminated)}
+        if "env_id" in policy_output:
+            transition["env_id"] = policy_output["env_id"]
+        return transition
 
     @torch.no_grad()
     def _get_train_sample(self, transitions: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
@@ -241,8 +306,7 @@ class PPOPolicy(Policy):
         truncation (bootstrap from V(true final obs)) or mid-episode (bootstrap from V(last next_obs))."""
         self._set_mode(False)
         _, obs_t = self._obs_batch(dict(enumerate([t["obs"] for t in transitions] + [transitions[-1]["next_obs"]])))
-        value = self._model(obs_t, mode="compute_critic")["value"]  # (obs_batch: float64 -> float32, obs_norm)
-        value = self._return_norm.denormalize(value)
+        value, _ = self._values(self._model, obs_t)  # (obs_batch: float64 -> float32, obs_norm)
         reward = torch.tensor([t["reward"] for t in transitions], dtype=torch.float32, device=self._device)
         done = torch.tensor([t["done"] for t in transitions], dtype=torch.float32, device=self._device)
         traj_flag = torch.zeros_like(done)

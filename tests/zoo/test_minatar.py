@@ -30,7 +30,8 @@ CONFIGS = [(env, algo) for env in GAMES for algo in ("dqn", "ppo")]
 
 def test_the_zoo_names_the_minatar_envs():
     assert {"minatar_breakout", "minatar_spaceinvaders"} <= set(zoo_envs())
-    assert zoo_policies("minatar_breakout") == ["dqn", "impala", "ppo"]  # impala: tests/zoo/test_impala_configs.py
+    # impala: tests/zoo/test_impala_configs.py; ppo_rnd: tests/zoo/test_minatar_rnd.py
+    assert zoo_policies("minatar_breakout") == ["dqn", "impala", "ppo", "ppo_rnd"]
     assert zoo_policies("minatar_spaceinvaders") == ["dqn", "ppo"]
 
 

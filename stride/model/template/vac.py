@@ -37,10 +37,13 @@ def _orthogonal_init(module: nn.Module, gain: float) -> None:
 @MODEL_REGISTRY.register("vac")
 class VAC(nn.Module):
     """Actor-critic: ``forward(obs, mode)`` with ``mode`` one of ``compute_actor`` (-> ``{'logit'}``),
-    ``compute_critic`` (-> ``{'value'}``, shape ``(B,)``) or ``compute_actor_critic`` (both).
+    ``compute_critic`` (-> ``{'value'}``, shape ``(B,)``, or ``(B, K)`` with ``critic_head_num=K > 1``) or ``compute_actor_critic`` (both).
 
     ``encoder``: ``'mlp'`` (``encoder_hidden_size_list``, ``activation``), ``'nature'`` or
     ``'minatar'`` (conv, ReLU); None picks from ``obs_shape`` as the DQN model does.
+
+    ``critic_head_num`` > 1 gives that many value outputs from one critic head (``value`` of shape
+    ``(B, K)``): PPO + RND learns the extrinsic (column 0) and intrinsic (column 1) returns apart.
 
     ``logit`` is a ``(B, A)`` tensor for ``action_space='discrete'`` and ``{'mu', 'sigma'}`` (each
     ``(B, A)``) for ``'continuous'``; ``mu`` is not squashed, the policy clips actions to the space.
@@ -49,7 +52,7 @@ class VAC(nn.Module):
     #: valid values of the keyword arguments (checked by ``compile_config``)
     VALID = dict(action_space=("discrete", "continuous"), encoder_hidden_size_list="[1, inf)",
                  actor_head_hidden_size="[1, inf)", actor_head_layer_num="[0, inf)",
-                 critic_head_hidden_size="[1, inf)", critic_head_layer_num="[0, inf)", sigma_init="(0, inf)",
+                 critic_head_hidden_size="[1, inf)", critic_head_layer_num="[0, inf)", critic_head_num="[1, inf)", sigma_init="(0, inf)",
                  encoder=ENCODERS)
 
     def __init__(
@@ -63,6 +66,7 @@ class VAC(nn.Module):
         actor_head_layer_num: int = 1,
         critic_head_hidden_size: int = 64,
         critic_head_layer_num: int = 1,
+        critic_head_num: int = 1,
         activation: str = "tanh",
         sigma_init: float = 0.6,
         encoder: Optional[str] = None,
@@ -75,6 +79,7 @@ class VAC(nn.Module):
             raise ValueError(f"VAC needs a positive action_shape, got {action_shape!r}")
         self.action_space = action_space
         self.share_encoder = share_encoder
+        self.critic_head_num = int(critic_head_num)
         hidden = list(encoder_hidden_size_list)
         self.actor_encoder = build_encoder(obs_shape, encoder, hidden, activation)
         self.critic_encoder = self.actor_encoder if share_encoder else build_encoder(obs_shape, encoder, hidden, activation)
@@ -82,7 +87,7 @@ class VAC(nn.Module):
         self.actor_head = nn.Sequential(MLP(size, [actor_head_hidden_size] * actor_head_layer_num, activation),
                                         nn.Linear(actor_head_hidden_size if actor_head_layer_num else size, action_size))
         self.critic_head = nn.Sequential(MLP(size, [critic_head_hidden_size] * critic_head_layer_num, activation),
-                                         nn.Linear(critic_head_hidden_size if critic_head_layer_num else size, 1))
+                                         nn.Linear(critic_head_hidden_size if critic_head_layer_num else size, self.critic_head_num))
         if action_space == "continuous":
             self.log_sigma = nn.Parameter(torch.full((action_size,), math.log(sigma_init)))
         _orthogonal_init(self, math.sqrt(2))
@@ -113,7 +118,7 @@ class VAC(nn.Module):
 
     def _critic(self, x: torch.Tensor) -> torch.Tensor:
         value: torch.Tensor = self.critic_head(x)
-        return value.squeeze(-1)
+        return value.squeeze(-1) if self.critic_head_num == 1 else value
 
     def _actor(self, x: torch.Tensor) -> ActorOutput:
         out: torch.Tensor = self.actor_head(x)

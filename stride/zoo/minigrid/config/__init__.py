@@ -1,1 +1,1 @@
-"""MiniGrid configs: ``doorkey_ppo``, ``empty_ppo``."""
+"""MiniGrid configs: ``doorkey_ppo``, ``doorkey_ppo_rnd`` (PPO + RND), ``empty_ppo``."""
