@@ -114,8 +114,8 @@ def main() -> None:
         total = json.load(f)
     n_params = None
     try:
-        sd = policy.learn_mode.state_dict()["model"]
-        n_params = int(sum(v.numel() for v in sd.values()))
+        # parameters, not state_dict entries: a shared encoder appears once per head in the state_dict
+        n_params = int(sum(p.numel() for p in policy.model.parameters()))
     except Exception as e:  # noqa: BLE001 - informative only
         log(f"[stride] could not count model parameters: {e!r}")
     record = {"contestant": "stride", "case": args.case, "algo": case.algo, "seed": args.seed, "exp_dir": exp_dir,
