@@ -75,6 +75,8 @@ class DRQN(nn.Module):
         x = obs if sequence else obs.unsqueeze(0)
         t, b = x.shape[0], x.shape[1]
         feat = self.encoder(x.reshape(t * b, *x.shape[2:])).reshape(t, b, -1)
+        if feat.is_cuda:  # a deep-copied (target) RNN's weights are no longer one cuDNN chunk: compact once
+            self.rnn.flatten_parameters()
         out, nxt = self.rnn(feat, self._unpack(state, b))
         logit = self.head(out)
         return {"logit": logit if sequence else logit.squeeze(0), "next_state": self._pack(nxt)}
