@@ -6,38 +6,15 @@ from __future__ import annotations
 
 import copy
 
-import gymnasium as gym
-import numpy as np
 import pytest
 
 pytest.importorskip("minari")
 
-from stride.data.demo import write_demo_dataset  # noqa: E402
 from stride.entry import serial_pipeline, serial_pipeline_offline  # noqa: E402
 from stride.entry.utils import zoo_config, zoo_policies  # noqa: E402
+from tests.zoo.demo_helpers import random_demo  # noqa: E402
 
 pytestmark = pytest.mark.timeout(240)
-
-
-def _random_demo(env_id: str, path: str, episodes: int = 2, max_steps: int = 50) -> str:
-    env = gym.make(env_id, max_episode_steps=max_steps)
-    env.action_space.seed(0)
-    eps = []
-    for k in range(episodes):
-        obs, _ = env.reset(seed=k)
-        rows = []
-        while True:
-            action = env.action_space.sample()
-            nxt, reward, terminated, truncated, _ = env.step(action)
-            rows.append({"obs": obs, "action": action, "reward": float(reward), "next_obs": nxt,
-                         "terminated": terminated, "truncated": truncated})
-            obs = nxt
-            if terminated or truncated:
-                break
-        eps.append({key: np.stack([np.asarray(r[key]) for r in rows]) for key in rows[0]})
-    out = write_demo_dataset(path, eps, env.observation_space, env.action_space, env_id=env_id)
-    env.close()
-    return out
 
 
 def _small(main, data_path):
@@ -51,7 +28,7 @@ def _small(main, data_path):
 def test_bc_config_trains_offline(env_name, env_id, tmp_path):
     assert "bc" in zoo_policies(env_name)
     main, create = copy.deepcopy(zoo_config(env_name, "bc"))
-    main = _small(main, _random_demo(env_id, str(tmp_path / "demo")))
+    main = _small(main, random_demo(env_id, str(tmp_path / "demo")))
     main["policy"]["eval"]["evaluator"].update(eval_freq=20, confirm_episode=0)
     main["policy"]["learn"]["batch_size"] = 16  # (random CartPole episodes are short)
     out = serial_pipeline_offline([main, create], seed=0, max_train_iter=50, exp_name=str(tmp_path / "run"),
@@ -68,7 +45,7 @@ def test_sqil_config_runs_a_few_hundred_steps(env_name, algo, env_id, tmp_path):
         pytest.importorskip("Box2D", reason="LunarLander needs the box2d extra")
     assert algo in zoo_policies(env_name)
     main, create = copy.deepcopy(zoo_config(env_name, algo))
-    main = _small(main, _random_demo(env_id, str(tmp_path / "demo")))
+    main = _small(main, random_demo(env_id, str(tmp_path / "demo")))
     main["env"]["collector_env_num"] = 2
     main["policy"]["random_collect_size"] = min(main["policy"].get("random_collect_size", 0), 100)
     main["policy"]["eval"]["evaluator"].update(eval_freq_envstep=200, confirm_episode=0)

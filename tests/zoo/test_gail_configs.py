@@ -6,38 +6,15 @@ from __future__ import annotations
 
 import copy
 
-import gymnasium as gym
-import numpy as np
 import pytest
 
 pytest.importorskip("minari")
 
-from stride.data.demo import write_demo_dataset  # noqa: E402
 from stride.entry import serial_pipeline_reward_model  # noqa: E402
 from stride.entry.utils import zoo_config, zoo_policies  # noqa: E402
+from tests.zoo.demo_helpers import random_demo  # noqa: E402
 
 pytestmark = pytest.mark.timeout(240)
-
-
-def _random_demo(env_id: str, path: str, episodes: int = 2, max_steps: int = 50) -> str:
-    env = gym.make(env_id, max_episode_steps=max_steps)
-    env.action_space.seed(0)
-    eps = []
-    for k in range(episodes):
-        obs, _ = env.reset(seed=k)
-        rows = []
-        while True:
-            action = env.action_space.sample()
-            nxt, reward, terminated, truncated, _ = env.step(action)
-            rows.append({"obs": obs, "action": action, "reward": float(reward), "next_obs": nxt,
-                         "terminated": terminated, "truncated": truncated})
-            obs = nxt
-            if terminated or truncated:
-                break
-        eps.append({key: np.stack([np.asarray(r[key]) for r in rows]) for key in rows[0]})
-    out = write_demo_dataset(path, eps, env.observation_space, env.action_space, env_id=env_id)
-    env.close()
-    return out
 
 
 @pytest.mark.parametrize("env_name, algo, env_id", [("cartpole", "dqn_gail", "CartPole-v1"),
@@ -49,7 +26,7 @@ def test_gail_config_runs_a_few_hundred_steps(env_name, algo, env_id, tmp_path):
     assert algo in zoo_policies(env_name)
     main, create = copy.deepcopy(zoo_config(env_name, algo))
     assert create["reward_model"]["type"] == "gail" and main["policy"].get("nstep", 1) == 1
-    main["reward_model"]["data_path"] = _random_demo(env_id, str(tmp_path / "demo"))
+    main["reward_model"]["data_path"] = random_demo(env_id, str(tmp_path / "demo"))
     main["env"].update(collector_env_num=2, evaluator_env_num=1, n_evaluator_episode=1, max_episode_steps=50,
                        stop_value=1e6)  # never reached: the run goes to its env-step limit
     main["policy"]["eval"]["evaluator"].update(eval_freq_envstep=200, confirm_episode=0)

@@ -15,33 +15,16 @@ seeds 0 and 1 confirm 200 at 240k / 140k env steps (fresh 100-episode means 217.
 expert's 228.7); seed 2 does not within 500k (four confirmations fail at 152-197): unstable, not tuned yet.
 """
 
-main_config = dict(
+from copy import deepcopy
+
+from stride.config.config import deep_update
+from stride.zoo.lunarlander.config.lunarlander_dqn_config import create_config as _base_create
+from stride.zoo.lunarlander.config.lunarlander_dqn_config import main_config as _base_main
+
+# lunarlander_dqn's DQN with 1-step targets (an n-step return would carry the env's reward); GAIL added
+main_config = deep_update(deep_update({}, deepcopy(_base_main)), dict(
     exp_name="lunarlander_dqn_gail",
-    env=dict(
-        env_id="LunarLander-v3",
-        collector_env_num=8,
-        evaluator_env_num=8,
-        n_evaluator_episode=10,
-        stop_value=200,
-    ),
-    policy=dict(
-        model=dict(obs_shape=8, action_shape=4, encoder_hidden_size_list=[512, 64], dueling=True),
-        discount_factor=0.99,
-        nstep=1,
-        learn=dict(
-            update_per_collect=10,
-            batch_size=64,
-            learning_rate=1e-3,
-            target_update_freq=100,
-            learner=dict(hook=dict(save_ckpt_after_iter=10000)),
-        ),
-        collect=dict(n_sample=64),
-        eval=dict(evaluator=dict(eval_freq_envstep=10000, confirm_episode=100)),
-        other=dict(
-            eps=dict(type="exp", start=0.95, end=0.1, decay=50000),
-            replay_buffer=dict(replay_buffer_size=100000),
-        ),
-    ),
+    policy=dict(nstep=1),
     reward_model=dict(
         data_path="lunarlander_expert_demo",
         input="obs_action",
@@ -51,15 +34,9 @@ main_config = dict(
         update_per_collect=2,
         reward_type="positive",
     ),
-)
+))
 
-create_config = dict(
-    env=dict(type="gymnasium"),
-    env_manager=dict(type="base"),
-    policy=dict(type="dqn"),
-    replay_buffer=dict(type="naive"),
-    reward_model=dict(type="gail"),
-)
+create_config = deep_update(deep_update({}, deepcopy(_base_create)), dict(reward_model=dict(type="gail")))
 
 if __name__ == "__main__":
     from stride.entry import serial_pipeline_reward_model

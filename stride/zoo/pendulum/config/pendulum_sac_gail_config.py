@@ -15,32 +15,15 @@ random policy (about -1,200) to the expert; the stop value is the SAC config's -
 steps; fresh 100-episode means -236.8 / -179.4 / -212.9 against the expert's -165.1 (random: -1,166).
 """
 
-main_config = dict(
+from copy import deepcopy
+
+from stride.config.config import deep_update
+from stride.zoo.pendulum.config.pendulum_sac_config import create_config as _base_create
+from stride.zoo.pendulum.config.pendulum_sac_config import main_config as _base_main
+
+# pendulum_sac's SAC as is; the GAIL reward model added (agent actions in SAC's [-1, 1])
+main_config = deep_update(deep_update({}, deepcopy(_base_main)), dict(
     exp_name="pendulum_sac_gail",
-    env=dict(
-        env_id="Pendulum-v1",
-        collector_env_num=4,
-        evaluator_env_num=10,
-        n_evaluator_episode=10,
-        stop_value=-250,
-    ),
-    policy=dict(
-        random_collect_size=800,
-        model=dict(obs_shape=3, action_shape=1, actor_hidden_size_list=[128, 128], critic_hidden_size_list=[128, 128]),
-        discount_factor=0.99,
-        learn=dict(
-            update_per_collect=4,
-            batch_size=128,
-            learning_rate_q=1e-3,
-            learning_rate_policy=1e-3,
-            learning_rate_alpha=3e-4,
-            target_theta=0.005,
-            learner=dict(hook=dict(save_ckpt_after_iter=10000)),
-        ),
-        collect=dict(n_sample=4),
-        eval=dict(evaluator=dict(eval_freq_envstep=1000, confirm_episode=100)),
-        other=dict(replay_buffer=dict(replay_buffer_size=100000)),
-    ),
     reward_model=dict(
         data_path="pendulum_expert_demo",
         input="obs_action",
@@ -51,15 +34,9 @@ main_config = dict(
         update_per_collect=1,
         reward_type="positive",
     ),
-)
+))
 
-create_config = dict(
-    env=dict(type="gymnasium"),
-    env_manager=dict(type="base"),
-    policy=dict(type="sac"),
-    replay_buffer=dict(type="naive"),
-    reward_model=dict(type="gail"),
-)
+create_config = deep_update(deep_update({}, deepcopy(_base_create)), dict(reward_model=dict(type="gail")))
 
 if __name__ == "__main__":
     from stride.entry import serial_pipeline_reward_model

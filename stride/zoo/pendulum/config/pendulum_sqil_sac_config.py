@@ -15,40 +15,19 @@ Measured 2026-11-25 (SAC expert and its 10 episodes of the same seed): seeds 0 a
 authors warn of): not tuned yet.
 """
 
-main_config = dict(
-    exp_name="pendulum_sqil_sac",
-    env=dict(
-        env_id="Pendulum-v1",
-        collector_env_num=4,
-        evaluator_env_num=10,
-        n_evaluator_episode=10,
-        stop_value=-250,
-    ),
-    policy=dict(
-        random_collect_size=800,
-        model=dict(obs_shape=3, action_shape=1, actor_hidden_size_list=[128, 128], critic_hidden_size_list=[128, 128]),
-        discount_factor=0.99,
-        learn=dict(
-            update_per_collect=4,
-            batch_size=128,
-            learning_rate_q=1e-3,
-            learning_rate_policy=1e-3,
-            learning_rate_alpha=3e-4,
-            target_theta=0.005,
-            learner=dict(hook=dict(save_ckpt_after_iter=10000)),
-        ),
-        collect=dict(n_sample=4, data_path="pendulum_expert_demo_10ep", demo_fraction=0.5),
-        eval=dict(evaluator=dict(eval_freq_envstep=1000, confirm_episode=100)),
-        other=dict(replay_buffer=dict(replay_buffer_size=100000)),
-    ),
-)
+from copy import deepcopy
 
-create_config = dict(
-    env=dict(type="gymnasium"),
-    env_manager=dict(type="base"),
-    policy=dict(type="sqil_sac"),
-    replay_buffer=dict(type="naive"),
-)
+from stride.config.config import deep_update
+from stride.zoo.pendulum.config.pendulum_sac_config import create_config as _base_create
+from stride.zoo.pendulum.config.pendulum_sac_config import main_config as _base_main
+
+# pendulum_sac's SAC settings as is; the policy is sqil_sac, half of every batch from the demonstrations
+main_config = deep_update(deep_update({}, deepcopy(_base_main)), dict(
+    exp_name="pendulum_sqil_sac",
+    policy=dict(collect=dict(data_path="pendulum_expert_demo_10ep", demo_fraction=0.5)),
+))
+
+create_config = deep_update(deep_update({}, deepcopy(_base_create)), dict(policy=dict(type="sqil_sac")))
 
 if __name__ == "__main__":
     from stride.entry import serial_pipeline
