@@ -125,11 +125,14 @@ def serial_pipeline(
             return finished_policy(cfg, model, resume_ckpt, limits)
         max_env_step, max_train_iter = limits
     own_group = _join_replicas(cfg) if replicas else False
+    ended = False
     try:
-        return _train(cfg, model, resume_ckpt, max_train_iter, max_env_step, progress, replicas, on_eval)
+        policy = _train(cfg, model, resume_ckpt, max_train_iter, max_env_step, progress, replicas, on_eval)
+        ended = True
+        return policy
     finally:
         if own_group:
-            dist_finalize()
+            dist_finalize(together=ended)
 
 
 #: how long a replica may wait in a collective: the others wait while rank 0 evaluates (a 100-episode

@@ -95,10 +95,19 @@ def dist_init(rank: Optional[int] = None, world_size: Optional[int] = None, addr
     return True
 
 
-def dist_finalize() -> None:
-    """Leave and destroy the process group (nothing to do outside one)."""
-    if dist.is_initialized():
-        dist.destroy_process_group()
+def dist_finalize(together: bool = False) -> None:
+    """Leave and destroy the process group (nothing to do outside one).
+
+    ``together``: first wait until every replica has come here (a barrier), so that no replica
+    tears its connections down while another still holds them -- a replica that left early was
+    seen to abort (gloo, "terminate called without an active exception") while rank 0 was still
+    evaluating. Only for a normal end: after an error the others may be gone, and the barrier
+    would wait for them until the group's timeout."""
+    if not dist.is_initialized():
+        return
+    if together and dist.get_world_size() > 1:
+        dist.barrier()
+    dist.destroy_process_group()
 
 
 def in_process_group() -> bool:
