@@ -54,6 +54,7 @@ def main() -> None:
     ap.add_argument("--trials", type=int, default=20)
     ap.add_argument("--trial-seeds", type=int, default=3)
     ap.add_argument("--trial-cpu", type=float, default=20.0)
+    ap.add_argument("--workers", type=int, default=1, help="trials at once (Ray tasks; 1: in one process)")
     ap.add_argument("--check-seeds", type=int, nargs="+", default=[100, 101, 102, 103, 104])
     ap.add_argument("--max-env-step", type=int, default=50_000)
     ap.add_argument("--out", default=os.path.join(REPO, "benchmarks", "results", "tune_cartpole_dqn"))
@@ -62,8 +63,9 @@ def main() -> None:
     lines = [f"stride -m tune check -- {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}", f"start: {load()}"]
     t0 = time.perf_counter()
     run(["-m", "tune", "-e", a.env, "-p", a.policy, "--trials", str(a.trials), "--trial-seeds", str(a.trial_seeds),
-         "--trial-cpu", str(a.trial_cpu), "--exp-name", os.path.join(out, "study"), "-s", "0"])
-    lines.append(f"study: {a.trials} trials x {a.trial_seeds} seeds, {time.perf_counter() - t0:.0f} s wall, {load()}")
+         "--trial-cpu", str(a.trial_cpu), "--workers", str(a.workers), "--exp-name", os.path.join(out, "study"), "-s", "0"])
+    lines.append(f"study: {a.trials} trials x {a.trial_seeds} seeds, {a.workers} worker(s), "
+                 f"{time.perf_counter() - t0:.0f} s wall, {load()}")
     best = os.path.join(out, "study", "best_config.py")
     with open(best) as f:
         lines.append("best config header: " + f.read().split('"""')[1].strip().replace("\n", " | "))

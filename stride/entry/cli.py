@@ -172,6 +172,9 @@ def _parser() -> argparse.ArgumentParser:
                       help="a trial's train CPU-seconds budget (default 60); --env-step caps its env steps")
     tune.add_argument("--trial-seeds", type=_count, default=1, metavar="K",
                       help="runs per trial (seeds S..S+K-1), scored by their median (default 1)")
+    tune.add_argument("--workers", type=_count, default=1, metavar="N",
+                      help="trials at once, as Ray tasks sharing the study's storage (default 1: no Ray); "
+                           "--address runs them on a running cluster")
     p.add_argument("-v", "--version", action="store_true", help="print the version and exit")
     return p
 
@@ -412,7 +415,7 @@ def _tune(args: argparse.Namespace) -> int:
     main = apply_settings(_copy(main), args.settings)
     result = tune_pipeline([main, create], trials=args.trials, seed=(args.seed or [0])[0], storage=args.storage,
                            out_dir=args.exp_name, trial_cpu_s=args.trial_cpu, max_env_step=args.env_step,
-                           trial_seeds=args.trial_seeds)
+                           trial_seeds=args.trial_seeds, workers=args.workers, address=args.address)
     what = "train CPU-seconds to the confirmed stop value" if result["best_reached"] else "no trial confirmed the stop value; penalty"
     print(f"stride: {result['n_finished']} trials in study '{result['study_name']}' ({result['storage']}); "
           f"best: trial {result['best_trial']}, {what} {result['best_value']:.2f}")

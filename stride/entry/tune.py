@@ -31,12 +31,13 @@ import copy
 import os
 import statistics
 import warnings
+from dataclasses import dataclass
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 from ..config.config import config_source, deep_update
 from ..config.search import Choice, FloatRange, IntRange, SearchParam, SearchSpace, check_search_space
 from ..policy.base_policy import Policy
-from ..utils.errors import ConfigError
+from ..utils.errors import ConfigError, StrideError
 from ..utils.extras import import_extra
 from ..utils.files import atomic_write_text
 from ..utils.registry import POLICY_REGISTRY, import_components
@@ -115,6 +116,33 @@ def _known_values(main: Mapping[str, Any], defaults: Mapping[str, Any], space: S
     return out
 
 
+@dataclass(frozen=True)
+class _Study:
+    """Everything a process needs to open the study and run trials (plain data: it travels to Ray
+    workers as it is)."""
+
+    main: Dict[str, Any]
+    create: Dict[str, Any]
+    space: SearchSpace
+    storage: str
+    study_name: str
+    out_dir: str
+    seed: int
+    trials: int
+    trial_cpu_s: float
+    max_env_step: Optional[int]
+    heartbeat_s: int
+    trial_seeds: int
+
+    @property
+    def penalty(self) -> float:
+        return PENALTY_FACTOR * self.trial_cpu_s
+
+    @property
+    def best_path(self) -> str:
+        return os.path.join(self.out_dir, "best_config.py")
+
+
 def tune_pipeline(
     input_cfg: ConfigInput,
     trials: int,
@@ -126,6 +154,8 @@ def tune_pipeline(
     max_env_step: Optional[int] = None,
     heartbeat_s: int = 10,
     trial_seeds: int = 1,
+    workers: int = 1,
+    address: Optional[str] = None,
 ) -> Dict[str, Any]:
     """Search the policy's hyper-parameters until the study holds ``trials`` finished trials.
 
@@ -142,6 +172,13 @@ def tune_pipeline(
         heartbeat_s: how often a running trial tells the storage it is alive.
         trial_seeds: runs per trial, seeds ``seed .. seed + trial_seeds - 1``; the trial's value is
             their median (one seed rewards configs that suit that seed); only the first run is pruned.
+        workers: trials run at once, each worker a Ray task on one CPU sharing the study through its
+            storage (Optuna's own distributed mode; its sampler seeded ``seed + worker``). Workers
+            finish the trial they are in when the study is full, so a study may end up to
+            ``workers - 1`` trials over ``trials``. 1 (default): in this process, no Ray.
+        address: with ``workers > 1``, the ``HOST:PORT`` of a running Ray cluster to run them on
+            (its storage must then be a database server every node reaches, not SQLite); default: a
+            local instance on 127.0.0.1 for the search's duration.
 
     Returns: a summary: ``best_config`` (path), ``best_value``, ``best_params``, ``best_reached``,
     ``n_finished``, ``study_name``, ``storage``.
@@ -152,11 +189,15 @@ def tune_pipeline(
         raise ConfigError(f"trial_seeds must be >= 1, got {trial_seeds}")
     if not trial_cpu_s > 0:
         raise ConfigError(f"trial_cpu_s must be > 0, got {trial_cpu_s}")
-    optuna = import_extra("optuna", "tune", "stride -m tune")
-    from optuna.storages import RetryHeartbeatStaleTrialCallback
+    if workers < 1:
+        raise ConfigError(f"workers must be >= 1, got {workers}")
+    if address is not None and workers == 1:
+        raise ConfigError(f"address={address!r} is for trials on a Ray cluster: give workers >= 2 too")
+    if address is not None and (storage is None or storage.startswith("sqlite:")):
+        raise ConfigError(f"trials on the Ray cluster at {address!r} need a storage every node reaches "
+                          f"(postgresql://... or mysql://...), not {storage or 'the default SQLite file'}")
+    import_extra("optuna", "tune", "stride -m tune")  # one line naming the extra when Optuna is missing
     from optuna.trial import TrialState
-
-    from .serial_entry import serial_pipeline
 
     main, create = _pair(input_cfg)
     name, space = policy_search_space(create, main)
@@ -166,27 +207,71 @@ def tune_pipeline(
     exp_name = str(main.get("exp_name") or f"{name}_tune")
     out_dir = os.path.abspath(out_dir or f"{exp_name}_tune")
     os.makedirs(out_dir, exist_ok=True)
-    storage = storage or f"sqlite:///{os.path.join(out_dir, 'study.db')}"
-    study_name = study_name or exp_name
-    penalty = PENALTY_FACTOR * trial_cpu_s
-    if storage.startswith(("sqlite:", "postgresql", "mysql")):
-        with warnings.catch_warnings():  # heartbeats are marked experimental; they are what resumes a killed study
-            warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
-            store: Any = optuna.storages.RDBStorage(
-                storage, heartbeat_interval=heartbeat_s, grace_period=3 * heartbeat_s,
-                heartbeat_stale_trial_callback=RetryHeartbeatStaleTrialCallback(max_retry=1))
-    else:
-        store = storage
-    study = optuna.create_study(
-        storage=store, study_name=study_name, direction="minimize", load_if_exists=True,
-        sampler=optuna.samplers.TPESampler(seed=seed, multivariate=True, n_startup_trials=max(5, trials // 4)),
-        pruner=optuna.pruners.MedianPruner(n_startup_trials=5, n_warmup_steps=1))
+    spec = _Study(main=dict(main), create=dict(create), space=space,
+                  storage=storage or f"sqlite:///{os.path.join(out_dir, 'study.db')}",
+                  study_name=study_name or exp_name, out_dir=out_dir, seed=seed, trials=trials,
+                  trial_cpu_s=trial_cpu_s, max_env_step=max_env_step, heartbeat_s=heartbeat_s, trial_seeds=trial_seeds)
+    study = _open(spec, worker=0)
     if not study.trials:
         study.enqueue_trial(_known_values(main, defaults, space))
-    best_path = os.path.join(out_dir, "best_config.py")
+    if trials - _finished(study) > 0:
+        if workers == 1:
+            optimize(spec, worker=0)
+        else:
+            _optimize_on_ray(spec, workers, address)
+    study = _open(spec, worker=0)
+    done = [t for t in study.trials if t.state == TrialState.COMPLETE]
+    if not done:
+        raise ConfigError(f"no trial of study '{spec.study_name}' completed (all pruned or failed): see {out_dir}/trials")
+    best = min(done, key=lambda t: t.value)
+    _write_best(spec, best)  # once more here: workers' writes may have raced
+    return {"best_config": spec.best_path, "best_value": float(best.value), "best_params": dict(best.params),
+            "best_trial": best.number, "best_reached": bool(best.user_attrs.get("reached")),
+            "n_finished": _finished(study), "study_name": spec.study_name, "storage": spec.storage,
+            "out_dir": out_dir, "penalty": spec.penalty}
+
+
+def _open(spec: _Study, worker: int) -> Any:
+    """The study (created on first use), with this worker's sampler: TPE seeded ``seed + worker``."""
+    import optuna
+    from optuna.storages import RetryHeartbeatStaleTrialCallback
+
+    store: Any = spec.storage
+    if spec.storage.startswith(("sqlite:", "postgresql", "mysql")):
+        with warnings.catch_warnings():  # heartbeats are marked experimental; they are what resumes a killed study
+            warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+            store = optuna.storages.RDBStorage(
+                spec.storage, heartbeat_interval=spec.heartbeat_s, grace_period=3 * spec.heartbeat_s,
+                heartbeat_stale_trial_callback=RetryHeartbeatStaleTrialCallback(max_retry=1))
+    return optuna.create_study(
+        storage=store, study_name=spec.study_name, direction="minimize", load_if_exists=True,
+        sampler=optuna.samplers.TPESampler(seed=spec.seed + worker, multivariate=True,
+                                           n_startup_trials=max(5, spec.trials // 4)),
+        pruner=optuna.pruners.MedianPruner(n_startup_trials=5, n_warmup_steps=1))
+
+
+def _finished(study: Any) -> int:
+    from optuna.trial import TrialState
+
+    return sum(t.state in (TrialState.COMPLETE, TrialState.PRUNED) for t in study.trials)
+
+
+def optimize(spec: _Study, worker: int) -> int:
+    """Run trials of the study until it holds ``spec.trials`` finished ones (every worker runs this,
+    in its own process); returns how many this call ran."""
+    import optuna
+    from optuna.study import MaxTrialsCallback
+    from optuna.trial import TrialState
+
+    from .serial_entry import serial_pipeline
+
+    study = _open(spec, worker)
+    missing = spec.trials - _finished(study)
+    if missing <= 0:
+        return 0
 
     def objective(trial: Any) -> float:
-        values = {key: _suggest(trial, key, param) for key, param in space.items()}
+        values = {key: _suggest(trial, key, param) for key, param in spec.space.items()}
         evals: List[int] = [0]
 
         def on_eval(row: Dict[str, Any]) -> None:
@@ -195,64 +280,77 @@ def tune_pipeline(
             if row["stop"]:
                 return
             trial.report(-float(row["eval_return_mean"]), step)
-            if float(row["train_cpu_seconds"]) > trial_cpu_s:
+            if float(row["train_cpu_seconds"]) > spec.trial_cpu_s:
                 raise TrialOverBudget()
             if trial.should_prune():
                 raise optuna.TrialPruned(f"return {row['eval_return_mean']:.1f} at evaluation {step} is below the median")
 
         def ignore(row: Dict[str, Any]) -> None:
-            if not row["stop"] and float(row["train_cpu_seconds"]) > trial_cpu_s:
+            if not row["stop"] and float(row["train_cpu_seconds"]) > spec.trial_cpu_s:
                 raise TrialOverBudget()
 
         scores: List[float] = []
-        for k in range(trial_seeds):
-            exp = os.path.join(out_dir, "trials", f"trial_{trial.number:04d}_seed{seed + k}")
+        for k in range(spec.trial_seeds):
+            run_seed = spec.seed + k
+            exp = os.path.join(spec.out_dir, "trials", f"trial_{trial.number:04d}_seed{run_seed}")
             try:
-                policy = serial_pipeline([with_values(main, values), create], seed=seed + k, max_env_step=max_env_step,
-                                         exp_name=exp, progress=False, on_eval=on_eval if k == 0 else ignore)
+                policy = serial_pipeline([with_values(spec.main, values), spec.create], seed=run_seed,
+                                         max_env_step=spec.max_env_step, exp_name=exp, progress=False,
+                                         on_eval=on_eval if k == 0 else ignore)
             except TrialOverBudget:
-                scores.append(penalty)
+                scores.append(spec.penalty)
                 continue
             result = policy.result
             if result.get("interrupted"):
                 raise KeyboardInterrupt
-            scores.append(float(result["train_cpu_seconds"]) if result["stop"] else penalty)
-            trial.set_user_attr(f"env_step_seed{seed + k}", result["env_step"])
+            scores.append(float(result["train_cpu_seconds"]) if result["stop"] else spec.penalty)
+            trial.set_user_attr(f"env_step_seed{run_seed}", result["env_step"])
         value = float(statistics.median(scores))
         trial.set_user_attr("scores", scores)
-        trial.set_user_attr("reached", value < penalty)
+        trial.set_user_attr("reached", value < spec.penalty)
         return value
 
-    def write_best(study: Any, _trial: Any) -> None:
+    def write_best(study: Any, trial: Any) -> None:
         done = [t for t in study.trials if t.state == TrialState.COMPLETE]
-        if not done:
-            return
-        best = min(done, key=lambda t: t.value)
-        if best.number != _trial.number and os.path.exists(best_path):
-            return  # unchanged
-        reached = bool(best.user_attrs.get("reached"))
-        header = (f'"""Best config of the Stride tuning study \'{study_name}\' ({storage}), trial {best.number}:\n'
-                  f"{'train CPU-seconds to the confirmed stop value' if reached else 'not confirmed (penalty)'}: "
-                  f"{best.value:.2f} (median over run seeds {seed}..{seed + trial_seeds - 1}: "
-                  f"{best.user_attrs.get('scores')}).\n\n"
-                  f"Run it: stride -m serial -c {os.path.basename(best_path)} -s 0\n"
-                  f"Searched values: {dict(best.params)}\n"
-                  '"""\n\n')
-        atomic_write_text(best_path, config_source(with_values(main, best.params), create, header))
+        if done:
+            best = min(done, key=lambda t: t.value)
+            if best.number == trial.number or not os.path.exists(spec.best_path):
+                _write_best(spec, best)
 
-    def finished() -> int:
-        return sum(t.state in (TrialState.COMPLETE, TrialState.PRUNED) for t in study.trials)
+    before = len(study.trials)
+    study.optimize(objective, n_trials=missing, catch=(ConfigError,),
+                   callbacks=[write_best, MaxTrialsCallback(spec.trials, states=(TrialState.COMPLETE, TrialState.PRUNED))])
+    return len(study.trials) - before
 
-    missing = trials - finished()
-    if missing > 0:
-        study.optimize(objective, n_trials=missing, catch=(ConfigError,), callbacks=[write_best])
-    done = [t for t in study.trials if t.state == TrialState.COMPLETE]
-    if not done:
-        raise ConfigError(f"no trial of study '{study_name}' completed (all pruned or failed): see {out_dir}/trials")
-    best = min(done, key=lambda t: t.value)
-    if not os.path.exists(best_path):
-        write_best(study, best)
-    return {"best_config": best_path, "best_value": float(best.value), "best_params": dict(best.params),
-            "best_trial": best.number, "best_reached": bool(best.user_attrs.get("reached")),
-            "n_finished": finished(), "study_name": study_name, "storage": storage, "out_dir": out_dir,
-            "penalty": penalty}
+
+def _write_best(spec: _Study, best: Any) -> None:
+    """``best_config.py``: the input config with the best trial's values, written atomically."""
+    reached = bool(best.user_attrs.get("reached"))
+    header = (f'"""Best config of the Stride tuning study \'{spec.study_name}\' ({spec.storage}), trial {best.number}:\n'
+              f"{'train CPU-seconds to the confirmed stop value' if reached else 'not confirmed (penalty)'}: "
+              f"{best.value:.2f} (median over run seeds {spec.seed}..{spec.seed + spec.trial_seeds - 1}: "
+              f"{best.user_attrs.get('scores')}).\n\n"
+              f"Run it: stride -m serial -c {os.path.basename(spec.best_path)} -s 0\n"
+              f"Searched values: {dict(best.params)}\n"
+              '"""\n\n')
+    atomic_write_text(spec.best_path, config_source(with_values(spec.main, best.params), spec.create, header))
+
+
+def _optimize_on_ray(spec: _Study, workers: int, address: Optional[str]) -> None:
+    """``workers`` Ray tasks, each running :func:`optimize` on one CPU; a failed task's error is
+    raised here (the others are cancelled when the instance stops)."""
+    from .parallel.cluster import joined_ray, local_ray, require_ray
+
+    require_ray()
+    cluster = joined_ray(address) if address is not None else local_ray(num_cpus=workers)
+    with cluster:
+        import ray
+
+        task = ray.remote(num_cpus=1, max_retries=0)(optimize)
+        refs = [task.remote(spec, k) for k in range(workers)]
+        try:
+            ray.get(refs)
+        except ray.exceptions.RayTaskError as e:
+            cause = e.cause if isinstance(e.cause, BaseException) else None
+            raise cause if isinstance(cause, (ConfigError, KeyboardInterrupt)) else StrideError(
+                f"a tuning worker failed: {' '.join(str(e).split())[-500:]}") from None

@@ -123,3 +123,41 @@ def test_a_policy_config_without_the_key_fails_before_any_trial(tmp_path):
     assert name == "dqn" and "learn.learning_rate" in space
     with pytest.raises(ConfigError, match="must name a policy"):
         policy_search_space({"policy": {}}, {})
+
+
+def test_workers_run_trials_at_once_on_ray_and_leave_nothing(tmp_path):
+    """--workers 2: two Ray tasks share the SQLite study; their trials overlap in time; the study
+    holds the trials asked (at most one over); no Ray process or temp folder is left."""
+    pytest.importorskip("ray")
+    import psutil
+
+    before = {p.pid for p in psutil.process_iter()}
+    out = tmp_path / "t"
+    cmd = [sys.executable, "-m", "stride", "-m", "tune", "-e", "cartpole", "-p", "dqn", "--trials", "4", "--workers", "2",
+           "--env-step", "600", "-s", "0", "--exp-name", str(out), "--set", "policy.eval.evaluator.confirm_episode=0",
+           "--set", "env.n_evaluator_episode=2", "--set", "env.evaluator_env_num=2",
+           "--set", "policy.eval.evaluator.eval_freq_envstep=200", "--set", "env.stop_value=1000000000.0"]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert f"best config: {out / 'best_config.py'}" in done.stdout
+    study = optuna.load_study(study_name="cartpole_dqn", storage=f"sqlite:///{out / 'study.db'}")
+    finished = [t for t in study.trials if t.state.is_finished()]
+    assert 4 <= len(finished) <= 5 and all(t.state == optuna.trial.TrialState.COMPLETE for t in finished)
+    spans = sorted((t.datetime_start, t.datetime_complete) for t in finished)
+    assert any(b[0] < a[1] for a, b in zip(spans, spans[1:]))  # some trial started before the previous one ended
+    assert study.trials[0].params["learn.learning_rate"] == 3e-3  # the config itself is still trial 0
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        left = [p for p in psutil.process_iter(["pid", "cmdline"]) if p.pid not in before
+                and any("ray" in part for part in (p.info["cmdline"] or []))]
+        if not left:
+            break
+        time.sleep(0.5)
+    assert not left, [p.info["cmdline"][:3] for p in left]
+
+
+def test_workers_on_a_cluster_need_a_shared_storage(tmp_path):
+    with pytest.raises(ConfigError, match="need a storage every node reaches"):
+        tune_pipeline(_cheap(), trials=2, out_dir=str(tmp_path), workers=2, address="127.0.0.1:6379")
+    with pytest.raises(ConfigError, match="workers must be >= 1"):
+        tune_pipeline(_cheap(), trials=2, out_dir=str(tmp_path), workers=0)
