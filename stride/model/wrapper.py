@@ -209,6 +209,14 @@ class HiddenStateWrapper(IModelWrapper):
         """Every env's current state, ``(state_num, state_size)`` (read only)."""
         return self._state
 
+    def set_state(self, state: torch.Tensor) -> None:
+        """Put back every env's state (a resumed run continues its episodes from where they were)."""
+        if state.dim() != 2 or state.shape[1] != self._state.shape[1]:
+            raise ValueError(f"hidden_state: a saved state of shape {tuple(state.shape)} does not fit this model's "
+                             f"(env, {self._state.shape[1]}) states")
+        self._state = state.to(device=self._state.device, dtype=self._state.dtype).clone()
+        self._state_num = int(state.shape[0])
+
     def reset(self, data_id: Optional[List[int]] = None, **kwargs: object) -> None:
         """Back to the initial state for ``data_id`` (None: every env)."""
         idx = self._index(data_id)

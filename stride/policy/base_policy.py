@@ -320,7 +320,16 @@ class Policy(ABC):
         raise AttributeError(f"policy {type(self).__name__} has no attribute '{name}'")
 
     def _set_attribute(self, name: str, value: Any) -> None:
+        setter = getattr(self, f"_set_{name}", None)
+        if setter is not None:
+            setter(value)
+            return
         setattr(self, f"_{name}", value)
+
+    def _get_collect_episode_state(self) -> Optional[Dict[str, Any]]:
+        """What the collect mode carries from one ``forward`` to the next inside episodes (a
+        recurrent policy's per-env states), as plain values for a checkpoint; None: nothing."""
+        return None
 
     def _get_n_sample(self) -> Optional[int]:
         n = self._cfg.collect.get("n_sample")

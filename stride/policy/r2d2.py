@@ -26,6 +26,7 @@ from __future__ import annotations
 import copy
 from typing import Any, Dict, List, Optional, Set, Tuple
 
+import numpy as np
 import torch
 
 from ..config.setting import Setting
@@ -205,6 +206,15 @@ class R2D2Policy(Policy):
             self._running.clear()
         else:
             self._running.difference_update(data_id)
+
+    def _get_collect_episode_state(self) -> Optional[Dict[str, Any]]:
+        """Each env's recurrent state and which envs are inside an episode: a resumed run goes on
+        with the same states (without them every open episode would restart from zeros mid-way)."""
+        return {"hidden": self._collect_model.state.cpu().numpy().copy(), "running": sorted(self._running)}
+
+    def _set_collect_episode_state(self, state: Dict[str, Any]) -> None:
+        self._collect_model.set_state(torch.as_tensor(np.asarray(state["hidden"])))
+        self._running = {int(i) for i in state["running"]}
 
     def _get_unroll_len(self) -> int:
         """Transitions between sequence starts (the collector cuts segments at multiples of it)."""

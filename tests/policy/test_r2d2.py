@@ -188,3 +188,31 @@ def test_learn_step_priorities_are_the_mixed_max_mean_over_the_learnt_rows():
     expect = [0.7 * td[m[:, b], b].max().item() + 0.3 * td[m[:, b], b].mean().item() for b in range(3)]
     assert out["priority"].shape == (3,) and np.allclose(out["priority"], expect, rtol=1e-4)
     assert not all(torch.equal(a, b) for a, b in zip(before.parameters(), p.model.parameters()))
+
+
+def test_the_collectors_checkpoint_carries_each_envs_recurrent_state():
+    """A resumed run continues its open episodes from their recurrent states (and knows which envs
+    are inside an episode): the collector's state_dict carries them; without it they restart from zeros."""
+    p = make_policy()
+    manager = make_manager(3, length=lambda i, ep: 20 + i, truncate=False)
+    collector = SampleCollector({}, manager, p.collect_mode)
+    try:
+        collector.collect(n_sample=7, policy_kwargs={"eps": 0.5})
+        saved = collector.state_dict()
+    finally:
+        manager.close()
+    assert sorted(saved["policy"]["running"]) == [0, 1, 2]
+    fresh, resumed = make_policy(), make_policy()
+    for q in (fresh, resumed):
+        q.learn_mode.load_state_dict(p.learn_mode.state_dict())
+    manager = make_manager(3, length=lambda i, ep: 20 + i, truncate=False)
+    again = SampleCollector({}, manager, resumed.collect_mode)
+    try:
+        again.load_state_dict(saved)
+    finally:
+        manager.close()
+    obs = {i: np.full(OBS, 0.5, dtype=np.float32) for i in range(3)}
+    want, got, cold = (q.collect_mode.forward(obs, eps=0.0) for q in (p, resumed, fresh))
+    for i in range(3):
+        assert np.array_equal(got[i]["prev_state"], want[i]["prev_state"]) and got[i]["start"] is want[i]["start"] is False
+        assert not np.allclose(cold[i]["prev_state"], want[i]["prev_state"]) and cold[i]["start"] is True
