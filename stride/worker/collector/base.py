@@ -216,7 +216,7 @@ class SerialCollectorBase(Configurable):
             "traj": {str(k): to_plain(v) for k, v in self._traj.items()},
             "ep_len": {str(k): v for k, v in self._ep_len.items()},
             "env": self._env.state_dict() if isinstance(self._env, Stateful) else None,
-            "policy": to_plain(self._policy.get_attribute("collect_episode_state")),
+            "policy": None if self._policy is None else to_plain(self._policy.get_attribute("collect_episode_state")),
         }
 
     def load_state_dict(self, state: Mapping[str, object]) -> None:
@@ -228,7 +228,7 @@ class SerialCollectorBase(Configurable):
         self._ep_len = {int(k): as_int(v, "collector state 'ep_len'") for k, v in ep_len.items()}
         episode_state = state.get("policy")  # a recurrent policy's per-env states (older checkpoints: none)
         if episode_state is not None:
-            self._policy.set_attribute("collect_episode_state", from_plain(episode_state))
+            self._require_policy().set_attribute("collect_episode_state", from_plain(episode_state))
         env: object = self._env  # a manager's state is optional: kept where it has one
         env_state = state.get("env")
         if env_state is not None and isinstance(env, Stateful):
