@@ -80,9 +80,10 @@ class DDPGPolicy(Policy):
             n_sample=Setting(None, "[1, inf)", kind=int),
             n_episode=Setting(None, "[1, inf)", kind=int),
             unroll_len=Setting(1, "[1, inf)"),
-            # (str) exploration noise: 'gauss' or 'ou'; its scale (actions live in [-1, 1]).
+            # (str) exploration noise: 'gauss' or 'ou'; its scale (actions live in [-1, 1]), a number or a
+            # schedule of collected env steps (stride.rl_utils.schedule).
             noise_type=Setting("gauss", ("gauss", "ou")),
-            noise_sigma=Setting(0.1, "[0, inf)"),
+            noise_sigma=Scheduled(0.1, "[0, inf)", unit="env_step"),
         ),
         other=dict(replay_buffer=dict(replay_buffer_size=1_000_000)),
     )
@@ -175,10 +176,13 @@ class DDPGPolicy(Policy):
     def _init_collect(self) -> None:
         cfg = self._cfg.collect
         self._collect_model = model_wrap(self._model, "action_noise", noise_type=cfg.noise_type,
-                                         noise_kwargs={"sigma": cfg.noise_sigma},
+                                         noise_kwargs={"sigma": self._hp("collect.noise_sigma", env_step=0, train_iter=0)},
                                          action_range={"min": -1.0, "max": 1.0})
         self._nstep = self._cfg.nstep
         self._gamma = self._cfg.discount_factor
+
+    def _collect_kwargs(self, envstep: int = 0, train_iter: int = 0) -> Dict[str, Any]:
+        return {"sigma": self._hp("collect.noise_sigma", envstep, train_iter)}
 
     def _forward_collect(self, data: Dict[int, Any], **kwargs: Any) -> Dict[int, Any]:
         return self._act(self._collect_model, data, to_env=True, mode="compute_actor", **kwargs)
