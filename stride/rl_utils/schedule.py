@@ -65,6 +65,12 @@ class Schedule:
     unit: str = "train_iter"
     scale: float = 1.0
 
+    def __post_init__(self) -> None:  # what parse_schedule checks of a config, for one built in code
+        piecewise = self.type == "piecewise"
+        if self.type not in _KEYS or self.unit not in UNITS or not self.steps > 0 or piecewise != bool(self.points):
+            raise ConfigError(f"bad {self!r}: type one of {', '.join(TYPES)}, unit one of {', '.join(UNITS)}, "
+                              f"steps > 0, points given for (only) a piecewise schedule")
+
     @classmethod
     def constant(cls, value: float, unit: str = "train_iter") -> "Schedule":
         return cls("constant", start=float(value), end=float(value), unit=unit)
@@ -94,7 +100,7 @@ class Schedule:
             return [("value", self.start)]
         if self.type == "piecewise":
             return [("points", v) for _, v in self.points]
-        return [("start", self.start), ("end", self.end)] + ([("warmup", 0.0)] if self.warmup > 0 else [])
+        return [("start", self.start), ("end", self.end)] + ([("warmup (rising from 0)", 0.0)] if self.warmup > 0 else [])
 
 
 def _interpolate(points: Sequence[Tuple[float, float]], step: float) -> float:
@@ -131,32 +137,11 @@ def parse_schedule(key: str, spec: object, unit: str = "train_iter") -> Schedule
     missing or unknown keys give one line naming the key, the value and what is valid."""
     if isinstance(spec, (int, float)) and not isinstance(spec, bool):
         return Schedule.constant(_number(key, "value", spec), unit)
-    if not isinstance(spec, Mapping):
-        raise ConfigError(f"config key '{key}' must be a number or a schedule dict (type: {', '.join(TYPES)}), "
-                          f"got {spec!r}")
-    kind = spec.get("type")
-    if kind not in _KEYS:
-        hint = closest(str(kind), TYPES) if isinstance(kind, str) else None
-        raise ConfigError(f"config key '{key}': unknown schedule type {kind!r}"
-                          + (f" (did you mean {hint!r}?)" if hint else "") + f"; valid choices: {', '.join(TYPES)}")
-    required, optional = _KEYS[str(kind)]
-    given = dict(spec)
-    if kind == "linear" and "decay" in given and "steps" not in given:  # epsilon's older spelling
-        given["steps"] = given.pop("decay")
-    valid = ("type", *required, *optional, "unit", "scale")
-    for name in given:
-        if name not in valid:
-            hint = closest(str(name), valid)
-            raise ConfigError(f"config key '{key}': a '{kind}' schedule has no key {name!r}"
-                              + (f" (did you mean {hint!r}?)" if hint else "") + f"; valid keys: {', '.join(valid)}")
-    missing = [name for name in required if name not in given]
-    if missing:
-        raise ConfigError(f"config key '{key}': a '{kind}' schedule needs {', '.join(repr(m) for m in missing)}; "
-                          f"valid keys: {', '.join(valid)}")
-    unit = given.get("unit", unit)
-    if unit not in UNITS:
-        raise ConfigError(f"config key '{key}': unknown schedule unit {unit!r}; valid choices: {', '.join(UNITS)}")
-    scale = _number(key, "scale", given.get("scale", 1.0))
+    kind, given = _checked_keys(key, spec)
+    named = given.get("unit", unit)
+    if not isinstance(named, str) or named not in UNITS:
+        raise ConfigError(f"config key '{key}': unknown schedule unit {named!r}; valid choices: {', '.join(UNITS)}")
+    unit, scale = named, _number(key, "scale", given.get("scale", 1.0))
     if kind == "constant":
         return Schedule("constant", start=_number(key, "value", given["value"]), unit=unit, scale=scale)
     if kind == "piecewise":
@@ -166,8 +151,35 @@ def parse_schedule(key: str, spec: object, unit: str = "train_iter") -> Schedule
     if steps <= 0:
         raise ConfigError(f"config key '{key}': schedule key '{length}' must be > 0, got {given[length]!r}")
     warmup = int(_number(key, "warmup", given.get("warmup", 0), low=0.0, integer=True))
-    return Schedule(str(kind), start=_number(key, "start", given["start"]), end=_number(key, "end", given["end"]),
+    return Schedule(kind, start=_number(key, "start", given["start"]), end=_number(key, "end", given["end"]),
                     steps=steps, warmup=warmup, unit=unit, scale=scale)
+
+
+def _checked_keys(key: str, spec: object) -> Tuple[str, Dict[str, object]]:
+    """A schedule dict's type and keys, checked: a known type, no unknown key, every required one."""
+    if not isinstance(spec, Mapping):
+        raise ConfigError(f"config key '{key}' must be a number or a schedule dict (type: {', '.join(TYPES)}), "
+                          f"got {spec!r}")
+    kind = spec.get("type")
+    if not isinstance(kind, str) or kind not in _KEYS:
+        hint = closest(kind, TYPES) if isinstance(kind, str) else None
+        raise ConfigError(f"config key '{key}': unknown schedule type {kind!r}"
+                          + (f" (did you mean {hint!r}?)" if hint else "") + f"; valid choices: {', '.join(TYPES)}")
+    required, optional = _KEYS[kind]
+    given = {str(k): v for k, v in spec.items()}
+    if kind == "linear" and "decay" in given and "steps" not in given:  # epsilon's older spelling
+        given["steps"] = given.pop("decay")
+    valid = ("type", *required, *optional, "unit", "scale")
+    for name in given:
+        if name not in valid:
+            hint = closest(name, valid)
+            raise ConfigError(f"config key '{key}': a '{kind}' schedule has no key {name!r}"
+                              + (f" (did you mean {hint!r}?)" if hint else "") + f"; valid keys: {', '.join(valid)}")
+    missing = [name for name in required if name not in given]
+    if missing:
+        raise ConfigError(f"config key '{key}': a '{kind}' schedule needs {', '.join(repr(m) for m in missing)}; "
+                          f"valid keys: {', '.join(valid)}")
+    return kind, given
 
 
 def get_epsilon_greedy_fn(start: float, end: float, decay: int, type_: str = "exp") -> Schedule:

@@ -277,3 +277,15 @@ def test_adaptive_kl_doubles_or_halves_beta_and_saves_it(target, coef):
 def test_adaptive_kl_needs_a_first_beta():
     with pytest.raises(ConfigError, match=r"kl_target=0.01 .* give kl_coef > 0"):
         make_policy(learn={"kl_target": 0.01})
+
+
+def test_a_checkpoint_from_the_lambdalr_days_resumes_its_annealing():
+    p = make_policy(learn={"learning_rate": 1e-3, "lr_anneal_collects": 4})
+    data = _collect_batch(p)
+    p.learn_mode.forward(copy.deepcopy(data))
+    sd = copy.deepcopy(p.learn_mode.state_dict())
+    del sd["schedule_counters"], sd["kl_coef"]
+    sd["scheduler"] = {"last_epoch": 3, "base_lrs": [1e-3]}  # what LambdaLR's state_dict held after 3 steps
+    q = make_policy(seed=1, learn={"learning_rate": 1e-3, "lr_anneal_collects": 4})
+    q.learn_mode.load_state_dict(sd)
+    assert q.learn_mode.forward(copy.deepcopy(data))["cur_lr"] == 1e-3 * (1.0 - 3 / 4)

@@ -157,3 +157,12 @@ def test_a_schedule_may_name_its_counter():
     s = parse_schedule("other.eps", dict(type="linear", start=1.0, end=0.0, steps=4, unit="train_iter"), "env_step")
     assert s.unit == "train_iter"
     assert parse_schedule("other.eps", 0.1, "env_step").unit == "env_step"
+
+
+def test_a_schedule_built_in_code_is_checked_too():
+    with pytest.raises(ConfigError, match="type one of constant, cosine, exp, linear, piecewise"):
+        Schedule("lin", start=1.0)
+    with pytest.raises(ConfigError, match="points given for"):
+        Schedule("piecewise")
+    with pytest.raises(ConfigError, match="unit one of env_step, train_iter"):
+        Schedule("constant", start=1.0, unit="episode")
