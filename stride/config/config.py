@@ -122,8 +122,7 @@ def merge_config(default: Mapping[str, object], user: Mapping[str, object], pref
             )
         base = default[key]
         if isinstance(base, Setting):
-            base.check(dotted, value)
-            out[key] = copy.deepcopy(value)
+            out[key] = base.resolve(dotted, value)
         elif isinstance(base, Mapping) and not is_free_form(base):
             if not isinstance(value, Mapping):
                 raise ConfigError(f"config key '{dotted}' must be a dict of settings, got {value!r}")
@@ -275,8 +274,8 @@ def deep_update(dst: Dict[str, object], src: Mapping[str, object], keys: Optiona
         old = dst.get(k)
         if isinstance(v, Mapping) and isinstance(old, Mapping) and not is_free_form(old):
             dst[k] = deep_update(dict(old), v)
-        elif isinstance(old, Setting) and not isinstance(v, (Setting, Mapping)):
-            dst[k] = old.with_default(copy.deepcopy(v))
+        elif isinstance(old, Setting) and not isinstance(v, Setting) and (old.takes_dict or not isinstance(v, Mapping)):
+            dst[k] = old.with_default(old.resolve(k, v) if isinstance(v, Mapping) else copy.deepcopy(v))
         else:
             dst[k] = copy.deepcopy(v)
     return dst

@@ -79,6 +79,8 @@ class Setting:
     default is None or ``REQUIRED``; otherwise the default's type is the key's type."""
 
     __slots__ = ("default", "interval", "choices", "optional", "kind", "text", "elementwise")
+    #: whether a dict value may stand for this key (a schedule: ``stride.rl_utils.schedule.Scheduled``)
+    takes_dict = False
 
     def __init__(self, default: object, valid: Union[str, Sequence[object], None] = None, *, optional: bool = False,
                  kind: Optional[Type[Union[int, float]]] = None) -> None:
@@ -123,6 +125,11 @@ class Setting:
         else:
             text = f"a value like {self.default!r}"
         return text + (" (or None)" if self.optional else "")
+
+    def resolve(self, dotted: str, value: object) -> object:
+        """The value a user's ``value`` for the key ``dotted`` stands for, checked (``merge_config``)."""
+        self.check(dotted, value)
+        return copy.deepcopy(value)
 
     def check(self, dotted: str, value: object) -> None:
         """Raise a one-line ``ConfigError`` unless ``value`` is valid for the key ``dotted``."""

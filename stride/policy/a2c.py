@@ -10,6 +10,7 @@ The collect and eval modes are PPO's (``stride.policy.ppo``): GAE once per segme
 ``_get_train_sample``, truncation bootstraps from the true final observation, termination never
 does, collect mode never reads learn-mode state. Only the config and the learn step differ:
 A2C's config does not inherit PPO's (no epochs, minibatches or clipping to silently ignore).
+``learning_rate``, ``value_weight`` and ``entropy_weight`` may be schedules (``stride.rl_utils.schedule``).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from ..torch_utils import adam
 from ..rl_utils import a2c_error
 from ..utils.registry import POLICY_REGISTRY
 from ..config.setting import Setting
+from ..rl_utils.schedule import Scheduled
 from .base_policy import Policy
 from .ppo import PPOPolicy
 from ..utils.errors import ConfigError
@@ -47,13 +49,15 @@ class A2CPolicy(PPOPolicy):
         learn=dict(
             # (str) 'rmsprop' (the paper's, alpha=0.99, eps=1e-5) or 'adam'.
             optimizer=Setting("rmsprop", ("rmsprop", "adam")),
-            learning_rate=Setting(7e-4, "(0, inf)"),
+            # (float|schedule) step size; a schedule dict (stride.rl_utils.schedule) changes it per train_iter.
+            learning_rate=Scheduled(7e-4, "(0, inf)"),
             # (bool) normalise advantages over the collect.
             adv_norm=False,
             # (bool) the critic predicts returns normalised by their running mean/std.
             value_norm=False,
-            value_weight=Setting(0.5, "[0, inf)"),
-            entropy_weight=Setting(0.01, "[0, inf)"),
+            # (float|schedule) weights of the value loss and of the entropy bonus.
+            value_weight=Scheduled(0.5, "[0, inf)"),
+            entropy_weight=Scheduled(0.01, "[0, inf)"),
             # (float|None) clip the gradient norm to this value.
             grad_clip_norm=Setting(0.5, "(0, inf)", optional=True),
         ),
@@ -73,14 +77,14 @@ class A2CPolicy(PPOPolicy):
     def _init_learn(self) -> None:
         self._init_shared()
         cfg = self._cfg.learn
-        params = self._model.parameters()
+        params, lr = self._model.parameters(), self._hp("learn.learning_rate")
         if cfg.optimizer == "rmsprop":
-            self._optimizer = torch.optim.RMSprop(params, lr=cfg.learning_rate, alpha=0.99, eps=1e-5)
+            self._optimizer = torch.optim.RMSprop(params, lr=lr, alpha=0.99, eps=1e-5)
         elif cfg.optimizer == "adam":
-            self._optimizer = adam(params, lr=cfg.learning_rate, eps=1e-5)
+            self._optimizer = adam(params, lr=lr, eps=1e-5)
         else:
             raise ConfigError(f"unknown learn.optimizer '{cfg.optimizer}'; valid choices: adam, rmsprop")
-        self._scheduler = torch.optim.lr_scheduler.LambdaLR(self._optimizer, lambda i: 1.0)
+        self._kl_coef = 0.0  # no KL penalty (PPO's state dict, which A2C's is, records it)
         self._learn_model = model_wrap(self._model, "base")
 
     def _forward_learn(self, data: Any) -> Dict[str, Any]:
@@ -93,15 +97,17 @@ class A2CPolicy(PPOPolicy):
         adv = batch["adv"]
         if cfg.adv_norm:  # over all replicas' batches with multi_gpu
             adv = self._standardize(adv)
+        lr = self._set_lr(self._optimizer)
         # forward
         out = self._learn_model.forward(batch["obs"], mode="compute_actor_critic")
         # loss
         loss = a2c_error(out["logit"], batch["action"], out["value"], adv, self._return_norm.normalize(batch["return"]))
-        total = loss.policy_loss + cfg.value_weight * loss.value_loss - cfg.entropy_weight * loss.entropy_loss
+        total = (loss.policy_loss + self._hp("learn.value_weight") * loss.value_loss
+                 - self._hp("learn.entropy_weight") * loss.entropy_loss)
         # optimise
         grad_norm = self._optimise(self._optimizer, total, cfg.grad_clip_norm)
         # log
-        out_log = {"cur_lr": self._optimizer.param_groups[0]["lr"], "total_loss": total.item(),
+        out_log = {"cur_lr": lr, "total_loss": total.item(),
                    "policy_loss": loss.policy_loss.item(), "value_loss": loss.value_loss.item(),
                    "entropy": loss.entropy_loss.item(), "adv_mean": batch["adv"].mean().item(),
                    "value_mean": batch["value"].mean().item(), "return_mean": batch["return"].mean().item()}

@@ -2,7 +2,11 @@
 
 Each mode is a namedtuple of bound methods (the seeds' design), so a worker can only call what
 its mode exposes. A policy knows nothing about processes, files or loops. Exploration schedules
-are composition (``collect_kwargs``), not DI-engine's ``<name>_command`` subclasses.
+are composition (``collect_kwargs``), not DI-engine's ``<name>_command`` subclasses. Every
+hyper-parameter declared :class:`~stride.rl_utils.schedule.Scheduled` may be a schedule dict in the
+config; the algorithm reads it with ``_hp`` (learning rates: ``_set_lr``), and the counters the
+schedules follow are saved in the learn state dict (``schedule_counters``), so a resumed run goes on
+where it stopped.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from ..config.setting import REQUIRED, Setting, plain
 from ..config.search import SearchSpace
 from ..model.common.normalize import RunningNorm
 from ..rl_utils import get_nstep_return_data
+from ..rl_utils.schedule import Schedules
 from ..torch_utils import step, to_tensor
 from ..torch_utils.dist import LAUNCH_HINT, Moments, allreduce_gradients, broadcast_module, in_process_group, local_moments, moments
 from ..utils.data import Nested, default_collate
@@ -165,6 +170,8 @@ class Policy(ABC):
             broadcast_module(self._model)
         # continuous actions leave in the env's units (policy.action_range, filled by compile_config)
         self._action_scale = ActionScale.from_config(self._cfg.get("action_range"), self._cfg.get("model", {}).get("action_shape"))
+        # the scheduled hyper-parameters (numbers are constant schedules), before any mode reads one
+        self._schedules = Schedules.from_config(self.declared_config(), self._cfg)
         for field in fields:
             getattr(self, f"_init_{field}")()
         self._learn_view = self._make_learn_mode()
@@ -219,8 +226,8 @@ class Policy(ABC):
         return self._eval_view
 
     def _make_learn_mode(self) -> LearnMode:
-        return LearnMode(self._forward_learn, self._reset_learn, self._monitor_vars_learn, self._state_dict_learn,
-                         self._load_state_dict_learn, self._get_attribute, self._set_attribute)
+        return LearnMode(self._forward_learn_counted, self._reset_learn, self._monitor_vars_learn, self._learn_state,
+                         self._load_learn_state, self._get_attribute, self._set_attribute)
 
     def _make_collect_mode(self) -> CollectMode:
         forward = self._forward_collect if self._obs_norm is None else self._forward_collect_observed
@@ -249,6 +256,40 @@ class Policy(ABC):
 
     def _reset_learn(self, data_id: Optional[List[int]] = None) -> None:
         pass
+
+    def _forward_learn_counted(self, data: Any) -> Dict[str, Any]:
+        """One learn step; then the ``train_iter`` counter of the schedules moves on (a step's
+        hyper-parameters are those of the iterations done before it, as an LR scheduler's)."""
+        out = self._forward_learn(data)
+        self._schedules.counters["train_iter"] += 1
+        return out
+
+    def _learn_state(self) -> Dict[str, Any]:
+        return {**self._state_dict_learn(), "schedule_counters": self._schedules.state_dict()}
+
+    def _load_learn_state(self, state_dict: Dict[str, Any]) -> None:
+        self._load_state_dict_learn(state_dict)
+        if "schedule_counters" in state_dict:
+            self._schedules.load_state_dict(state_dict["schedule_counters"])
+
+    def _hp(self, key: str, env_step: Optional[int] = None, train_iter: Optional[int] = None) -> float:
+        """The current value of the hyper-parameter at the dotted config ``key`` (``'learn.clip_ratio'``):
+        the one way an algorithm reads a scheduled key, so a number and a schedule read alike.
+        ``env_step`` / ``train_iter``: evaluate at these counters instead (collect mode passes the
+        collector's)."""
+        return self._schedules.value(key, env_step, train_iter)
+
+    def _set_lr(self, optimizer: torch.optim.Optimizer, key: str = "learn.learning_rate") -> float:
+        """Write the current value of ``key`` into every parameter group of ``optimizer``; returns it."""
+        lr = self._hp(key)
+        for group in optimizer.param_groups:
+            group["lr"] = lr
+        return lr
+
+    def _set_envstep(self, envstep: int) -> None:
+        """The learner tells the env steps collected so far (``learn_mode.set_attribute('envstep', n)``):
+        the counter of learn-side schedules with ``unit='env_step'``."""
+        self._schedules.counters["env_step"] = int(envstep)
 
     def _monitor_vars_learn(self) -> List[str]:
         return ["cur_lr", "total_loss"]

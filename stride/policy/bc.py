@@ -44,6 +44,7 @@ from torch import nn
 
 from ..config.setting import Setting
 from ..model import model_wrap
+from ..rl_utils.schedule import Scheduled
 from ..torch_utils import adam
 from ..utils.errors import ConfigError
 from ..utils.registry import POLICY_REGISTRY
@@ -96,7 +97,8 @@ class BCPolicy(Policy):
         learn=dict(
             # (int) samples per gradient step.
             batch_size=Setting(64, "[1, inf)"),
-            learning_rate=Setting(1e-3, "(0, inf)"),
+            # (float|schedule) Adam step size; a schedule dict (stride.rl_utils.schedule) changes it per train_iter.
+            learning_rate=Scheduled(1e-3, "(0, inf)"),
             # (float) L2 penalty (Adam's weight_decay).
             weight_decay=Setting(0.0, "[0, inf)"),
             # (str) continuous actions: 'mse' on the squashed mean, or 'gaussian_nll' (see the module docstring).
@@ -135,7 +137,7 @@ class BCPolicy(Policy):
         cfg = self._cfg.learn
         if cfg.loss_type not in LOSSES:
             raise ConfigError(f"unknown policy.learn.loss_type '{cfg.loss_type}'; valid choices: {', '.join(LOSSES)}")
-        self._optimizer = adam(self._trained().parameters(), lr=cfg.learning_rate, weight_decay=cfg.weight_decay)
+        self._optimizer = adam(self._trained().parameters(), lr=self._hp("learn.learning_rate"), weight_decay=cfg.weight_decay)
 
     def _forward_learn(self, data: Any) -> Dict[str, Any]:
         # data
@@ -151,9 +153,10 @@ class BCPolicy(Policy):
             loss = bc_discrete_loss(logit, batch["action"])
             log = {"accuracy": (logit.detach().argmax(-1) == batch["action"].reshape(-1)).float().mean().item()}
         # optimise
+        lr = self._set_lr(self._optimizer)
         self._optimise(self._optimizer, loss, self._cfg.learn.grad_clip_norm)
         # log
-        return {"cur_lr": self._optimizer.param_groups[0]["lr"], "total_loss": loss.item(), **log}
+        return {"cur_lr": lr, "total_loss": loss.item(), **log}
 
     def _monitor_vars_learn(self) -> List[str]:
         return ["cur_lr", "total_loss"] + ([] if self._cfg.continuous else ["accuracy"])

@@ -26,6 +26,7 @@ import torch
 from ..model import model_wrap
 from ..torch_utils import adam
 from ..rl_utils import min_q_value, v_nstep_td_error
+from ..rl_utils.schedule import Scheduled
 from ..utils.registry import POLICY_REGISTRY
 from ..config.setting import Setting
 from .base_policy import Policy
@@ -58,8 +59,9 @@ class DDPGPolicy(Policy):
             update_per_collect=Setting(1, "[1, inf)"),
             # (int) samples per gradient step.
             batch_size=Setting(256, "[1, inf)"),
-            learning_rate_actor=Setting(1e-3, "(0, inf)"),
-            learning_rate_critic=Setting(1e-3, "(0, inf)"),
+            # (float|schedule) Adam step sizes (schedules: stride.rl_utils.schedule, per train_iter by default).
+            learning_rate_actor=Scheduled(1e-3, "(0, inf)"),
+            learning_rate_critic=Scheduled(1e-3, "(0, inf)"),
             # (int) update the actor and the targets once every this many critic updates (TD3: 2).
             actor_update_freq=Setting(1, "[1, inf)"),
             # (float) Polyak rate of the target networks.
@@ -78,9 +80,10 @@ class DDPGPolicy(Policy):
             n_sample=Setting(None, "[1, inf)", kind=int),
             n_episode=Setting(None, "[1, inf)", kind=int),
             unroll_len=Setting(1, "[1, inf)"),
-            # (str) exploration noise: 'gauss' or 'ou'; its scale (actions live in [-1, 1]).
+            # (str) exploration noise: 'gauss' or 'ou'; its scale (actions live in [-1, 1]), a number or a
+            # schedule of collected env steps (stride.rl_utils.schedule).
             noise_type=Setting("gauss", ("gauss", "ou")),
-            noise_sigma=Setting(0.1, "[0, inf)"),
+            noise_sigma=Scheduled(0.1, "[0, inf)", unit="env_step"),
         ),
         other=dict(replay_buffer=dict(replay_buffer_size=1_000_000)),
     )
@@ -93,8 +96,8 @@ class DDPGPolicy(Policy):
     def _init_learn(self) -> None:
         cfg = self._cfg.learn
         self._gamma = self._cfg.discount_factor
-        self._actor_optimizer = adam(self._model.get_submodule("actor").parameters(), lr=cfg.learning_rate_actor)
-        self._critic_optimizer = adam(self._model.get_submodule("critic").parameters(), lr=cfg.learning_rate_critic)
+        self._actor_optimizer = adam(self._model.get_submodule("actor").parameters(), lr=self._hp("learn.learning_rate_actor"))
+        self._critic_optimizer = adam(self._model.get_submodule("critic").parameters(), lr=self._hp("learn.learning_rate_critic"))
         self._target = model_wrap(copy.deepcopy(self._model), "target", update_type="momentum",
                                   update_kwargs={"theta": cfg.target_theta})
         self._target_model = self._target
@@ -123,6 +126,8 @@ class DDPGPolicy(Policy):
         critic_loss, td_abs = v_nstep_td_error(q, min_q_value(next_q), batch["reward"].float(), batch["done"],
                                                batch.get("value_gamma", self._gamma), weight, cfg.loss_type)
         # optimise
+        lr_actor = self._set_lr(self._actor_optimizer, "learn.learning_rate_actor")
+        lr_critic = self._set_lr(self._critic_optimizer, "learn.learning_rate_critic")
         self._optimise(self._critic_optimizer, critic_loss, cfg.grad_clip_norm)
         self._learn_steps += 1
         if self._learn_steps % cfg.actor_update_freq == 0:
@@ -137,8 +142,8 @@ class DDPGPolicy(Policy):
             self._last_actor_loss = actor_loss.item()
         # log
         out = {
-            "cur_lr_actor": self._actor_optimizer.param_groups[0]["lr"],
-            "cur_lr_critic": self._critic_optimizer.param_groups[0]["lr"],
+            "cur_lr_actor": lr_actor,
+            "cur_lr_critic": lr_critic,
             "critic_loss": critic_loss.item(),
             "actor_loss": self._last_actor_loss,
             "total_loss": critic_loss.item() + self._last_actor_loss,
@@ -171,10 +176,13 @@ class DDPGPolicy(Policy):
     def _init_collect(self) -> None:
         cfg = self._cfg.collect
         self._collect_model = model_wrap(self._model, "action_noise", noise_type=cfg.noise_type,
-                                         noise_kwargs={"sigma": cfg.noise_sigma},
+                                         noise_kwargs={"sigma": self._hp("collect.noise_sigma", env_step=0, train_iter=0)},
                                          action_range={"min": -1.0, "max": 1.0})
         self._nstep = self._cfg.nstep
         self._gamma = self._cfg.discount_factor
+
+    def _collect_kwargs(self, envstep: int = 0, train_iter: int = 0) -> Dict[str, Any]:
+        return {"sigma": self._hp("collect.noise_sigma", envstep, train_iter)}
 
     def _forward_collect(self, data: Dict[int, Any], **kwargs: Any) -> Dict[int, Any]:
         return self._act(self._collect_model, data, to_env=True, mode="compute_actor", **kwargs)

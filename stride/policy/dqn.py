@@ -8,6 +8,7 @@ true final observation; terminated ones never do. The target network is updated 
 one of them, as ``target_update_type`` says (DI-engine silently always picks ``assign``).
 Observations with an ``action_mask`` (PettingZoo's board games) act and bootstrap over legal
 actions only: the model returns the mask, the sampling wrappers and the double-DQN argmax apply it.
+``learning_rate`` and ``other.eps`` are schedules or numbers (``stride.rl_utils.schedule``).
 """
 
 from __future__ import annotations
@@ -19,7 +20,8 @@ import torch
 
 from ..model import model_wrap
 from ..torch_utils import adam, cat_nested
-from ..rl_utils import get_epsilon_greedy_fn, q_nstep_td_error
+from ..rl_utils import q_nstep_td_error
+from ..rl_utils.schedule import Scheduled
 from ..utils.errors import ConfigError
 from ..utils.registry import POLICY_REGISTRY
 from ..config.setting import Setting
@@ -43,7 +45,8 @@ class DQNPolicy(Policy):
             update_per_collect=Setting(3, "[1, inf)"),
             # (int) samples per gradient step.
             batch_size=Setting(64, "[1, inf)"),
-            learning_rate=Setting(1e-3, "(0, inf)"),
+            # (float|schedule) Adam step size; a schedule dict (stride.rl_utils.schedule) changes it per train_iter.
+            learning_rate=Scheduled(1e-3, "(0, inf)"),
             # (str) 'assign': copy every target_update_freq steps; 'momentum': Polyak averaging with target_theta.
             target_update_type=Setting("assign", ("assign", "momentum")),
             target_update_freq=Setting(100, "[1, inf)"),
@@ -60,9 +63,9 @@ class DQNPolicy(Policy):
             unroll_len=Setting(1, "[1, inf)"),
         ),
         other=dict(
-            # Epsilon-greedy exploration as a function of collected env steps.
-            eps=dict(type=Setting("exp", ("exp", "linear")), start=Setting(0.95, "[0, 1]"),
-                     end=Setting(0.1, "[0, 1]"), decay=Setting(10000, "(0, inf)")),
+            # (schedule|float) epsilon-greedy exploration, a schedule of collected env steps (any type of
+            # stride.rl_utils.schedule; a dict without 'type' or of the same type keeps the other keys).
+            eps=Scheduled(dict(type="exp", start=0.95, end=0.1, decay=10000), "[0, 1]", unit="env_step"),
             replay_buffer=dict(replay_buffer_size=10000),
         ),
     )
@@ -90,7 +93,7 @@ class DQNPolicy(Policy):
         if cfg.loss_type not in ("mse", "huber"):
             raise ConfigError(f"unknown policy.learn.loss_type '{cfg.loss_type}'; valid choices: huber, mse")
         self._gamma = self._cfg.discount_factor
-        self._optimizer = adam(self._model.parameters(), lr=cfg.learning_rate)
+        self._optimizer = adam(self._model.parameters(), lr=self._hp("learn.learning_rate"))
         kind = cfg.target_update_type
         kwargs = {"freq": cfg.target_update_freq} if kind == "assign" else {"theta": cfg.target_theta}
         self._target_model = model_wrap(copy.deepcopy(self._model), "target", update_type=kind, update_kwargs=kwargs)
@@ -118,12 +121,13 @@ class DQNPolicy(Policy):
             value_gamma, weight, self._cfg.learn.loss_type, need_td_abs=bool(self._cfg.priority),
         )
         # optimise
+        lr = self._set_lr(self._optimizer)
         self._optimise(self._optimizer, loss, self._cfg.learn.grad_clip_norm)
         # target update
         self._target_model.update(self._model)
         # log
         out = {
-            "cur_lr": self._optimizer.param_groups[0]["lr"],
+            "cur_lr": lr,
             "total_loss": loss.item(),
             "q_value": q.detach().mean().item(),
         }
@@ -150,14 +154,12 @@ class DQNPolicy(Policy):
 
     # ---- collect -----------------------------------------------------------------------------
     def _init_collect(self) -> None:
-        eps = self._cfg.other.eps
-        self._eps_fn = get_epsilon_greedy_fn(eps.start, eps.end, eps.decay, eps.type)
         self._collect_model = model_wrap(self._model, "eps_greedy_sample")
         self._nstep = self._cfg.nstep
         self._gamma = self._cfg.discount_factor
 
     def _collect_kwargs(self, envstep: int = 0, train_iter: int = 0) -> Dict[str, Any]:
-        return {"eps": self._eps_fn(envstep)}
+        return {"eps": self._hp("other.eps", envstep, train_iter)}
 
     def _forward_collect(self, data: Dict[int, Any], eps: float = 0.0) -> Dict[int, Any]:
         return self._act(self._collect_model, data, eps=eps)

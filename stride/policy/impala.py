@@ -39,6 +39,7 @@ import torch
 from ..config.config import deep_update
 from ..config.setting import Setting
 from ..rl_utils import policy_distribution, vtrace_error
+from ..rl_utils.schedule import Scheduled
 from ..torch_utils import adam
 from ..utils.errors import ConfigError
 from ..utils.registry import POLICY_REGISTRY
@@ -89,9 +90,10 @@ class IMPALAPolicy(PPOPolicy):
             batch_size=Setting(16, "[1, inf)"),
             # (str) 'adam' (DI-engine's) or 'rmsprop' (the paper's: decay 0.99, no momentum; eps 1e-5, see _init_learn).
             optimizer=Setting("adam", ("adam", "rmsprop")),
-            learning_rate=Setting(5e-4, "(0, inf)"),
-            value_weight=Setting(0.5, "[0, inf)"),
-            entropy_weight=Setting(1e-4, "[0, inf)"),
+            # (float|schedule) step size, value-loss and entropy weights (schedules: stride.rl_utils.schedule).
+            learning_rate=Scheduled(5e-4, "(0, inf)"),
+            value_weight=Scheduled(0.5, "[0, inf)"),
+            entropy_weight=Scheduled(1e-4, "[0, inf)"),
             # (float|None) upper clip of the importance ratio in v-trace's TD errors (rho-bar; None: no clip).
             rho_clip=Setting(1.0, "(0, inf)", optional=True),
             # (float|None) upper clip of the ratio in the traces (c-bar; None: no clip).
@@ -128,13 +130,13 @@ class IMPALAPolicy(PPOPolicy):
         self._check_config()
         self._init_shared()
         cfg = self._cfg.learn
-        params = self._model.parameters()
+        params, lr = self._model.parameters(), self._hp("learn.learning_rate")
         if cfg.optimizer == "adam":
-            self._optimizer = adam(params, lr=cfg.learning_rate)
+            self._optimizer = adam(params, lr=lr)
         elif cfg.optimizer == "rmsprop":
             # the paper's eps 0.01 is for a loss summed over batch and time; this loss is their mean
             # (an unroll-count-free learning rate), so eps shrinks by the same ~600x: 1e-5, as in Stride's A2C
-            self._optimizer = torch.optim.RMSprop(params, lr=cfg.learning_rate, alpha=0.99, eps=1e-5)
+            self._optimizer = torch.optim.RMSprop(params, lr=lr, alpha=0.99, eps=1e-5)
         else:
             raise ConfigError(f"unknown policy.learn.optimizer '{cfg.optimizer}'; valid choices: adam, rmsprop")
 
@@ -155,12 +157,14 @@ class IMPALAPolicy(PPOPolicy):
         loss = vtrace_error(logit, action, behaviour_log_prob.float(), value, reward.float(), terminated.float(),
                             self._cfg.discount_factor, self._cfg.lambda_, cfg.rho_clip, cfg.c_clip, cfg.rho_pg_clip,
                             mask.float())
-        total = loss.policy_loss + cfg.value_weight * loss.value_loss - cfg.entropy_weight * loss.entropy_loss
+        total = (loss.policy_loss + self._hp("learn.value_weight") * loss.value_loss
+                 - self._hp("learn.entropy_weight") * loss.entropy_loss)
         # optimise
+        lr = self._set_lr(self._optimizer)
         norm = self._optimise(self._optimizer, total, cfg.grad_clip_norm)
         grad_norm = None if norm is None else norm.item()
         # log
-        log = {"cur_lr": self._optimizer.param_groups[0]["lr"], "total_loss": total.item(),
+        log = {"cur_lr": lr, "total_loss": total.item(),
                "policy_loss": loss.policy_loss.item(), "value_loss": loss.value_loss.item(),
                "entropy": loss.entropy_loss.item(),
                "value_mean": ((value[:-1] * mask).sum() / mask.sum()).item()}

@@ -28,6 +28,10 @@ Better than DI-engine on purpose:
   and learns one value.
 - Continuous actions: the Gaussian sample is what the log-prob is taken of; the action sent to the
   env is that sample clipped to ``action_range``, so the policy never leaves the action space.
+- ``learning_rate``, ``clip_ratio``, ``entropy_weight``, ``value_weight`` may be schedules
+  (``stride.rl_utils.schedule``; DI-engine schedules the learning rate only). The adaptive KL
+  penalty (Schulman et al., 2017, sec. 4; ``kl_coef``, ``kl_target``) adds to the clipped loss, as
+  RLlib's does, with the exact KL (``kl_divergence``); its beta is in the learn state dict.
 """
 
 from __future__ import annotations
@@ -40,8 +44,9 @@ import torch
 from ..model import model_wrap
 from ..torch_utils import adam, cat_nested
 from ..torch_utils.dist import Moments, check_same
-from ..rl_utils import get_gae, ppo_error, ppo_error_continuous
+from ..rl_utils import adapt_kl_coef, get_gae, kl_divergence, ppo_error, ppo_error_continuous
 from ..rl_utils.ppo import value_error
+from ..rl_utils.schedule import Schedule, Scheduled
 from ..utils.errors import ConfigError
 from ..utils.registry import POLICY_REGISTRY
 from ..config.setting import Setting
@@ -108,8 +113,10 @@ class PPOPolicy(Policy):
             epoch_per_collect=Setting(10, "[1, inf)"),
             # (int) samples per minibatch (the last minibatch of an epoch may be smaller).
             batch_size=Setting(64, "[1, inf)"),
-            learning_rate=Setting(3e-4, "(0, inf)"),
-            # (int) anneal the learning rate linearly to 0 over this many collects (0: constant).
+            # (float|schedule) Adam step size; a schedule dict (stride.rl_utils.schedule) changes it per train_iter.
+            learning_rate=Scheduled(3e-4, "(0, inf)"),
+            # (int) anneal the learning rate linearly to 0 over this many collects (0: constant); the same
+            # as learning_rate=dict(type='linear', start=1, end=0, steps=N, scale=<learning_rate>).
             lr_anneal_collects=Setting(0, "[0, inf)"),
             # (bool) recompute values and advantages with the current critic before each epoch after the first.
             recompute_adv=True,
@@ -117,14 +124,19 @@ class PPOPolicy(Policy):
             adv_norm=True,
             # (bool) the critic predicts returns normalised by their running mean/std.
             value_norm=True,
-            # (float) PPO's epsilon: the policy ratio is clipped to [1-eps, 1+eps].
-            clip_ratio=Setting(0.2, "(0, 1)"),
+            # (float|schedule) PPO's epsilon: the policy ratio is clipped to [1-eps, 1+eps].
+            clip_ratio=Scheduled(0.2, "(0, 1)"),
             # (float|None) clip the value update around the old value (None: no clip).
             value_clip_ratio=Setting(0.2, "(0, inf)", optional=True),
             # (float|None) dual-clip constant c > 1 (Ye et al., 2020); None: off.
             dual_clip=Setting(None, "(1, inf)"),
-            value_weight=Setting(0.5, "[0, inf)"),
-            entropy_weight=Setting(0.0, "[0, inf)"),
+            # (float|schedule) weights of the value loss and of the entropy bonus.
+            value_weight=Scheduled(0.5, "[0, inf)"),
+            entropy_weight=Scheduled(0.0, "[0, inf)"),
+            # (float) beta of the KL penalty beta * KL(pi_old || pi) (0: none); with kl_target, its first value.
+            kl_coef=Setting(0.0, "[0, inf)"),
+            # (float|None) adapt beta after each collect to keep the KL near this (the paper's d_targ); None: fixed.
+            kl_target=Setting(None, "(0, inf)"),
             # (float|None) clip the gradient norm to this value.
             grad_clip_norm=Setting(0.5, "(0, inf)", optional=True),
         ),
@@ -169,9 +181,17 @@ class PPOPolicy(Policy):
     def _init_learn(self) -> None:
         self._init_shared()
         cfg = self._cfg.learn
-        self._optimizer = adam(self._model.parameters(), lr=cfg.learning_rate, eps=1e-5)
         n = cfg.get("lr_anneal_collects", 0)
-        self._scheduler = torch.optim.lr_scheduler.LambdaLR(self._optimizer, lambda i: max(1.0 - i / n, 0.0) if n else 1.0)
+        if n:  # CleanRL's annealing: learning_rate * max(1 - i / n, 0), the LambdaLR it replaces, bit for bit
+            if not isinstance(cfg.learning_rate, (int, float)):
+                raise ConfigError(f"policy.learn.lr_anneal_collects={n} anneals a constant learning_rate, got the "
+                                  f"schedule {cfg.learning_rate!r}: give one of them")
+            self._schedules.set("learn.learning_rate", Schedule("linear", start=1.0, end=0.0, steps=n, scale=cfg.learning_rate))
+        self._optimizer = adam(self._model.parameters(), lr=self._hp("learn.learning_rate"), eps=1e-5)
+        self._kl_coef = float(cfg.get("kl_coef", 0.0))
+        if cfg.get("kl_target") is not None and self._kl_coef <= 0:
+            raise ConfigError(f"policy.learn.kl_target={cfg.kl_target} adapts the KL penalty's beta, which starts at "
+                              f"policy.learn.kl_coef: give kl_coef > 0 (the paper starts at 1), got {self._kl_coef}")
         self._learn_model = model_wrap(self._model, "base")
         self._loss_fn = ppo_error_continuous if self._continuous else ppo_error
 
@@ -191,6 +211,9 @@ class PPOPolicy(Policy):
             self._return_norm.update(self._moments(batch["return"]))
         if self._multi_gpu:  # each minibatch all-reduces: every replica must make as many
             check_same(-(-n // cfg.batch_size), f"the minibatches per epoch (samples per collect / batch_size {cfg.batch_size})")
+        lr = self._set_lr(self._optimizer)
+        clip_ratio, entropy_weight = self._hp("learn.clip_ratio"), self._hp("learn.entropy_weight")
+        value_weight, kl_coef = self._hp("learn.value_weight"), self._kl_coef
         sums: Dict[str, float] = defaultdict(float)
         steps = 0
         for epoch in range(cfg.epoch_per_collect):
@@ -206,7 +229,7 @@ class PPOPolicy(Policy):
                     adv = self._standardize(adv)
                 # loss
                 loss, info = self._loss_fn(out["logit"], _rows(batch["logit"], idx), batch["action"][idx], value,
-                                           value_old[idx], adv, return_[idx], cfg.clip_ratio, cfg.value_clip_ratio,
+                                           value_old[idx], adv, return_[idx], clip_ratio, cfg.value_clip_ratio,
                                            cfg.dual_clip)
                 value_loss = loss.value_loss
                 if self._intrinsic is not None:  # the intrinsic head's own value loss
@@ -214,7 +237,11 @@ class PPOPolicy(Policy):
                                                  cfg.value_clip_ratio)
                     sums["value_loss_int"] += value_loss_int.item()
                     value_loss = value_loss + value_loss_int
-                total = loss.policy_loss + cfg.value_weight * value_loss - cfg.entropy_weight * loss.entropy_loss
+                total = loss.policy_loss + value_weight * value_loss - entropy_weight * loss.entropy_loss
+                if kl_coef > 0:
+                    kl = kl_divergence(_rows(batch["logit"], idx), out["logit"]).mean()
+                    total = total + kl_coef * kl
+                    sums["kl"] += kl.item()
                 # optimise
                 grad_norm = self._optimise(self._optimizer, total, cfg.grad_clip_norm)
                 if grad_norm is not None:
@@ -224,11 +251,14 @@ class PPOPolicy(Policy):
                              ("entropy", loss.entropy_loss), ("approx_kl", info.approx_kl), ("clipfrac", info.clipfrac)):
                     sums[k] += v.item()
                 steps += 1
-        lr = self._optimizer.param_groups[0]["lr"]
-        self._scheduler.step()
+        if cfg.get("kl_target") is not None:  # beta for the next collect, from the KL after this update
+            with torch.no_grad():
+                kl = kl_divergence(batch["logit"], self._learn_model.forward(batch["obs"], mode="compute_actor")["logit"])
+            self._kl_coef = adapt_kl_coef(self._kl_coef, float(self._moments(kl)[1]), cfg.kl_target)
         means = {f"{k}_mean": batch[k].mean().item()
                  for k in ("adv", "value", "return", "adv_int", "return_int") if k in batch}
-        return {"cur_lr": lr, **{k: v / steps for k, v in sums.items()}, **means}
+        extra = {"kl_coef": kl_coef} if kl_coef > 0 else {}
+        return {"cur_lr": lr, **{k: v / steps for k, v in sums.items()}, **means, **extra}
 
     @torch.no_grad()
     def _recompute_adv(self, batch: Dict[str, torch.Tensor]) -> None:
@@ -248,17 +278,21 @@ class PPOPolicy(Policy):
 
     def _monitor_vars_learn(self) -> List[str]:
         extra = [] if self._intrinsic is None else ["value_loss_int"]
+        if self._kl_coef > 0:
+            extra.append("kl")
         return ["cur_lr", "total_loss", "policy_loss", "value_loss", *extra, "entropy", "approx_kl", "clipfrac"]
 
     def _state_dict_learn(self) -> Dict[str, Any]:
         return {"model": self._model.state_dict(), "optimizer": self._optimizer.state_dict(),
-                "scheduler": self._scheduler.state_dict(), "return_norm": self._return_norm.state_dict()}
+                "return_norm": self._return_norm.state_dict(), "kl_coef": self._kl_coef}
 
     def _load_state_dict_learn(self, state_dict: Dict[str, Any]) -> None:
         self._model.load_state_dict(state_dict["model"])
         self._optimizer.load_state_dict(state_dict["optimizer"])
-        self._scheduler.load_state_dict(state_dict["scheduler"])
         self._return_norm.load_state_dict(state_dict["return_norm"])
+        self._kl_coef = float(state_dict.get("kl_coef", self._kl_coef))
+        if "scheduler" in state_dict and "schedule_counters" not in state_dict:  # a checkpoint from before schedules
+            self._schedules.counters["train_iter"] = int(state_dict["scheduler"]["last_epoch"])
 
     # ---- collect -----------------------------------------------------------------------------
     def _init_collect(self) -> None:

@@ -32,7 +32,8 @@ import torch
 from ..config.setting import Setting
 from ..data.adders import SequenceAdder
 from ..model import model_wrap
-from ..rl_utils import (get_epsilon_greedy_fn, q_sequence_td_error, sequence_learnt_rows, sequence_nstep_return,
+from ..rl_utils.schedule import Scheduled
+from ..rl_utils import (q_sequence_td_error, sequence_learnt_rows, sequence_nstep_return,
                         sequence_priority)
 from ..torch_utils import adam
 from ..utils.errors import ConfigError
@@ -63,7 +64,8 @@ class R2D2Policy(Policy):
             update_per_collect=Setting(1, "[1, inf)"),
             # (int) sequences per gradient step.
             batch_size=Setting(64, "[1, inf)"),
-            learning_rate=Setting(1e-4, "(0, inf)"),
+            # (float|schedule) Adam step size; a schedule dict (stride.rl_utils.schedule) changes it per train_iter.
+            learning_rate=Scheduled(1e-4, "(0, inf)"),
             # (str) 'assign': copy every target_update_freq steps; 'momentum': Polyak averaging with target_theta.
             target_update_type=Setting("momentum", ("assign", "momentum")),
             target_update_freq=Setting(100, "[1, inf)"),
@@ -79,8 +81,8 @@ class R2D2Policy(Policy):
             n_episode=Setting(None, "[1, inf)", kind=int),
         ),
         other=dict(
-            eps=dict(type=Setting("exp", ("exp", "linear")), start=Setting(0.95, "[0, 1]"),
-                     end=Setting(0.05, "[0, 1]"), decay=Setting(10000, "(0, inf)")),
+            # (schedule|float) epsilon-greedy exploration, a schedule of collected env steps (stride.rl_utils.schedule).
+            eps=Scheduled(dict(type="exp", start=0.95, end=0.05, decay=10000), "[0, 1]", unit="env_step"),
             # (int) sequences kept.
             replay_buffer=dict(replay_buffer_size=10000),
         ),
@@ -104,7 +106,7 @@ class R2D2Policy(Policy):
     def _init_learn(self) -> None:
         self._init_shared()
         cfg = self._cfg.learn
-        self._optimizer = adam(self._model.parameters(), lr=cfg.learning_rate)
+        self._optimizer = adam(self._model.parameters(), lr=self._hp("learn.learning_rate"))
         kind = cfg.target_update_type
         kwargs = {"freq": cfg.target_update_freq} if kind == "assign" else {"theta": cfg.target_theta}
         self._target_model = model_wrap(copy.deepcopy(self._model), "target", update_type=kind, update_kwargs=kwargs)
@@ -135,11 +137,12 @@ class R2D2Policy(Policy):
         loss, td_abs = q_sequence_td_error(q, q_target, action, nstep, train, weight, bool(self._cfg.value_rescale),
                                            self._cfg.learn.loss_type)
         # optimise
+        lr = self._set_lr(self._optimizer)
         self._optimise(self._optimizer, loss, self._cfg.learn.grad_clip_norm)
         # target update
         self._target_model.update(self._model)
         # log
-        out: Dict[str, Any] = {"cur_lr": self._optimizer.param_groups[0]["lr"], "total_loss": loss.item(),
+        out: Dict[str, Any] = {"cur_lr": lr, "total_loss": loss.item(),
                                "q_value": q.detach().mean().item()}
         if self._cfg.priority:
             out["priority"] = sequence_priority(td_abs, train & nstep.valid, self._cfg.learn.priority_eta).cpu().numpy()
@@ -161,15 +164,13 @@ class R2D2Policy(Policy):
     # ---- collect -----------------------------------------------------------------------------
     def _init_collect(self) -> None:
         self._init_shared()
-        eps = self._cfg.other.eps
-        self._eps_fn = get_epsilon_greedy_fn(eps.start, eps.end, eps.decay, eps.type)
         # one state per env id (the store grows to the ids the collector sends)
         self._collect_model = model_wrap(model_wrap(self._model, "hidden_state", state_num=1, save_prev_state=True),
                                          "eps_greedy_sample")
         self._running: Set[int] = set()  # envs inside an episode (their next step does not start one)
 
     def _collect_kwargs(self, envstep: int = 0, train_iter: int = 0) -> Dict[str, Any]:
-        return {"eps": self._eps_fn(envstep)}
+        return {"eps": self._hp("other.eps", envstep, train_iter)}
 
     def _forward_collect(self, data: Dict[int, Any], eps: float = 0.0) -> Dict[int, Any]:
         ids, obs = self._obs_batch(data)

@@ -29,6 +29,7 @@ import torch
 from ..model import model_wrap
 from ..torch_utils import adam
 from ..rl_utils import min_q_value, v_nstep_td_error
+from ..rl_utils.schedule import Scheduled
 from ..utils.registry import POLICY_REGISTRY
 from ..config.setting import Setting
 from .base_policy import Policy
@@ -61,9 +62,10 @@ class SACPolicy(Policy):
             update_per_collect=Setting(1, "[1, inf)"),
             # (int) samples per gradient step.
             batch_size=Setting(256, "[1, inf)"),
-            learning_rate_q=Setting(3e-4, "(0, inf)"),
-            learning_rate_policy=Setting(3e-4, "(0, inf)"),
-            learning_rate_alpha=Setting(3e-4, "(0, inf)"),
+            # (float|schedule) Adam step sizes (schedules: stride.rl_utils.schedule, per train_iter by default).
+            learning_rate_q=Scheduled(3e-4, "(0, inf)"),
+            learning_rate_policy=Scheduled(3e-4, "(0, inf)"),
+            learning_rate_alpha=Scheduled(3e-4, "(0, inf)"),
             # (float) Polyak rate of the target critics.
             target_theta=Setting(0.005, "(0, 1]"),
             # (float) entropy temperature (the initial one when auto_alpha).
@@ -94,10 +96,10 @@ class SACPolicy(Policy):
     def _init_learn(self) -> None:
         cfg = self._cfg.learn
         self._gamma = self._cfg.discount_factor
-        self._q_optimizer = adam(self._model.get_submodule("critic").parameters(), lr=cfg.learning_rate_q)
-        self._policy_optimizer = adam(self._model.get_submodule("actor").parameters(), lr=cfg.learning_rate_policy)
+        self._q_optimizer = adam(self._model.get_submodule("critic").parameters(), lr=self._hp("learn.learning_rate_q"))
+        self._policy_optimizer = adam(self._model.get_submodule("actor").parameters(), lr=self._hp("learn.learning_rate_policy"))
         self._log_alpha = torch.tensor(math.log(cfg.alpha), device=self._device, requires_grad=bool(cfg.auto_alpha))
-        self._alpha_optimizer = (adam([self._log_alpha], lr=cfg.learning_rate_alpha)
+        self._alpha_optimizer = (adam([self._log_alpha], lr=self._hp("learn.learning_rate_alpha"))
                                  if cfg.auto_alpha else None)
         action_dims = int(np.prod(self._cfg.model.action_shape))
         self._target_entropy = -float(action_dims) if cfg.target_entropy is None else float(cfg.target_entropy)
@@ -123,6 +125,8 @@ class SACPolicy(Policy):
         critic_loss, td_abs = v_nstep_td_error(q, next_v, batch["reward"].float(), batch["done"],
                                                batch.get("value_gamma", self._gamma), weight, cfg.loss_type)
         # optimise
+        lr_q = self._set_lr(self._q_optimizer, "learn.learning_rate_q")
+        lr_policy = self._set_lr(self._policy_optimizer, "learn.learning_rate_policy")
         self._optimise(self._q_optimizer, critic_loss, cfg.grad_clip_norm)
         # loss: the reparameterised policy against the min of the updated critics; the temperature
         new = self._actor_sample.forward(obs, mode="compute_actor")
@@ -133,13 +137,14 @@ class SACPolicy(Policy):
         # optimise
         self._optimise(self._policy_optimizer, policy_loss, cfg.grad_clip_norm)
         if self._alpha_optimizer is not None:
+            self._set_lr(self._alpha_optimizer, "learn.learning_rate_alpha")
             self._optimise(self._alpha_optimizer, alpha_loss)
         # target update
         self._target_critic.update(self._model.critic)
         # log
         out = {
-            "cur_lr_q": self._q_optimizer.param_groups[0]["lr"],
-            "cur_lr_policy": self._policy_optimizer.param_groups[0]["lr"],
+            "cur_lr_q": lr_q,
+            "cur_lr_policy": lr_policy,
             "critic_loss": critic_loss.item(),
             "policy_loss": policy_loss.item(),
             "alpha_loss": alpha_loss.item(),

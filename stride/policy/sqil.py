@@ -82,11 +82,12 @@ class SQILPolicy(DQNPolicy):
         # loss
         loss = F.mse_loss(q_taken, target)
         # optimise
+        lr = self._set_lr(self._optimizer)
         self._optimise(self._optimizer, loss, cfg.grad_clip_norm)
         # target update
         self._target_model.update(self._model)
         # log
-        return {"cur_lr": self._optimizer.param_groups[0]["lr"], "total_loss": loss.item(),
+        return {"cur_lr": lr, "total_loss": loss.item(),
                 "q_value": q_taken.detach().mean().item(),
                 "expert_share": (batch["reward"] > 0).float().mean().item()}
 

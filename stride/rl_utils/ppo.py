@@ -1,5 +1,6 @@
 """PPO's clipped surrogate objective (Schulman et al., 2017, "Proximal Policy Optimization
-Algorithms", eq. 7), clipped value loss and diagnostics, as pure functions.
+Algorithms", eq. 7), clipped value loss, the KL of the adaptive penalty (sec. 4) and diagnostics,
+as pure functions.
 
 Policy outputs are given as DI-engine's ``logit``: a ``(B, A)`` tensor of logits for a discrete
 action space, or ``{'mu': (B, A), 'sigma': (B, A)}`` for a diagonal Gaussian.
@@ -25,6 +26,24 @@ def policy_distribution(logit: Logit) -> Distribution:
     if isinstance(logit, dict):
         return Independent(Normal(logit["mu"], logit["sigma"]), 1)
     return Categorical(logits=logit)
+
+
+def kl_divergence(logit_old: Logit, logit_new: Logit) -> torch.Tensor:
+    """Per-sample ``KL(pi_old || pi_new)`` in closed form (categorical logits, or ``{'mu', 'sigma'}`` of a
+    diagonal Gaussian: summed over action dimensions); differentiable in ``logit_new``, not in the old one."""
+    old = policy_distribution(logit_old.detach() if isinstance(logit_old, torch.Tensor)
+                              else {k: v.detach() for k, v in logit_old.items()})
+    return torch.distributions.kl_divergence(old, policy_distribution(logit_new))
+
+
+def adapt_kl_coef(beta: float, kl: float, kl_target: float) -> float:
+    """The adaptive KL penalty's next beta (Schulman et al., 2017, sec. 4): doubled when the KL of the
+    last update exceeds ``1.5 * kl_target``, halved when it is below ``kl_target / 1.5``, else kept."""
+    if kl > 1.5 * kl_target:
+        return beta * 2.0
+    if kl < kl_target / 1.5:
+        return beta / 2.0
+    return beta
 
 
 def value_error(value_new: torch.Tensor, value_old: torch.Tensor, return_: torch.Tensor,

@@ -212,6 +212,7 @@ def test_command_refuses_a_bad_value_with_one_line(tmp_path):
                        capture_output=True, text=True, env=env, timeout=120)
     assert r.returncode == 2, r.stderr
     lines = r.stderr.strip().splitlines()
-    assert lines == ["stride: error: config key 'policy.learn.learning_rate' must be a number in (0, inf), got -0.001"]
+    assert lines == ["stride: error: config key 'policy.learn.learning_rate' must be a number in (0, inf) or a schedule dict "
+                     "(type: constant, cosine, exp, linear, piecewise), got -0.001"]
     assert "Traceback" not in r.stderr
     assert sorted(os.listdir(tmp_path)) == ["bad_lr_config.py"]  # nothing written

@@ -24,7 +24,7 @@ def make_policy(seed: int = 0, **patch) -> A2CPolicy:
             "collect": {"n_sample": 16}}
     for k, v in patch.items():
         user[k] = {**user.get(k, {}), **v} if isinstance(v, dict) else v
-    cfg = merge_config(A2CPolicy.default_config(), user)
+    cfg = merge_config(A2CPolicy.declared_config(), user)
     torch.manual_seed(seed)
     return A2CPolicy(cfg)
 
@@ -93,3 +93,18 @@ def test_state_dict_round_trip():
     assert p.learn_mode.forward(data) == q.learn_mode.forward(data)
     for a, b in zip(p.model.parameters(), q.model.parameters()):
         assert torch.equal(a, b)
+
+
+def test_learning_rate_and_entropy_schedules_are_used_and_resume():
+    lr = {"type": "linear", "start": 1e-3, "end": 0.0, "steps": 4}
+    ent = {"type": "piecewise", "points": [[0, 0.0], [2, 0.2]]}
+    p = make_policy(learn={"learning_rate": lr, "entropy_weight": ent, "optimizer": "adam"})
+    data = _batch(p)
+    logs = [p.learn_mode.forward(data) for _ in range(2)]
+    assert [o["cur_lr"] for o in logs] == pytest.approx([1e-3, 7.5e-4])
+    for out, weight in zip(logs, (0.0, 0.1)):  # total = policy + 0.5 value - w entropy
+        assert out["total_loss"] == pytest.approx(out["policy_loss"] + 0.5 * out["value_loss"] - weight * out["entropy"], abs=1e-6)
+    q = make_policy(seed=1, learn={"learning_rate": lr, "entropy_weight": ent, "optimizer": "adam"})
+    q.learn_mode.load_state_dict(copy.deepcopy(p.learn_mode.state_dict()))
+    out = q.learn_mode.forward(data)
+    assert out["cur_lr"] == pytest.approx(5e-4) and out == p.learn_mode.forward(data)

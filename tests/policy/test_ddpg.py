@@ -4,6 +4,7 @@ list vs column batches, every-step actor updates, Polyak targets, state_dict rou
 from __future__ import annotations
 
 import copy
+import math
 import io
 
 import numpy as np
@@ -179,3 +180,24 @@ def test_priority_is_returned_when_asked():
     cfg = compile_config(main, create_cfg=create_config, save_cfg=False)
     out = DDPGPolicy(cfg.policy).learn_mode.forward(make_batch(8))
     assert out["priority"].shape == (8,) and (out["priority"] >= 0).all()
+
+
+def test_actor_and_critic_learning_rate_schedules():
+    p = make_policy(learning_rate_actor={"type": "exp", "start": 1e-3, "end": 0.0, "decay": 1},
+                    learning_rate_critic={"type": "constant", "value": 2e-3})
+    batch = make_batch(16)
+    logs = [p.learn_mode.forward(batch) for _ in range(2)]
+    assert [o["cur_lr_actor"] for o in logs] == pytest.approx([1e-3, 1e-3 * math.exp(-1)])
+    assert [o["cur_lr_critic"] for o in logs] == [2e-3, 2e-3]
+
+
+def test_exploration_noise_follows_its_schedule_of_env_steps():
+    main = copy.deepcopy(main_config)
+    main["policy"]["collect"]["noise_sigma"] = {"type": "linear", "start": 0.5, "end": 0.0, "steps": 1000}
+    p = DDPGPolicy(compile_config(main, create_cfg=create_config, save_cfg=False).policy)
+    kw = p.collect_mode.collect_kwargs
+    assert kw(0, 0) == {"sigma": 0.5} and kw(500, 7)["sigma"] == pytest.approx(0.25) and kw(2000, 0)["sigma"] == 0.0
+    obs = {i: np.full(OBS, 0.1 * i, dtype=np.float32) for i in range(4)}
+    noiseless = p.collect_mode.forward(obs, **kw(2000, 0))  # sigma 0: the eval action
+    for i, out in p.eval_mode.forward(obs).items():
+        np.testing.assert_allclose(noiseless[i]["action"], out["action"], atol=1e-6)

@@ -26,7 +26,7 @@ def _deep(base: dict, patch: dict) -> dict:
 def make_policy(seed: int = 0, enable_field=None, **patch) -> DQNPolicy:
     user = _deep({"model": {"obs_shape": OBS, "action_shape": ACT, "encoder_hidden_size_list": [16, 16]},
                   "collect": {"n_sample": 8}, "learn": {"batch_size": 16}}, patch)
-    cfg = merge_config(DQNPolicy.default_config(), user)
+    cfg = merge_config(DQNPolicy.declared_config(), user)
     torch.manual_seed(seed)
     return DQNPolicy(cfg, enable_field=enable_field)
 
@@ -280,6 +280,23 @@ class TestCollect:
         assert kw(1000, 123456)["eps"] == kw(1000, 0)["eps"]  # train_iter does not matter
         lin = make_policy(other={"eps": {"type": "linear", "start": 1.0, "end": 0.2, "decay": 100}})
         assert lin.collect_mode.collect_kwargs(envstep=50)["eps"] == pytest.approx(0.6)
+
+    def test_any_schedule_type_for_eps(self):
+        cos = make_policy(other={"eps": {"type": "cosine", "start": 1.0, "end": 0.0, "steps": 100}})
+        assert cos.collect_mode.collect_kwargs(envstep=50)["eps"] == pytest.approx(0.5)
+        assert make_policy(other={"eps": 0.05}).collect_mode.collect_kwargs(envstep=10 ** 6)["eps"] == 0.05
+        # a dict without 'type' keeps the default exp schedule's other keys
+        part = make_policy(other={"eps": {"decay": 100}})
+        assert part.collect_mode.collect_kwargs(envstep=100)["eps"] == pytest.approx(0.85 * math.exp(-1) + 0.1)
+
+    def test_a_learning_rate_schedule_sets_the_optimizer_and_resume_keeps_its_counter(self):
+        lr = {"type": "piecewise", "points": [[0, 1e-3], [2, 1e-4]]}
+        p = make_policy(learn={"learning_rate": lr})
+        batch = make_batch(16)
+        assert [p.learn_mode.forward(batch)["cur_lr"] for _ in range(2)] == pytest.approx([1e-3, 5.5e-4])
+        q = make_policy(seed=1, learn={"learning_rate": lr})
+        q.learn_mode.load_state_dict(copy.deepcopy(p.learn_mode.state_dict()))
+        assert q.learn_mode.forward(batch)["cur_lr"] == pytest.approx(1e-4)
 
     @pytest.mark.parametrize("done,info,expected", [
         (False, {}, False),

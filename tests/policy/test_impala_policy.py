@@ -28,7 +28,7 @@ def make_policy(seed: int = 0, continuous: bool = False, enable_field=None, **pa
     user = {"model": model, "collect": {"n_sample": 4, "unroll_len": 3}}
     for k, v in patch.items():
         user[k] = {**user.get(k, {}), **v} if isinstance(v, dict) else v
-    cfg = merge_config(IMPALAPolicy.default_config(), user)
+    cfg = merge_config(IMPALAPolicy.declared_config(), user)
     torch.manual_seed(seed)
     return IMPALAPolicy(cfg, enable_field=enable_field)
 
@@ -57,7 +57,7 @@ def test_registered_with_di_engine_defaults_and_no_ppo_keys():
         assert key not in cfg.learn and key not in cfg
     with pytest.raises(ConfigError, match="clip_ratio"):
         merge_config(cfg, {"learn": {"clip_ratio": 0.2}})
-    with pytest.raises(ConfigError, match="'sgd'; valid choices: adam, rmsprop"):
+    with pytest.raises(ConfigError, match="'sgd'.*; valid choices: adam, rmsprop"):
         make_policy(learn={"optimizer": "sgd"})
 
 
@@ -201,3 +201,13 @@ def test_masked_observations_collect_legal_actions_and_learn():
     assert samples[0]["obs"]["observation"].shape == (4, OBS) and samples[0]["obs"]["action_mask"].shape == (4, 3)
     log = p.learn_mode.forward(samples)
     assert log["entropy"] == pytest.approx(np.log(2), abs=1e-3)  # near-uniform over the two legal actions
+
+
+def test_learning_rate_and_entropy_schedules():
+    ent = {"type": "piecewise", "points": [[0, 0.0], [1, 0.5]]}
+    p = make_policy(learn={"learning_rate": {"type": "linear", "start": 1e-3, "end": 5e-4, "steps": 1}, "entropy_weight": ent})
+    samples = p.collect_mode.get_train_sample(_transitions(p, 6, None))
+    for lr, weight in ((1e-3, 0.0), (5e-4, 0.5)):
+        out = p.learn_mode.forward(samples)
+        assert out["cur_lr"] == pytest.approx(lr)
+        assert out["total_loss"] == pytest.approx(out["policy_loss"] + 0.5 * out["value_loss"] - weight * out["entropy"], abs=1e-6)

@@ -12,6 +12,7 @@ from torch import nn
 from stride.config import merge_config
 from stride.envs.base_env import BaseEnvTimestep
 from stride.policy import PPOPolicy
+from stride.utils.errors import ConfigError
 from stride.utils.registry import POLICY_REGISTRY
 
 OBS, ACT = 4, 2
@@ -28,7 +29,7 @@ def make_policy(seed: int = 0, net=None, enable_field=None, **patch) -> PPOPolic
     user = _deep({"model": {"obs_shape": OBS, "action_shape": ACT, "encoder_hidden_size_list": [16, 16],
                             "actor_head_hidden_size": 16, "critic_head_hidden_size": 16},
                   "collect": {"n_sample": 16}, "learn": {"batch_size": 32, "epoch_per_collect": 2}}, patch)
-    cfg = merge_config(PPOPolicy.default_config(), user)
+    cfg = merge_config(PPOPolicy.declared_config(), user)
     torch.manual_seed(seed)
     return PPOPolicy(cfg, model=net, enable_field=enable_field)
 
@@ -188,7 +189,7 @@ def test_state_dict_round_trip():
     p = make_policy(seed=0)
     p.learn_mode.forward(_collect_batch(p))
     sd = p.learn_mode.state_dict()
-    assert set(sd) == {"model", "optimizer", "scheduler", "return_norm"}
+    assert set(sd) == {"model", "optimizer", "return_norm", "kl_coef", "schedule_counters"}
     assert sd["return_norm"]["count"] > 1
     q = make_policy(seed=1)
     q.learn_mode.load_state_dict(copy.deepcopy(sd))
@@ -215,3 +216,76 @@ def test_lr_anneals_per_collect():
     data = _collect_batch(p, n_seg=2)
     lrs = [p.learn_mode.forward(data)["cur_lr"] for _ in range(3)]
     assert lrs == pytest.approx([1e-3, 7.5e-4, 5e-4])
+
+
+# ---- schedules and the adaptive KL penalty -----------------------------------------------------------
+LINEAR_LR = {"type": "linear", "start": 1e-3, "end": 0.0, "steps": 4}
+
+
+def test_a_learning_rate_schedule_sets_the_optimizer_and_resume_keeps_its_counter():
+    p = make_policy(learn={"learning_rate": LINEAR_LR})
+    data = _collect_batch(p)
+    lrs = [p.learn_mode.forward(copy.deepcopy(data))["cur_lr"] for _ in range(3)]
+    assert lrs == pytest.approx([1e-3, 7.5e-4, 5e-4])
+    sd = p.learn_mode.state_dict()
+    assert sd["schedule_counters"]["train_iter"] == 3 and sd["optimizer"]["param_groups"][0]["lr"] == pytest.approx(5e-4)
+    q = make_policy(seed=1, learn={"learning_rate": LINEAR_LR})
+    q.learn_mode.load_state_dict(copy.deepcopy(sd))
+    assert [q.learn_mode.forward(copy.deepcopy(data))["cur_lr"] for _ in range(3)] == pytest.approx([2.5e-4, 0.0, 0.0])
+
+
+def test_lr_anneal_collects_and_a_learning_rate_schedule_are_exclusive():
+    with pytest.raises(ConfigError, match="lr_anneal_collects=5 anneals a constant learning_rate"):
+        make_policy(learn={"learning_rate": LINEAR_LR, "lr_anneal_collects": 5})
+
+
+def test_an_env_step_schedule_follows_the_env_steps_the_learner_tells():
+    p = make_policy(learn={"learning_rate": {**LINEAR_LR, "steps": 1000, "unit": "env_step"}})
+    data = _collect_batch(p)
+    p.learn_mode.set_attribute("envstep", 500)
+    assert p.learn_mode.forward(data)["cur_lr"] == pytest.approx(5e-4)
+
+
+def test_entropy_and_clip_schedules_change_the_values_used():
+    ent = {"type": "piecewise", "points": [[0, 0.0], [1, 0.5]]}
+    p = make_policy(learn={"entropy_weight": ent, "value_norm": False})
+    data = _collect_batch(p)
+    for weight in (0.0, 0.5):
+        out = p.learn_mode.forward(copy.deepcopy(data))  # total = policy + 0.5 value - w entropy (per minibatch, averaged)
+        assert out["total_loss"] == pytest.approx(out["policy_loss"] + 0.5 * out["value_loss"] - weight * out["entropy"], abs=1e-6)
+    # the same run with clip_ratio 0.2 then 0.001: the first update is the same, the second clips more
+    fracs = []
+    for clip in (0.2, {"type": "piecewise", "points": [[0, 0.2], [1, 0.001]]}):
+        q = make_policy(learn={"clip_ratio": clip, "learning_rate": 1e-2})
+        torch.manual_seed(3)
+        fracs.append([q.learn_mode.forward(copy.deepcopy(data))["clipfrac"] for _ in range(2)])
+    assert fracs[0][0] == fracs[1][0] and fracs[1][1] > fracs[0][1]
+
+
+@pytest.mark.parametrize("target,coef", [(1e-6, 2.0), (10.0, 0.5)])
+def test_adaptive_kl_doubles_or_halves_beta_and_saves_it(target, coef):
+    p = make_policy(learn={"kl_coef": 1.0, "kl_target": target, "learning_rate": 3e-3})
+    out = p.learn_mode.forward(_collect_batch(p))
+    assert out["kl"] > 0 and out["kl_coef"] == 1.0 and "kl" in p.learn_mode.monitor_vars()
+    sd = p.learn_mode.state_dict()
+    assert sd["kl_coef"] == coef
+    q = make_policy(seed=1, learn={"kl_coef": 1.0, "kl_target": target})
+    q.learn_mode.load_state_dict(copy.deepcopy(sd))
+    assert q.learn_mode.forward(_collect_batch(q))["kl_coef"] == coef
+
+
+def test_adaptive_kl_needs_a_first_beta():
+    with pytest.raises(ConfigError, match=r"kl_target=0.01 .* give kl_coef > 0"):
+        make_policy(learn={"kl_target": 0.01})
+
+
+def test_a_checkpoint_from_the_lambdalr_days_resumes_its_annealing():
+    p = make_policy(learn={"learning_rate": 1e-3, "lr_anneal_collects": 4})
+    data = _collect_batch(p)
+    p.learn_mode.forward(copy.deepcopy(data))
+    sd = copy.deepcopy(p.learn_mode.state_dict())
+    del sd["schedule_counters"], sd["kl_coef"]
+    sd["scheduler"] = {"last_epoch": 3, "base_lrs": [1e-3]}  # what LambdaLR's state_dict held after 3 steps
+    q = make_policy(seed=1, learn={"learning_rate": 1e-3, "lr_anneal_collects": 4})
+    q.learn_mode.load_state_dict(sd)
+    assert q.learn_mode.forward(copy.deepcopy(data))["cur_lr"] == 1e-3 * (1.0 - 3 / 4)

@@ -210,3 +210,13 @@ def test_state_dict_round_trip_through_a_checkpoint():
     assert same(params(a.model), params(b.model))
     assert same(params(a._target_critic.unwrapped()), params(b._target_critic.unwrapped()))
     assert a._log_alpha.item() == b._log_alpha.item()
+
+
+def test_learning_rate_schedules_through_compile_config():
+    linear = {"type": "linear", "start": 1e-3, "end": 0.0, "steps": 2}
+    p = make_policy(learning_rate_q=linear, learning_rate_alpha={"type": "piecewise", "points": [[0, 1e-2], [1, 1e-3]]})
+    batch = make_batch(16)
+    assert [p.learn_mode.forward(batch)["cur_lr_q"] for _ in range(3)] == pytest.approx([1e-3, 5e-4, 0.0])
+    sd = p.learn_mode.state_dict()
+    assert sd["alpha_optimizer"]["param_groups"][0]["lr"] == pytest.approx(1e-3)  # its schedule at train_iter 2
+    assert sd["policy_optimizer"]["param_groups"][0]["lr"] == p.cfg.learn.learning_rate_policy and sd["schedule_counters"]["train_iter"] == 3

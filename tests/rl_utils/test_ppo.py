@@ -76,3 +76,28 @@ def test_policy_distribution_kinds():
 def test_value_error_clip_only_limits_the_update():
     # V_old=0, V_new=1, R=0.5: unclipped error 0.25, clipped V=0.2 error 0.09 -> max 0.25
     assert value_error(torch.ones(1), torch.zeros(1), torch.tensor([0.5]), 0.2).item() == pytest.approx(0.125)
+
+
+# ---- KL of the adaptive penalty --------------------------------------------------------------------
+def test_kl_divergence_by_hand():
+    from stride.rl_utils import kl_divergence
+
+    old = torch.zeros(1, 2)  # p = (1/2, 1/2)
+    new = torch.tensor([[math.log(3.0), 0.0]], requires_grad=True)  # p = (3/4, 1/4)
+    kl = kl_divergence(old, new)
+    # 1/2 ln(2/3) + 1/2 ln(2) = 0.14384104
+    assert kl.tolist() == pytest.approx([0.14384104])
+    kl.sum().backward()
+    assert new.grad is not None and new.grad.abs().sum() > 0
+    # N(0, 1) || N(1, 2): ln 2 + (1 + 1) / 8 - 1/2 = 0.44314718; a second, equal dimension adds 0
+    g_old = {"mu": torch.tensor([[0.0, 3.0]]), "sigma": torch.tensor([[1.0, 0.5]])}
+    g_new = {"mu": torch.tensor([[1.0, 3.0]]), "sigma": torch.tensor([[2.0, 0.5]])}
+    assert kl_divergence(g_old, g_new).tolist() == pytest.approx([0.44314718])
+    assert kl_divergence(g_old, g_old).tolist() == pytest.approx([0.0])
+
+
+def test_adapt_kl_coef_doubles_halves_or_keeps():
+    from stride.rl_utils import adapt_kl_coef
+
+    # target 0.01: above 0.015 doubles, below 0.00667 halves, between (bounds included) keeps
+    assert [adapt_kl_coef(1.0, kl, 0.01) for kl in (0.02, 0.015, 0.01, 0.0067, 0.006)] == [2.0, 1.0, 1.0, 1.0, 0.5]

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import copy
-import math
 
 import pytest
 import torch
 
-from stride.rl_utils import get_epsilon_greedy_fn, get_gae, get_nstep_return_data, q_nstep_td_error
+from stride.rl_utils import get_gae, get_nstep_return_data, q_nstep_td_error
 
 # ---- GAE ----------------------------------------------------------------------------------------
 # value=[1,2,3], next_value=[2,3,4], reward=[1,0,2], gamma=0.9, lambda=0.8 (gamma*lambda=0.72)
@@ -163,22 +162,3 @@ def test_q_nstep_td_error_huber_and_unknown_loss():
         q_nstep_td_error(q, nqt, a, na, r, d, 0.9, loss_type="l3")
 
 
-# ---- epsilon schedules ----------------------------------------------------------------------------
-def test_eps_exp():
-    f = get_epsilon_greedy_fn(0.95, 0.1, 10000, "exp")
-    assert f(0) == pytest.approx(0.95)
-    assert f(10000) == pytest.approx(0.85 * math.exp(-1) + 0.1)
-    assert f(5000) == pytest.approx(0.85 * math.exp(-0.5) + 0.1)
-    assert f(10 ** 7) == pytest.approx(0.1)
-
-
-def test_eps_linear():
-    f = get_epsilon_greedy_fn(1.0, 0.1, 100, "linear")
-    assert [f(0), f(50), f(100), f(1000)] == pytest.approx([1.0, 0.55, 0.1, 0.1])
-    g = get_epsilon_greedy_fn(0.0, 1.0, 10, "linear")  # increasing schedule also clamps at end
-    assert [g(0), g(5), g(10), g(50)] == pytest.approx([0.0, 0.5, 1.0, 1.0])
-
-
-def test_eps_unknown_type():
-    with pytest.raises(ValueError, match="valid choices: exp, linear"):
-        get_epsilon_greedy_fn(1.0, 0.1, 10, "cosine")

@@ -15,7 +15,7 @@ from stride.worker import BaseLearner, LearnerHook
 from stride.worker.learner import LoadCkptHook, SaveCkptHook
 from .stride_worker_fakes import make_policy
 
-FakeLearnMode = namedtuple("FakeLearnMode", ["forward", "state_dict", "load_state_dict"])
+FakeLearnMode = namedtuple("FakeLearnMode", ["forward", "state_dict", "load_state_dict", "set_attribute"])
 
 
 class Recorder:
@@ -25,6 +25,7 @@ class Recorder:
         self.calls = 0
         self.priority = priority
         self.loaded = None
+        self.attributes = {}
 
     def forward(self, data):
         self.calls += 1
@@ -35,7 +36,7 @@ class Recorder:
         return out
 
     def mode(self):
-        return FakeLearnMode(self.forward, lambda: {"calls": self.calls}, self._load)
+        return FakeLearnMode(self.forward, lambda: {"calls": self.calls}, self._load, self.attributes.__setitem__)
 
     def _load(self, sd):
         self.loaded = sd
@@ -111,6 +112,7 @@ def test_train_iter_and_envstep_counting():
         assert out["total_loss"] == i + 1
     assert learner.train_iter == learner.last_iter == 5 and rec.calls == 5
     assert learner.envstep == learner.collector_envstep == 40
+    assert rec.attributes == {"envstep": 40}  # the policy is told (its env-step schedules follow it)
     learner.train([{}])  # envstep None keeps the last one
     assert learner.envstep == 40
     learner.collector_envstep = 99

@@ -118,6 +118,7 @@ class BaseLearner(Configurable):
         """One optimisation step on ``data`` (a list of samples or a dict of columns)."""
         if envstep is not None:
             self._envstep = envstep
+            self.policy.set_attribute("envstep", envstep)  # the counter of env-step schedules
         hooks = self._hooks
         for hook in hooks["before_iter"]:
             hook(self)
