@@ -59,18 +59,13 @@ class DemoMixBuffer:
         n_demo = demo_count(size, self.demo_fraction)
         if self.agent.count() < size - n_demo or self.demo.count() < n_demo:
             return None  # (neither buffer draws: its RNG only moves for batches that are used)
-        agent = self.agent.sample_batch(size - n_demo, cur_learner_iter) if n_demo < size else None
-        if n_demo == 0:
-            return agent
-        demo = self.demo.sample_batch(n_demo, cur_learner_iter)
-        if demo is None:
-            return None
-        if _ID in demo:
+        demo: Optional[Dict[str, np.ndarray]] = self.demo.sample_batch(n_demo, cur_learner_iter) if n_demo else None
+        if demo is not None and _ID in demo:
             demo[_ID] = -1 - np.asarray(demo[_ID], dtype=np.int64)
-        if n_demo == size:
-            return demo
-        if agent is None:
-            return None
+        agent: Optional[Dict[str, np.ndarray]] = \
+            self.agent.sample_batch(size - n_demo, cur_learner_iter) if n_demo < size else None
+        if demo is None or agent is None:
+            return agent if n_demo == 0 else demo if n_demo == size else None
         missing = set(demo) ^ set(agent)
         if missing:
             raise ConfigError(f"demonstration and agent samples differ in the fields {sorted(missing)}: the dataset "
