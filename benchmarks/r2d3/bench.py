@@ -1,11 +1,13 @@
 """R2D3 (R2D2 + demonstrations) against R2D2 alone on one zoo env, same config and env-step budget.
 
+    nice -n 5 .venv/bin/python benchmarks/r2d3/bench.py --env mountaincar --expert-policy scripted --env-step 60000
     nice -n 5 .venv/bin/python benchmarks/r2d3/bench.py --env cartpole_pomdp --seeds 0 1 2 --env-step 60000
 
 1. The expert: the zoo's ``<env>_<expert-policy>`` config trained with ``--expert-seed`` (not one of
-   the seeds compared) to a confirmed ``--expert-stop`` (or given: ``--expert CKPT_OR_EXP_DIR``).
+   the seeds compared) to a confirmed ``--expert-stop`` (or given: ``--expert CKPT_OR_EXP_DIR``);
+   ``--expert-policy scripted``: the zoo family's scripted expert (MountainCar's energy pumping).
 2. Its demonstrations: ``collect_demo_data`` (the greedy expert's whole episodes, a Minari dataset;
-   or given: ``--demo DIR``), ``--episodes`` of them.
+   scripted: the family's ``write_expert_demo``; or given: ``--demo DIR``), ``--episodes`` of them.
 3. For each seed, R2D2 (``<env>_r2d2``) then R2D3 (``<env>_r2d3``, which is R2D2's config plus
    ``policy.collect.data_path`` and the demo ratio), each in its own fresh process (clean CPU
    accounting, one torch thread), up to ``--env-step`` env steps. The zoo's evaluator rule stops a
@@ -23,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import importlib
 import json
 import os
 import statistics
@@ -66,6 +69,12 @@ def train_expert(args: argparse.Namespace) -> None:
 def collect_demos(args: argparse.Namespace) -> None:
     from stride.entry import collect_demo_data
     from stride.entry.utils import zoo_config
+
+    if args.expert_policy == "scripted":  # the zoo family's scripted expert (mountaincar)
+        family = importlib.import_module(f"stride.zoo.{args.env}")
+        _write(args, "demo", {"path": family.write_expert_demo(os.path.join(args.out, "demo"), args.episodes,
+                                                                seed=args.expert_seed)})
+        return
 
     main, create = copy.deepcopy(zoo_config(args.env, args.expert_policy))
     main["env"]["collector_env_num"] = 1  # (episodes in order, no bias to short ones)
@@ -139,7 +148,8 @@ def main(argv: Optional[List[str]] = None) -> None:
     ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     ap.add_argument("--env-step", type=int, default=60_000, help="budget of every compared run")
     ap.add_argument("--expert", default=None, help="expert checkpoint or experiment folder (default: train one)")
-    ap.add_argument("--expert-policy", default="r2d2", help="zoo policy of the expert (default r2d2)")
+    ap.add_argument("--expert-policy", default="r2d2",
+                    help="zoo policy of the expert (default r2d2), or 'scripted': the zoo family's write_expert_demo")
     ap.add_argument("--expert-seed", type=int, default=100)
     ap.add_argument("--expert-stop", type=float, default=475.0, help="the expert's confirmed stop value")
     ap.add_argument("--expert-env-step", type=int, default=150_000)
@@ -167,7 +177,7 @@ def main(argv: Optional[List[str]] = None) -> None:
             f"uptime at start: {_uptime()}"]
     common = ["--expert-policy", args.expert_policy, "--expert-seed", str(args.expert_seed)]
     if args.demo is None:
-        if args.expert is None:
+        if args.expert is None and args.expert_policy != "scripted":
             _child(args, "--only", "expert", *common, "--expert-stop", str(args.expert_stop),
                    "--expert-env-step", str(args.expert_env_step))
             expert = _read(args, "expert")
@@ -175,7 +185,7 @@ def main(argv: Optional[List[str]] = None) -> None:
             head.append(f"expert: {args.expert_policy} seed {args.expert_seed}, stop {args.expert_stop} "
                         f"confirmed={expert['stop']} at {expert['env_step']:,} env steps "
                         f"(confirmation mean {expert['eval_return']}, {expert['train_cpu_seconds']:.1f} train CPU s)")
-        _child(args, "--only", "demo", *common, "--expert", args.expert, "--episodes", str(args.episodes))
+        _child(args, "--only", "demo", *common, "--expert", str(args.expert), "--episodes", str(args.episodes))
         args.demo = _read(args, "demo")["path"]
     from stride.data.demo import load_demo_dataset
 

@@ -60,6 +60,15 @@ def test_a_demonstration_episode_becomes_the_agents_sequences_from_the_initial_s
     assert mine["prev_state"].tolist() == [1.0] * zero.size and not mine["start"]
 
 
+def test_r2d2_refuses_demonstrations_in_one_line():
+    from stride.utils.errors import ConfigError
+
+    r2d2 = R2D2Policy(merge_config(R2D2Policy.default_config(), {k: v for k, v in USER.items() if k != "collect"}))
+    obs = np.zeros(OBS, np.float32)
+    with pytest.raises(ConfigError, match="policy type 'r2d2' stores no demonstrations .* 'r2d3'"):
+        r2d2.collect_mode.process_transition(obs, {"action": 0}, BaseEnvTimestep(obs, 1.0, False, {"demo": True}))
+
+
 pytest.importorskip("minari")
 
 
@@ -94,3 +103,4 @@ def test_every_batch_holds_round_pho_b_demonstrations_and_their_priorities_reach
     # every drawn demonstration has the learner's priority (new items sit at 1.0), the others are untouched
     assert drawn and all(demo_prio[i] != 1.0 for i in drawn)
     assert all(p == 1.0 for i, p in demo_prio.items() if i not in drawn)
+
