@@ -27,7 +27,7 @@ def test_r2d3_config_is_r2d2s_plus_the_demonstrations():
 def test_energy_pumping_action():
     from stride.zoo.mountaincar import energy_pumping_action
 
-    assert [energy_pumping_action(np.array([-0.5, v])) for v in (0.01, 0.0, -0.01)] == [2, 2, 0]
+    assert [energy_pumping_action(np.array([-0.5, v], np.float32)) for v in (0.01, 0.0, -0.01)] == [2, 2, 0]
 
 
 pytest.importorskip("minari")

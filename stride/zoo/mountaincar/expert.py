@@ -17,13 +17,14 @@ from typing import Any, Dict, List
 
 import gymnasium as gym
 import numpy as np
+import numpy.typing as npt
 
 from ...data.demo import stack_episode, write_demo_dataset
 
 ENV_ID = "MountainCar-v0"
 
 
-def energy_pumping_action(obs: Any) -> int:
+def energy_pumping_action(obs: npt.NDArray[np.float32]) -> int:
     """Accelerate right (2) while moving right or at rest, else left (0)."""
     return 2 if float(np.asarray(obs)[1]) >= 0.0 else 0
 
