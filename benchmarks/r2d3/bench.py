@@ -92,7 +92,7 @@ def run_one(args: argparse.Namespace, algo: str, seed: int) -> None:
         main["policy"]["collect"]["data_path"] = args.demo
     load0 = _load()
     policy = serial_pipeline([main, create], seed=seed, max_env_step=args.env_step,
-                             exp_name=os.path.join(args.out, f"{algo}"), progress=False)
+                             exp_name=os.path.join(args.out, f"{algo}_seed{seed}"), progress=False)
     r = policy.result
     load1 = _load()
     fresh = eval_pipeline(r["exp_dir"], n_episode=100)

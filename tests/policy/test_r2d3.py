@@ -72,18 +72,30 @@ def test_r2d2_refuses_demonstrations_in_one_line():
 pytest.importorskip("minari")
 
 
-def test_every_batch_holds_round_pho_b_demonstrations_and_their_priorities_reach_their_store(tmp_path, monkeypatch):
-    from stride.entry import serial_pipeline
-    from stride.entry.utils import zoo_config
+@pytest.fixture(scope="module")
+def pomdp_demo(tmp_path_factory) -> str:
     from stride.zoo.cartpole import HideVelocity
     from tests.zoo.demo_helpers import random_demo
 
+    return random_demo("CartPole-v1", str(tmp_path_factory.mktemp("r2d3") / "demo"), episodes=4, wrap=HideVelocity)
+
+
+def small_config(data_path: str):
+    from stride.entry.utils import zoo_config
+
     main, create = copy.deepcopy(zoo_config("cartpole_pomdp", "r2d3"))
-    main["policy"]["collect"].update(data_path=random_demo("CartPole-v1", str(tmp_path / "demo"), episodes=4,
-                                                           wrap=HideVelocity), demo_fraction=0.3)
+    main["policy"]["collect"].update(data_path=data_path, demo_fraction=0.3)
     main["policy"]["learn"].update(batch_size=10, update_per_collect=2)
-    main["env"].update(collector_env_num=2, evaluator_env_num=1, n_evaluator_episode=1)
+    main["env"].update(collector_env_num=2, evaluator_env_num=1, n_evaluator_episode=1, stop_value=1e9)
     main["policy"]["eval"]["evaluator"].update(eval_freq_envstep=10_000, confirm_episode=0)
+    return main, create
+
+
+def test_every_batch_holds_round_pho_b_demonstrations_and_their_priorities_reach_their_store(pomdp_demo, tmp_path,
+                                                                                            monkeypatch):
+    from stride.entry import serial_pipeline
+
+    main, create = small_config(pomdp_demo)
     seen = []
     learn = R2D3Policy._forward_learn
 
@@ -104,3 +116,18 @@ def test_every_batch_holds_round_pho_b_demonstrations_and_their_priorities_reach
     assert drawn and all(demo_prio[i] != 1.0 for i in drawn)
     assert all(p == 1.0 for i, p in demo_prio.items() if i not in drawn)
 
+
+
+def test_resume_continues_exactly_with_both_stores(pomdp_demo, tmp_path):
+    from stride.entry import serial_pipeline
+    from stride.worker.learner.learner import read_checkpoint
+
+    cfg = small_config(pomdp_demo)
+    whole = serial_pipeline(copy.deepcopy(cfg), seed=1, max_train_iter=12, exp_name=str(tmp_path / "w"), progress=False)
+    half = serial_pipeline(copy.deepcopy(cfg), seed=1, max_train_iter=6, exp_name=str(tmp_path / "h"), progress=False)
+    resumed = serial_pipeline(None, max_train_iter=12, resume=half.result["exp_dir"], progress=False)
+    a, b = (read_checkpoint(p.result["final_checkpoint"]) for p in (whole, resumed))
+    assert resumed.result["train_iter"] == 12 and all(torch.equal(a["policy"]["model"][k], b["policy"]["model"][k])
+                                                       for k in a["policy"]["model"])
+    for store in ("demo", "agent"):
+        assert torch.equal(a["components"]["buffer"][store]["priority"], b["components"]["buffer"][store]["priority"])
