@@ -2,15 +2,16 @@
 
 ``mountaincar_r2d2``'s R2D2 as is plus a quarter of every batch (8 of 32 sequences, DI-engine's
 pho 1/4) drawn from ten demonstrations, prioritised in their own store. The demonstrations come
-from the scripted energy-pumping expert (:mod:`stride.zoo.mountaincar.expert`, return about -117),
+from the scripted energy-pumping expert (:mod:`stride.zoo.mountaincar.expert`, return about -120),
 written as a Minari dataset first:
 
     python -c "from stride.zoo.mountaincar import write_expert_demo; write_expert_demo('mountaincar_expert_demo')"
     stride -m serial -e mountaincar -p r2d3 -s 0
 
-R2D2 alone never reaches the flag in a screen within the budget where R2D3 confirms -150: the
-demonstrations' rewarding ends give the TD targets something to propagate that epsilon-greedy
-exploration does not find. Figures (seeds 0-2, both in one benchmark): ``benchmarks/r2d3/README.md``.
+Measured 2026-11-26 against ``mountaincar_r2d2`` in one benchmark (``bash benchmarks/r2d3/run.sh``,
+60k env-step budget, seeds 0 / 1 / 2): R2D3 confirms -150 at 24,024 / 14,040 / 30,056 env steps
+(24.6 / 14.0 / 31.5 train CPU s; 100 fresh episodes -146.1 / -145.3 / -142.5), R2D2 at -- (not within
+60k) / 22,032 / 28,152 -- medians 24,024 against 28,152; a small margin (``benchmarks/r2d3/README.md``).
 """
 
 from copy import deepcopy
