@@ -30,10 +30,10 @@ and ``cartpole_pomdp_r2d3`` (dense reward, an R2D2 expert's: equal medians) --
 How it differs from DI-engine's ``r2d3`` on purpose: DI adds DQfD's losses to the TD loss -- a
 supervised large-margin loss on the expert's actions (``lambda2`` 1.0, margin 0.8), a one-step TD
 term and L2 regularisation -- and an optional pre-training phase. The R2D3 paper has none of them:
-its only use of the demonstrations is the demo ratio of the replay, and it argues that this is what
-lets the agent go *beyond* imperfect demonstrations (a margin loss pins the greedy action to the
-expert's even where the expert is wrong); DI's own R2D3 notes find pre-training and L2 of "little
-effect". Stride follows the paper. DI also draws the number of expert samples per batch as a
+its only use of the demonstrations is the demo ratio of the replay. Stride follows the paper: TD
+alone lets the values of the agent's own data overrule a demonstrator where it is suboptimal, where
+a margin loss keeps pulling the greedy action to the expert's; DI's own R2D3 notes find
+pre-training and L2 of "little effect". DI also draws the number of expert samples per batch as a
 Binomial(B, pho) (here a fixed ``round(pho * B)``), rolls a second expert collector online inside a
 copy of the serial loop (here: a dataset, the serial loop, one buffer interface); its expert
 collector (``r2d2_collect_traj``) stores ``prev_state=None``, so its expert sequences start from the
