@@ -11,7 +11,8 @@ written as a Minari dataset first:
 Measured 2026-11-26 against ``mountaincar_r2d2`` in one benchmark (``bash benchmarks/r2d3/run.sh``,
 60k env-step budget, seeds 0 / 1 / 2): R2D3 confirms -150 at 24,024 / 14,040 / 30,056 env steps
 (24.6 / 14.0 / 31.5 train CPU s; 100 fresh episodes -146.1 / -145.3 / -142.5), R2D2 at -- (not within
-60k) / 22,032 / 28,152 -- medians 24,024 against 28,152; a small margin (``benchmarks/r2d3/README.md``).
+60k) / 22,032 / 28,152 -- medians 24,024 against 28,152; seeds 3-4 added: 26,016 against 52,056 over
+five seeds, 5/5 confirmed against 3/5 (``benchmarks/r2d3/README.md``).
 """
 
 from copy import deepcopy
