@@ -1,7 +1,7 @@
 """Demonstrations in a run: the dataset a config names at ``policy.collect.data_path`` (read by the
 one reader, :func:`stride.data.demo.load_demo_dataset`, and checked against the run's env), turned
 into the policy's own train samples, for the offline entry (its whole replay) and the serial
-pipeline (a :class:`~stride.data.buffer.demo_mix.DemoMixBuffer` beside the agent's: SQIL).
+pipeline (a :class:`~stride.data.buffer.demo_mix.DemoMixBuffer` beside the agent's: SQIL, R2D3).
 
 The dataset is replayed through ``collect_mode.process_transition`` / ``get_train_sample`` -- the
 calls the collector makes on live steps -- with ``info['demo'] = True`` on each timestep, so a
@@ -61,11 +61,9 @@ def _row(col: Any, i: int) -> Any:
 
 def with_demonstrations(cfg: Config, policy: Policy, agent_buffer: Any, observation_space: Any, action_space: Any,
                         tb: Optional[ScalarWriter] = None, exp: Optional[str] = None) -> DemoMixBuffer:
-    """``agent_buffer`` beside a buffer of the configured type filled with the dataset's samples;
-    batches hold ``policy.collect.demo_fraction`` (default 0.5) of demonstrations."""
-    if cfg.policy.priority:
-        raise ConfigError("policy.priority=True with demonstrations (policy.collect.data_path) is not supported: "
-                          "priorities are not split back to the agent and demonstration buffers")
+    """``agent_buffer`` beside a buffer of the configured type (prioritised or not, with its own
+    sampler) filled with the dataset's samples; batches hold ``policy.collect.demo_fraction``
+    (default 0.5) of demonstrations, and the learner's priorities go back to each row's own store."""
     dataset = read_dataset(cfg, observation_space, action_space)
     samples = dataset_samples(dataset, policy.collect_mode)
     demo_cfg = dict(cfg.policy.other.replay_buffer, replay_buffer_size=max(len(samples), 1), min_sample_size=0)

@@ -21,7 +21,7 @@ between collection and learning, as the seeds draw it: ``collect_data`` + ``trai
 collect (``clear_data`` every ``clear_buffer_per_iters`` train iterations), ``estimate`` on every
 batch before ``learner.train``; its state is in the checkpoint. Without one these calls are absent.
 
-A policy that declares ``policy.collect.data_path`` (SQIL) gets the demonstrations there beside its
+A policy that declares ``policy.collect.data_path`` (SQIL, R2D3) gets the demonstrations there beside its
 own replay (:func:`stride.entry.demonstrations.with_demonstrations`): the loop still sees one buffer,
 whose batches mix the two (``policy.collect.demo_fraction``).
 """
@@ -266,7 +266,7 @@ def _build_workers(cfg: Config, policy: Policy, collector_env: EnvManager, evalu
                                  tb_logger=tb, exp_name=exp)
     buffer = None if cfg.policy.on_policy else create_buffer(cfg.policy.other.replay_buffer, seed=cfg.seed,
                                                              tb_logger=tb, exp_name=exp)
-    if buffer is not None and cfg.policy.collect.get("data_path"):  # demonstrations beside the agent's data (SQIL)
+    if buffer is not None and cfg.policy.collect.get("data_path"):  # demonstrations beside the agent's data (SQIL, R2D3)
         buffer = with_demonstrations(cfg, policy, buffer, getattr(collector_env, "observation_space", None),
                                      collector_env.action_space, tb, exp)
     reward_model = None if cfg.get("reward_model") is None else \

@@ -12,6 +12,7 @@ from .r2d2 import R2D2Policy
 # demonstrations and offline
 from .bc import BCPolicy
 from .sqil import SQILPolicy, SQILSACPolicy
+from .r2d3 import R2D3Policy
 
 __all__ = ["Policy", "DQNPolicy", "DDPGPolicy", "TD3Policy", "SACPolicy", "PPOPolicy", "A2CPolicy", "IMPALAPolicy",
-           "R2D2Policy", "BCPolicy", "SQILPolicy", "SQILSACPolicy"]
+           "R2D2Policy", "R2D3Policy", "BCPolicy", "SQILPolicy", "SQILSACPolicy"]

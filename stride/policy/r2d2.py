@@ -183,6 +183,9 @@ class R2D2Policy(Policy):
         return result
 
     def _process_transition(self, obs: Any, policy_output: Dict[str, Any], timestep: Any) -> Dict[str, Any]:
+        if "prev_state" not in policy_output:  # a replayed demonstration step carries no recurrent state
+            raise ConfigError(f"policy type '{self._cfg.type}' stores no demonstrations (policy.collect.data_path); "
+                              "valid choice for recurrent learning from demonstrations: 'r2d3'")
         terminated = is_terminated(timestep)
         return {"obs": obs, "action": policy_output["action"], "reward": timestep.reward, "next_obs": timestep.obs,
                 "done": terminated, "truncated": bool(timestep.done) and not terminated,

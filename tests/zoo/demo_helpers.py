@@ -1,7 +1,9 @@
 """A small demonstration dataset of uniformly random actions, for the zoo's demonstration configs'
-smoke tests (GAIL, BC, SQIL): they test the wiring, not learning."""
+smoke tests (GAIL, BC, SQIL, R2D3): they test the wiring, not learning."""
 
 from __future__ import annotations
+
+from typing import Callable, Optional
 
 import gymnasium as gym
 import numpy as np
@@ -9,8 +11,11 @@ import numpy as np
 from stride.data.demo import write_demo_dataset
 
 
-def random_demo(env_id: str, path: str, episodes: int = 2, max_steps: int = 50) -> str:
+def random_demo(env_id: str, path: str, episodes: int = 2, max_steps: int = 50,
+                wrap: Optional[Callable[[gym.Env], gym.Env]] = None) -> str:
+    """``wrap`` (e.g. cartpole_pomdp's ``HideVelocity``) changes what is observed and recorded."""
     env = gym.make(env_id, max_episode_steps=max_steps)
+    env = env if wrap is None else wrap(env)
     env.action_space.seed(0)
     eps = []
     for k in range(episodes):

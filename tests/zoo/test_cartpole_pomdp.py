@@ -37,13 +37,22 @@ def test_hide_velocity_refuses_another_observation():
         HideVelocity(gym.make("Pendulum-v1"))
 
 
-@pytest.mark.parametrize("policy", ["r2d2", "dqn"])
+@pytest.mark.parametrize("policy", ["r2d2", "r2d3", "dqn"])
 def test_zoo_configs_compile_with_the_same_budget_keys(policy, tmp_path):
-    assert {"r2d2", "dqn"} <= set(zoo_policies("cartpole_pomdp"))
+    assert {"r2d2", "r2d3", "dqn"} <= set(zoo_policies("cartpole_pomdp"))
     main, create = zoo_config("cartpole_pomdp", policy)
     cfg = compile_config(main, create, save_cfg=False, seed=0)
     assert cfg.env.type == "cartpole_pomdp" and cfg.policy.model.obs_shape == 2 and cfg.env.stop_value == 195
     assert cfg.policy.other.eps.decay == 10000 and cfg.policy.discount_factor == 0.99 and cfg.policy.nstep == 3
+
+
+def test_r2d3_config_is_r2d2s_plus_the_demonstrations():
+    r2d2 = compile_config(*zoo_config("cartpole_pomdp", "r2d2"), save_cfg=False, seed=0)
+    r2d3 = compile_config(*zoo_config("cartpole_pomdp", "r2d3"), save_cfg=False, seed=0)
+    assert r2d3.policy.type == "r2d3" and r2d3.policy.collect.data_path and r2d3.policy.collect.demo_fraction == 0.25
+    for key in ("model", "learn", "other", "eval", "burnin_step", "learn_unroll_len", "nstep", "discount_factor"):
+        assert r2d3.policy[key] == r2d2.policy[key], key
+    assert r2d3.env == r2d2.env and r2d3.policy.collect.n_sample == r2d2.policy.collect.n_sample
 
 
 # Seed 0 takes ~23 process-CPU s (16k env steps to a confirmed 195, then 100 fresh episodes): it runs in CI.
