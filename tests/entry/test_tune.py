@@ -81,14 +81,16 @@ def test_a_study_killed_mid_trial_resumes_and_retries_that_trial(tmp_path):
     study = optuna.load_study(study_name="cartpole_dqn", storage=f"sqlite:///{out}/study.db")
     states = [t.state.name for t in study.trials]
     assert states[0] == "COMPLETE" and states[-1] == "RUNNING", states
+    done = sum(state in ("COMPLETE", "PRUNED") for state in states)  # under load, more than one trial may have ended
     time.sleep(3.5)  # past the grace period (3 heartbeats)
-    result = tune_pipeline(_cheap(), trials=3, seed=0, out_dir=out, trial_cpu_s=30, max_env_step=1500, heartbeat_s=1)
+    result = tune_pipeline(_cheap(), trials=done + 1, seed=0, out_dir=out, trial_cpu_s=30, max_env_step=1500,
+                           heartbeat_s=1)
     trials = optuna.load_study(study_name="cartpole_dqn", storage=f"sqlite:///{out}/study.db").trials
     killed = trials[len(states) - 1]
     assert killed.state.name == "FAIL"
     retried = [t for t in trials if t.system_attrs.get("failed_trial") == killed.number]
     assert len(retried) == 1 and retried[0].params == killed.params and retried[0].state.name == "COMPLETE"
-    assert result["n_finished"] == 3
+    assert result["n_finished"] == done + 1
 
 
 def test_the_command_tunes_and_prints_the_best_config(tmp_path, capsys):
