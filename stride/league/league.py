@@ -7,6 +7,8 @@ One main player learns; at each episode of its collector the league draws its op
   fictitious self-play on the main player's win rates (:mod:`stride.league.matchmaking`);
 - ``'uniform'``: a frozen player drawn uniformly (so an opponent already beaten is still met now
   and then, and what it taught is not forgotten);
+- ``'fixed'``: one of the fixed opponents, uniformly (scripted play the snapshots do not show:
+  ``win_block`` punishes every missed block, ``random`` reaches positions self-play never does);
 - ``'sp'``: plain self-play -- no opponent, the learner plays every seat and learns from both;
 
 and the seat it plays, uniformly, so the main player learns both to open and to answer. Results
@@ -43,7 +45,7 @@ from .payoff import Payoff
 from .player import Player
 from .rating import Ratings
 
-BRANCHES = ("pfsp", "uniform", "sp")
+BRANCHES = ("pfsp", "uniform", "fixed", "sp")
 MAIN = "main"
 
 
@@ -62,8 +64,9 @@ class League(Configurable):
         return dict(
             type=None,
             # (dict) probability of each way to draw the main player's opponent per episode:
-            # 'pfsp' (PFSP over every frozen player), 'uniform' (uniform over them), 'sp' (self-play).
-            branch_probs=dict(pfsp=0.5, uniform=0.2, sp=0.3),
+            # 'pfsp' (PFSP over every frozen player), 'uniform' (uniform over them), 'fixed' (uniform
+            # over the fixed opponents), 'sp' (self-play).
+            branch_probs=dict(pfsp=0.5, uniform=0.2, fixed=0.0, sp=0.3),
             # (str) PFSP's weighting of win rate x: 'squared' (1-x)^2, 'variance' x(1-x), 'linear' 1-x.
             pfsp_weighting=Setting("squared", tuple(WEIGHTINGS)),
             # (list) fixed opponents that are league players from the start: 'random', 'win_block'.
@@ -131,6 +134,8 @@ class League(Configurable):
             rng = np.random.default_rng([int(seed), 0x1EA6E])
             branch = self._branches[draw_index([p for _, p in self._branches], rng)][0]
             pool = self.opponents()
+            if branch == "fixed":
+                pool = [p for p in pool if self.players[p].kind == "fixed"]
             if branch == "sp" or not pool:
                 self._running[seed] = None
             else:

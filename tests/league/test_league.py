@@ -120,3 +120,13 @@ def test_bad_config():
         _league(fixed_opponents=["random", "minimax"])
     with pytest.raises(ConfigError, match="pfsp_weighting"):
         _league(pfsp_weighting="cubic")
+
+
+def test_fixed_branch_meets_only_fixed_opponents():
+    league = _league(branch_probs=dict(pfsp=0.0, uniform=0.0, fixed=1.0, sp=0.0))
+    league.snapshot({"model": {"w": torch.tensor(2.0)}}, 10)
+    met = collections.Counter()
+    for seed in range(200):
+        _, act = league.match(seed, AGENTS)
+        met[act] += 1
+    assert set(met) == {random_opponent, win_block_opponent} and min(met.values()) > 70
