@@ -122,14 +122,15 @@ def test_bad_config():
         _league(pfsp_weighting="cubic")
 
 
-def test_fixed_branch_meets_only_fixed_opponents_by_pfsp():
+def test_fixed_branch_meets_only_fixed_opponents_uniformly():
     league = _league(branch_probs=dict(pfsp=0.0, uniform=0.0, fixed=1.0, sp=0.0), payoff=dict(decay=1.0, min_games=1))
     league.snapshot({"model": {"w": torch.tensor(2.0)}}, 10)
     met = collections.Counter()
     for seed in range(200):
         _, act = league.match(seed, AGENTS)
         met[act] += 1
-    assert set(met) == {random_opponent, win_block_opponent} and min(met.values()) > 70   # no games yet: 0.5 each
-    league.record("main", "random", "win")
-    league.record("main", "win_block", "draw")     # win rates 1.0 and 0.5: PFSP squared -> win_block only
-    assert all(league.match(seed, AGENTS)[1] is win_block_opponent for seed in range(1000, 1100))
+    assert set(met) == {random_opponent, win_block_opponent} and min(met.values()) > 70
+    for _ in range(20):
+        league.record("main", "random", "win")      # a beaten opponent is still met as often
+    met = collections.Counter(league.match(seed, AGENTS)[1] for seed in range(1000, 1200))
+    assert min(met.values()) > 70
