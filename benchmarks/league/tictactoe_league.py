@@ -41,7 +41,7 @@ def main() -> None:
         cells = "  ".join(f"{w:>4}/{d:>2}/{l:>2}  " for w, d, l in games)
         lines.append(f"{seed:>4}  {r['env_step']:>9}  {r['train_cpu_seconds']:>11.1f}  {cells}{' '.join(mus)}")
         print(json.dumps({"seed": seed, "env_step": r["env_step"], "train_cpu_seconds": r["train_cpu_seconds"],
-                          "stop": r["stop"], "games": games, "mu": mus}), flush=True)
+                          "stop": r["stop"], "returned_snapshot": r.get("returned_snapshot"), "games": games, "mu": mus}), flush=True)
     print(header)
     print("\n".join(lines))
 

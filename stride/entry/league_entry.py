@@ -36,7 +36,7 @@ from ..league.league import MAIN
 from ..policy.base_policy import Policy
 from ..utils.errors import ConfigError
 from ..utils.log import ProgressCSV, build_tb_writer
-from ..utils.narrow import as_number
+from ..utils.narrow import as_list, as_number
 from ..utils.registry import import_components
 from ..utils.seed import set_pkg_seed
 from ..worker import BaseLearner, create_collector
@@ -93,15 +93,23 @@ def league_pipeline(
         collector = create_collector(cfg.policy.collect.collector, collector_env, policy.collect_mode,
                                      tb_logger=tb, exp_name=exp)
         buffer = create_buffer(cfg.policy.other.replay_buffer, seed=cfg.seed, tb_logger=tb, exp_name=exp)
+        evaluation = LeagueEvaluation(cfg, exp, tb)
         # the league first: loading the collector replays the envs' running episodes against it
-        for name, comp in (("league", league), ("collector", collector), ("buffer", buffer)):
+        for name, comp in (("league", league), ("collector", collector), ("buffer", buffer),
+                           ("league_evaluation", evaluation)):
             learner.register_state(name, comp)
         learner.call_hook("before_run")
         if resume_ckpt is not None:
             learner.load_checkpoint(resume_ckpt)
             collector.envstep = learner.envstep
-        result = _run(cfg, policy, league, learner, collector, buffer, exp, tb, max_env_step, progress)
-        learner.call_hook("after_run")
+        result = _run(cfg, policy, league, learner, collector, buffer, evaluation, max_env_step, progress)
+        learner.call_hook("after_run")  # the last checkpoint: the true training state (what resume continues)
+        best = result.pop("best_snapshot", None)
+        if best is not None and not result["stop"] and not result["interrupted"] and cfg.league.return_best:
+            weights = league.players[best].weights if best in league.players else None
+            if weights is not None:  # a snapshot the league dropped (max_historical) cannot come back
+                policy.league_mode.load_snapshot(weights)
+                result["returned_snapshot"] = best
     finally:
         collector_env.close()
         if tb is not None:
@@ -141,9 +149,23 @@ class LeagueEvaluation:
         self.tb = tb
         self.cpu0, self.wall0, self.eval_cpu = time.process_time(), time.perf_counter(), 0.0
         self.last_return: Optional[float] = None
+        self.best: Optional[Tuple[Tuple[float, int, int], str]] = None  # (rank key: lower is better, snapshot)
 
     def train_cpu(self) -> float:
         return time.process_time() - self.cpu0 - self.eval_cpu
+
+    def state_dict(self) -> Dict[str, object]:
+        """The best evaluation so far (what ``return_best`` returns), so a resumed run picks alike."""
+        return {"best": None if self.best is None else [list(self.best[0]), self.best[1]]}
+
+    def load_state_dict(self, state: Mapping[str, object]) -> None:
+        best = state.get("best")
+        if best is None:
+            self.best = None
+            return
+        rank, snapshot = as_list(best, "evaluation 'best'")
+        worst, lost, won = as_list(rank, "evaluation rank")
+        self.best = ((as_number(worst, "rank"), int(as_number(lost, "rank")), int(as_number(won, "rank"))), str(snapshot))
 
     def evaluate(self, policy: Policy, league: League, snapshot: str, train_iter: int, envstep: int
                  ) -> Tuple[bool, Dict[str, object]]:
@@ -157,6 +179,7 @@ class LeagueEvaluation:
                                "historical": len(league.historical())}
         stop = self.league_cfg.stop_max_loss_rate is not None
         total, count = 0.0, 0
+        worst, lost_all, won_all_opp = 0.0, 0, 0
         for opponent in self.league_cfg.eval_opponents:
             won_all = 0
             for seat in self.seats:
@@ -164,6 +187,7 @@ class LeagueEvaluation:
                 row.update({f"{opponent}_{seat}_won": w, f"{opponent}_{seat}_drawn": d, f"{opponent}_{seat}_lost": l})
                 won_all += w
                 total, count = total + w - l, count + n
+                worst, lost_all, won_all_opp = max(worst, l / n), lost_all + l, won_all_opp + w
                 if stop and l / n > float(self.league_cfg.stop_max_loss_rate):
                     stop = False
                 need = dict(self.league_cfg.stop_win_rate).get(str(opponent))
@@ -172,6 +196,9 @@ class LeagueEvaluation:
             row[f"win_rate_{opponent}"] = round(won_all / (n * len(self.seats)), 4)
         self.eval_cpu += time.process_time() - start
         self.last_return = total / max(count, 1)
+        rank = (worst, lost_all, -won_all_opp)
+        if self.best is None or rank < self.best[0]:
+            self.best = (rank, snapshot)
         row.update(train_cpu_seconds=round(self.train_cpu(), 3), wall_seconds=round(time.perf_counter() - self.wall0, 3))
         self.csv.write(row)
         if self.tb is not None:
@@ -180,17 +207,17 @@ class LeagueEvaluation:
         return stop, row
 
     def summary(self) -> Dict[str, object]:
-        return {"eval_return": self.last_return, "train_cpu_seconds": self.train_cpu(),
+        return {"eval_return": self.last_return, "best_snapshot": None if self.best is None else self.best[1],
+                "train_cpu_seconds": self.train_cpu(),
                 "eval_cpu_seconds": self.eval_cpu, "wall_seconds": time.perf_counter() - self.wall0}
 
 
-def _run(cfg: Config, policy: Policy, league: League, learner: BaseLearner, collector: Any, buffer: Any, exp: str,
-         tb: Optional[ScalarWriter], max_env_step: Optional[int], progress: bool) -> Dict[str, Any]:
+def _run(cfg: Config, policy: Policy, league: League, learner: BaseLearner, collector: Any, buffer: Any,
+         evaluation: "LeagueEvaluation", max_env_step: Optional[int], progress: bool) -> Dict[str, Any]:
     """The loop: collect (the league matches each episode), learn, snapshot + evaluate when due."""
     env_step_limit = math.inf if max_env_step is None else max_env_step
     learn = cfg.policy.learn
     use_priority = bool(cfg.policy.priority)
-    evaluation = LeagueEvaluation(cfg, exp, tb)
     bar = ProgressBar(enabled=progress, total=env_step_limit, initial=collector.envstep)
     stop, interrupted = False, False
     if cfg.policy.random_collect_size > 0 and buffer.count() == 0 and learner.train_iter == 0:
@@ -224,7 +251,7 @@ def _run(cfg: Config, policy: Policy, league: League, learner: BaseLearner, coll
     bar.close()
     return {"stop": bool(stop), "interrupted": interrupted, "signal": interrupt.signal_name,
             "env_step": collector.envstep, "train_iter": learner.train_iter, "snapshots": len(league.historical()),
-            **evaluation.summary(), "exp_dir": exp}
+            **evaluation.summary(), "exp_dir": cfg.exp_name}
 
 
 def _table(league: League, row: Mapping[str, object]) -> str:

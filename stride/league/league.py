@@ -96,6 +96,10 @@ class League(Configurable):
             # in each seat and at least stop_win_rate[name] wins against each one named there (None: never stop).
             stop_max_loss_rate=Setting(0.0, "[0, 1]", kind=float, optional=True),
             stop_win_rate=dict(random=0.8),
+            # (bool) a run that ends without meeting the stop rule returns the main player as it was at
+            # its best evaluation (fewest losses in the worst (opponent, seat), then fewest losses, then
+            # most wins) -- the league's ckpt_best; the checkpoints keep the true last state (resume).
+            return_best=True,
         )
 
     def __init__(self, cfg: Optional[Mapping[str, object]] = None,

@@ -54,6 +54,10 @@ def test_pipeline_snapshots_logs_and_checkpoints_the_league(tmp_path):
     kinds = [p["kind"] for p in league["players"]]
     assert kinds.count("historical") == result["snapshots"] and kinds[:3] == ["main", "fixed", "fixed"]
     assert league["payoff"]["records"]
+    # not stopped: the returned policy is the main player at its best evaluation (return_best)
+    best = next(p for p in league["players"] if p["player_id"] == result["returned_snapshot"])
+    for k, v in best["weights"]["model"].items():
+        assert torch.equal(policy.learn_mode.state_dict()["model"][k], v), k
     # the returned policy acts on PettingZoo's per-agent observation keyed by env id
     obs = {"observation": torch.zeros(3, 3, 2, dtype=torch.int8).numpy(),
            "action_mask": torch.ones(9, dtype=torch.int8).numpy()}

@@ -10,7 +10,8 @@ opposite corners with a corner as second player); ``random`` reaches positions s
 does. A snapshot every 1,000-2,000 train iterations (DI-engine's rule); after each, 500 games per
 opponent and seat (so a mistake in a position one game in 200 reaches is caught: 100 let seed 0
 stop with one); the run stops once it loses none of them and wins >= 80 % against random in each
-seat (perfect play: 99.5 % first, 91.6 % second).
+seat (perfect play: 99.5 % first, 91.6 % second); a run that reaches its env-step limit instead
+returns the main player of its best evaluation (``league.return_best``).
 
 The learner's settings start from ``tictactoe_dqn_config`` (Tianshou's tic-tac-toe DQN: gamma 0.9,
 3-step returns, MLP 128 x 4) with lr 5e-4, batch 128, 2 updates per 10-step collect, target copy
@@ -56,6 +57,7 @@ main_config = dict(
         eval_opponents=["random", "win_block"],
         stop_max_loss_rate=0.0,
         stop_win_rate=dict(random=0.8),
+        return_best=True,
     ),
 )
 
