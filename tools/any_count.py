@@ -26,7 +26,7 @@ from typing import Any, Callable, Iterator, List, Tuple
 import numpy as np
 
 #: the packages this count covers by default: every package of stride
-DEFAULT_PACKAGES = ("stride.config", "stride.data", "stride.entry", "stride.envs", "stride.model", "stride.policy",
+DEFAULT_PACKAGES = ("stride.config", "stride.data", "stride.entry", "stride.envs", "stride.league", "stride.model", "stride.policy",
                     "stride.reward_model", "stride.rl_utils", "stride.testing", "stride.torch_utils", "stride.utils", "stride.worker",
                     "stride.zoo")
 

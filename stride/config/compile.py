@@ -21,7 +21,7 @@ import numpy as np
 from ..utils.errors import ConfigError
 from ..utils.registry import (
     BUFFER_REGISTRY, COLLECTOR_REGISTRY, ENV_MANAGER_REGISTRY, ENV_REGISTRY, EVALUATOR_REGISTRY, LEARNER_REGISTRY,
-    MODEL_REGISTRY, POLICY_REGISTRY, REWARD_MODEL_REGISTRY,
+    MODEL_REGISTRY, POLICY_REGISTRY, REWARD_MODEL_REGISTRY, LEAGUE_REGISTRY,
 )
 from .config import (
     Config, declaration, deep_update, load_json_config, merge_config, missing_required, save_config, section, type_name,
@@ -154,6 +154,10 @@ def default_main_config(create_cfg: Mapping[str, object], user_cfg: Optional[Map
     reward_type = type_name(create_cfg, "reward_model") or type_name(user_cfg or {}, "reward_model")
     if reward_type is not None:
         tree["reward_model"] = dict(declaration(REWARD_MODEL_REGISTRY.get(reward_type)), type=reward_type)
+    # a self-play league (stride -m league) likewise: create_config.league.type or the main config's
+    league_type = type_name(create_cfg, "league") or type_name(user_cfg or {}, "league")
+    if league_type is not None:
+        tree["league"] = dict(declaration(LEAGUE_REGISTRY.get(league_type)), type=league_type)
     return Config(tree)
 
 
@@ -223,6 +227,9 @@ def load_saved_config(path: str) -> Config:
     reward_type = type_name(saved, "reward_model")
     if reward_type is not None:
         create["reward_model"] = {"type": reward_type}
+    league_type = type_name(saved, "league")
+    if league_type is not None:
+        create["league"] = {"type": league_type}
     try:
         cfg = merge_config(default_main_config(create, saved), saved)
         _check_required(cfg)

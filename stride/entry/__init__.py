@@ -7,7 +7,7 @@ from typing import Any
 
 __all__ = ["serial_pipeline", "serial_pipeline_onpolicy", "serial_pipeline_reward_model",
            "serial_pipeline_reward_model_onpolicy", "eval_pipeline", "parallel_pipeline", "collect_demo_data",
-           "serial_pipeline_offline"]
+           "serial_pipeline_offline", "league_pipeline"]
 
 
 def __getattr__(name: str) -> Any:
@@ -35,6 +35,10 @@ def __getattr__(name: str) -> Any:
         from .serial_entry_offline import serial_pipeline_offline
 
         return serial_pipeline_offline
+    if name == "league_pipeline":
+        from .league_entry import league_pipeline
+
+        return league_pipeline
     if name == "parallel_pipeline":  # imports Ray only when a run starts
         from .parallel.pipeline import parallel_pipeline
 

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, Dict, List, NoReturn, Optional, Tuple
 if TYPE_CHECKING:  # imported for real only where a run starts (torch is slow to import)
     from ..policy.base_policy import Policy
 
-MODES = ("serial", "serial_onpolicy", "serial_reward_model", "eval", "parallel", "dist", "collect_demo", "offline", "tune")
+MODES = ("serial", "serial_onpolicy", "serial_reward_model", "eval", "parallel", "dist", "collect_demo", "offline", "tune", "league")
 MAX_SEED = 2**32 - 1  # NumPy's SeedSequence and torch take any such seed
 
 
@@ -112,6 +112,7 @@ def _parser() -> argparse.ArgumentParser:
                "  stride -m eval --load cartpole_dqn_seed0 --episodes 100\n"
                "  stride -m collect_demo -e cartpole -p ppo --ckpt cartpole_ppo_seed0 --episodes 10 --out demos\n"
                "  stride -m offline -e cartpole -p bc -s 0  (from the dataset at policy.collect.data_path)\n"
+               "  stride -m league -c stride/zoo/pettingzoo/config/tictactoe_league_config.py -s 0 --env-step 200000\n"
                "  stride -m parallel -c stride/zoo/cartpole/config/parallel/cartpole_dqn_config.py -s 0\n"
                "  stride -m dist --module config -p local -c cfg.py -s 0 --address HEAD:PORT  (then --module learner,\n"
                "    collector, coordinator -c cfg.py.json; see README 'On a Ray cluster')\n\n"
@@ -209,6 +210,12 @@ def _run(args: argparse.Namespace) -> int:
             from .serial_entry_offline import serial_pipeline_offline
 
             return serial_pipeline_offline(input_cfg, **kw)
+        if args.mode == "league":  # self-play with a league (stride.league): runs until its env-step limit or stop rule
+            if kw.pop("max_train_iter", None) is not None:
+                raise ConfigError("-m league takes no --train-iter (its limit is --env-step)")
+            from .league_entry import league_pipeline
+
+            return league_pipeline(input_cfg, **kw)
         if args.mode == "serial_onpolicy":
             from .serial_entry_onpolicy import serial_pipeline_onpolicy
 

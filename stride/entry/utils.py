@@ -10,7 +10,7 @@ import pkgutil
 import signal
 import sys
 from functools import partial
-from typing import Any, Callable, Dict, List, Optional, Tuple, Union
+from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple, Union
 
 import gymnasium as gym
 import numpy as np
@@ -140,17 +140,19 @@ def build_policy(cfg: Config, model: Optional[torch.nn.Module] = None,
     return policy
 
 
-def env_factories(cfg: Config, num: int, evaluator: bool = False) -> List[Callable[[], BaseEnv]]:
+def env_factories(cfg: Config, num: int, evaluator: bool = False,
+                  env_objects: Optional[Mapping[str, object]] = None) -> List[Callable[[], BaseEnv]]:
     """``num`` picklable zero-argument factories of the configured env; with ``evaluator``, the env
     class's ``evaluator_env_cfg(cfg)`` gives the evaluator's env config (e.g. Atari's whole games
-    without episodic life)."""
+    without episodic life). ``env_objects``: keyword arguments of the env class beside its config
+    (objects, not settings: the league's ``matchmaker``)."""
     env_cls = ENV_REGISTRY.get(cfg.env.type)
     if not (isinstance(env_cls, type) and issubclass(env_cls, BaseEnv)):
         raise TypeError(f"env '{cfg.env.type}' is registered as {env_cls!r}, not a BaseEnv class")
     env_cfg = env_kwargs(cfg.env)
     if evaluator:
         env_cfg = env_cls.evaluator_env_cfg(env_cfg)
-    return [partial(env_cls, cfg=env_cfg) for _ in range(num)]
+    return [partial(env_cls, cfg=env_cfg, **dict(env_objects or {})) for _ in range(num)]
 
 
 def build_env_managers(cfg: Config, seed: int) -> Tuple[AnyEnvManager, AnyEnvManager]:
@@ -159,14 +161,15 @@ def build_env_managers(cfg: Config, seed: int) -> Tuple[AnyEnvManager, AnyEnvMan
     return build_env_manager(cfg, seed, evaluator=False), build_env_manager(cfg, seed, evaluator=True)
 
 
-def build_env_manager(cfg: Config, seed: int, evaluator: bool = False) -> AnyEnvManager:
+def build_env_manager(cfg: Config, seed: int, evaluator: bool = False,
+                      env_objects: Optional[Mapping[str, object]] = None) -> AnyEnvManager:
     """The collector's (``env.collector_env_num`` envs, dynamic seeds) or the evaluator's
     (``env.evaluator_env_num``, fixed seeds) env manager, not launched; agent-keyed envs
     (``BaseEnv.agent_keyed``: PettingZoo's) come as a :class:`MultiAgentManager` over the configured
     manager, so the workers see one env id per (env, agent). The parallel pipeline's collector
-    actors build theirs here too, each with its own seed."""
+    actors build theirs here too, each with its own seed. ``env_objects``: see :func:`env_factories`."""
     num = cfg.env.evaluator_env_num if evaluator else cfg.env.collector_env_num
-    manager = create_env_manager(cfg.env.manager, env_factories(cfg, num, evaluator=evaluator))
+    manager = create_env_manager(cfg.env.manager, env_factories(cfg, num, evaluator=evaluator, env_objects=env_objects))
     env_cls = ENV_REGISTRY.get(cfg.env.type)  # a BaseEnv class: env_factories checked it
     agent_keyed = isinstance(env_cls, type) and issubclass(env_cls, BaseEnv) and env_cls.agent_keyed
     env: AnyEnvManager = MultiAgentManager(manager) if agent_keyed else manager

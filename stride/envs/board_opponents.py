@@ -9,11 +9,16 @@ four. The rule works on the observation only (no access to the game's internals)
 games: tic-tac-toe's ``(3, 3, 2)`` planes (action ``a`` is cell ``divmod(a, 3)``, three in a row)
 and connect four's ``(6, 7, 2)`` (action = column, the stone drops to the lowest free row, four in
 a row).
+
+An opponent is any such callable -- a frozen league player is one too (``stride.league``). Who
+plays the learner can also change per episode: a :class:`Matchmaker` (the league) is asked at each
+reset for the episode's opponent and seat and told the episode's result; the env still steps the
+opponent through the same ``act(obs, rng)`` call.
 """
 
 from __future__ import annotations
 
-from typing import Callable, Dict, Mapping, Optional, Tuple
+from typing import Callable, Dict, Mapping, Optional, Protocol, Sequence, Tuple
 
 import numpy as np
 import numpy.typing as npt
@@ -23,6 +28,18 @@ from ..utils.errors import ConfigError
 #: ``act(obs, rng) -> action``
 Opponent = Callable[[Mapping[str, npt.NDArray[np.generic]], np.random.Generator], int]
 _DIRECTIONS = ((0, 1), (1, 0), (1, 1), (1, -1))
+
+
+class Matchmaker(Protocol):
+    """Who plays the learner, episode by episode (``PettingZooEnv(matchmaker=...)``; the league is one)."""
+
+    def match(self, seed: int, agents: Sequence[str]) -> Optional[Tuple[str, Opponent]]:
+        """The opponent of the episode started with ``seed``: ``(the agent it plays, its act)``, or
+        None (self-play: the learner plays every agent). Asked again with the same seed (an episode
+        replayed on resume), it gives the same answer."""
+
+    def result(self, seed: int, returns: Mapping[str, float]) -> None:
+        """The episode started with ``seed`` ended; ``returns``: the learner's agents' returns."""
 
 
 def _legal(obs: Mapping[str, npt.NDArray[np.generic]]) -> npt.NDArray[np.intp]:

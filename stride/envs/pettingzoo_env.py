@@ -19,7 +19,12 @@ One step of this env is one decision point of the game:
   bootstrap on truncation only); at ``done`` also ``info['eval_episode_return']`` ``{agent: return}``.
 
 A fixed ``opponent`` (``'random'``, ``'win_block'``: ``board_opponents.py``) plays
-``opponent_agent`` inside this env, so the learner sees only its own turns.
+``opponent_agent`` inside this env, so the learner sees only its own turns. A ``matchmaker`` (the
+self-play league, ``stride.league.League``) instead picks each episode's opponent and its seat at
+reset -- a frozen league player, a fixed opponent, or none (self-play: the learner plays every
+seat) -- and is told the learner's returns at the episode's end; the opponent is stepped through
+the same ``act(obs, rng)`` call either way, and the learner's agents are then all agents (each
+episode, those the opponent does not play).
 
 Workers consume one observation per env id: :class:`~stride.envs.env_manager.MultiAgentManager`
 presents each (env, agent) as its own env id; the entries wrap a manager of this env in it
@@ -44,7 +49,7 @@ from ..utils.extras import import_extra
 from ..utils.registry import ENV_REGISTRY
 from .agent_dict import AgentDict
 from .base_env import BaseEnv, BaseEnvTimestep
-from .board_opponents import OPPONENTS, Opponent, get_opponent
+from .board_opponents import OPPONENTS, Matchmaker, Opponent, get_opponent
 
 #: a PettingZoo env object (``pettingzoo.AECEnv`` or ``pettingzoo.ParallelEnv``) or a zero-argument factory of one
 EnvOrFactory = Union[object, Callable[[], object]]
@@ -103,8 +108,14 @@ class PettingZooEnv(BaseEnv[Dict[str, AgentObs], Dict[str, object]]):
             opponent_agent=None,
         )
 
-    def __init__(self, env_or_factory: Optional[EnvOrFactory] = None, cfg: Optional[Mapping[str, object]] = None) -> None:
+    def __init__(self, env_or_factory: Optional[EnvOrFactory] = None, cfg: Optional[Mapping[str, object]] = None,
+                 matchmaker: Optional[Matchmaker] = None) -> None:
         super().__init__(cfg)
+        if matchmaker is not None and self._cfg.get("opponent") is not None:
+            raise ConfigError(f"PettingZooEnv takes a fixed opponent (opponent={self._cfg.get('opponent')!r}) or a "
+                              f"matchmaker that picks one per episode, not both; set opponent=None")
+        self._matchmaker = matchmaker
+        self._episode_seed: Optional[int] = None
         if env_or_factory is None:
             env_id = self._cfg.get("env_id")
             if not isinstance(env_id, str):
@@ -153,7 +164,7 @@ class PettingZooEnv(BaseEnv[Dict[str, AgentObs], Dict[str, object]]):
             if chosen not in agents:
                 raise ConfigError(f"opponent_agent {chosen!r} is not an agent of {self.env_id}; valid choices: {', '.join(agents)}")
             self._opponent_agents = {str(chosen)}
-        self._agents = [a for a in agents if a not in self._opponent_agents]
+        self._agents = [a for a in agents if a not in self._opponent_agents]  # with a matchmaker: every agent
         self._spaces = (AgentDict({a: env.observation_space(a) for a in self._agents}),
                         gym.spaces.Dict({a: env.action_space(a) for a in self._agents}))
 
@@ -192,7 +203,9 @@ class PettingZooEnv(BaseEnv[Dict[str, AgentObs], Dict[str, object]]):
         # the opponent's draws follow the episode seed: a replayed episode is the same episode
         self._rng = np.random.default_rng(seed)
         self._pending, self._ready = set(), {}
-        self._returns = dict.fromkeys(self._agents, 0.0)
+        if self._matchmaker is not None:
+            self._match(seed)
+        self._returns = dict.fromkeys([a for a in self._agents if a not in self._opponent_agents], 0.0)
         if self._parallel:
             obs, _ = env.reset(seed=seed)
             self._last_obs = dict(obs)
@@ -204,6 +217,22 @@ class PettingZooEnv(BaseEnv[Dict[str, AgentObs], Dict[str, object]]):
             self._last_obs = {}
             self._advance({}, {})
         return dict(self._ready)
+
+    def _match(self, seed: Optional[int]) -> None:
+        """This episode's opponent and seat, from the matchmaker."""
+        assert self._matchmaker is not None  # only called with one
+        if seed is None:
+            raise ConfigError(f"{self.env_id}: a matchmaker needs seeded episodes (seed the env manager)")
+        self._episode_seed = int(seed)
+        chosen = self._matchmaker.match(int(seed), list(self._agents))
+        if chosen is None:
+            self._opponent, self._opponent_agents = None, set()
+            return
+        seat, act = chosen
+        if seat not in self._agents:
+            raise ConfigError(f"the matchmaker chose seat {seat!r}, not an agent of {self.env_id}; "
+                              f"valid choices: {', '.join(self._agents)}")
+        self._opponent, self._opponent_agents = act, {seat}
 
     def step(self, action: Mapping[str, object]) -> BaseEnvTimestep[Dict[str, AgentObs]]:  # type: ignore[override]
         if self._env is None or not (self._ready or self._pending):
@@ -225,6 +254,8 @@ class PettingZooEnv(BaseEnv[Dict[str, AgentObs], Dict[str, object]]):
             flags = list(ended.values())
             info["terminated"] = bool(flags) and all(bool(f["terminated"]) for f in flags)
             info["truncated"] = not info["terminated"] and any(bool(f["truncated"]) for f in flags)
+            if self._matchmaker is not None and self._episode_seed is not None:
+                self._matchmaker.result(self._episode_seed, dict(self._returns))
         # the per-agent reward dict is what this env's timesteps carry (the agent-keyed contract; the
         # manager's checks take a dict reward for an AgentDict space)
         return BaseEnvTimestep(dict(self._ready), cast(SupportsFloat, rewards), done, info)

@@ -93,6 +93,22 @@ class EvalMode(NamedTuple):
     set_attribute: Callable[[str, Any], None]
 
 
+class LeagueMode(NamedTuple):
+    """What a self-play league may call (``policy.league_mode``; ``stride.league``):
+
+    - ``snapshot() -> weights``: an eval-only copy of the learn state's weights (tensors cloned:
+      later training never changes it) -- a frozen league player;
+    - ``frozen(weights) -> EvalMode``: a separate eval-only policy acting with those weights (the
+      learning policy is untouched);
+    - ``load_snapshot(weights)``: back -- the learn state's model takes a frozen player's weights
+      (optimizer and target networks keep theirs, as DI-engine's ``mutate`` resets the model only).
+    """
+
+    snapshot: Callable[[], Dict[str, Any]]
+    frozen: Callable[[Mapping[str, Any]], EvalMode]
+    load_snapshot: Callable[[Mapping[str, Any]], None]
+
+
 class Policy(ABC):
     """Base class. Subclasses set ``config`` (merged over their parents') and implement the modes."""
 
@@ -225,6 +241,11 @@ class Policy(ABC):
     def eval_mode(self) -> EvalMode:
         return self._eval_view
 
+    @property
+    def league_mode(self) -> LeagueMode:
+        """Self-play's customised mode (the seeds' ``league_mode``): learn state <-> frozen player."""
+        return LeagueMode(self._league_snapshot, self._league_frozen, self._league_load_snapshot)
+
     def _make_learn_mode(self) -> LearnMode:
         return LearnMode(self._forward_learn_counted, self._reset_learn, self._monitor_vars_learn, self._learn_state,
                          self._load_learn_state, self._get_attribute, self._set_attribute)
@@ -350,6 +371,29 @@ class Policy(ABC):
 
     def _load_state_dict_eval(self, state_dict: Dict[str, Any]) -> None:
         self._model.load_state_dict(state_dict["model"])
+
+    # ---- league -------------------------------------------------------------------------------
+    def _league_snapshot(self) -> Dict[str, Any]:
+        """The eval state (the model's weights) cloned: a frozen player's weights."""
+        state = self._state_dict_eval()
+        return {k: ({n: t.detach().clone() for n, t in v.items()} if isinstance(v, Mapping) else copy.deepcopy(v))
+                for k, v in state.items()}
+
+    def _league_frozen(self, weights: Mapping[str, Any]) -> EvalMode:
+        """An eval-only policy of this class and config on a copy of the model, holding ``weights``."""
+        model = copy.deepcopy(self._model)
+        for p in model.parameters():
+            p.requires_grad_(False)
+        cfg = copy.deepcopy(self._cfg)
+        if "learn" in cfg:
+            cfg.learn.multi_gpu = False  # a frozen player joins no process group
+        frozen = type(self)(cfg, model=model, enable_field=["eval"])
+        frozen.eval_mode.load_state_dict(dict(weights))
+        return frozen.eval_mode
+
+    def _league_load_snapshot(self, weights: Mapping[str, Any]) -> None:
+        """The learn state's model takes a frozen player's weights."""
+        self._load_state_dict_eval(dict(weights))
 
     # ---- attributes the workers read ---------------------------------------------------------
     def _get_attribute(self, name: str) -> Any:

@@ -128,9 +128,11 @@ LEARNER_REGISTRY: Registry[Callable[..., object]] = Registry("learner", "stride.
 EVALUATOR_REGISTRY: Registry[Callable[..., object]] = Registry("evaluator", "stride.worker")
 WRAPPER_REGISTRY: Registry[Callable[..., object]] = Registry("model wrapper", "stride.model")
 REWARD_MODEL_REGISTRY: Registry[Callable[..., object]] = Registry("reward model", "stride.reward_model")
+LEAGUE_REGISTRY: Registry[Callable[..., object]] = Registry("league", "stride.league")
 
 ALL_REGISTRIES = (ENV_REGISTRY, ENV_MANAGER_REGISTRY, POLICY_REGISTRY, MODEL_REGISTRY, BUFFER_REGISTRY,
-                  COLLECTOR_REGISTRY, LEARNER_REGISTRY, EVALUATOR_REGISTRY, WRAPPER_REGISTRY, REWARD_MODEL_REGISTRY)
+                  COLLECTOR_REGISTRY, LEARNER_REGISTRY, EVALUATOR_REGISTRY, WRAPPER_REGISTRY, REWARD_MODEL_REGISTRY,
+                  LEAGUE_REGISTRY)
 
 
 def import_components() -> None:

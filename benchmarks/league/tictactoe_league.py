@@ -1,0 +1,50 @@
+"""Learning check of the self-play league on tic-tac-toe (Stride only; issue 19).
+
+Trains ``stride.zoo.pettingzoo.config.tictactoe_league_config`` per seed (``league_pipeline``, at
+most ``--env-step`` env steps; the config's stop rule may end it earlier), then plays the returned
+main player in 100 fresh games per opponent and seat on PettingZoo's own ``tictactoe_v3``
+(``stride.testing.board_games.play_native``: a random player and an independent one-step
+lookahead) and prints won / drawn / lost, env steps, train CPU-seconds and the rating per snapshot.
+
+Run from the repository root: ``python benchmarks/league/tictactoe_league.py --seeds 0 1 2``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import tempfile
+
+from stride.entry import league_pipeline
+from stride.testing.board_games import play_native
+from stride.zoo.pettingzoo.config.tictactoe_league_config import create_config, main_config
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    ap.add_argument("--env-step", type=int, default=100_000)
+    ap.add_argument("--out", default=None, help="experiment folders go here (default: a temporary folder)")
+    args = ap.parse_args()
+    root = args.out or tempfile.mkdtemp(prefix="league_tictactoe_")
+    header = "seed  env_steps  train_cpu_s  rand-1st W/D/L  rand-2nd W/D/L  look-1st W/D/L  look-2nd W/D/L  mu by snapshot"
+    lines = []
+    for seed in args.seeds:
+        policy = league_pipeline([main_config, create_config], seed=seed, max_env_step=args.env_step,
+                                 exp_name=os.path.join(root, f"seed{seed}"), progress=False)
+        r = policy.result
+        games = [play_native(policy.eval_mode, "tictactoe_v3", opp, seat, 100, seed=900_000)
+                 for opp in ("random", "lookahead") for seat in (0, 1)]
+        mus = [row["mu"] for row in csv.DictReader(open(os.path.join(r["exp_dir"], "league.csv")))]
+        cells = "  ".join(f"{w:>4}/{d:>2}/{l:>2}  " for w, d, l in games)
+        lines.append(f"{seed:>4}  {r['env_step']:>9}  {r['train_cpu_seconds']:>11.1f}  {cells}{' '.join(mus)}")
+        print(json.dumps({"seed": seed, "env_step": r["env_step"], "train_cpu_seconds": r["train_cpu_seconds"],
+                          "stop": r["stop"], "returned_snapshot": r.get("returned_snapshot"), "games": games, "mu": mus}), flush=True)
+    print(header)
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()

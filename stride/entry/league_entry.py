@@ -1,0 +1,265 @@
+"""``league_pipeline``: self-play on a two-player PettingZoo game with a league of opponents.
+
+The serial off-policy loop (collect -> replay -> learn), whose collector's envs draw each episode's
+opponent and seat from a :class:`stride.league.League` (their ``matchmaker``): a frozen snapshot
+of the main player, a fixed opponent (``random``, ``win_block``) or none (self-play, both seats
+learn). After each snapshot (the league's rule) the main player plays ``league.eval_episode``
+fresh games against each ``league.eval_opponents`` in every seat; the row -- snapshot, the main
+player's TrueSkill rating (mu, sigma), games, won / drawn / lost per opponent and seat, win rates,
+train CPU-seconds -- goes to ``<exp>/league.csv``, TensorBoard (``league/...``) and the log, and
+the run stops once that evaluation meets ``league.stop_max_loss_rate`` / ``league.stop_win_rate``
+(or at ``max_env_step``).
+
+The league (players with their frozen weights, payoff, ratings, the opponents of the running
+episodes) is in every checkpoint beside the replay buffer and the envs' in-flight episodes, so
+``resume=`` continues the run exactly. Built from the serial pipeline's public pieces
+(``load_cfg``, ``resumed_limits``, ``finished_policy``, ``random_collect``, ``finish_run``); only
+the loop differs (no serial evaluator: the league's evaluation plays both seats, which a
+fixed-seat evaluator cannot).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import time
+from typing import Any, Dict, List, Mapping, Optional, Tuple
+
+import torch
+
+from ..config import Config, save_config
+from ..config.compile import env_kwargs, make_exp_dir
+from ..data import create_buffer
+from ..envs import PettingZooEnv
+from ..league import League, play_games, policy_opponent
+from ..league.league import MAIN
+from ..policy.base_policy import Policy
+from ..utils.errors import ConfigError
+from ..utils.log import ProgressCSV, build_tb_writer
+from ..utils.narrow import as_list, as_number
+from ..utils.registry import import_components
+from ..utils.seed import set_pkg_seed
+from ..worker import BaseLearner, create_collector
+from ..worker.protocols import ScalarWriter
+from .progress import ProgressBar
+from .run_state import write_limits
+from .serial_entry import finish_run, finished_policy, load_cfg, random_collect, resumed_limits
+from .utils import ConfigInput, Interrupt, build_env_manager, build_policy, check_spaces
+
+LEAGUE_CSV = "league.csv"
+
+
+def league_pipeline(
+    input_cfg: Optional[ConfigInput],
+    seed: int = 0,
+    max_env_step: Optional[int] = None,
+    model: Optional[torch.nn.Module] = None,
+    exp_name: Optional[str] = None,
+    resume: Optional[str] = None,
+    progress: bool = True,
+) -> Policy:
+    """Train the main player of a self-play league; returns its policy (``eval_mode.forward``
+    takes PettingZoo's per-agent observation keyed by env id), the run's summary in ``policy.result``.
+
+    Args:
+        input_cfg: ``[main_config, create_config]`` (with a ``league`` section; create_config
+            ``league=dict(type='one_vs_one')``) or the path of a config ``.py`` file.
+        seed: seeds every RNG.
+        max_env_step: stop after this many env steps of the main player (a resumed run keeps its limit).
+        model / exp_name / resume / progress: as :func:`stride.entry.serial_pipeline`.
+    """
+    import_components()
+    cfg, resume_ckpt = load_cfg(input_cfg, seed, exp_name, resume)
+    _check(cfg)
+    if resume_ckpt is not None:
+        limits = resumed_limits(cfg.exp_name, max_env_step, None)
+        if isinstance(limits, dict):
+            return finished_policy(cfg, model, resume_ckpt, limits)
+        max_env_step = limits[0]
+    torch.set_num_threads(int(cfg.get("num_threads", 1)))
+    set_pkg_seed(cfg.seed, use_cuda=cfg.policy.cuda)
+    policy = build_policy(cfg, model)
+    league = League(cfg.league, make_actor=lambda weights: policy_opponent(policy.league_mode.frozen(weights)))
+    collector_env = build_env_manager(cfg, cfg.seed, env_objects={"matchmaker": league})
+    check_spaces(cfg, collector_env)
+    if resume_ckpt is None:
+        cfg.exp_name = make_exp_dir(cfg.exp_name)
+        save_config(cfg, cfg.exp_name)
+        write_limits(cfg.exp_name, max_env_step, None)
+    exp: str = cfg.exp_name
+    tb = build_tb_writer(exp)
+    try:
+        learner = BaseLearner(cfg.policy.learn.learner, policy.learn_mode, tb, exp)
+        collector = create_collector(cfg.policy.collect.collector, collector_env, policy.collect_mode,
+                                     tb_logger=tb, exp_name=exp)
+        buffer = create_buffer(cfg.policy.other.replay_buffer, seed=cfg.seed, tb_logger=tb, exp_name=exp)
+        evaluation = LeagueEvaluation(cfg, exp, tb)
+        # the league first: loading the collector replays the envs' running episodes against it
+        for name, comp in (("league", league), ("collector", collector), ("buffer", buffer),
+                           ("league_evaluation", evaluation)):
+            learner.register_state(name, comp)
+        learner.call_hook("before_run")
+        if resume_ckpt is not None:
+            learner.load_checkpoint(resume_ckpt)
+            collector.envstep = learner.envstep
+        result = _run(cfg, policy, league, learner, collector, buffer, evaluation, max_env_step, progress)
+        learner.call_hook("after_run")  # the last checkpoint: the true training state (what resume continues)
+        best = result.pop("best_snapshot", None)
+        if best is not None and not result["stop"] and not result["interrupted"] and cfg.league.return_best:
+            weights = league.players[best].weights if best in league.players else None
+            if weights is not None:  # a snapshot the league dropped (max_historical) cannot come back
+                policy.league_mode.load_snapshot(weights)
+                result["returned_snapshot"] = best
+    finally:
+        collector_env.close()
+        if tb is not None:
+            tb.close()
+    return finish_run(policy, result, learner, exp, max_env_step, None)
+
+
+def _check(cfg: Config) -> None:
+    if cfg.get("league") is None:
+        raise ConfigError("the league pipeline needs a league section: create_config league=dict(type='one_vs_one')")
+    if cfg.env.type != "pettingzoo":
+        raise ConfigError(f"the league pipeline plays PettingZoo games (env.type='pettingzoo'), got env.type={cfg.env.type!r}")
+    if cfg.env.get("opponent") is not None:
+        raise ConfigError(f"env.opponent={cfg.env.opponent!r}: in a league the league picks the opponents "
+                          "(league.fixed_opponents); set env.opponent=None")
+    if cfg.env.manager.type != "base":
+        raise ConfigError(f"the league pipeline needs env.manager.type='base' (its envs ask the league in this "
+                          f"process for their opponents), got {cfg.env.manager.type!r}")
+    if cfg.policy.on_policy:
+        raise ConfigError(f"the league pipeline trains off-policy learners (a replay buffer); policy "
+                          f"'{cfg.policy.type}' is on-policy")
+
+
+class LeagueEvaluation:
+    """The main player's games against the evaluation opponents after each snapshot, logged to
+    ``league.csv``, TensorBoard and the text log, with the CPU time split (train CPU-seconds are
+    the process's CPU time less these evaluations')."""
+
+    def __init__(self, cfg: Config, exp: str, tb: Optional[ScalarWriter]) -> None:
+        self.env_cfg = env_kwargs(cfg.env)
+        probe = PettingZooEnv(cfg=dict(self.env_cfg, opponent=None))
+        self.seats: List[str] = probe.agents
+        probe.close()
+        self.league_cfg = cfg.league
+        self.seed = int(cfg.seed) * 1_000_003 + 500_000_000  # fresh games, apart from training's episode seeds
+        self.csv = ProgressCSV(os.path.join(exp, LEAGUE_CSV))
+        self.tb = tb
+        self.cpu0, self.wall0, self.eval_cpu = time.process_time(), time.perf_counter(), 0.0
+        self.last_return: Optional[float] = None
+        self.best: Optional[Tuple[Tuple[float, int, int], str]] = None  # (rank key: lower is better, snapshot)
+
+    def train_cpu(self) -> float:
+        return time.process_time() - self.cpu0 - self.eval_cpu
+
+    def state_dict(self) -> Dict[str, object]:
+        """The best evaluation so far (what ``return_best`` returns), so a resumed run picks alike."""
+        return {"best": None if self.best is None else [list(self.best[0]), self.best[1]]}
+
+    def load_state_dict(self, state: Mapping[str, object]) -> None:
+        best = state.get("best")
+        if best is None:
+            self.best = None
+            return
+        rank, snapshot = as_list(best, "evaluation 'best'")
+        worst, lost, won = as_list(rank, "evaluation rank")
+        self.best = ((as_number(worst, "rank"), int(as_number(lost, "rank")), int(as_number(won, "rank"))), str(snapshot))
+
+    def evaluate(self, policy: Policy, league: League, snapshot: str, train_iter: int, envstep: int
+                 ) -> Tuple[bool, Dict[str, object]]:
+        """Play, log, and say whether the stop rule holds."""
+        start = time.process_time()
+        n = int(self.league_cfg.eval_episode)
+        actor = policy_opponent(policy.eval_mode)
+        mu, sigma = league.ratings.get(MAIN)
+        row: Dict[str, object] = {"snapshot": snapshot, "train_iter": train_iter, "envstep": envstep,
+                               "mu": round(mu, 3), "sigma": round(sigma, 3), "games": league.games.get(MAIN, 0),
+                               "historical": len(league.historical())}
+        stop = self.league_cfg.stop_max_loss_rate is not None
+        total, count = 0.0, 0
+        worst, lost_all, won_all_opp = 0.0, 0, 0
+        for opponent in self.league_cfg.eval_opponents:
+            won_all = 0
+            for seat in self.seats:
+                w, d, l = play_games(self.env_cfg, actor, str(opponent), seat, n, self.seed)
+                row.update({f"{opponent}_{seat}_won": w, f"{opponent}_{seat}_drawn": d, f"{opponent}_{seat}_lost": l})
+                won_all += w
+                total, count = total + w - l, count + n
+                worst, lost_all, won_all_opp = max(worst, l / n), lost_all + l, won_all_opp + w
+                if stop and l / n > float(self.league_cfg.stop_max_loss_rate):
+                    stop = False
+                need = dict(self.league_cfg.stop_win_rate).get(str(opponent))
+                if stop and need is not None and w / n < float(need):
+                    stop = False
+            row[f"win_rate_{opponent}"] = round(won_all / (n * len(self.seats)), 4)
+        self.eval_cpu += time.process_time() - start
+        self.last_return = total / max(count, 1)
+        rank = (worst, lost_all, -won_all_opp)
+        if self.best is None or rank < self.best[0]:
+            self.best = (rank, snapshot)
+        row.update(train_cpu_seconds=round(self.train_cpu(), 3), wall_seconds=round(time.perf_counter() - self.wall0, 3))
+        self.csv.write(row)
+        if self.tb is not None:
+            for key in ("mu", "sigma", *[f"win_rate_{o}" for o in self.league_cfg.eval_opponents]):
+                self.tb.add_scalar(f"league/{key}", as_number(row[key], key), envstep)
+        return stop, row
+
+    def summary(self) -> Dict[str, object]:
+        return {"eval_return": self.last_return, "best_snapshot": None if self.best is None else self.best[1],
+                "train_cpu_seconds": self.train_cpu(),
+                "eval_cpu_seconds": self.eval_cpu, "wall_seconds": time.perf_counter() - self.wall0}
+
+
+def _run(cfg: Config, policy: Policy, league: League, learner: BaseLearner, collector: Any, buffer: Any,
+         evaluation: "LeagueEvaluation", max_env_step: Optional[int], progress: bool) -> Dict[str, Any]:
+    """The loop: collect (the league matches each episode), learn, snapshot + evaluate when due."""
+    env_step_limit = math.inf if max_env_step is None else max_env_step
+    learn = cfg.policy.learn
+    use_priority = bool(cfg.policy.priority)
+    bar = ProgressBar(enabled=progress, total=env_step_limit, initial=collector.envstep)
+    stop, interrupted = False, False
+    if cfg.policy.random_collect_size > 0 and buffer.count() == 0 and learner.train_iter == 0:
+        random_collect(cfg, policy, collector, buffer)
+    with Interrupt() as interrupt:
+        while True:
+            if interrupt.requested:
+                interrupted = True
+                learner.save_checkpoint()
+                break
+            kwargs = policy.collect_mode.collect_kwargs(collector.envstep, learner.train_iter)
+            new_data = collector.collect(train_iter=learner.train_iter, policy_kwargs=kwargs)
+            buffer.push(new_data, cur_collector_envstep=collector.envstep)
+            for _ in range(learn.update_per_collect):
+                batch = buffer.sample_batch(learn.batch_size, learner.train_iter)
+                if batch is None:
+                    break
+                learner.train(batch, collector.envstep)
+                if use_priority:
+                    buffer.update(learner.priority_info)
+            if league.should_snapshot(learner.train_iter):
+                player = league.snapshot(policy.league_mode.snapshot(), learner.train_iter)
+                stop, row = evaluation.evaluate(policy, league, player.player_id, learner.train_iter, collector.envstep)
+                learner.logger.info(_table(league, row))
+                if stop:
+                    learner.save_checkpoint()
+                    break
+            bar.update(collector.envstep, learner.train_iter, evaluation.last_return)
+            if collector.envstep >= env_step_limit:
+                break
+    bar.close()
+    return {"stop": bool(stop), "interrupted": interrupted, "signal": interrupt.signal_name,
+            "env_step": collector.envstep, "train_iter": learner.train_iter, "snapshots": len(league.historical()),
+            **evaluation.summary(), "exp_dir": cfg.exp_name}
+
+
+def _table(league: League, row: Mapping[str, object]) -> str:
+    """The league's players as a text table, after the evaluation row."""
+    lines = [f"[league] snapshot {row['snapshot']} at train_iter={row['train_iter']} envstep={row['envstep']}: "
+             + ", ".join(f"{k}={v}" for k, v in row.items() if k.startswith("win_rate_")),
+             f"{'player':>16} {'kind':>10} {'mu':>8} {'sigma':>7} {'games':>7} {'main_wr':>7}"]
+    for r in league.table():
+        wr = "-" if r["main_win_rate"] is None else f"{r['main_win_rate']:.3f}"
+        lines.append(f"{r['player']:>16} {r['kind']:>10} {r['mu']:>8.3f} {r['sigma']:>7.3f} {r['games']:>7} {wr:>7}")
+    return "\n".join(lines)

@@ -1,0 +1,17 @@
+"""Self-play leagues: players, payoff, matchmaking, snapshots and ratings (``stride -m league``).
+
+One concept per module: :mod:`.player` (main / historical / fixed players), :mod:`.payoff`
+(decayed win / draw / loss counts), :mod:`.matchmaking` (PFSP weights), :mod:`.rating`
+(TrueSkill), :mod:`.league` (the league that ties them together and matches the collector's
+episodes), :mod:`.games` (a policy as an opponent; evaluation games). The policy side is
+``policy.league_mode`` (snapshot / frozen copy / load back).
+"""
+
+from .games import play_games, policy_opponent
+from .league import League
+from .matchmaking import pfsp_weights
+from .payoff import Payoff
+from .player import Player
+from .rating import Ratings
+
+__all__ = ["League", "Player", "Payoff", "Ratings", "pfsp_weights", "play_games", "policy_opponent"]

@@ -1,0 +1,117 @@
+"""``league_pipeline`` end to end on tic-tac-toe (a few seconds): snapshots, league.csv, the
+checkpoint's league, an interrupted-then-resumed run equal to an uninterrupted one, the CLI mode
+and its one-line errors."""
+
+from __future__ import annotations
+
+import copy
+import csv
+import os
+
+import pytest
+import torch
+
+pytest.importorskip("pettingzoo")
+pytest.importorskip("trueskill")
+
+from stride.entry import league_pipeline
+from stride.entry.cli import main as cli_main
+from stride.utils.errors import ConfigError
+from stride.zoo.pettingzoo.config.tictactoe_league_config import create_config, main_config
+
+pytestmark = pytest.mark.timeout(120)
+
+
+def _small():
+    m = copy.deepcopy(main_config)
+    m["env"]["collector_env_num"] = 2
+    m["policy"]["model"]["encoder_hidden_size_list"] = [32, 32]
+    m["policy"]["random_collect_size"] = 32
+    m["policy"]["learn"]["batch_size"] = 16
+    m["policy"]["learn"]["learner"] = dict(hook=dict(save_ckpt_after_iter=10_000))
+    m["league"].update(snapshot_every=10, eval_episode=3, stop_max_loss_rate=None)
+    return m
+
+
+def _league_state(exp, train_iter):
+    state = torch.load(os.path.join(exp, "ckpt", f"iteration_{train_iter}.pth.tar"), weights_only=True)
+    return state["components"]["league"], state["policy"]["model"]
+
+
+def test_pipeline_snapshots_logs_and_checkpoints_the_league(tmp_path):
+    policy = league_pipeline([_small(), create_config], seed=0, max_env_step=300, exp_name=str(tmp_path / "run"),
+                             progress=False)
+    result = policy.result
+    assert result["env_step"] >= 300 and result["snapshots"] >= 2
+    rows = list(csv.DictReader(open(tmp_path / "run" / "league.csv")))
+    assert len(rows) == result["snapshots"]
+    for row in rows:
+        for opp in ("random", "win_block"):
+            for seat in ("player_1", "player_2"):
+                assert sum(int(row[f"{opp}_{seat}_{k}"]) for k in ("won", "drawn", "lost")) == 3
+        assert float(row["sigma"]) > 0 and int(row["games"]) > 0
+    league, _ = _league_state(str(tmp_path / "run"), result["train_iter"])
+    kinds = [p["kind"] for p in league["players"]]
+    assert kinds.count("historical") == result["snapshots"] and kinds[:3] == ["main", "fixed", "fixed"]
+    assert league["payoff"]["records"]
+    # not stopped: the returned policy is the main player at its best evaluation (return_best)
+    best = next(p for p in league["players"] if p["player_id"] == result["returned_snapshot"])
+    for k, v in best["weights"]["model"].items():
+        assert torch.equal(policy.learn_mode.state_dict()["model"][k], v), k
+    # the returned policy acts on PettingZoo's per-agent observation keyed by env id
+    obs = {"observation": torch.zeros(3, 3, 2, dtype=torch.int8).numpy(),
+           "action_mask": torch.ones(9, dtype=torch.int8).numpy()}
+    assert 0 <= int(policy.eval_mode.forward({7: obs})[7]["action"]) < 9
+
+
+def test_resumed_run_equals_uninterrupted(tmp_path):
+    ref = league_pipeline([_small(), create_config], seed=3, max_env_step=700, exp_name=str(tmp_path / "ref"),
+                          progress=False).result
+    first = league_pipeline([_small(), create_config], seed=3, max_env_step=350, exp_name=str(tmp_path / "run"),
+                            progress=False).result
+    assert first["train_iter"] < ref["train_iter"]
+    resumed = league_pipeline(None, max_env_step=700, resume=str(tmp_path / "run"), progress=False).result
+    assert (resumed["env_step"], resumed["train_iter"]) == (ref["env_step"], ref["train_iter"])
+    league_ref, model_ref = _league_state(str(tmp_path / "ref"), ref["train_iter"])
+    league_res, model_res = _league_state(str(tmp_path / "run"), resumed["train_iter"])
+    assert league_res["payoff"] == league_ref["payoff"]
+    assert league_res["ratings"] == league_ref["ratings"]
+    assert league_res["games"] == league_ref["games"] and league_res["running"] == league_ref["running"]
+    assert [p["player_id"] for p in league_res["players"]] == [p["player_id"] for p in league_ref["players"]]
+    for a, b in zip(league_res["players"], league_ref["players"]):
+        if a["weights"] is not None:
+            for k in a["weights"]["model"]:
+                assert torch.equal(a["weights"]["model"][k], b["weights"]["model"][k])
+    for k in model_ref:
+        assert torch.equal(model_res[k], model_ref[k]), k
+
+
+def test_bad_configs_are_one_line_errors(tmp_path):
+    m = _small()
+    m["env"]["opponent"] = "random"
+    with pytest.raises(ConfigError, match="env.opponent='random'.*set env.opponent=None"):
+        league_pipeline([m, create_config], exp_name=str(tmp_path / "a"), progress=False)
+    c = dict(create_config)
+    c.pop("league")
+    m = _small()
+    m.pop("league")
+    with pytest.raises(ConfigError, match="needs a league section"):
+        league_pipeline([m, c], exp_name=str(tmp_path / "b"), progress=False)
+    m = _small()
+    m["league"]["branch_probs"] = dict(pfsp=0.9, uniform=0.2, sp=0.0)
+    with pytest.raises(ConfigError, match="branch_probs"):
+        league_pipeline([m, create_config], exp_name=str(tmp_path / "c"), progress=False)
+
+
+def test_cli_league_mode(tmp_path, capsys):
+    cfg = tmp_path / "small_league_config.py"
+    cfg.write_text("import copy\nfrom tests.entry.test_league_entry import _small\n"
+                   "from stride.zoo.pettingzoo.config.tictactoe_league_config import create_config\n"
+                   "main_config = _small()\n")
+    code = cli_main(["-m", "league", "-c", str(cfg), "-s", "0", "--env-step", "200", "--no-progress",
+                     "--exp-name", str(tmp_path / "cli")])
+    assert code == 0
+    assert "stopped at the step/iteration limit" in capsys.readouterr().out
+    assert (tmp_path / "cli" / "league.csv").exists()
+    assert cli_main(["-m", "league", "-c", str(cfg), "--train-iter", "5"]) == 2
+    assert "-m league takes no --train-iter" in capsys.readouterr().err
