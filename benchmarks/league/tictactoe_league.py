@@ -12,12 +12,15 @@ Run from the repository root: ``python benchmarks/league/tictactoe_league.py --s
 from __future__ import annotations
 
 import argparse
+import ast
+import copy
 import csv
 import json
 import os
 import tempfile
 
 from stride.entry import league_pipeline
+from stride.entry.cli import apply_settings
 from stride.testing.board_games import play_native
 from stride.zoo.pettingzoo.config.tictactoe_league_config import create_config, main_config
 
@@ -27,12 +30,23 @@ def main() -> None:
     ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     ap.add_argument("--env-step", type=int, default=100_000)
     ap.add_argument("--out", default=None, help="experiment folders go here (default: a temporary folder)")
+    ap.add_argument("--set", dest="settings", action="append", default=[], metavar="KEY=VALUE",
+                    help="as the command's --set: a dotted key of the config, a Python literal value")
     args = ap.parse_args()
+    settings = []
+    for text in args.settings:
+        key, _, raw = text.partition("=")
+        try:
+            value: object = ast.literal_eval(raw)
+        except (ValueError, SyntaxError):
+            value = raw
+        settings.append((key.split("."), value))
+    main = apply_settings(copy.deepcopy(main_config), settings)
     root = args.out or tempfile.mkdtemp(prefix="league_tictactoe_")
     header = "seed  env_steps  train_cpu_s  rand-1st W/D/L  rand-2nd W/D/L  look-1st W/D/L  look-2nd W/D/L  mu by snapshot"
     lines = []
     for seed in args.seeds:
-        policy = league_pipeline([main_config, create_config], seed=seed, max_env_step=args.env_step,
+        policy = league_pipeline([main, create_config], seed=seed, max_env_step=args.env_step,
                                  exp_name=os.path.join(root, f"seed{seed}"), progress=False)
         r = policy.result
         games = [play_native(policy.eval_mode, "tictactoe_v3", opp, seat, 100, seed=900_000)
