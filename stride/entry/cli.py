@@ -451,7 +451,8 @@ def _report(result: Dict[str, Any], mode: str) -> None:
         status = "stopped at the step/iteration limit"
     print(f"stride: {status}: env_step={result['env_step']} train_iter={result['train_iter']} "
           f"eval_return={'-' if ret is None else f'{ret:.2f}'} train_cpu={result['train_cpu_seconds']:.1f}s")
-    print(f"stride: results in {os.path.abspath(exp)} (config, ckpt/, log/, progress.csv, result.json)")
+    written = [name for name in ("progress.csv", "league.csv", "result.json") if os.path.exists(os.path.join(exp, name))]
+    print(f"stride: results in {os.path.abspath(exp)} (config, ckpt/, log/, {', '.join(written)})")
     if result.get("interrupted") and result.get("replicas", 1) > 1:
         print(f"stride: a run of {result['replicas']} learner replicas cannot be resumed yet; its checkpoints "
               "load with -m eval --load or learn_mode.load_state_dict")

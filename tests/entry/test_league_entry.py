@@ -111,7 +111,9 @@ def test_cli_league_mode(tmp_path, capsys):
     code = cli_main(["-m", "league", "-c", str(cfg), "-s", "0", "--env-step", "200", "--no-progress",
                      "--exp-name", str(tmp_path / "cli")])
     assert code == 0
-    assert "stopped at the step/iteration limit" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "stopped at the step/iteration limit" in out
     assert (tmp_path / "cli" / "league.csv").exists()
+    assert "(config, ckpt/, log/, league.csv, result.json)" in out  # what the folder holds: no progress.csv
     assert cli_main(["-m", "league", "-c", str(cfg), "--train-iter", "5"]) == 2
     assert "-m league takes no --train-iter" in capsys.readouterr().err
