@@ -82,7 +82,9 @@ def test_a_study_killed_mid_trial_resumes_and_retries_that_trial(tmp_path):
     states = [t.state.name for t in study.trials]
     assert states[0] == "COMPLETE" and states[-1] == "RUNNING", states
     done = sum(state in ("COMPLETE", "PRUNED") for state in states)  # under load, more than one trial may have ended
-    time.sleep(3.5)  # past the grace period (3 heartbeats)
+    # past the grace period (3 heartbeats of 1 s) as SQLite sees it: its timestamps are whole seconds, and
+    # the last heartbeat may precede the kill by up to 1 s, so "more than 3 s old" can take 5 s of waiting
+    time.sleep(5.0)
     result = tune_pipeline(_cheap(), trials=done + 1, seed=0, out_dir=out, trial_cpu_s=30, max_env_step=1500,
                            heartbeat_s=1)
     trials = optuna.load_study(study_name="cartpole_dqn", storage=f"sqlite:///{out}/study.db").trials
