@@ -30,6 +30,7 @@ from __future__ import annotations
 import copy
 import os
 import statistics
+import time
 import warnings
 from dataclasses import dataclass
 from typing import Any, Dict, List, Mapping, Optional, Tuple
@@ -269,6 +270,10 @@ def optimize(spec: _Study, worker: int) -> int:
     missing = spec.trials - _finished(study)
     if missing <= 0:
         return 0
+    # queued trials (the config's own values, retries) go to worker 0 alone: on SQLite two workers
+    # can both take the same queued trial (no row lock), and the second one's result is refused
+    while worker > 0 and study.get_trials(deepcopy=False, states=(TrialState.WAITING,)):
+        time.sleep(0.2)
 
     def objective(trial: Any) -> float:
         values = {key: _suggest(trial, key, param) for key, param in spec.space.items()}

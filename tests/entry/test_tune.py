@@ -69,13 +69,13 @@ def test_a_study_killed_mid_trial_resumes_and_retries_that_trial(tmp_path):
         "import sys; sys.path.insert(0, %r)\n"
         "from test_tune import _cheap\n"
         "from stride.entry.tune import tune_pipeline\n"
-        "tune_pipeline(_cheap(), trials=50, seed=0, out_dir=%r, trial_cpu_s=30, max_env_step=1500, heartbeat_s=1)\n"
+        "tune_pipeline(_cheap(), trials=50, seed=0, out_dir=%r, trial_cpu_s=30, max_env_step=30000, heartbeat_s=1)\n"
     ) % (os.path.dirname(__file__), out)
     proc = subprocess.Popen([sys.executable, "-c", script], start_new_session=True)
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and not os.path.isdir(os.path.join(out, "trials", "trial_0001_seed0")):
         time.sleep(0.2)
-    time.sleep(1.0)  # trial 1 is running
+    time.sleep(1.0)  # trial 1 is running (30,000 env steps: many seconds, so the kill lands inside it, after its heartbeats)
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait(timeout=30)
     study = optuna.load_study(study_name="cartpole_dqn", storage=f"sqlite:///{out}/study.db")
