@@ -22,8 +22,9 @@ CleanRL's annealed learning rate, bit for bit).
 - ``piecewise``: ``points`` ``[[step, value], ...]`` (steps increasing), linear between them,
   the first / last value outside.
 
-One mechanism for all of them (``Policy._hp`` reads a value, ``Policy._set_lr`` writes a learning
-rate into an optimizer), its counters in the policy's learn state dict. DI-engine has an epsilon
+One mechanism for all of them: :class:`Schedules` holds a policy's schedules and counters (the
+policy base class reads every value and writes every learning rate through it), the counters in
+the policy's learn state dict. DI-engine has an epsilon
 function, a separate ``lr_scheduler`` option on PPO only and nothing for other keys; SB3 takes a
 Python callable of remaining progress (code, not data: it cannot be written to a JSON config or
 checked before a run); Tianshou leaves it to torch's ``LRScheduler`` plus per-trainer hooks.
