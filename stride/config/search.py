@@ -10,9 +10,11 @@ policy's class, and :func:`check_search_space` fails on a key the policy's confi
 
 from __future__ import annotations
 
+import copy
+import json
 import math
 from dataclasses import dataclass
-from typing import Mapping, Tuple, Union
+from typing import Mapping, Optional, Tuple, Union
 
 from ..utils.errors import ConfigError
 from .config import get_dotted
@@ -44,21 +46,73 @@ class IntRange:
         _check_range(self.low, self.high, self.log)
 
 
+#: what a sampler stores for a choice (Optuna's storages keep these types only)
+Label = Union[None, bool, int, float, str]
+
+
 @dataclass(frozen=True)
 class Choice:
-    """One of the given values (numbers, strings, None, or tuples/lists such as layer sizes)."""
+    """One of the given values (numbers, strings, None, or tuples/lists such as layer sizes).
+
+    A sampler stores each value as its *label* (:attr:`labels`): the value itself where it is None,
+    a bool, a number or a string, else its JSON text (``[64, 64]``) -- Optuna's storages keep plain
+    labels only (rl-zoo3 names its layer lists 'tiny' / 'small' by hand in each sampler function
+    and maps them back there). :meth:`encode` / :meth:`decode` go between values and labels; a list
+    and a tuple of the same items are the same value."""
 
     values: Tuple[object, ...]
+    labels: Tuple[Label, ...]
 
     def __init__(self, *values: object) -> None:
         if not values:
             raise ConfigError("Choice needs at least one value")
+        labels = tuple(_label(v) for v in values)
+        if len(set(map(repr, labels))) < len(labels):
+            raise ConfigError(f"Choice values must differ, got {list(values)!r}")
         object.__setattr__(self, "values", tuple(values))
+        object.__setattr__(self, "labels", labels)
+
+    def encode(self, value: object) -> Optional[Label]:
+        """The label of ``value``, or None where it is not one of the values (None itself is
+        labelled None: tell them apart with ``value in choice``)."""
+        i = self._index(value)
+        return None if i is None else self.labels[i]
+
+    def __contains__(self, value: object) -> bool:
+        return self._index(value) is not None
+
+    def decode(self, label: Label) -> object:
+        """The value (a copy) whose label is ``label``; one line naming it and the labels otherwise."""
+        for v, own in zip(self.values, self.labels):
+            if own == label and type(own) is type(label):
+                return copy.deepcopy(v)
+        raise ConfigError(f"{label!r} is not a label of this choice; labels: {', '.join(map(repr, self.labels))}")
+
+    def _index(self, value: object) -> Optional[int]:
+        key = _same(value)
+        for i, v in enumerate(self.values):
+            own = _same(v)
+            if own == key and type(own) is type(key):
+                return i
+        return None
 
 
 SearchParam = Union[FloatRange, IntRange, Choice]
 #: dotted config key (relative to the ``policy`` section) -> where to search it
 SearchSpace = Mapping[str, SearchParam]
+
+
+def _label(value: object) -> Label:
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    return json.dumps(_same(value), default=repr)
+
+
+def _same(value: object) -> object:
+    """``value`` with every tuple a list (a list and a tuple of equal items are one choice)."""
+    if isinstance(value, (list, tuple)):
+        return [_same(v) for v in value]
+    return value
 
 
 def _check_range(low: float, high: float, log: bool) -> None:

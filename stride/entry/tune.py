@@ -35,7 +35,9 @@ import warnings
 from dataclasses import dataclass
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
-from ..config.config import config_source, deep_update
+from ..config.compile import default_main_config
+from ..config.config import config_source, deep_update, get_dotted
+from ..config.setting import plain
 from ..config.search import Choice, FloatRange, IntRange, SearchParam, SearchSpace, check_search_space
 from ..policy.base_policy import Policy
 from ..utils.errors import ConfigError, StrideError
@@ -60,21 +62,33 @@ def _pair(input_cfg: ConfigInput) -> ConfigPair:
     return input_cfg[0], input_cfg[1]
 
 
-def policy_search_space(create: Mapping[str, Any], main: Mapping[str, Any]) -> Tuple[str, SearchSpace]:
-    """The policy type of a config and its declared search space (checked against its config)."""
-    import_components()
+def _policy_name(create: Mapping[str, Any]) -> str:
     name = create.get("policy", {}).get("type")
     if not isinstance(name, str):
         raise ConfigError(f"create_config.policy.type must name a policy, got {name!r}")
+    return name
+
+
+def policy_defaults(create: Mapping[str, Any], main: Mapping[str, Any]) -> Dict[str, Any]:
+    """The config's ``policy`` section as a run will see it: the policy's defaults, its model's
+    (the model class's keyword defaults, so ``model.encoder_hidden_size_list`` is a setting even
+    where the config leaves it out) and the user's values over them."""
+    import_components()
+    tree = plain(default_main_config(create, main)["policy"])
+    return deep_update(tree, copy.deepcopy(dict(main.get("policy", {}))))
+
+
+def policy_search_space(create: Mapping[str, Any], main: Mapping[str, Any]) -> Tuple[str, SearchSpace]:
+    """The policy type of a config and its declared search space (checked against its config)."""
+    import_components()
+    name = _policy_name(create)
     cls = POLICY_REGISTRY.get(name)
     space: SearchSpace = getattr(cls, "search_space", {}) if isinstance(cls, type) and issubclass(cls, Policy) else {}
     if not space:
         tunable = sorted(n for n in POLICY_REGISTRY.names()
                          if getattr(POLICY_REGISTRY.get(n), "search_space", None))
         raise ConfigError(f"policy '{name}' declares no search space; tunable policies: {', '.join(tunable)}")
-    assert isinstance(cls, type) and issubclass(cls, Policy)
-    defaults = deep_update(cls.default_config().to_dict(), dict(main.get("policy", {})))
-    check_search_space(space, defaults, name)
+    check_search_space(space, policy_defaults(create, main), name)
     return name, space
 
 
@@ -95,25 +109,35 @@ def _suggest(trial: Any, key: str, param: SearchParam) -> object:
         return trial.suggest_float(key, param.low, param.high, log=param.log)
     if isinstance(param, IntRange):
         return trial.suggest_int(key, param.low, param.high, log=param.log)
-    return trial.suggest_categorical(key, list(param.values))
+    return param.decode(trial.suggest_categorical(key, list(param.labels)))
+
+
+def config_values(space: SearchSpace, params: Mapping[str, Any]) -> Dict[str, object]:
+    """A trial's stored params as config values (a choice's label, e.g. ``'[64, 64]'``, back to its
+    value); keys the space lacks are refused."""
+    out: Dict[str, object] = {}
+    for key, raw in params.items():
+        if key not in space:
+            raise ConfigError(f"'{key}' is not a key of the study's search space; keys: {', '.join(space)}")
+        param = space[key]
+        out[key] = param.decode(raw) if isinstance(param, Choice) else raw
+    return out
 
 
 def _in_space(value: object, param: SearchParam) -> bool:
     if isinstance(param, Choice):
-        return value in param.values
+        return value in param
     return isinstance(value, (int, float)) and not isinstance(value, bool) and param.low <= value <= param.high
 
 
-def _known_values(main: Mapping[str, Any], defaults: Mapping[str, Any], space: SearchSpace) -> Dict[str, object]:
-    """The config's own value of each searched key (the user's, else the policy's default), where it
-    lies in the space: trial 0."""
-    from ..config.config import get_dotted
-
+def _known_values(defaults: Mapping[str, Any], space: SearchSpace) -> Dict[str, object]:
+    """The config's own value of each searched key (``defaults``: :func:`policy_defaults`), as the
+    study stores it, where it lies in the space: trial 0."""
     out: Dict[str, object] = {}
     for key, param in space.items():
-        value = get_dotted(main.get("policy", {}), key, get_dotted(defaults, key))
+        value = get_dotted(defaults, key)
         if _in_space(value, param):
-            out[key] = value
+            out[key] = param.encode(value) if isinstance(param, Choice) else value
     return out
 
 
@@ -202,9 +226,6 @@ def tune_pipeline(
 
     main, create = _pair(input_cfg)
     name, space = policy_search_space(create, main)
-    cls = POLICY_REGISTRY.get(name)
-    assert isinstance(cls, type) and issubclass(cls, Policy)
-    defaults = cls.default_config().to_dict()
     exp_name = str(main.get("exp_name") or f"{name}_tune")
     out_dir = os.path.abspath(out_dir or f"{exp_name}_tune")
     os.makedirs(out_dir, exist_ok=True)
@@ -214,7 +235,7 @@ def tune_pipeline(
                   trial_cpu_s=trial_cpu_s, max_env_step=max_env_step, heartbeat_s=heartbeat_s, trial_seeds=trial_seeds)
     study = _open(spec, worker=0)
     if not study.trials:
-        study.enqueue_trial(_known_values(main, defaults, space))
+        study.enqueue_trial(_known_values(policy_defaults(create, main), space))
     if trials - _finished(study) > 0:
         if workers == 1:
             optimize(spec, worker=0)
@@ -226,7 +247,8 @@ def tune_pipeline(
         raise ConfigError(f"no trial of study '{spec.study_name}' completed (all pruned or failed): see {out_dir}/trials")
     best = min(done, key=lambda t: t.value)
     _write_best(spec, best)  # once more here: workers' writes may have raced
-    return {"best_config": spec.best_path, "best_value": float(best.value), "best_params": dict(best.params),
+    return {"best_config": spec.best_path, "best_value": float(best.value),
+            "best_params": config_values(space, best.params),
             "best_trial": best.number, "best_reached": bool(best.user_attrs.get("reached")),
             "n_finished": _finished(study), "study_name": spec.study_name, "storage": spec.storage,
             "out_dir": out_dir, "penalty": spec.penalty}
@@ -336,9 +358,9 @@ def _write_best(spec: _Study, best: Any) -> None:
               f"{best.value:.2f} (median over run seeds {spec.seed}..{spec.seed + spec.trial_seeds - 1}: "
               f"{best.user_attrs.get('scores')}).\n\n"
               f"Run it: stride -m serial -c {os.path.basename(spec.best_path)} -s 0\n"
-              f"Searched values: {dict(best.params)}\n"
+              f"Searched values: {config_values(spec.space, best.params)}\n"
               '"""\n\n')
-    atomic_write_text(spec.best_path, config_source(with_values(spec.main, best.params), spec.create, header))
+    atomic_write_text(spec.best_path, config_source(with_values(spec.main, config_values(spec.space, best.params)), spec.create, header))
 
 
 def _optimize_on_ray(spec: _Study, workers: int, address: Optional[str]) -> None:

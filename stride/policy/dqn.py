@@ -69,11 +69,20 @@ class DQNPolicy(Policy):
             replay_buffer=dict(replay_buffer_size=10000),
         ),
     )
-    #: ``stride -m tune``'s space: the keys of rl-zoo3's DQN sampler (hyperparams_opt.py) in Stride's
-    #: terms, its ranges narrowed to what small-env CPU budgets explore, plus n-step
+    #: ``stride -m tune``'s space: the knobs of rl-zoo3's DQN sampler (``sample_dqn_params`` in
+    #: hyperparams_opt.py) in Stride's terms, its ranges narrowed to what small-env CPU budgets explore,
+    #: plus n-step. rl-zoo3 -> Stride: gamma -> discount_factor; batch_size; train_freq (env steps per
+    #: update round) -> collect.n_sample; gradient_steps (train_freq // subsample_steps) ->
+    #: learn.update_per_collect; target_update_interval -> learn.target_update_freq (learner steps here);
+    #: learning_starts -> random_collect_size; exploration_final_eps / exploration_fraction ->
+    #: other.eps.end / .decay; net_arch tiny / small / medium ([64], [64, 64], [256, 256]) ->
+    #: model.encoder_hidden_size_list, with [128, 128] (the CartPole zoo net) between. The network, the
+    #: batch and the update ratio set the CPU cost of an env step; the rest, how many env steps a solve
+    #: takes. Not searched: buffer_size (runs this short never fill the zoo's buffers), the evaluation
+    #: schedule (not a learning setting).
     search_space = {
         "learn.learning_rate": FloatRange(1e-4, 1e-2, log=True),
-        "learn.batch_size": Choice(32, 64, 128, 256),
+        "learn.batch_size": Choice(16, 32, 64, 128, 256),
         "learn.update_per_collect": IntRange(1, 8),
         "learn.target_update_freq": IntRange(10, 1000, log=True),
         "collect.n_sample": Choice(4, 8, 16, 32),
@@ -81,6 +90,8 @@ class DQNPolicy(Policy):
         "nstep": IntRange(1, 3),
         "other.eps.end": FloatRange(0.01, 0.2),
         "other.eps.decay": IntRange(1000, 50000, log=True),
+        "model.encoder_hidden_size_list": Choice([64], [64, 64], [128, 128], [256, 256]),
+        "random_collect_size": Choice(0, 1000, 5000),
     }
 
     @classmethod

@@ -4,6 +4,7 @@ trial left running by a killed process is failed and retried); the best config f
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -15,7 +16,7 @@ import pytest
 optuna = pytest.importorskip("optuna")
 
 from stride.entry.cli import main as cli_main  # noqa: E402
-from stride.entry.tune import tune_pipeline, with_values  # noqa: E402
+from stride.entry.tune import config_values, policy_search_space, tune_pipeline, with_values  # noqa: E402
 from stride.entry.utils import read_config, zoo_config  # noqa: E402
 from stride.utils.errors import ConfigError  # noqa: E402
 
@@ -35,6 +36,22 @@ def test_with_values_writes_dotted_policy_keys_into_a_copy():
     assert main == {"policy": {"learn": {"batch_size": 64}}}
 
 
+def test_stored_params_become_config_values_and_trials_build_the_searched_net(tmp_path):
+    name, space = policy_search_space(*reversed(zoo_config("cartpole", "dqn")))
+    values = config_values(space, {"model.encoder_hidden_size_list": "[64]", "learn.batch_size": 16})
+    assert values == {"model.encoder_hidden_size_list": [64], "learn.batch_size": 16}
+    with pytest.raises(ConfigError, match="'learn.lr' is not a key of the study's search space"):
+        config_values(space, {"learn.lr": 1e-3})
+    main, create = _cheap()
+    from stride.entry.serial_entry import serial_pipeline
+
+    # a trial's run: the values written into the config (tune's objective does the same)
+    trained = serial_pipeline([with_values(main, values), create], seed=0, max_env_step=16,
+                              exp_name=str(tmp_path / "run"), progress=False)
+    sizes = [tuple(p.shape) for p in trained.learn_mode.state_dict()["model"].values()]
+    assert sizes == [(64, 4), (64,), (2, 64), (2,)], sizes  # one hidden layer of 64: rl-zoo3's 'tiny'
+
+
 def test_a_study_starts_from_the_config_resumes_and_writes_a_runnable_best_config(tmp_path):
     out = str(tmp_path / "study")
     first = tune_pipeline(_cheap(), trials=2, seed=3, out_dir=out, trial_cpu_s=30, max_env_step=400)
@@ -43,6 +60,7 @@ def test_a_study_starts_from_the_config_resumes_and_writes_a_runnable_best_confi
     study = optuna.load_study(study_name=first["study_name"], storage=first["storage"])
     t0 = study.trials[0].params
     assert t0["learn.learning_rate"] == 3e-3 and t0["learn.update_per_collect"] == 4 and t0["collect.n_sample"] == 8
+    assert t0["model.encoder_hidden_size_list"] == "[128, 128]" and t0["random_collect_size"] == 0  # stored as labels
     again = tune_pipeline(_cheap(), trials=3, seed=3, out_dir=out, trial_cpu_s=30, max_env_step=400)
     assert again["n_finished"] == 3
     assert len(optuna.load_study(study_name=first["study_name"], storage=first["storage"]).trials) == 3
@@ -50,6 +68,7 @@ def test_a_study_starts_from_the_config_resumes_and_writes_a_runnable_best_confi
     main, create = read_config(again["best_config"])  # a config file that loads, with the best trial's values
     best = optuna.load_study(study_name=first["study_name"], storage=first["storage"]).trials[again["best_trial"]]
     assert main["policy"]["learn"]["learning_rate"] == best.params["learn.learning_rate"]
+    assert main["policy"]["model"]["encoder_hidden_size_list"] == json.loads(best.params["model.encoder_hidden_size_list"])
     assert create["policy"]["type"] == "dqn"
 
 
