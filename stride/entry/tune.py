@@ -8,7 +8,8 @@ confirmed within ``trial_cpu_s`` train CPU-seconds (or ``max_env_step``) scores 
 ``2 * trial_cpu_s``, so that every trial that got there ranks above every trial that did not.
 
 - Sampler: TPE (multivariate), seeded; the config's own values are enqueued as the first trial, so
-  the study starts from the known config and its best is never one the study did not compare with it.
+  the study starts from the known config and its best is never one the study did not compare with it
+  (the declared space is widened to hold them where the config lies outside it: :func:`around_config`).
 - Pruner: median (Optuna's ``MedianPruner``) on the evaluation return. Optuna compares intermediate
   values in the study's direction (minimise), so the value reported after each evaluation is the
   *negated* 10-episode mean return; its step is the evaluation's index (the same env-step schedule
@@ -36,7 +37,7 @@ from dataclasses import dataclass
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 from ..config.compile import default_main_config
-from ..config.config import config_source, deep_update, get_dotted
+from ..config.config import config_source, deep_update, get_dotted, section
 from ..config.setting import plain
 from ..config.search import Choice, FloatRange, IntRange, SearchParam, SearchSpace, check_search_space
 from ..policy.base_policy import Policy
@@ -69,13 +70,13 @@ def _policy_name(create: Mapping[str, Any]) -> str:
     return name
 
 
-def policy_defaults(create: Mapping[str, Any], main: Mapping[str, Any]) -> Dict[str, Any]:
+def policy_defaults(create: Mapping[str, object], main: Mapping[str, object]) -> Dict[str, object]:
     """The config's ``policy`` section as a run will see it: the policy's defaults, its model's
     (the model class's keyword defaults, so ``model.encoder_hidden_size_list`` is a setting even
     where the config leaves it out) and the user's values over them."""
     import_components()
     tree = plain(default_main_config(create, main)["policy"])
-    return deep_update(tree, copy.deepcopy(dict(main.get("policy", {}))))
+    return deep_update(tree, copy.deepcopy(dict(section(main, "policy"))))
 
 
 def policy_search_space(create: Mapping[str, Any], main: Mapping[str, Any]) -> Tuple[str, SearchSpace]:
@@ -112,7 +113,7 @@ def _suggest(trial: Any, key: str, param: SearchParam) -> object:
     return param.decode(trial.suggest_categorical(key, list(param.labels)))
 
 
-def config_values(space: SearchSpace, params: Mapping[str, Any]) -> Dict[str, object]:
+def config_values(space: SearchSpace, params: Mapping[str, object]) -> Dict[str, object]:
     """A trial's stored params as config values (a choice's label, e.g. ``'[64, 64]'``, back to its
     value); keys the space lacks are refused."""
     out: Dict[str, object] = {}
@@ -120,7 +121,12 @@ def config_values(space: SearchSpace, params: Mapping[str, Any]) -> Dict[str, ob
         if key not in space:
             raise ConfigError(f"'{key}' is not a key of the study's search space; keys: {', '.join(space)}")
         param = space[key]
-        out[key] = param.decode(raw) if isinstance(param, Choice) else raw
+        if not isinstance(param, Choice):
+            out[key] = raw
+        elif raw is None or isinstance(raw, (bool, int, float, str)):
+            out[key] = param.decode(raw)
+        else:
+            raise ConfigError(f"'{key}' holds {raw!r}: a stored choice is a label (None, a number or a string)")
     return out
 
 
@@ -130,7 +136,27 @@ def _in_space(value: object, param: SearchParam) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and param.low <= value <= param.high
 
 
-def _known_values(defaults: Mapping[str, Any], space: SearchSpace) -> Dict[str, object]:
+def around_config(space: SearchSpace, defaults: Mapping[str, object]) -> Dict[str, SearchParam]:
+    """The study's space: the declared one widened to hold the config's own value of each key (a
+    choice gains it, a range stretches to it), so trial 0 is always the config itself -- a zoo config
+    whose net is ``[512, 64]`` or whose ``update_per_collect`` is 10 would otherwise start the study
+    from a config nobody wrote. A value of the wrong kind for its range (None, a string) is left out."""
+    out: Dict[str, SearchParam] = {}
+    for key, param in space.items():
+        value = get_dotted(defaults, key)
+        if isinstance(param, Choice):
+            out[key] = param if value in param else Choice(*param.values, copy.deepcopy(value))
+        elif isinstance(value, bool) or not isinstance(value, (int, float)) or (param.log and value <= 0) \
+                or (isinstance(param, IntRange) and not isinstance(value, int)) or param.low <= value <= param.high:
+            out[key] = param
+        elif isinstance(param, IntRange):
+            out[key] = IntRange(min(param.low, int(value)), max(param.high, int(value)), param.log)
+        else:
+            out[key] = FloatRange(min(param.low, float(value)), max(param.high, float(value)), param.log)
+    return out
+
+
+def _known_values(defaults: Mapping[str, object], space: SearchSpace) -> Dict[str, object]:
     """The config's own value of each searched key (``defaults``: :func:`policy_defaults`), as the
     study stores it, where it lies in the space: trial 0."""
     out: Dict[str, object] = {}
@@ -225,7 +251,9 @@ def tune_pipeline(
     from optuna.trial import TrialState
 
     main, create = _pair(input_cfg)
-    name, space = policy_search_space(create, main)
+    name, declared = policy_search_space(create, main)
+    defaults = policy_defaults(create, main)
+    space = around_config(declared, defaults)
     exp_name = str(main.get("exp_name") or f"{name}_tune")
     out_dir = os.path.abspath(out_dir or f"{exp_name}_tune")
     os.makedirs(out_dir, exist_ok=True)
@@ -235,7 +263,7 @@ def tune_pipeline(
                   trial_cpu_s=trial_cpu_s, max_env_step=max_env_step, heartbeat_s=heartbeat_s, trial_seeds=trial_seeds)
     study = _open(spec, worker=0)
     if not study.trials:
-        study.enqueue_trial(_known_values(policy_defaults(create, main), space))
+        study.enqueue_trial(_known_values(defaults, space))
     if trials - _finished(study) > 0:
         if workers == 1:
             optimize(spec, worker=0)

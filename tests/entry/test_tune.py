@@ -72,6 +72,29 @@ def test_a_study_starts_from_the_config_resumes_and_writes_a_runnable_best_confi
     assert create["policy"]["type"] == "dqn"
 
 
+def test_trial_0_is_the_config_even_where_it_lies_outside_the_declared_space(tmp_path):
+    main, create = _cheap()
+    main = with_values(main, {"model.encoder_hidden_size_list": [32], "learn.update_per_collect": 10,
+                              "learn.learning_rate": 0.02})  # none of them in DQN's declared space
+    result = tune_pipeline([main, create], trials=1, seed=0, out_dir=str(tmp_path), trial_cpu_s=30, max_env_step=50)
+    t0 = optuna.load_study(study_name=result["study_name"], storage=result["storage"]).trials[0]
+    assert t0.params["model.encoder_hidden_size_list"] == "[32]" and t0.params["learn.update_per_collect"] == 10
+    assert t0.params["learn.learning_rate"] == 0.02
+    assert t0.distributions["learn.learning_rate"].high == 0.02 and t0.distributions["learn.update_per_collect"].low == 1
+    assert read_config(result["best_config"])[0]["policy"]["model"]["encoder_hidden_size_list"] == [32]
+
+
+def test_around_config_widens_ranges_and_choices_to_the_configs_value():
+    from stride.config.search import Choice, FloatRange, IntRange
+    from stride.entry.tune import around_config
+
+    space = {"a": IntRange(1, 8), "b": FloatRange(1e-4, 1e-2, log=True), "c": Choice([64], [64, 64]), "d": IntRange(1, 3)}
+    wide = around_config(space, {"a": 10, "b": 1e-5, "c": [512, 64], "d": None})
+    assert wide == {"a": IntRange(1, 10), "b": FloatRange(1e-5, 1e-2, log=True), "c": Choice([64], [64, 64], [512, 64]),
+                    "d": IntRange(1, 3)}  # None cannot lie in an int range: trial 0 samples that key
+    assert around_config(space, {"a": 2, "b": 1e-3, "c": (64,), "d": 1}) == space
+
+
 def test_a_confirmed_solve_scores_its_train_cpu_and_slow_trials_the_penalty(tmp_path):
     main, create = _cheap()
     main["env"]["stop_value"] = 15  # a random-ish policy passes a 2-episode screen of 15 quickly
