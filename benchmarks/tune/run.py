@@ -3,9 +3,10 @@
     .venv/bin/python benchmarks/tune/run.py --env cartpole --policy dqn --trials 20 --trial-seeds 3 \
         --check-seeds 100 101 102 103 104 --out benchmarks/results/tune_cartpole_dqn
 
-1. runs (or resumes) the study: ``stride -m tune -e ENV -p POLICY --trials N --trial-seeds K`` in
-   ``OUT/study`` -- every trial scored by the median train CPU-seconds to the config's confirmed
-   stop value over its K run seeds (0..K-1);
+1. runs (or resumes) the study: ``stride -m tune -e ENV -p POLICY --trials N --trial-seeds K -s SEED``
+   in ``OUT/study`` -- every trial scored by the median train CPU-seconds to the config's confirmed
+   stop value over its K run seeds (SEED..SEED+K-1; ``--seed``, default 0); the report lists every
+   trial (its per-seed scores and env steps: trial 0 is the zoo config's score in the study);
 2. checks the result on seeds no trial used: the zoo config and the study's ``best_config.py``
    each run on every ``--check-seeds`` seed (one fresh process per run, one torch thread) to the
    confirmed stop value; reports per seed env steps and train CPU-seconds, the medians, the ratio
@@ -47,12 +48,31 @@ def check(label: str, source: List[str], seed: int, out: str, max_env_step: int)
             "confirm": r["eval_return"]}
 
 
+def trial_lines(db: str, seed: int, k: int) -> List[str]:
+    """One line per trial of the study: state, value, per-seed train CPU-s and env steps, params."""
+    import optuna
+
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    study = optuna.load_study(study_name=optuna.get_all_study_names(f"sqlite:///{db}")[0], storage=f"sqlite:///{db}")
+    out = []
+    for t in study.trials:
+        scores = t.user_attrs.get("scores")
+        steps = [t.user_attrs.get(f"env_step_seed{s}") for s in range(seed, seed + k)]
+        params = {key: round(v, 5) if isinstance(v, float) else v for key, v in t.params.items()}
+        value = "-" if t.value is None or t.state.name != "COMPLETE" else f"{t.value:.2f}"
+        out.append(f"  trial {t.number:2d} {t.state.name:8s} {value:>6s} cpu {[round(x, 2) for x in scores] if scores else '-'} "
+                   f"env steps {steps if scores else '-'} {params}")
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--env", default="cartpole")
     ap.add_argument("--policy", default="dqn")
     ap.add_argument("--trials", type=int, default=20)
     ap.add_argument("--trial-seeds", type=int, default=3)
+    ap.add_argument("--seed", type=int, default=0,
+                    help="the study's seed: its sampler's, and its trials' run seeds SEED..SEED+K-1")
     ap.add_argument("--trial-cpu", type=float, default=20.0)
     ap.add_argument("--workers", type=int, default=1, help="trials at once (Ray tasks; 1: in one process)")
     ap.add_argument("--check-seeds", type=int, nargs="+", default=[100, 101, 102, 103, 104])
@@ -63,9 +83,10 @@ def main() -> None:
     lines = [f"stride -m tune check -- {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}", f"start: {load()}"]
     t0 = time.perf_counter()
     run(["-m", "tune", "-e", a.env, "-p", a.policy, "--trials", str(a.trials), "--trial-seeds", str(a.trial_seeds),
-         "--trial-cpu", str(a.trial_cpu), "--workers", str(a.workers), "--exp-name", os.path.join(out, "study"), "-s", "0"])
-    lines.append(f"study: {a.trials} trials x {a.trial_seeds} seeds, {a.workers} worker(s), "
-                 f"{time.perf_counter() - t0:.0f} s wall, {load()}")
+         "--trial-cpu", str(a.trial_cpu), "--workers", str(a.workers), "--exp-name", os.path.join(out, "study"), "-s", str(a.seed)])
+    lines.append(f"study: {a.trials} trials x {a.trial_seeds} seeds ({a.seed}..{a.seed + a.trial_seeds - 1}), "
+                 f"{a.workers} worker(s), {time.perf_counter() - t0:.0f} s wall, {load()}")
+    lines += trial_lines(os.path.join(out, "study", "study.db"), a.seed, a.trial_seeds)
     best = os.path.join(out, "study", "best_config.py")
     with open(best) as f:
         lines.append("best config header: " + f.read().split('"""')[1].strip().replace("\n", " | "))
