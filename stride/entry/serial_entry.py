@@ -41,7 +41,7 @@ from ..config.compile import load_saved_config, make_exp_dir
 from ..data import create_buffer
 from ..utils.errors import ConfigError
 from ..utils.files import atomic_write_json
-from ..utils.narrow import as_mapping
+from ..utils.narrow import as_float, as_mapping
 from ..utils.log import ProgressCSV, build_tb_writer
 from ..policy.random_policy import random_collect_mode
 from ..utils.registry import import_components
@@ -175,12 +175,15 @@ def _train(cfg: Config, model: Optional[torch.nn.Module], resume_ckpt: Optional[
     try:
         workers = _build_workers(cfg, policy, collector_env, evaluator_env, tb, exp, goal_env)
         learner = workers.learner
+        record = EvalRecorder(exp)
+        learner.register_state("clock", record)  # a resumed run's CPU / wall seconds go on from the checkpoint's
         learner.call_hook("before_run")
         if resume_ckpt is not None:
             learner.load_checkpoint(resume_ckpt)
             workers.collector.envstep = learner.envstep
         agree = any_rank if replicas else _alone
-        result = _run(cfg, policy, workers, exp, max_train_iter, max_env_step, progress and main, agree, on_eval)
+        result = _run(cfg, policy, workers, record, exp, max_train_iter, max_env_step, progress and main, agree,
+                      on_eval)
         learner.call_hook("after_run")
     finally:
         collector_env.close()
@@ -320,8 +323,8 @@ def random_collect(cfg: Config, policy: Policy, collector: SerialCollectorBase, 
     collector.reset_policy(policy.collect_mode)
 
 
-def _run(cfg: Config, policy: Policy, workers: Workers, exp: Optional[str], max_train_iter: Optional[int],
-         max_env_step: Optional[int], progress: bool, agree: Callable[[bool], bool],
+def _run(cfg: Config, policy: Policy, workers: Workers, record: "EvalRecorder", exp: Optional[str],
+         max_train_iter: Optional[int], max_env_step: Optional[int], progress: bool, agree: Callable[[bool], bool],
          on_eval: Optional[Callable[[Dict[str, Any]], None]] = None) -> Dict[str, Any]:
     """The loop. ``agree(flag)`` turns one process's wish to stop into every replica's decision
     (the identity for a single learner); only the process with ``exp`` evaluates and writes."""
@@ -331,7 +334,6 @@ def _run(cfg: Config, policy: Policy, workers: Workers, exp: Optional[str], max_
     env_step_limit = math.inf if max_env_step is None else max_env_step
     learn = cfg.policy.learn
     use_priority = bool(cfg.policy.priority)
-    record = EvalRecorder(exp)
     bar = ProgressBar(enabled=progress, total=env_step_limit, initial=collector.envstep)
     stop, interrupted = False, False
     if buffer is not None and cfg.policy.random_collect_size > 0 and buffer.count() == 0 and learner.train_iter == 0:
@@ -385,7 +387,9 @@ def _run(cfg: Config, policy: Policy, workers: Workers, exp: Optional[str], max_
 class EvalRecorder:
     """A run's evaluations and their ``progress.csv`` rows (in ``exp``; none without it), with the
     CPU time split: train CPU-seconds are the process's CPU time less the evaluations' (what the
-    benchmarks compare). Every serial entry, online or offline, evaluates through it."""
+    benchmarks compare). Every serial entry, online or offline, evaluates through it. Its clocks
+    are in the checkpoint (``state_dict``): a resumed run's CPU and wall seconds go on from the
+    saved ones, so its ``result.json`` and ``progress.csv`` count the whole run, not the last process."""
 
     def __init__(self, exp: Optional[str]) -> None:
         self.csv = ProgressCSV(os.path.join(exp, "progress.csv")) if exp is not None else None
@@ -416,6 +420,19 @@ class EvalRecorder:
         if self.csv is not None:
             self.csv.write(row)
         return stop, row
+
+    def state_dict(self) -> Dict[str, object]:
+        """The clocks so far (train and evaluation CPU-seconds, wall seconds)."""
+        return {"train_cpu_seconds": self.train_cpu(), "eval_cpu_seconds": self.eval_cpu,
+                "wall_seconds": time.perf_counter() - self.wall0}
+
+    def load_state_dict(self, state_dict: Mapping[str, object]) -> None:
+        """Go on from saved clocks: this process's time is added to them."""
+        train, evaluate, wall = (as_float(state_dict[k], f"checkpoint 'clock.{k}'")
+                                 for k in ("train_cpu_seconds", "eval_cpu_seconds", "wall_seconds"))
+        self.eval_cpu = evaluate
+        self.cpu0 = time.process_time() - train - evaluate
+        self.wall0 = time.perf_counter() - wall
 
     def summary(self) -> Dict[str, Any]:
         """The result's timing and return entries."""

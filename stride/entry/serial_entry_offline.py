@@ -102,7 +102,8 @@ def _train(cfg: Config, policy: Policy, dataset: DemoDataset, evaluator_env: Env
     try:
         learner, evaluator = build_learner_evaluator(cfg, policy, evaluator_env, tb, exp)
         buffer = create_buffer(cfg.policy.other.replay_buffer, seed=cfg.seed, tb_logger=tb, exp_name=exp)
-        for name, comp in (("buffer", buffer), ("evaluator", evaluator)):
+        record = EvalRecorder(exp)
+        for name, comp in (("buffer", buffer), ("evaluator", evaluator), ("clock", record)):
             learner.register_state(name, comp)
         learner.call_hook("before_run")
         if resume_ckpt is not None:
@@ -114,7 +115,7 @@ def _train(cfg: Config, policy: Policy, dataset: DemoDataset, evaluator_env: Env
                 raise ConfigError(f"policy.other.replay_buffer.replay_buffer_size="
                                   f"{cfg.policy.other.replay_buffer.replay_buffer_size} is smaller than the "
                                   f"dataset's {len(samples)} samples: raise it to at least {len(samples)}")
-        result = _run(cfg, learner, evaluator, buffer, exp, max_train_iter, progress)
+        result = _run(cfg, learner, evaluator, buffer, record, exp, max_train_iter, progress)
         learner.call_hook("after_run")
     finally:
         if tb is not None:
@@ -124,12 +125,11 @@ def _train(cfg: Config, policy: Policy, dataset: DemoDataset, evaluator_env: Env
     return finish_run(policy, result, learner, exp, None, max_train_iter)
 
 
-def _run(cfg: Config, learner: BaseLearner, evaluator: BaseSerialEvaluator, buffer: Any, exp: str, max_train_iter: Optional[int],
-         progress: bool) -> Dict[str, Any]:
+def _run(cfg: Config, learner: BaseLearner, evaluator: BaseSerialEvaluator, buffer: Any, record: EvalRecorder, exp: str,
+         max_train_iter: Optional[int], progress: bool) -> Dict[str, Any]:
     """The loop: evaluate when due, else one gradient step on a sampled batch."""
     limit = math.inf if max_train_iter is None else max_train_iter
     batch_size, use_priority = int(cfg.policy.learn.batch_size), bool(cfg.policy.priority)
-    record = EvalRecorder(exp)
     bar = ProgressBar(enabled=progress, total=limit, initial=learner.train_iter, unit="train iters")
     stop, interrupted = False, False
     with Interrupt() as interrupt:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import json
 import os
 import signal
@@ -70,6 +71,13 @@ def test_ctrl_c_saves_and_resume_matches_uninterrupted(tmp_path):
     resumed = json.loads((tmp_path / "run" / "result.json").read_text())
     assert resumed["train_iter"] == final and resumed["env_step"] == ref_result["env_step"]
     assert resumed["stop"] == ref_result["stop"]
+    # the clocks go on from the checkpoint's: the whole run is counted, not only the resumed process
+    assert resumed["train_cpu_seconds"] > result["train_cpu_seconds"] and resumed["wall_seconds"] > result["wall_seconds"]
+    with open(tmp_path / "run" / "progress.csv") as f:
+        rows = list(csv.DictReader(f))
+    for key in ("train_cpu_seconds", "wall_seconds"):
+        column = [float(r[key]) for r in rows]
+        assert column == sorted(column), f"{key} went back at the resume: {column}"
     a, b = _final_params(str(tmp_path / "ref"), final), _final_params(str(tmp_path / "run"), final)
     assert a.keys() == b.keys()
     assert all(torch.equal(a[k], b[k]) for k in a), "resumed run diverged from the uninterrupted one"
