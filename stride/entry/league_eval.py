@@ -41,6 +41,7 @@ class LeagueEvaluation:
         self.csv = ProgressCSV(os.path.join(exp, LEAGUE_CSV))
         self.tb = tb
         self.cpu0, self.wall0, self.eval_cpu = time.process_time(), time.perf_counter(), 0.0
+        self.eval_wall = 0.0  # wall seconds of the evaluations (training waits for them: its rate leaves them out)
         self.last_return: Optional[float] = None
         self.best: Optional[Tuple[Tuple[float, int, int], str]] = None  # (rank key: lower is better, snapshot)
 
@@ -63,7 +64,7 @@ class LeagueEvaluation:
     def evaluate(self, policy: Policy, league: League, snapshot: str, train_iter: int, envstep: int
                  ) -> Tuple[bool, Dict[str, object]]:
         """Play, log, and say whether the stop rule holds."""
-        start = time.process_time()
+        start, wall = time.process_time(), time.perf_counter()
         n = int(self.league_cfg.eval_episode)
         actor = policy_opponent(policy.eval_mode)
         mu, sigma = league.ratings.get(MAIN)
@@ -88,6 +89,7 @@ class LeagueEvaluation:
                     stop = False
             row[f"win_rate_{opponent}"] = round(won_all / (n * len(self.seats)), 4)
         self.eval_cpu += time.process_time() - start
+        self.eval_wall += time.perf_counter() - wall
         self.last_return = total / max(count, 1)
         rank = (worst, lost_all, -won_all_opp)
         if self.best is None or rank < self.best[0]:
@@ -102,7 +104,8 @@ class LeagueEvaluation:
     def summary(self) -> Dict[str, object]:
         return {"eval_return": self.last_return, "best_snapshot": None if self.best is None else self.best[1],
                 "train_cpu_seconds": self.train_cpu(),
-                "eval_cpu_seconds": self.eval_cpu, "wall_seconds": time.perf_counter() - self.wall0}
+                "eval_cpu_seconds": self.eval_cpu, "eval_wall_seconds": self.eval_wall,
+                "wall_seconds": time.perf_counter() - self.wall0}
 
 
 def league_table(league: League, row: Mapping[str, object]) -> str:
