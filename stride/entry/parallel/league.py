@@ -38,7 +38,7 @@ from ...policy.base_policy import Policy
 from ...utils.errors import StrideError
 from ...utils.files import atomic_write_json
 from ...utils.log import build_logger, build_tb_writer
-from ...utils.narrow import as_int, as_mapping
+from ...utils.narrow import as_int, as_list, as_mapping
 from ...utils.seed import set_pkg_seed
 from ...worker.learner.learner import read_checkpoint
 from ..league_eval import LeagueEvaluation, league_table
@@ -75,9 +75,9 @@ class LeagueCoordinator(Coordinator):
         self._batches_since_publish = 0
         self._league_log = build_logger(cfg.exp_name, "league")
 
-    def received(self, meta: Mapping[str, Any]) -> None:
-        for game in meta.get("games", []):
-            self.the_league.add_game(game)
+    def received(self, meta: Mapping[str, object]) -> None:
+        for game in as_list(meta.get("games", []), "a batch's games"):
+            self.the_league.add_game(None if game is None else [str(x) for x in as_list(game, "a game")])
             self.games_recorded += 1
         self._batches_since_publish += 1
         if self._batches_since_publish >= PUBLISH_EVERY:
@@ -89,7 +89,7 @@ class LeagueCoordinator(Coordinator):
         self.publish_league(self.the_league.state_dict())
         self._batches_since_publish = 0
 
-    def run_league(self, policy: Policy, max_env_step: Optional[int], progress: bool) -> Dict[str, Any]:
+    def run_league(self, policy: Policy, max_env_step: Optional[int], progress: bool) -> Dict[str, object]:
         """Collect, record games, learn, snapshot and evaluate until the stop rule, the env-step
         limit or a signal; the driver's CPU less the evaluations' is added to the actors'."""
         import ray

@@ -62,13 +62,21 @@ from ...torch_utils.dist import DEFAULT_ADDR, free_port
 from ...utils.errors import ConfigError, StrideError
 from ...utils.files import atomic_write_json
 from ...utils.log import ProgressCSV, build_logger, build_tb_writer
+from ...utils.narrow import as_int
 from ...utils.registry import import_components
 from ...utils.seed import set_pkg_seed
 from ...worker import BaseSerialEvaluator
 from ...worker.protocols import ScalarWriter
 from ..progress import ProgressBar
 from ..run_state import RESULT_FILE, write_limits
-from ..utils import Interrupt, build_env_manager, build_policy, check_spaces, read_config_file, resolve_resume
+from ..utils import (
+    Interrupt,
+    build_env_manager,
+    build_policy,
+    check_spaces,
+    read_config_file,
+    resolve_resume,
+)
 from .cluster import check_address, joined_ray, local_ray, require_ray
 from .roles import CollectorRole, LearnerRole, ReplayRole, Replica
 from .system import compile_system_config, cpus_needed
@@ -418,7 +426,7 @@ class Coordinator:
                            f"gaps={push['gaps']} lost_in_collectors={self.lost_batches}")
         self._replay_last = push
 
-    def received(self, meta: Mapping[str, Any]) -> None:
+    def received(self, meta: Mapping[str, object]) -> None:
         """A collector's batch arrived (before that collector's next collect is sent): nothing here;
         a league run records the batch's games."""
 
@@ -427,7 +435,7 @@ class Coordinator:
         for name in self.collectors:
             self._dispatch(name)
 
-    def next_batch(self, max_train_iter: Optional[int]) -> Optional[Mapping[str, Any]]:
+    def next_batch(self, max_train_iter: Optional[int]) -> Optional[Mapping[str, object]]:
         """One turn: wait (at most :data:`POLL_SECONDS`) for a collector's batch, forward it to the
         replay, send that collector its next collect, train on the replay and record; returns the
         batch's meta (None: none came in time, or its collector had died and was replaced)."""
@@ -439,14 +447,15 @@ class Coordinator:
             return None
         name, data = self.in_flight.pop(ready[0])
         try:
-            meta: Dict[str, Any] = ray.get(ready[0])
+            meta: Dict[str, object] = ray.get(ready[0])
         except RayActorError as e:
             self._restart(name, e)
             self._dispatch(name)
             return None
         self.delivered[name] = self.delivered.get(name, 0) + 1
-        self.envstep += int(meta["envstep"])
-        tag: BatchTag = meta["tag"]
+        self.envstep += as_int(meta["envstep"], "a batch's envstep")
+        tag = meta["tag"]
+        assert isinstance(tag, BatchTag)  # what CollectorRole.collect returns
         push_ref = self.replay.push.remote(tag, data, self.envstep)
         self.received(meta)
         self._dispatch(name)
@@ -511,7 +520,7 @@ class Coordinator:
                 "eval_return": last_return, "wall_seconds": time.perf_counter() - wall0,
                 **self.summary(policy, time.process_time() - cpu0 - evaluator_cpu), "eval_cpu_seconds": evaluator_cpu}
 
-    def summary(self, policy: Policy, driver_cpu: float) -> Dict[str, Any]:
+    def summary(self, policy: Policy, driver_cpu: float) -> Dict[str, object]:
         """The end of a run: the learners' ``after_run`` (final checkpoint), rank 0's learn state
         loaded into ``policy``, and the counters (CPU: every actor's plus ``driver_cpu``, the
         driver's own less its evaluations)."""

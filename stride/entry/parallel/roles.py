@@ -180,7 +180,7 @@ class CollectorRole:
         meta: Dict[str, object] = {"tag": tag, "envstep": self._collector.envstep - before,
                                    "episodes": self._collector.episode_count}
         if self._league is not None:
-            meta["games"] = self._league.take_games()
+            meta["games"] = [None if g is None else list(g) for g in self._league.take_games()]  # [opponent, outcome]
         return meta, data
 
     def collect_state(self) -> Dict[str, object]:
