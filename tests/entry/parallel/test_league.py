@@ -75,13 +75,35 @@ def test_collector_role_plays_the_drivers_league_and_returns_its_games(tmp_path)
         CollectorRole(plain, "collector1", 1).collect(None, 0, 0, 0, driver.state_dict(), 1)
 
 
+def _in_subprocess(tmp_path, body: str) -> dict:
+    """Run ``body`` (it sets ``out``, a dict) in a fresh interpreter: a local Ray instance starts
+    only where ray was not imported yet, so each run gets its own process (as in test_pipeline);
+    ``out['left']``: the processes the run left behind (Ray, its workers, the watchdog)."""
+    script = tmp_path / "run_league.py"
+    script.write_text(
+        "import json, psutil\n"
+        "from tests.entry.parallel.test_league import _small\n"
+        "from stride.entry import league_pipeline\n"
+        "from stride.zoo.pettingzoo.config.tictactoe_league_config import create_config\n"
+        f"exp = {str(tmp_path / 'run')!r}\n"
+        "out = {}\n" + body +
+        "out['left'] = [' '.join(p.cmdline())[:80] for p in psutil.Process().children(recursive=True)]\n"
+        "print('RESULT ' + json.dumps(out, default=str))\n")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([os.getcwd(), os.environ.get("PYTHONPATH", "")]))
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=280, env=env)
+    lines = [line for line in done.stdout.splitlines() if line.startswith("RESULT ")]
+    assert done.returncode == 0 and lines, done.stderr[-3000:]
+    return json.loads(lines[-1][len("RESULT "):])
+
+
 @pytest.mark.slow  # Ray's start, then 12-20 s of actor start-up on this 2-core machine under load 8
 def test_ray_league_fills_payoff_and_snapshots_and_leaves_nothing(tmp_path):
     shm_before = set(os.listdir("/dev/shm"))
-    exp = str(tmp_path / "run")
-    policy = league_pipeline([_small(), create_config], seed=0, max_env_step=300, exp_name=exp, progress=False,
-                             workers=2)
-    r = policy.result
+    out = _in_subprocess(tmp_path, "out['result'] = league_pipeline([_small(), create_config], seed=0, max_env_step=300, "
+                                   "exp_name=exp, progress=False, workers=2).result\n")
+    r, exp = out["result"], str(tmp_path / "run")
+    assert out["left"] == []  # Ray, its workers and the watchdog are gone
+    assert set(os.listdir("/dev/shm")) <= shm_before
     assert r["workers"] == 2 and r["env_step"] >= 300 and r["snapshots"] >= 2 and r["games_recorded"] > 0
     assert r["collector_restarts"] == [] and r["duplicates"] == 0 and r["train_cpu_seconds"] > 0
     rows = list(csv.DictReader(open(os.path.join(exp, "league.csv"))))
@@ -96,22 +118,20 @@ def test_ray_league_fills_payoff_and_snapshots_and_leaves_nothing(tmp_path):
     opponents = {rec[1] for rec in league["payoff"]["records"]}
     assert {"random", "win_block"} <= opponents
     assert league["games"]["main"] + league["sp_games"] == r["games_recorded"]
-    assert psutil.Process().children(recursive=True) == []  # Ray, its workers and the watchdog are gone
-    assert set(os.listdir("/dev/shm")) <= shm_before
 
 
 @pytest.mark.slow
-def test_an_error_mid_run_leaves_nothing(tmp_path, monkeypatch):
-    from stride.entry.league_eval import LeagueEvaluation
-
-    def boom(self, *args, **kwargs):
-        raise RuntimeError("boom in the evaluation")
-
-    monkeypatch.setattr(LeagueEvaluation, "evaluate", boom)
-    with pytest.raises(RuntimeError, match="boom"):
-        league_pipeline([_small(), create_config], seed=0, max_env_step=300, exp_name=str(tmp_path / "run"),
-                        progress=False, workers=2)
-    assert psutil.Process().children(recursive=True) == []
+def test_an_error_mid_run_leaves_nothing(tmp_path):
+    out = _in_subprocess(tmp_path, (
+        "from stride.entry.league_eval import LeagueEvaluation\n"
+        "def boom(self, *args, **kwargs):\n"
+        "    raise RuntimeError('boom in the evaluation')\n"
+        "LeagueEvaluation.evaluate = boom\n"
+        "try:\n"
+        "    league_pipeline([_small(), create_config], seed=0, max_env_step=300, exp_name=exp, progress=False, workers=2)\n"
+        "except RuntimeError as e:\n"
+        "    out['error'] = str(e)\n"))
+    assert out["error"] == "boom in the evaluation" and out["left"] == []
 
 
 def test_bad_workers_are_one_line_errors(tmp_path):
