@@ -134,7 +134,12 @@ def test_an_error_mid_run_leaves_nothing(tmp_path):
     assert out["error"] == "boom in the evaluation" and out["left"] == []
 
 
-def test_bad_workers_are_one_line_errors(tmp_path):
+def test_bad_workers_are_one_line_errors(tmp_path, capsys):
+    from stride.entry.cli import main as cli_main
+
+    assert cli_main(["-m", "serial", "-e", "cartpole", "-p", "dqn", "--workers", "2"]) == 2
+    err = capsys.readouterr().err
+    assert "--workers is for -m league and -m tune, not -m serial" in err and err.count("\n") == 1
     with pytest.raises(ConfigError, match="workers=0"):
         league_pipeline([_small(), create_config], workers=0, exp_name=str(tmp_path / "x"))
     with pytest.raises(ConfigError, match="model=None"):
