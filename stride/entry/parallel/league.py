@@ -28,7 +28,7 @@ from __future__ import annotations
 import math
 import os
 import time
-from typing import Any, Dict, Mapping, Optional
+from typing import Dict, Mapping, Optional
 
 import torch
 
