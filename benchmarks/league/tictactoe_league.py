@@ -29,6 +29,8 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     ap.add_argument("--env-step", type=int, default=100_000)
+    ap.add_argument("--workers", type=int, default=1,
+                    help="collectors: 1 the serial league, N > 1 N collector actors on Ray (league_pipeline(workers=N))")
     ap.add_argument("--out", default=None, help="experiment folders go here (default: a temporary folder)")
     ap.add_argument("--set", dest="settings", action="append", default=[], metavar="KEY=VALUE",
                     help="as the command's --set: a dotted key of the config, a Python literal value")
@@ -43,18 +45,23 @@ def main() -> None:
         settings.append((key.split("."), value))
     main = apply_settings(copy.deepcopy(main_config), settings)
     root = args.out or tempfile.mkdtemp(prefix="league_tictactoe_")
-    header = "seed  env_steps  train_cpu_s  rand-1st W/D/L  rand-2nd W/D/L  look-1st W/D/L  look-2nd W/D/L  mu by snapshot"
+    header = "seed  env_steps  steps/s  train_cpu_s  rand-1st W/D/L  rand-2nd W/D/L  look-1st W/D/L  look-2nd W/D/L  mu by snapshot"
     lines = []
     for seed in args.seeds:
         policy = league_pipeline([main, create_config], seed=seed, max_env_step=args.env_step,
-                                 exp_name=os.path.join(root, f"seed{seed}"), progress=False)
+                                 exp_name=os.path.join(root, f"seed{seed}"), progress=False, workers=args.workers)
         r = policy.result
+        # training's rate: env steps over the run's wall time less the league's evaluations (both pipelines
+        # wait for them) and Ray's start (Ray run only)
+        rate = r["env_step"] / (r["wall_seconds"] - r["eval_wall_seconds"] - r.get("ray_start_seconds", 0.0))
         games = [play_native(policy.eval_mode, "tictactoe_v3", opp, seat, 100, seed=900_000)
                  for opp in ("random", "lookahead") for seat in (0, 1)]
         mus = [row["mu"] for row in csv.DictReader(open(os.path.join(r["exp_dir"], "league.csv")))]
         cells = "  ".join(f"{w:>4}/{d:>2}/{l:>2}  " for w, d, l in games)
-        lines.append(f"{seed:>4}  {r['env_step']:>9}  {r['train_cpu_seconds']:>11.1f}  {cells}{' '.join(mus)}")
-        print(json.dumps({"seed": seed, "env_step": r["env_step"], "train_cpu_seconds": r["train_cpu_seconds"],
+        lines.append(f"{seed:>4}  {r['env_step']:>9}  {rate:>7.0f}  {r['train_cpu_seconds']:>11.1f}  {cells}{' '.join(mus)}")
+        print(json.dumps({"seed": seed, "workers": args.workers, "env_step": r["env_step"], "env_steps_per_s": rate,
+                          "wall_seconds": r["wall_seconds"], "eval_wall_seconds": r["eval_wall_seconds"],
+                          "ray_start_seconds": r.get("ray_start_seconds"), "train_cpu_seconds": r["train_cpu_seconds"],
                           "stop": r["stop"], "returned_snapshot": r.get("returned_snapshot"), "games": games, "mu": mus}), flush=True)
     print(header)
     print("\n".join(lines))

@@ -113,6 +113,7 @@ def _parser() -> argparse.ArgumentParser:
                "  stride -m collect_demo -e cartpole -p ppo --ckpt cartpole_ppo_seed0 --episodes 10 --out demos\n"
                "  stride -m offline -e cartpole -p bc -s 0  (from the dataset at policy.collect.data_path)\n"
                "  stride -m league -c stride/zoo/pettingzoo/config/tictactoe_league_config.py -s 0 --env-step 200000\n"
+               "    (--workers 2: two collector actors on Ray, the league in this process)\n"
                "  stride -m parallel -c stride/zoo/cartpole/config/parallel/cartpole_dqn_config.py -s 0\n"
                "  stride -m dist --module config -p local -c cfg.py -s 0 --address HEAD:PORT  (then --module learner,\n"
                "    collector, coordinator -c cfg.py.json; see README 'On a Ray cluster')\n\n"
@@ -153,6 +154,10 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--out", default=None, metavar="DIR",
                    help="-m collect_demo: the dataset folder to write (Minari format; default <exp_name>_demo_seed<S>)")
     p.add_argument("--no-progress", action="store_true", help="don't show the progress bar")
+    p.add_argument("--workers", type=_count, default=None, metavar="N",
+                   help="on Ray (stride-rl[dist]), default 1: no Ray. -m league: N collector actors, the league "
+                        "in this process (a resumed run keeps its number); -m tune: trials at once, as Ray tasks "
+                        "sharing the study's storage (--address runs them on a running cluster)")
     dist = p.add_argument_group("-m dist (a running Ray cluster; -p local|slurm names the platform)")
     dist.add_argument("--module", default=None,
                       help="config (compile -c CFG.py into CFG.py.json), learner, collector (join and serve that "
@@ -173,9 +178,6 @@ def _parser() -> argparse.ArgumentParser:
                       help="a trial's train CPU-seconds budget (default 60); --env-step caps its env steps")
     tune.add_argument("--trial-seeds", type=_count, default=1, metavar="K",
                       help="runs per trial (seeds S..S+K-1), scored by their median (default 1)")
-    tune.add_argument("--workers", type=_count, default=1, metavar="N",
-                      help="trials at once, as Ray tasks sharing the study's storage (default 1: no Ray); "
-                           "--address runs them on a running cluster")
     p.add_argument("-v", "--version", action="store_true", help="print the version and exit")
     return p
 
@@ -185,6 +187,9 @@ def _run(args: argparse.Namespace) -> int:
 
     if args.mode not in MODES:
         raise ConfigError(f"unknown mode '{args.mode}'; valid choices: {', '.join(MODES)}")
+    if args.workers is not None and args.mode not in ("league", "tune"):
+        raise ConfigError(f"--workers is for -m league and -m tune, not -m {args.mode} (-m parallel: the config's "
+                          "system_config.collector_num)")
     from .run_state import EXIT_CODES
     from .utils import ConfigInput, read_config, zoo_config
 
@@ -215,7 +220,7 @@ def _run(args: argparse.Namespace) -> int:
                 raise ConfigError("-m league takes no --train-iter (its limit is --env-step)")
             from .league_entry import league_pipeline
 
-            return league_pipeline(input_cfg, **kw)
+            return league_pipeline(input_cfg, workers=args.workers or 1, **kw)
         if args.mode == "serial_onpolicy":
             from .serial_entry_onpolicy import serial_pipeline_onpolicy
 
@@ -422,7 +427,7 @@ def _tune(args: argparse.Namespace) -> int:
     main = apply_settings(_copy(main), args.settings)
     result = tune_pipeline([main, create], trials=args.trials, seed=(args.seed or [0])[0], storage=args.storage,
                            out_dir=args.exp_name, trial_cpu_s=args.trial_cpu, max_env_step=args.env_step,
-                           trial_seeds=args.trial_seeds, workers=args.workers, address=args.address)
+                           trial_seeds=args.trial_seeds, workers=args.workers or 1, address=args.address)
     what = "train CPU-seconds to the confirmed stop value" if result["best_reached"] else "no trial confirmed the stop value; penalty"
     print(f"stride: {result['n_finished']} trials in study '{result['study_name']}' ({result['storage']}); "
           f"best: trial {result['best_trial']}, {what} {result['best_value']:.2f}")

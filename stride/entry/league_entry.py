@@ -15,38 +15,38 @@ episodes) is in every checkpoint beside the replay buffer and the envs' in-fligh
 ``resume=`` continues the run exactly. Built from the serial pipeline's public pieces
 (``load_cfg``, ``resumed_limits``, ``finished_policy``, ``random_collect``, ``finish_run``); only
 the loop differs (no serial evaluator: the league's evaluation plays both seats, which a
-fixed-seat evaluator cannot).
+fixed-seat evaluator cannot; :mod:`.league_eval`, shared with the Ray run).
+
+``workers=N > 1`` (``stride -m league --workers N``) runs the same league with N collector actors
+on Ray (:mod:`stride.entry.parallel.league`): the league stays in this process, the collectors play
+the matches it draws and return the games.
 """
 
 from __future__ import annotations
 
+import json
 import math
 import os
-import time
-from typing import Any, Dict, List, Mapping, Optional, Tuple
+from typing import Any, Dict, Optional
 
 import torch
 
 from ..config import Config, save_config
-from ..config.compile import env_kwargs, make_exp_dir
+from ..config.compile import make_exp_dir
 from ..data import create_buffer
-from ..envs import PettingZooEnv
-from ..league import League, play_games, policy_opponent
-from ..league.league import MAIN
+from ..league import League, policy_opponent
 from ..policy.base_policy import Policy
 from ..utils.errors import ConfigError
-from ..utils.log import ProgressCSV, build_tb_writer
-from ..utils.narrow import as_list, as_number
+from ..utils.log import build_tb_writer
+from ..utils.narrow import as_number
 from ..utils.registry import import_components
 from ..utils.seed import set_pkg_seed
 from ..worker import BaseLearner, create_collector
-from ..worker.protocols import ScalarWriter
+from .league_eval import LeagueEvaluation, league_table
 from .progress import ProgressBar
 from .run_state import write_limits
 from .serial_entry import finish_run, finished_policy, load_cfg, random_collect, resumed_limits
 from .utils import ConfigInput, Interrupt, build_env_manager, build_policy, check_spaces
-
-LEAGUE_CSV = "league.csv"
 
 
 def league_pipeline(
@@ -57,6 +57,7 @@ def league_pipeline(
     exp_name: Optional[str] = None,
     resume: Optional[str] = None,
     progress: bool = True,
+    workers: int = 1,
 ) -> Policy:
     """Train the main player of a self-play league; returns its policy (``eval_mode.forward``
     takes PettingZoo's per-agent observation keyed by env id), the run's summary in ``policy.result``.
@@ -67,7 +68,12 @@ def league_pipeline(
         seed: seeds every RNG.
         max_env_step: stop after this many env steps of the main player (a resumed run keeps its limit).
         model / exp_name / resume / progress: as :func:`stride.entry.serial_pipeline`.
+        workers: collectors; > 1: that many collector actors on a local Ray instance with the
+            league in this process (:mod:`stride.entry.parallel.league`; needs ``stride-rl[dist]``).
+            A resumed Ray run keeps its number unless given.
     """
+    if workers < 1:
+        raise ConfigError(f"workers={workers}: valid choices: a whole number >= 1 (1: serial, N > 1: N collectors on Ray)")
     import_components()
     cfg, resume_ckpt = load_cfg(input_cfg, seed, exp_name, resume)
     _check(cfg)
@@ -76,6 +82,12 @@ def league_pipeline(
         if isinstance(limits, dict):
             return finished_policy(cfg, model, resume_ckpt, limits)
         max_env_step = limits[0]
+        workers = workers if workers > 1 else _ray_workers(cfg.exp_name)
+    if workers > 1:
+        if model is not None:
+            raise ConfigError("league_pipeline(workers > 1) builds its models in the Ray actors from the config; "
+                              "valid choices: model=None, or workers=1 with a model")
+        return _league_on_ray(cfg, resume_ckpt, workers, max_env_step, progress)
     torch.set_num_threads(int(cfg.get("num_threads", 1)))
     set_pkg_seed(cfg.seed, use_cuda=cfg.policy.cuda)
     policy = build_policy(cfg, model)
@@ -117,6 +129,35 @@ def league_pipeline(
     return finish_run(policy, result, learner, exp, max_env_step, None)
 
 
+def _ray_workers(exp_dir: str) -> int:
+    """The collector actors a run in ``exp_dir`` had (its ``system_config.json``); 1: a serial run."""
+    path = os.path.join(exp_dir, "system_config.json")
+    if not os.path.isfile(path):
+        return 1
+    with open(path) as f:
+        return int(as_number(json.load(f).get("collector_num", 1), "system_config.json collector_num"))
+
+
+def _league_on_ray(cfg: Config, resume_ckpt: Optional[str], workers: int, max_env_step: Optional[int],
+                   progress: bool) -> Policy:
+    """The league run with ``workers`` collector actors: checked here as the serial one, run by
+    :func:`stride.entry.parallel.league.league_on_ray`."""
+    from .parallel.league import league_on_ray
+
+    import_components()
+    league = League(cfg.league)  # the collectors play the historical players; the driver only keeps them
+    probe = build_env_manager(cfg, cfg.seed, env_objects={"matchmaker": league})
+    try:
+        check_spaces(cfg, probe)
+    finally:
+        probe.close()
+    if resume_ckpt is None:
+        cfg.exp_name = make_exp_dir(cfg.exp_name)
+        save_config(cfg, cfg.exp_name)
+        write_limits(cfg.exp_name, max_env_step, None)
+    return league_on_ray(cfg, league, resume_ckpt, workers, max_env_step, progress)
+
+
 def _check(cfg: Config) -> None:
     if cfg.get("league") is None:
         raise ConfigError("the league pipeline needs a league section: create_config league=dict(type='one_vs_one')")
@@ -131,85 +172,6 @@ def _check(cfg: Config) -> None:
     if cfg.policy.on_policy:
         raise ConfigError(f"the league pipeline trains off-policy learners (a replay buffer); policy "
                           f"'{cfg.policy.type}' is on-policy")
-
-
-class LeagueEvaluation:
-    """The main player's games against the evaluation opponents after each snapshot, logged to
-    ``league.csv``, TensorBoard and the text log, with the CPU time split (train CPU-seconds are
-    the process's CPU time less these evaluations')."""
-
-    def __init__(self, cfg: Config, exp: str, tb: Optional[ScalarWriter]) -> None:
-        self.env_cfg = env_kwargs(cfg.env)
-        probe = PettingZooEnv(cfg=dict(self.env_cfg, opponent=None))
-        self.seats: List[str] = probe.agents
-        probe.close()
-        self.league_cfg = cfg.league
-        self.seed = int(cfg.seed) * 1_000_003 + 500_000_000  # fresh games, apart from training's episode seeds
-        self.csv = ProgressCSV(os.path.join(exp, LEAGUE_CSV))
-        self.tb = tb
-        self.cpu0, self.wall0, self.eval_cpu = time.process_time(), time.perf_counter(), 0.0
-        self.last_return: Optional[float] = None
-        self.best: Optional[Tuple[Tuple[float, int, int], str]] = None  # (rank key: lower is better, snapshot)
-
-    def train_cpu(self) -> float:
-        return time.process_time() - self.cpu0 - self.eval_cpu
-
-    def state_dict(self) -> Dict[str, object]:
-        """The best evaluation so far (what ``return_best`` returns), so a resumed run picks alike."""
-        return {"best": None if self.best is None else [list(self.best[0]), self.best[1]]}
-
-    def load_state_dict(self, state: Mapping[str, object]) -> None:
-        best = state.get("best")
-        if best is None:
-            self.best = None
-            return
-        rank, snapshot = as_list(best, "evaluation 'best'")
-        worst, lost, won = as_list(rank, "evaluation rank")
-        self.best = ((as_number(worst, "rank"), int(as_number(lost, "rank")), int(as_number(won, "rank"))), str(snapshot))
-
-    def evaluate(self, policy: Policy, league: League, snapshot: str, train_iter: int, envstep: int
-                 ) -> Tuple[bool, Dict[str, object]]:
-        """Play, log, and say whether the stop rule holds."""
-        start = time.process_time()
-        n = int(self.league_cfg.eval_episode)
-        actor = policy_opponent(policy.eval_mode)
-        mu, sigma = league.ratings.get(MAIN)
-        row: Dict[str, object] = {"snapshot": snapshot, "train_iter": train_iter, "envstep": envstep,
-                               "mu": round(mu, 3), "sigma": round(sigma, 3), "games": league.games.get(MAIN, 0),
-                               "historical": len(league.historical())}
-        stop = self.league_cfg.stop_max_loss_rate is not None
-        total, count = 0.0, 0
-        worst, lost_all, won_all_opp = 0.0, 0, 0
-        for opponent in self.league_cfg.eval_opponents:
-            won_all = 0
-            for seat in self.seats:
-                w, d, l = play_games(self.env_cfg, actor, str(opponent), seat, n, self.seed)
-                row.update({f"{opponent}_{seat}_won": w, f"{opponent}_{seat}_drawn": d, f"{opponent}_{seat}_lost": l})
-                won_all += w
-                total, count = total + w - l, count + n
-                worst, lost_all, won_all_opp = max(worst, l / n), lost_all + l, won_all_opp + w
-                if stop and l / n > float(self.league_cfg.stop_max_loss_rate):
-                    stop = False
-                need = dict(self.league_cfg.stop_win_rate).get(str(opponent))
-                if stop and need is not None and w / n < float(need):
-                    stop = False
-            row[f"win_rate_{opponent}"] = round(won_all / (n * len(self.seats)), 4)
-        self.eval_cpu += time.process_time() - start
-        self.last_return = total / max(count, 1)
-        rank = (worst, lost_all, -won_all_opp)
-        if self.best is None or rank < self.best[0]:
-            self.best = (rank, snapshot)
-        row.update(train_cpu_seconds=round(self.train_cpu(), 3), wall_seconds=round(time.perf_counter() - self.wall0, 3))
-        self.csv.write(row)
-        if self.tb is not None:
-            for key in ("mu", "sigma", *[f"win_rate_{o}" for o in self.league_cfg.eval_opponents]):
-                self.tb.add_scalar(f"league/{key}", as_number(row[key], key), envstep)
-        return stop, row
-
-    def summary(self) -> Dict[str, object]:
-        return {"eval_return": self.last_return, "best_snapshot": None if self.best is None else self.best[1],
-                "train_cpu_seconds": self.train_cpu(),
-                "eval_cpu_seconds": self.eval_cpu, "wall_seconds": time.perf_counter() - self.wall0}
 
 
 def _run(cfg: Config, policy: Policy, league: League, learner: BaseLearner, collector: Any, buffer: Any,
@@ -241,7 +203,7 @@ def _run(cfg: Config, policy: Policy, league: League, learner: BaseLearner, coll
             if league.should_snapshot(learner.train_iter):
                 player = league.snapshot(policy.league_mode.snapshot(), learner.train_iter)
                 stop, row = evaluation.evaluate(policy, league, player.player_id, learner.train_iter, collector.envstep)
-                learner.logger.info(_table(league, row))
+                learner.logger.info(league_table(league, row))
                 if stop:
                     learner.save_checkpoint()
                     break
@@ -252,14 +214,3 @@ def _run(cfg: Config, policy: Policy, league: League, learner: BaseLearner, coll
     return {"stop": bool(stop), "interrupted": interrupted, "signal": interrupt.signal_name,
             "env_step": collector.envstep, "train_iter": learner.train_iter, "snapshots": len(league.historical()),
             **evaluation.summary(), "exp_dir": cfg.exp_name}
-
-
-def _table(league: League, row: Mapping[str, object]) -> str:
-    """The league's players as a text table, after the evaluation row."""
-    lines = [f"[league] snapshot {row['snapshot']} at train_iter={row['train_iter']} envstep={row['envstep']}: "
-             + ", ".join(f"{k}={v}" for k, v in row.items() if k.startswith("win_rate_")),
-             f"{'player':>16} {'kind':>10} {'mu':>8} {'sigma':>7} {'games':>7} {'main_wr':>7}"]
-    for r in league.table():
-        wr = "-" if r["main_win_rate"] is None else f"{r['main_win_rate']:.3f}"
-        lines.append(f"{r['player']:>16} {r['kind']:>10} {r['mu']:>8.3f} {r['sigma']:>7.3f} {r['games']:>7} {wr:>7}")
-    return "\n".join(lines)

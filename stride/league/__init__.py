@@ -3,7 +3,7 @@
 One concept per module: :mod:`.player` (main / historical / fixed players), :mod:`.payoff`
 (decayed win / draw / loss counts), :mod:`.matchmaking` (PFSP weights), :mod:`.rating`
 (TrueSkill), :mod:`.league` (the league that ties them together and matches the collector's
-episodes), :mod:`.games` (a policy as an opponent; evaluation games). The policy side is
+episodes), :mod:`.replica` (its copy in a Ray collector process), :mod:`.games` (a policy as an opponent; evaluation games). The policy side is
 ``policy.league_mode`` (snapshot / frozen copy / load back).
 """
 
@@ -12,6 +12,7 @@ from .league import League
 from .matchmaking import pfsp_weights
 from .payoff import Payoff
 from .player import Player
+from .replica import LeagueReplica
 from .rating import Ratings
 
-__all__ = ["League", "Player", "Payoff", "Ratings", "pfsp_weights", "play_games", "policy_opponent"]
+__all__ = ["League", "LeagueReplica", "Player", "Payoff", "Ratings", "pfsp_weights", "play_games", "policy_opponent"]

@@ -170,15 +170,28 @@ class League(Configurable):
 
     def result(self, seed: int, returns: Mapping[str, float]) -> None:
         """The episode started with ``seed`` ended with the main player's ``returns`` (by agent)."""
+        self.add_game(self.finish(seed, returns))
+
+    def finish(self, seed: int, returns: Mapping[str, float]) -> Optional[Tuple[str, str]]:
+        """The episode started with ``seed`` ended with the main player's ``returns``: it leaves the
+        running episodes; returns ``(opponent, 'win' | 'draw' | 'loss')``, or None for self-play (or
+        an episode this league did not start). Nothing is recorded: :meth:`add_game` does that (in
+        another process's league too: a Ray collector's :class:`~stride.league.LeagueReplica`)."""
         chosen = self._running.pop(seed, None)
-        if chosen is None:  # self-play (or an episode this league did not start): nothing to rate
+        if chosen is None:
+            return None
+        score = sum(float(r) for r in returns.values())
+        return chosen[0], "win" if score > 0 else "loss" if score < 0 else "draw"
+
+    def add_game(self, game: Optional[Sequence[str]]) -> None:
+        """A finished episode as :meth:`finish` gave it: the main player's game against the opponent
+        recorded (payoff, ratings, counts), or one more self-play game (None)."""
+        if game is None:  # self-play: nothing to rate
             self.sp_games += 1
             return
-        opponent = chosen[0]
+        opponent, outcome = str(game[0]), str(game[1])
         if opponent not in self.players:  # dropped from the league while the game ran
             return
-        score = sum(float(r) for r in returns.values())
-        outcome = "win" if score > 0 else "loss" if score < 0 else "draw"
         self.record(MAIN, opponent, outcome)
 
     def record(self, home: str, away: str, outcome: str) -> None:
@@ -245,6 +258,16 @@ class League(Configurable):
                 "payoff": self.payoff.state_dict(), "ratings": self.ratings.state_dict(),
                 "games": dict(self.games), "sp_games": self.sp_games, "last_snapshot_iter": self.last_snapshot_iter,
                 "running": [[seed, None if c is None else list(c)] for seed, c in sorted(self._running.items())]}
+
+    def follow(self, state: Mapping[str, object]) -> None:
+        """Take another league's players, payoff, ratings and counters (its :meth:`state_dict`)
+        and keep this one's running episodes and the actors already built for players that stay
+        (a historical player's weights never change): a collector process's copy of the league the
+        driver keeps (``stride -m league --workers N``), synced before each collect."""
+        running, actors = self._running, self._actors
+        self.load_state_dict(state)
+        self._running = running
+        self._actors = {p: act for p, act in actors.items() if p in self.players}
 
     def load_state_dict(self, state: Mapping[str, object]) -> None:
         self.players = {}

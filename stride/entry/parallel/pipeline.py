@@ -62,13 +62,21 @@ from ...torch_utils.dist import DEFAULT_ADDR, free_port
 from ...utils.errors import ConfigError, StrideError
 from ...utils.files import atomic_write_json
 from ...utils.log import ProgressCSV, build_logger, build_tb_writer
+from ...utils.narrow import as_int
 from ...utils.registry import import_components
 from ...utils.seed import set_pkg_seed
 from ...worker import BaseSerialEvaluator
 from ...worker.protocols import ScalarWriter
 from ..progress import ProgressBar
 from ..run_state import RESULT_FILE, write_limits
-from ..utils import Interrupt, build_env_manager, build_policy, check_spaces, read_config_file, resolve_resume
+from ..utils import (
+    Interrupt,
+    build_env_manager,
+    build_policy,
+    check_spaces,
+    read_config_file,
+    resolve_resume,
+)
 from .cluster import check_address, joined_ray, local_ray, require_ray
 from .roles import CollectorRole, LearnerRole, ReplayRole, Replica
 from .system import compile_system_config, cpus_needed
@@ -207,7 +215,7 @@ def _reason(error: BaseException) -> str:
     return f"{what}: {' '.join(first[0].split())[:200]}" if first else what
 
 
-def _latest_checkpoint(exp_dir: str) -> str:
+def latest_checkpoint(exp_dir: str) -> str:
     """Where the run can be picked up: its latest checkpoint, or that there is none yet."""
     try:
         return f"its latest checkpoint: {resolve_resume(exp_dir)[1]}"
@@ -226,13 +234,23 @@ class Coordinator:
     """The driver's loop: starts the actors, routes batches and weights, restarts dead collectors.
 
     Built on a connected Ray (local or joined); ``close()`` stops every actor it started or was
-    handed (``roles``: a learner and collectors that joined, see :data:`FindRoles`)."""
+    handed (``roles``: a learner and collectors that joined, see :data:`FindRoles`). ``resume_ckpt``:
+    the learner starts from that checkpoint. :meth:`next_batch` is one turn of the loop and
+    :meth:`summary` its end, so a run with its own evaluation (the league's,
+    :mod:`.league`) drives the same coordinator; :meth:`received` sees each batch's meta first."""
 
     def __init__(self, cfg: Config, sys_cfg: Config, tb: Optional[ScalarWriter],
-                 roles: Optional[Tuple[Any, List[Tuple[Any, str, int]]]] = None) -> None:
+                 roles: Optional[Tuple[Any, List[Tuple[Any, str, int]]]] = None,
+                 resume_ckpt: Optional[str] = None) -> None:
         import ray
 
         self.cfg, self.sys = cfg, sys_cfg
+        self._resume_ckpt = resume_ckpt
+        # a league run: the ref of the driver's League.state_dict() its collectors match from, its
+        # version, and the version each collector was sent (a state is sent once per collector)
+        self.league_ref: Any = None
+        self.league_version = 0
+        self._league_sent: Dict[str, int] = {}
         self._tb = tb
         self._log = build_logger(cfg.exp_name, "coordinator")
         resources: Dict[str, float] = ray.cluster_resources()  # type: ignore[no-untyped-call]  # (untyped in Ray 2.60)
@@ -276,12 +294,12 @@ class Coordinator:
         learner_cls = ray.remote(LearnerRole)
         cpus, n = self.sys.learner_cpus, int(self.sys.learner_num)
         if n == 1:
-            return [learner_cls.options(num_cpus=cpus).remote(self.cfg)]
+            return [learner_cls.options(num_cpus=cpus).remote(self.cfg, self._resume_ckpt)]
         node, addr, port = ray.get(ray.remote(replica_rendezvous).options(num_cpus=0).remote())
         cfg = copy.deepcopy(self.cfg)
         cfg.policy.learn.multi_gpu = True
         here = NodeAffinitySchedulingStrategy(node_id=node, soft=False)
-        return [learner_cls.options(num_cpus=cpus, scheduling_strategy=here).remote(cfg, None, Replica(rank, n, addr, port))
+        return [learner_cls.options(num_cpus=cpus, scheduling_strategy=here).remote(cfg, self._resume_ckpt, Replica(rank, n, addr, port))
                 for rank in range(n)]
 
     def _train_all(self, refs: List[Any]) -> List[Dict[str, Any]]:
@@ -312,17 +330,29 @@ class Coordinator:
             dead = [r for r, e in failed.items() if isinstance(e, RayActorError)] or sorted(failed)
             raise StrideError(f"learner replica rank {dead[0]} of {len(refs)} died ({_reason(failed[dead[0]])}); a "
                               f"replica cannot rejoin a running process group, so the run stopped; "
-                              f"{_latest_checkpoint(self.cfg.exp_name)}")
+                              f"{latest_checkpoint(self.cfg.exp_name)}")
         return [outs[rank] for rank in range(len(refs))]
 
     def _new_collector(self, name: str, index: int, incarnation: int) -> Any:
         return self._collector_cls.options(num_cpus=self.sys.collector_cpus, max_restarts=0).remote(
             self.cfg, name, index, incarnation)
 
+    def publish_league(self, state: Mapping[str, object]) -> None:
+        """A league run: the collectors match their episodes from ``state`` (the driver's
+        ``League.state_dict()``) from their next collect on; the learner's checkpoints carry it."""
+        import ray
+
+        self.league_version += 1
+        self.league_ref = ray.put(dict(state))
+        self.learner.hold.remote("league", self.league_ref)
+
     def _dispatch(self, name: str) -> None:
         actor = self.collectors[name][0]
+        league = None
+        if self.league_ref is not None and self._league_sent.get(name) != self.league_version:
+            league, self._league_sent[name] = self.league_ref, self.league_version
         meta, data = actor.collect.options(num_returns=2).remote(self.weights, self.train_iter, self.envstep,
-                                                                 self.train_iter)
+                                                                 self.train_iter, league, self.league_version)
         self.in_flight[meta] = (name, data)
 
     def _restart(self, name: str, error: BaseException) -> None:
@@ -342,6 +372,7 @@ class Coordinator:
         ray.kill(actor)
         self.collectors[name] = (self._new_collector(name, index, incarnation + 1), index, incarnation + 1)
         self.delivered[name] = 0
+        self._league_sent.pop(name, None)  # the new incarnation starts with the league of its config
         event = {"collector": name, "incarnation": incarnation, "lost_batches": 1, "envstep": self.envstep,
                  "train_iter": self.train_iter}
         self.restarts.append(event)
@@ -395,11 +426,55 @@ class Coordinator:
                            f"gaps={push['gaps']} lost_in_collectors={self.lost_batches}")
         self._replay_last = push
 
+    def received(self, meta: Mapping[str, object]) -> None:
+        """A collector's batch arrived (before that collector's next collect is sent): nothing here;
+        a league run records the batch's games."""
+
+    def start(self) -> None:
+        """One collect in flight per collector."""
+        for name in self.collectors:
+            self._dispatch(name)
+
+    def next_batch(self, max_train_iter: Optional[int]) -> Optional[Mapping[str, object]]:
+        """One turn: wait (at most :data:`POLL_SECONDS`) for a collector's batch, forward it to the
+        replay, send that collector its next collect, train on the replay and record; returns the
+        batch's meta (None: none came in time, or its collector had died and was replaced)."""
+        import ray
+        from ray.exceptions import RayActorError
+
+        ready, _ = ray.wait(list(self.in_flight), num_returns=1, timeout=POLL_SECONDS)
+        if not ready:
+            return None
+        name, data = self.in_flight.pop(ready[0])
+        try:
+            meta: Dict[str, object] = ray.get(ready[0])
+        except RayActorError as e:
+            self._restart(name, e)
+            self._dispatch(name)
+            return None
+        self.delivered[name] = self.delivered.get(name, 0) + 1
+        self.envstep += as_int(meta["envstep"], "a batch's envstep")
+        tag = meta["tag"]
+        assert isinstance(tag, BatchTag)  # what CollectorRole.collect returns
+        push_ref = self.replay.push.remote(tag, data, self.envstep)
+        self.received(meta)
+        self._dispatch(name)
+        self._learn(max_train_iter)
+        push = ray.get(push_ref)
+        self._record(tag, push)
+        return meta
+
+    def save_checkpoint(self, name: Optional[str] = None) -> Optional[str]:
+        """The learner's checkpoint now (rank 0); its path."""
+        import ray
+
+        path: Optional[str] = ray.get(self.learner.save_checkpoint.remote(name))
+        return path
+
     def run(self, evaluator: BaseSerialEvaluator, policy: Policy, max_train_iter: Optional[int],
             max_env_step: Optional[int], progress: bool) -> Dict[str, object]:
         """Collect, store, learn and evaluate until the stop value, a limit or a signal."""
         import ray
-        from ray.exceptions import RayActorError
 
         exp = self.cfg.exp_name
         train_limit = math.inf if max_train_iter is None else max_train_iter
@@ -409,21 +484,16 @@ class Coordinator:
         wall0, cpu0, evaluator_cpu = time.perf_counter(), time.process_time(), 0.0
         stop, interrupted, last_return = False, False, None
 
-        def save_ckpt(name: Optional[str] = None) -> Optional[str]:
-            path: Optional[str] = ray.get(self.learner.save_checkpoint.remote(name))
-            return path
-
-        for name in self.collectors:
-            self._dispatch(name)
+        self.start()
         with Interrupt() as interrupt:
             while True:
                 if interrupt.requested:
                     interrupted = True
-                    save_ckpt()
+                    self.save_checkpoint()
                     break
                 if evaluator.should_eval(self.train_iter, self.envstep):
                     policy.eval_mode.load_state_dict(ray.get(self.learner.eval_state.remote()))
-                    stop, returns = evaluator.eval(save_ckpt, self.train_iter, self.envstep)
+                    stop, returns = evaluator.eval(self.save_checkpoint, self.train_iter, self.envstep)
                     evaluator_cpu += evaluator.last_eval_cpu_seconds
                     last_return = evaluator.last_eval_return
                     if evaluator.last_confirm_return is not None:
@@ -440,47 +510,38 @@ class Coordinator:
                     bar.update(self.envstep, self.train_iter, last_return)
                     if stop:
                         break
-                ready, _ = ray.wait(list(self.in_flight), num_returns=1, timeout=POLL_SECONDS)
-                if not ready:
+                if self.next_batch(max_train_iter) is None:
                     continue
-                name, data = self.in_flight.pop(ready[0])
-                try:
-                    meta = ray.get(ready[0])
-                except RayActorError as e:
-                    self._restart(name, e)
-                    self._dispatch(name)
-                    continue
-                self.delivered[name] = self.delivered.get(name, 0) + 1
-                self.envstep += int(meta["envstep"])
-                tag: BatchTag = meta["tag"]
-                push_ref = self.replay.push.remote(tag, data, self.envstep)
-                self._dispatch(name)
-                self._learn(max_train_iter)
-                push = ray.get(push_ref)
-                self._record(tag, push)
                 bar.update(self.envstep, self.train_iter, last_return)
                 if self.envstep >= env_limit or self.train_iter >= train_limit:
                     break
         bar.close()
+        return {"stop": bool(stop), "interrupted": interrupted, "signal": interrupt.signal_name,
+                "eval_return": last_return, "wall_seconds": time.perf_counter() - wall0,
+                **self.summary(policy, time.process_time() - cpu0 - evaluator_cpu), "eval_cpu_seconds": evaluator_cpu}
+
+    def summary(self, policy: Policy, driver_cpu: float) -> Dict[str, object]:
+        """The end of a run: the learners' ``after_run`` (final checkpoint), rank 0's learn state
+        loaded into ``policy``, and the counters (CPU: every actor's plus ``driver_cpu``, the
+        driver's own less its evaluations)."""
+        import ray
+
+        exp = self.cfg.exp_name
         replay = ray.get(self.replay.summary.remote())
         actors = [*self.learners, self.replay] + [a for a, _, _ in self.collectors.values()]
-        cpu = sum(ray.get([a.cpu_seconds.remote() for a in actors])) + time.process_time() - cpu0 - evaluator_cpu
+        cpu = sum(ray.get([a.cpu_seconds.remote() for a in actors])) + driver_cpu
         states = ray.get([learner.learn_state.remote() for learner in self.learners])
         ray.get([learner.finish.remote() for learner in self.learners])
-        final = policy.learn_mode
-        final.load_state_dict(states[0])
+        policy.learn_mode.load_state_dict(states[0])
         stale = self.staleness or [0]
         return {
-            "stop": bool(stop), "interrupted": interrupted, "signal": interrupt.signal_name,
-            "env_step": self.envstep, "train_iter": self.train_iter, "eval_return": last_return,
-            "wall_seconds": time.perf_counter() - wall0, "exp_dir": exp,
+            "env_step": self.envstep, "train_iter": self.train_iter, "exp_dir": exp,
             "final_checkpoint": os.path.join(exp, "ckpt", f"iteration_{self.train_iter}.pth.tar"),
             "batches": len(self.staleness), "batches_stored": replay["stored"], "duplicates": replay["duplicates"],
             "gaps": replay["gaps"], "lost_batches": self.lost_batches + int(replay["gaps"]),
             "collector_restarts": self.restarts, "replay_restarts": max(0, len(self.replay_pids) - 1),
             "staleness_mean": sum(stale) / len(stale), "staleness_max": max(stale),
-            "train_cpu_seconds": cpu, "eval_cpu_seconds": evaluator_cpu,
-            "learners": len(self.learners), "replica_max_weight_diff": replica_divergence(states),
+            "train_cpu_seconds": cpu, "learners": len(self.learners), "replica_max_weight_diff": replica_divergence(states),
         }
 
     def close(self) -> None:

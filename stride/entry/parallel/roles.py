@@ -24,6 +24,7 @@ import torch
 
 from ...config import Config
 from ...data import create_buffer
+from ...league import LeagueReplica, policy_opponent
 from ...policy.base_policy import Policy
 from ...torch_utils.dist import check_same, dist_finalize, dist_init, in_process_group
 from ...utils.errors import ConfigError, StrideError
@@ -134,7 +135,11 @@ class CollectorRole:
     """One collector: an env manager, a policy's collect mode and the serial collector over them.
 
     ``collect`` loads the broadcast weights (when new), runs one serial ``collect`` call and returns
-    ``(meta, data)``: the batch's :class:`BatchTag` and counters, and the samples."""
+    ``(meta, data)``: the batch's :class:`BatchTag` and counters, and the samples.
+
+    With a ``league`` section in the config (``stride -m league --workers N``) its envs' matchmaker
+    is a :class:`~stride.league.LeagueReplica`: ``collect`` takes the driver's league state with
+    the weights and returns the games its episodes finished in ``meta['games']``."""
 
     def __init__(self, cfg: Config, name: str, index: int, incarnation: int = 0) -> None:
         seed = int(cfg.seed) + SEED_STRIDE * (index + 1) + incarnation
@@ -142,24 +147,40 @@ class CollectorRole:
         self.name, self.incarnation = name, incarnation
         self._seq = 0
         self._policy = build_policy(cfg, enable_field=["collect"])
-        self._env = build_env_manager(cfg, seed)
+        self._league: Optional[LeagueReplica] = None
+        objects: Dict[str, object] = {}
+        if cfg.get("league") is not None:
+            league_mode = self._policy.league_mode
+            self._league = LeagueReplica(cfg.league, make_actor=lambda w: policy_opponent(league_mode.frozen(w)))
+            objects["matchmaker"] = self._league
+        self._env = build_env_manager(cfg, seed, env_objects=objects or None)
         self._collector = create_collector(cfg.policy.collect.collector, self._env, self._policy.collect_mode,
                                            exp_name=cfg.exp_name, instance_name=name)
         self._policy_iter = -1  # the learner iteration of the loaded weights (-1: the initial ones)
 
-    def collect(self, weights: Optional[Mapping[str, object]], policy_iter: int, envstep: int, train_iter: int
+    def collect(self, weights: Optional[Mapping[str, object]], policy_iter: int, envstep: int, train_iter: int,
+                league: Optional[Mapping[str, object]] = None, league_version: int = -1
                 ) -> Tuple[Dict[str, object], Sequence[object]]:
         """One collect with ``weights`` (a collect-mode ``state_dict``; None: keep the current ones),
-        exploration as at global ``envstep`` / ``train_iter``."""
+        exploration as at global ``envstep`` / ``train_iter``; ``league``: the driver's
+        ``League.state_dict()`` (version ``league_version``) to match the episodes from from now on
+        (a league run only; None: keep the one it has)."""
         mode = self._policy.collect_mode
         if weights is not None and policy_iter != self._policy_iter:
             mode.load_state_dict(dict(weights))
             self._policy_iter = policy_iter
+        if league is not None:
+            if self._league is None:
+                raise ConfigError(f"{self.name} was given a league state but its config has no league section")
+            self._league.sync(league_version, league)
         before = self._collector.envstep
         data = self._collector.collect(train_iter=train_iter, policy_kwargs=mode.collect_kwargs(envstep, train_iter))
         tag = BatchTag(self.name, self.incarnation, self._seq, max(self._policy_iter, 0))
         self._seq += 1
-        meta = {"tag": tag, "envstep": self._collector.envstep - before, "episodes": self._collector.episode_count}
+        meta: Dict[str, object] = {"tag": tag, "envstep": self._collector.envstep - before,
+                                   "episodes": self._collector.episode_count}
+        if self._league is not None:
+            meta["games"] = [None if g is None else list(g) for g in self._league.take_games()]  # [opponent, outcome]
         return meta, data
 
     def collect_state(self) -> Dict[str, object]:
@@ -249,6 +270,20 @@ class ReplayRole:
         return time.process_time()
 
 
+class HeldState:
+    """A state the learner's checkpoints carry for another process (:meth:`LearnerRole.hold`); a
+    resumed learner reads it back like any registered component."""
+
+    def __init__(self) -> None:
+        self._state: Dict[str, object] = {}
+
+    def state_dict(self) -> Dict[str, object]:
+        return self._state
+
+    def load_state_dict(self, state: Mapping[str, object]) -> None:
+        self._state = dict(state)
+
+
 class LearnerRole:
     """The serial :class:`BaseLearner` (hooks, text and TensorBoard logs, checkpoints) on a policy;
     its weights leave as ``state_dict``s of the collect and eval modes.
@@ -276,9 +311,22 @@ class LearnerRole:
         self._policy: Policy = build_policy(cfg)
         self._tb = build_tb_writer(exp)
         self._learner = BaseLearner(cfg.policy.learn.learner, self._policy.learn_mode, self._tb, exp)
+        self._held: Dict[str, HeldState] = {}
         self._learner.call_hook("before_run")
         if resume_ckpt is not None:
             self._learner.load_checkpoint(resume_ckpt)
+
+    def hold(self, name: str, state: Mapping[str, object]) -> None:
+        """Put ``state`` (a driver's component: the league, its evaluation) into every checkpoint
+        from now on, as ``components[name]``, until held again (the hooks' periodic checkpoints too)."""
+        if name not in self._held:
+            self._held[name] = HeldState()
+            self._learner.register_state(name, self._held[name])
+        self._held[name].load_state_dict(state)
+
+    def league_snapshot(self) -> Dict[str, object]:
+        """The main player's frozen weights now (``policy.league_mode.snapshot()``)."""
+        return self._policy.league_mode.snapshot()
 
     def train(self, batches: Sequence[Optional[Batch]], envstep: int, max_train_iter: Optional[int] = None
               ) -> Dict[str, object]:
