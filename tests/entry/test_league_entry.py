@@ -117,3 +117,23 @@ def test_cli_league_mode(tmp_path, capsys):
     assert "(config, ckpt/, log/, league.csv, result.json)" in out  # what the folder holds: no progress.csv
     assert cli_main(["-m", "league", "-c", str(cfg), "--train-iter", "5"]) == 2
     assert "-m league takes no --train-iter" in capsys.readouterr().err
+
+
+def test_connect_four_zoo_config_runs_and_logs_both_seats(tmp_path):
+    """The connect-four league config, shrunk: its seats (player_0 / player_1), its one fixed
+    opponent and its stop thresholds against random and win_block reach league.csv."""
+    from stride.zoo.pettingzoo.config import connect_four_league_config as c4
+
+    m = copy.deepcopy(c4.main_config)
+    m["env"]["collector_env_num"] = 2
+    m["policy"]["model"]["encoder_hidden_size_list"] = [32]
+    m["policy"]["random_collect_size"] = 32
+    m["policy"]["learn"].update(batch_size=16, learner=dict(hook=dict(save_ckpt_after_iter=10_000)))
+    m["league"].update(snapshot_every=10, eval_episode=2)
+    policy = league_pipeline([m, c4.create_config], seed=0, max_env_step=200, exp_name=str(tmp_path / "c4"),
+                             progress=False)
+    assert policy.result["snapshots"] >= 1 and not policy.result["stop"]
+    rows = list(csv.DictReader(open(tmp_path / "c4" / "league.csv")))
+    for opp in ("random", "win_block"):
+        for seat in ("player_0", "player_1"):
+            assert sum(int(rows[-1][f"{opp}_{seat}_{k}"]) for k in ("won", "drawn", "lost")) == 2
