@@ -16,7 +16,7 @@ from ...envs.base_env import BaseEnvTimestep
 from ...policy.base_policy import CollectMode
 from ...utils.errors import StrideError
 from ...utils.registry import COLLECTOR_REGISTRY
-from ...utils.narrow import as_int, as_mapping
+from ...utils.narrow import as_int, as_list, as_mapping
 from ..protocols import EnvManager, ScalarWriter, Stateful
 
 #: what one batched step gives back: timesteps, and the observation and policy output behind each, by env id
@@ -230,7 +230,8 @@ class SerialCollectorBase(Configurable):
         ep_len = as_mapping(state["ep_len"], "collector state 'ep_len'")
         self._ep_len = {int(k): as_int(v, "collector state 'ep_len'") for k, v in ep_len.items()}
         inflight = as_mapping(state.get("inflight", {}), "collector state 'inflight'")  # older checkpoints: none
-        self._inflight = {int(k): cast(List[Tuple[Any, Dict[str, Any]]], [tuple(x) for x in from_plain(v)])
+        self._inflight = {int(k): [cast(Tuple[Any, Dict[str, Any]], tuple(as_list(x, "an in-flight send")))
+                                   for x in as_list(from_plain(v), "collector state 'inflight'")]
                           for k, v in inflight.items()}
         episode_state = state.get("policy")  # a recurrent policy's per-env states (older checkpoints: none)
         if episode_state is not None:
