@@ -1,12 +1,14 @@
-"""Learning check of the self-play league on tic-tac-toe (Stride only; issue 19).
+"""Learning check of the self-play league on tic-tac-toe or connect four (Stride only; issue 19).
 
-Trains ``stride.zoo.pettingzoo.config.tictactoe_league_config`` per seed (``league_pipeline``, at
+Trains ``stride.zoo.pettingzoo.config.<game>_league_config`` per seed (``league_pipeline``, at
 most ``--env-step`` env steps; the config's stop rule may end it earlier), then plays the returned
-main player in 100 fresh games per opponent and seat on PettingZoo's own ``tictactoe_v3``
-(``stride.testing.board_games.play_native``: a random player and an independent one-step
-lookahead) and prints won / drawn / lost, env steps, train CPU-seconds and the rating per snapshot.
+main player in 100 fresh games per opponent and seat on PettingZoo's own env (``tictactoe_v3`` /
+``connect_four_v3``; ``stride.testing.board_games.play_native``: a random player and an
+independent one-step lookahead) and prints won / drawn / lost, env steps, train CPU-seconds and
+the rating per snapshot.
 
-Run from the repository root: ``python benchmarks/league/tictactoe_league.py --seeds 0 1 2``.
+Run from the repository root: ``python benchmarks/league/tictactoe_league.py --seeds 0 1 2``, or
+with ``--game connect_four`` (its own default budget).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import argparse
 import ast
 import copy
 import csv
+import importlib
 import json
 import os
 import tempfile
@@ -22,13 +25,16 @@ import tempfile
 from stride.entry import league_pipeline
 from stride.entry.cli import apply_settings
 from stride.testing.board_games import play_native
-from stride.zoo.pettingzoo.config.tictactoe_league_config import create_config, main_config
+
+#: --game -> (PettingZoo env the games are played on, default env-step budget)
+GAMES = {"tictactoe": ("tictactoe_v3", 100_000), "connect_four": ("connect_four_v3", 150_000)}
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
+    ap.add_argument("--game", choices=sorted(GAMES), default="tictactoe")
     ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
-    ap.add_argument("--env-step", type=int, default=100_000)
+    ap.add_argument("--env-step", type=int, default=None, help="default: 100,000 (tic-tac-toe), 150,000 (connect four)")
     ap.add_argument("--workers", type=int, default=1,
                     help="collectors: 1 the serial league, N > 1 N collector actors on Ray (league_pipeline(workers=N))")
     ap.add_argument("--out", default=None, help="experiment folders go here (default: a temporary folder)")
@@ -43,18 +49,22 @@ def main() -> None:
         except (ValueError, SyntaxError):
             value = raw
         settings.append((key.split("."), value))
-    main = apply_settings(copy.deepcopy(main_config), settings)
-    root = args.out or tempfile.mkdtemp(prefix="league_tictactoe_")
+    native, default_budget = GAMES[args.game]
+    env_step = default_budget if args.env_step is None else args.env_step
+    zoo = importlib.import_module(f"stride.zoo.pettingzoo.config.{args.game}_league_config")
+    main = apply_settings(copy.deepcopy(zoo.main_config), settings)
+    create_config = zoo.create_config
+    root = args.out or tempfile.mkdtemp(prefix=f"league_{args.game}_")
     header = "seed  env_steps  steps/s  train_cpu_s  rand-1st W/D/L  rand-2nd W/D/L  look-1st W/D/L  look-2nd W/D/L  mu by snapshot"
     lines = []
     for seed in args.seeds:
-        policy = league_pipeline([main, create_config], seed=seed, max_env_step=args.env_step,
+        policy = league_pipeline([main, create_config], seed=seed, max_env_step=env_step,
                                  exp_name=os.path.join(root, f"seed{seed}"), progress=False, workers=args.workers)
         r = policy.result
         # training's rate: env steps over the run's wall time less the league's evaluations (both pipelines
         # wait for them) and Ray's start (Ray run only)
         rate = r["env_step"] / (r["wall_seconds"] - r["eval_wall_seconds"] - r.get("ray_start_seconds", 0.0))
-        games = [play_native(policy.eval_mode, "tictactoe_v3", opp, seat, 100, seed=900_000)
+        games = [play_native(policy.eval_mode, native, opp, seat, 100, seed=900_000)
                  for opp in ("random", "lookahead") for seat in (0, 1)]
         mus = [row["mu"] for row in csv.DictReader(open(os.path.join(r["exp_dir"], "league.csv")))]
         cells = "  ".join(f"{w:>4}/{d:>2}/{l:>2}  " for w, d, l in games)

@@ -5,10 +5,11 @@ An opponent is ``act(obs, rng) -> action`` on PettingZoo's per-agent observation
 other player's). ``'random'`` plays a uniformly random legal move; ``'win_block'`` plays a move
 that wins now if there is one, else one that stops the other player winning on their next move,
 else a random legal move -- the usual first benchmark above random for tic-tac-toe and connect
-four. The rule works on the observation only (no access to the game's internals), for both
-games: tic-tac-toe's ``(3, 3, 2)`` planes (action ``a`` is cell ``divmod(a, 3)``, three in a row)
-and connect four's ``(6, 7, 2)`` (action = column, the stone drops to the lowest free row, four in
-a row).
+four. The rule works on the observation only (no access to the game's internals); what it needs
+to know of a game is data, one :class:`BoardGame` row per game in :data:`BOARD_GAMES`, found by
+the observation's board shape: tic-tac-toe's ``(3, 3, 2)`` planes (action ``a`` is cell
+``divmod(a, 3)``, three in a row) and connect four's ``(6, 7, 2)`` (action = column, the stone
+drops to the lowest free row, four in a row). A third game of this kind is one more row.
 
 An opponent is any such callable -- a frozen league player is one too (``stride.league``). Who
 plays the learner can also change per episode: a :class:`Matchmaker` (the league) is asked at each
@@ -18,6 +19,7 @@ opponent through the same ``act(obs, rng)`` call.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Callable, Dict, Mapping, Optional, Protocol, Sequence, Tuple
 
 import numpy as np
@@ -54,13 +56,44 @@ def random_opponent(obs: Mapping[str, npt.NDArray[np.generic]], rng: np.random.G
     return int(rng.choice(_legal(obs)))
 
 
-def _cell(board: npt.NDArray[np.generic], action: int) -> Optional[Tuple[int, int]]:
-    """Where ``action`` puts a stone: tic-tac-toe's cell, or connect four's lowest free row of the column."""
-    rows, cols = board.shape[:2]
-    if (rows, cols) == (3, 3):
-        return divmod(action, 3)
-    free = np.flatnonzero(board[:, action].sum(-1) == 0)
-    return (int(free[-1]), action) if free.size else None
+@dataclass(frozen=True)
+class BoardGame:
+    """What the rule opponents know of a k-in-a-row board game: its board and how a move lands."""
+
+    #: PettingZoo's module (``pettingzoo.classic.<env>``)
+    env: str
+    rows: int
+    cols: int
+    #: stones in a row that win
+    k: int
+    #: True: an action names a column and the stone drops to its lowest free row (connect four);
+    #: False: an action names the cell ``divmod(action, cols)`` (tic-tac-toe)
+    gravity: bool
+
+    def cell(self, board: npt.NDArray[np.generic], action: int) -> Optional[Tuple[int, int]]:
+        """Where ``action`` puts a stone on ``board`` (rows x cols x planes), None where it cannot."""
+        if not self.gravity:
+            r, c = divmod(int(action), self.cols)
+            return (r, c) if not np.asarray(board[r, c]).any() else None
+        free = np.flatnonzero(np.asarray(board[:, action]).sum(-1) == 0)
+        return (int(free[-1]), int(action)) if free.size else None
+
+
+#: the board games the rule opponents play, by PettingZoo module name
+BOARD_GAMES: Dict[str, BoardGame] = {
+    g.env: g for g in (BoardGame("tictactoe_v3", 3, 3, 3, gravity=False),
+                       BoardGame("connect_four_v3", 6, 7, 4, gravity=True))
+}
+
+
+def board_game(board: npt.NDArray[np.generic]) -> BoardGame:
+    """The game whose board ``board`` (rows x cols x 2 planes) is, or a one-line error naming the choices."""
+    shape = tuple(np.shape(board)[:2])
+    for game in BOARD_GAMES.values():
+        if shape == (game.rows, game.cols):
+            return game
+    raise ValueError(f"no board game has a {shape} board; valid choices: "
+                     + ", ".join(f"{g.env} {(g.rows, g.cols)}" for g in BOARD_GAMES.values()))
 
 
 def _wins(stones: npt.NDArray[np.generic], cell: Tuple[int, int], k: int) -> bool:
@@ -83,11 +116,11 @@ def win_block_opponent(obs: Mapping[str, npt.NDArray[np.generic]], rng: np.rando
     """Win now if possible, else block the other player's immediate win, else a random legal move."""
     board = np.asarray(obs["observation"])
     legal = _legal(obs)
-    k = 3 if board.shape[:2] == (3, 3) else 4
+    game = board_game(board)
     for plane in (0, 1):  # 0: my winning move; 1: the other player's, which I take first
         for action in legal:
-            cell = _cell(board, int(action))
-            if cell is not None and _wins(board[:, :, plane], cell, k):
+            cell = game.cell(board, int(action))
+            if cell is not None and _wins(board[:, :, plane], cell, game.k):
                 return int(action)
     return int(rng.choice(legal))
 

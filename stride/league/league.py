@@ -95,7 +95,8 @@ class League(Configurable):
             # stop when an evaluation has at most this loss rate against every evaluation opponent
             # in each seat and at least stop_win_rate[name] wins against each one named there (None: never stop).
             stop_max_loss_rate=Setting(0.0, "[0, 1]", kind=float, optional=True),
-            stop_win_rate=dict(random=0.8),
+            stop_win_rate=dict(random=Setting(0.8, "[0, 1]", kind=float, optional=True),
+                               win_block=Setting(None, "[0, 1]", kind=float, optional=True)),
             # (bool) a run that ends without meeting the stop rule returns the main player as it was at
             # its best evaluation (fewest losses in the worst (opponent, seat), then fewest losses, then
             # most wins) -- the league's ckpt_best; the checkpoints keep the true last state (resume).

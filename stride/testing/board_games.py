@@ -7,13 +7,16 @@ learning test and benchmark judge a trained player.
 now if possible, else block the other player's immediate win, else random). The lookahead is
 written here again, on the board PettingZoo's observation shows, independently of
 ``stride.envs.board_opponents.win_block_opponent`` (which the league trains against), so a test
-does not grade the trainer with its own ruler.
+does not grade the trainer with its own ruler; for the same reason the games' rules it needs
+(:data:`NATIVE_GAMES`: board size, stones in a row, whether stones drop) are restated here rather
+than imported from ``stride.envs.board_opponents.BOARD_GAMES``. It scans every k-in-a-row line of
+the board rather than counting outward from a cell as ``win_block_opponent`` does.
 """
 
 from __future__ import annotations
 
 import importlib
-from typing import Callable, Mapping, Tuple
+from typing import Callable, Dict, Mapping, Tuple
 
 import numpy as np
 import numpy.typing as npt
@@ -23,6 +26,13 @@ from ..utils.extras import import_extra
 
 NATIVE_OPPONENTS = ("random", "lookahead")
 Board = npt.NDArray[np.int8]
+#: the games :func:`play_native` plays: PettingZoo module -> (rows, cols, stones in a row that win,
+#: whether an action is a column whose lowest free cell the stone drops to; else the cell
+#: ``divmod(action, cols)``)
+NATIVE_GAMES: Dict[str, Tuple[int, int, int, bool]] = {
+    "tictactoe_v3": (3, 3, 3, False),
+    "connect_four_v3": (6, 7, 4, True),
+}
 
 
 def _lines(rows: int, cols: int, k: int) -> list[list[Tuple[int, int]]]:
@@ -37,11 +47,20 @@ def _lines(rows: int, cols: int, k: int) -> list[list[Tuple[int, int]]]:
     return out
 
 
-def _landing(board: Board, action: int) -> Tuple[int, int]:
-    """The cell a move fills: tic-tac-toe's ``divmod(action, 3)``; connect four's lowest empty row."""
-    rows, cols = board.shape[:2]
-    if (rows, cols) == (3, 3):
-        return divmod(action, 3)
+def _game(board: Board) -> Tuple[int, int, int, bool]:
+    """The :data:`NATIVE_GAMES` rules of the game whose board this is."""
+    for rules in NATIVE_GAMES.values():
+        if board.shape[:2] == rules[:2]:
+            return rules
+    raise ValueError(f"no game of {', '.join(NATIVE_GAMES)} has a board of shape {board.shape}")
+
+
+def _landing(board: Board, action: int, gravity: bool) -> Tuple[int, int]:
+    """The cell a move fills: with gravity the lowest empty row of column ``action``, else
+    ``divmod(action, cols)``."""
+    rows, cols = int(board.shape[0]), int(board.shape[1])
+    if not gravity:
+        return divmod(action, cols)
     empty = [r for r in range(rows) if board[r, action].sum() == 0]
     return max(empty), action
 
@@ -50,12 +69,11 @@ def lookahead(obs: Mapping[str, npt.NDArray[np.generic]], rng: np.random.Generat
     """Win if a move wins now, else take the cell where the other player would win, else random."""
     board = np.asarray(obs["observation"]).astype(np.int8)
     legal = [int(a) for a in np.flatnonzero(obs["action_mask"])]
-    rows, cols = board.shape[:2]
-    k = 3 if (rows, cols) == (3, 3) else 4
+    rows, cols, k, gravity = _game(board)
     lines = _lines(rows, cols, k)
     for plane in (0, 1):
         for a in legal:
-            cell = _landing(board, a)
+            cell = _landing(board, a, gravity)
             stones = board[:, :, plane].copy()
             stones[cell] = 1
             if any(cell in line and all(stones[x] for x in line) for line in lines):
@@ -74,6 +92,8 @@ def play_native(eval_mode: EvalMode, game: str, opponent: str, seat: int, n: int
     playing the ``seat``-th agent (0: first to move, 1: second); game ``i`` is seeded ``seed + i``."""
     if opponent not in NATIVE_OPPONENTS:
         raise ValueError(f"unknown opponent {opponent!r}; valid choices: {', '.join(NATIVE_OPPONENTS)}")
+    if game not in NATIVE_GAMES:
+        raise ValueError(f"unknown game {game!r}; valid choices: {', '.join(NATIVE_GAMES)}")
     import_extra("pettingzoo", "multiagent", what="PettingZoo games")
     env = importlib.import_module(f"pettingzoo.classic.{game}").env()
     other: Callable[[Mapping[str, npt.NDArray[np.generic]], np.random.Generator], int] = \

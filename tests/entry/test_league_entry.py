@@ -117,3 +117,39 @@ def test_cli_league_mode(tmp_path, capsys):
     assert "(config, ckpt/, log/, league.csv, result.json)" in out  # what the folder holds: no progress.csv
     assert cli_main(["-m", "league", "-c", str(cfg), "--train-iter", "5"]) == 2
     assert "-m league takes no --train-iter" in capsys.readouterr().err
+
+
+def _small_c4():
+    from stride.zoo.pettingzoo.config import connect_four_league_config as c4
+
+    m = copy.deepcopy(c4.main_config)
+    m["env"]["collector_env_num"] = 2
+    m["policy"]["model"]["encoder_hidden_size_list"] = [32]
+    m["policy"]["random_collect_size"] = 32
+    m["policy"]["learn"].update(batch_size=16, learner=dict(hook=dict(save_ckpt_after_iter=10_000)))
+    m["league"].update(snapshot_every=10, eval_episode=2)
+    return [m, c4.create_config]
+
+
+def test_connect_four_zoo_config_runs_and_logs_both_seats(tmp_path):
+    """The connect-four league config, shrunk: its seats (player_0 / player_1), its one fixed
+    opponent and its stop thresholds against random and win_block reach league.csv."""
+    policy = league_pipeline(_small_c4(), seed=0, max_env_step=200, exp_name=str(tmp_path / "c4"), progress=False)
+    assert policy.result["snapshots"] >= 1 and not policy.result["stop"]
+    rows = list(csv.DictReader(open(tmp_path / "c4" / "league.csv")))
+    for opp in ("random", "win_block"):
+        for seat in ("player_0", "player_1"):
+            assert sum(int(rows[-1][f"{opp}_{seat}_{k}"]) for k in ("won", "drawn", "lost")) == 2
+
+
+def test_connect_four_resumed_run_equals_uninterrupted(tmp_path):
+    """A run that ended at its limit with a self-play move still waiting for its transition (the
+    collector's in-flight send, now in its checkpoint; before, the resumed run stopped on a KeyError)."""
+    ref = league_pipeline(_small_c4(), seed=0, max_env_step=600, exp_name=str(tmp_path / "ref"), progress=False).result
+    league_pipeline(_small_c4(), seed=0, max_env_step=300, exp_name=str(tmp_path / "run"), progress=False)
+    resumed = league_pipeline(None, max_env_step=600, resume=str(tmp_path / "run"), progress=False).result
+    assert (resumed["env_step"], resumed["train_iter"]) == (ref["env_step"], ref["train_iter"])
+    _, model_ref = _league_state(str(tmp_path / "ref"), ref["train_iter"])
+    _, model_res = _league_state(str(tmp_path / "run"), resumed["train_iter"])
+    for k in model_ref:
+        assert torch.equal(model_res[k], model_ref[k]), k

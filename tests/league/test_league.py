@@ -120,6 +120,12 @@ def test_bad_config():
         _league(fixed_opponents=["random", "minimax"])
     with pytest.raises(ConfigError, match="pfsp_weighting"):
         _league(pfsp_weighting="cubic")
+    # a stop threshold per fixed opponent (connect four's config asks one of win_block too); no other key
+    assert dict(_league(stop_win_rate=dict(win_block=0.75)).cfg.stop_win_rate) == dict(random=0.8, win_block=0.75)
+    with pytest.raises(ConfigError, match="unknown config key 'league.stop_win_rate.minimax'; valid keys here: random, win_block"):
+        _league(stop_win_rate=dict(minimax=0.5))
+    with pytest.raises(ConfigError, match="league.stop_win_rate.win_block"):
+        _league(stop_win_rate=dict(win_block=1.5))
 
 
 def test_fixed_branch_meets_only_fixed_opponents_uniformly():

@@ -63,3 +63,100 @@ def test_play_native_counts_games_in_both_seats():
         assert w + d + l == 20 and l > 0   # a player that always takes the first free cell loses to the lookahead
     with pytest.raises(ValueError, match="unknown opponent 'minimax'"):
         play_native(_FirstLegal(), "tictactoe_v3", "minimax", 0, 1)
+
+
+# ---- connect four ------------------------------------------------------------------------------
+def _c4(mine, theirs):
+    """A connect-four observation from (row, col) stones of the mover (plane 0) and the other player."""
+    board = np.zeros((6, 7, 2), np.int8)
+    for cell in mine:
+        board[cell][0] = 1
+    for cell in theirs:
+        board[cell][1] = 1
+    mask = (board[0].sum(-1) == 0).astype(np.int8)  # a column is legal while its top cell is free
+    return {"observation": board, "action_mask": mask}
+
+
+def test_connect_four_lookahead_wins_then_blocks():
+    rng = np.random.default_rng(0)
+    # mine: three on the bottom row (column 3 wins); theirs: three up column 6 (column 6 blocks)
+    assert lookahead(_c4([(5, 0), (5, 1), (5, 2)], [(5, 6), (4, 6), (3, 6)]), rng) == 3
+    assert lookahead(_c4([(5, 0), (5, 1), (4, 4)], [(5, 6), (4, 6), (3, 6)]), rng) == 6
+    # a diagonal: theirs on (5,0) (4,1) (3,2); (2,3) is where column 3's stone lands once it holds three
+    mine = [(5, 1), (5, 2), (4, 2), (4, 3), (5, 6)]
+    theirs = [(5, 0), (4, 1), (3, 2), (5, 3), (3, 3)]
+    assert lookahead(_c4(mine, theirs), rng) == 3
+
+
+def test_connect_four_lookahead_blocks_only_where_a_stone_lands():
+    """Their row-4 threat at (4, 4) cannot be taken (column 4 is empty: a stone lands on row 5), so
+    the lookahead blocks the threat it can reach (column 0, stacked three high) every time."""
+    theirs = [(4, 1), (4, 2), (4, 3), (5, 0), (4, 0), (3, 0)]
+    mine = [(5, 1), (5, 2), (5, 6), (4, 6), (5, 5)]
+    for s in range(20):
+        assert lookahead(_c4(mine, theirs), np.random.default_rng(s)) == 0
+    # with (5, 3) mine too, column 4 completes my bottom row: a win comes before any block
+    assert lookahead(_c4(mine + [(5, 3)], theirs), np.random.default_rng(0)) == 4
+
+
+def test_connect_four_lookahead_plays_randomly_without_a_threat():
+    moves = {lookahead(_c4([(5, 3)], [(4, 3)]), np.random.default_rng(s)) for s in range(40)}
+    assert moves == set(range(7))
+
+
+def test_connect_four_lookahead_agrees_with_win_block_on_forced_moves():
+    """On positions of random play in PettingZoo's own env: where the mover can win, both win;
+    else where the other player threatens, both block (each judged by a brute-force check)."""
+    from pettingzoo.classic import connect_four_v3
+
+    rng = np.random.default_rng(4)
+    env = connect_four_v3.env()
+    forced = 0
+    for game in range(30):
+        env.reset(seed=game)
+        for _ in env.agent_iter():
+            obs, _, terminated, truncated, _ = env.last()
+            if terminated or truncated:
+                break
+            a = lookahead(obs, np.random.default_rng(5))
+            b = win_block_opponent(obs, np.random.default_rng(5))
+            assert obs["action_mask"][a] and obs["action_mask"][b]
+            legal = np.flatnonzero(obs["action_mask"])
+            for plane in (0, 1):  # 0: a win of the mover's; 1: a four of the other player's to block
+                finishing = {int(c) for c in legal if _completes(obs["observation"], c, plane)}
+                if finishing:
+                    assert a in finishing and b in finishing, (plane, finishing, a, b)
+                    forced += 1
+                    break
+            env.step(int(rng.choice(legal)))
+    env.close()
+    assert forced >= 20  # random play reaches many forced positions: the check is not vacuous
+
+
+def _completes(board, col, plane):
+    """Whether a stone of ``plane`` dropped in ``col`` makes four in a row (a brute-force check)."""
+    rows = [r for r in range(6) if board[r, col].sum() == 0]
+    if not rows:
+        return False
+    stones = board[:, :, plane].copy()
+    stones[max(rows), col] = 1
+    for r in range(6):
+        for c in range(7):
+            for dr, dc in ((0, 1), (1, 0), (1, 1), (1, -1)):
+                if all(0 <= r + i * dr < 6 and 0 <= c + i * dc < 7 and stones[r + i * dr, c + i * dc] for i in range(4)):
+                    return True
+    return False
+
+
+class _Random:
+    def forward(self, data):
+        rng = np.random.default_rng(sum(int(v["observation"].sum()) for v in data.values()))
+        return {k: {"action": int(rng.choice(np.flatnonzero(v["action_mask"])))} for k, v in data.items()}
+
+
+def test_play_native_connect_four_lookahead_beats_random_in_both_seats():
+    for seat in (0, 1):
+        w, d, l = play_native(_Random(), "connect_four_v3", "lookahead", seat, 30, seed=7)
+        assert w + d + l == 30 and l >= 20, (seat, w, d, l)
+    with pytest.raises(ValueError, match="unknown game 'chess_v6'; valid choices: tictactoe_v3, connect_four_v3"):
+        play_native(_Random(), "chess_v6", "random", 0, 1)

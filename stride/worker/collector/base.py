@@ -16,7 +16,7 @@ from ...envs.base_env import BaseEnvTimestep
 from ...policy.base_policy import CollectMode
 from ...utils.errors import StrideError
 from ...utils.registry import COLLECTOR_REGISTRY
-from ...utils.narrow import as_int, as_mapping
+from ...utils.narrow import as_int, as_list, as_mapping
 from ..protocols import EnvManager, ScalarWriter, Stateful
 
 #: what one batched step gives back: timesteps, and the observation and policy output behind each, by env id
@@ -215,6 +215,9 @@ class SerialCollectorBase(Configurable):
             "total_episode_count": self._total_episode_count,
             "traj": {str(k): to_plain(v) for k, v in self._traj.items()},
             "ep_len": {str(k): v for k, v in self._ep_len.items()},
+            # observations and outputs sent whose transitions have not come back yet (an agent of a
+            # turn-based game waits for its next turn): a resumed run needs them to close those transitions
+            "inflight": {str(k): to_plain(v) for k, v in self._inflight.items()},
             "env": self._env.state_dict() if isinstance(self._env, Stateful) else None,
             "policy": None if self._policy is None else to_plain(self._policy.get_attribute("collect_episode_state")),
         }
@@ -226,6 +229,10 @@ class SerialCollectorBase(Configurable):
         self._traj = {int(k): cast(List[Dict[str, Any]], from_plain(v)) for k, v in traj.items()}
         ep_len = as_mapping(state["ep_len"], "collector state 'ep_len'")
         self._ep_len = {int(k): as_int(v, "collector state 'ep_len'") for k, v in ep_len.items()}
+        inflight = as_mapping(state.get("inflight", {}), "collector state 'inflight'")  # older checkpoints: none
+        self._inflight = {int(k): [cast(Tuple[Any, Dict[str, Any]], tuple(as_list(x, "an in-flight send")))
+                                   for x in as_list(from_plain(v), "collector state 'inflight'")]
+                          for k, v in inflight.items()}
         episode_state = state.get("policy")  # a recurrent policy's per-env states (older checkpoints: none)
         if episode_state is not None:
             self._require_policy().set_attribute("collect_episode_state", from_plain(episode_state))

@@ -1,0 +1,70 @@
+"""``stride.envs.board_opponents``'s game data (``BOARD_GAMES``): checked against PettingZoo's own
+envs, and where a move lands on each board."""
+
+from __future__ import annotations
+
+import importlib
+
+import numpy as np
+import pytest
+
+pytest.importorskip("pettingzoo")
+
+from stride.envs.board_opponents import BOARD_GAMES, board_game, win_block_opponent
+
+
+@pytest.mark.parametrize("name", sorted(BOARD_GAMES))
+def test_the_data_matches_pettingzoos_env(name):
+    game = BOARD_GAMES[name]
+    env = importlib.import_module(f"pettingzoo.classic.{name}").env()
+    env.reset(seed=0)
+    agent = env.possible_agents[0]
+    assert env.observation_space(agent)["observation"].shape == (game.rows, game.cols, 2)
+    assert env.action_space(agent).n == (game.cols if game.gravity else game.rows * game.cols)
+    env.close()
+
+
+@pytest.mark.parametrize("name", sorted(BOARD_GAMES))
+def test_k_in_a_row_ends_the_real_game_and_the_rule_finds_it(name):
+    """Play the first player's stones along the first row / column until one move short of k in a
+    row (the second player far away), then the rule must pick the winning move and PettingZoo must
+    end the game with that move."""
+    game = BOARD_GAMES[name]
+    env = importlib.import_module(f"pettingzoo.classic.{name}").env()
+    env.reset(seed=0)
+    if game.gravity:  # connect four: first player stacks column 0, second stacks column 6
+        mine, theirs = [0] * (game.k - 1), [game.cols - 1] * (game.k - 1)
+    else:  # tic-tac-toe: first player fills row 0 but its last cell, second plays row 1
+        mine, theirs = list(range(game.k - 1)), [game.cols + i for i in range(game.k - 1)]
+    for a, b in zip(mine, theirs):
+        env.step(a)
+        env.step(b)
+    obs, _, terminated, _, _ = env.last()
+    assert not terminated
+    move = win_block_opponent(obs, np.random.default_rng(0))
+    env.step(move)
+    winner = env.possible_agents[0]
+    assert env.terminations[winner] and env.rewards[winner] == 1, (name, move)
+    env.close()
+
+
+def test_where_a_move_lands():
+    c4 = BOARD_GAMES["connect_four_v3"]
+    board = np.zeros((6, 7, 2), np.int8)
+    assert c4.cell(board, 3) == (5, 3)
+    board[5, 3, 0] = board[4, 3, 1] = 1
+    assert c4.cell(board, 3) == (3, 3)
+    board[:, 2, 0] = 1
+    assert c4.cell(board, 2) is None  # a full column
+    ttt = BOARD_GAMES["tictactoe_v3"]
+    board = np.zeros((3, 3, 2), np.int8)
+    assert ttt.cell(board, 5) == (1, 2)
+    board[1, 2, 1] = 1
+    assert ttt.cell(board, 5) is None  # a taken cell
+
+
+def test_an_unknown_board_is_one_line():
+    assert board_game(np.zeros((6, 7, 2))) is BOARD_GAMES["connect_four_v3"]
+    with pytest.raises(ValueError, match=r"no board game has a \(8, 8\) board; valid choices: tictactoe_v3 \(3, 3\), "
+                                         r"connect_four_v3 \(6, 7\)"):
+        board_game(np.zeros((8, 8, 2)))
