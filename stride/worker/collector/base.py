@@ -215,6 +215,9 @@ class SerialCollectorBase(Configurable):
             "total_episode_count": self._total_episode_count,
             "traj": {str(k): to_plain(v) for k, v in self._traj.items()},
             "ep_len": {str(k): v for k, v in self._ep_len.items()},
+            # what was sent to envs whose answer is still to come: a turn-based multi-agent env answers
+            # an agent's move only at its next turn, so a checkpoint can fall between the two
+            "inflight": {str(k): to_plain(v) for k, v in self._inflight.items()},
             "env": self._env.state_dict() if isinstance(self._env, Stateful) else None,
             "policy": None if self._policy is None else to_plain(self._policy.get_attribute("collect_episode_state")),
         }
@@ -226,6 +229,8 @@ class SerialCollectorBase(Configurable):
         self._traj = {int(k): cast(List[Dict[str, Any]], from_plain(v)) for k, v in traj.items()}
         ep_len = as_mapping(state["ep_len"], "collector state 'ep_len'")
         self._ep_len = {int(k): as_int(v, "collector state 'ep_len'") for k, v in ep_len.items()}
+        inflight = as_mapping(state.get("inflight", {}), "collector state 'inflight'")  # older checkpoints: none
+        self._inflight = {int(k): [tuple(sent) for sent in cast(List[List[Any]], from_plain(v))] for k, v in inflight.items()}
         episode_state = state.get("policy")  # a recurrent policy's per-env states (older checkpoints: none)
         if episode_state is not None:
             self._require_policy().set_attribute("collect_episode_state", from_plain(episode_state))
