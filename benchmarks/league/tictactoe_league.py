@@ -4,7 +4,10 @@ Trains ``stride.zoo.pettingzoo.config.tictactoe_league_config`` per seed (``leag
 most ``--env-step`` env steps; the config's stop rule may end it earlier), then plays the returned
 main player in 100 fresh games per opponent and seat on PettingZoo's own ``tictactoe_v3``
 (``stride.testing.board_games.play_native``: a random player and an independent one-step
-lookahead) and prints won / drawn / lost, env steps, train CPU-seconds and the rating per snapshot.
+lookahead) and prints won / drawn / lost, env steps, train CPU-seconds and the rating per snapshot;
+then the exact loss probabilities of the same player against both in the second seat and the
+number of lines a perfect adversary wins against it per seat (``exact_outcomes``,
+``losing_lines``): what the 100 games sample.
 
 Run from the repository root: ``python benchmarks/league/tictactoe_league.py --seeds 0 1 2``.
 """
@@ -21,7 +24,7 @@ import tempfile
 
 from stride.entry import league_pipeline
 from stride.entry.cli import apply_settings
-from stride.testing.board_games import play_native
+from stride.testing.board_games import exact_outcomes, losing_lines, play_native
 from stride.zoo.pettingzoo.config.tictactoe_league_config import create_config, main_config
 
 
@@ -51,11 +54,16 @@ def main() -> None:
         r = policy.result
         games = [play_native(policy.eval_mode, "tictactoe_v3", opp, seat, 100, seed=900_000)
                  for opp in ("random", "lookahead") for seat in (0, 1)]
+        exact = {f"{opp}_2nd_loss_pct": round(100 * exact_outcomes(policy.eval_mode, opp, 1)[2], 3)
+                 for opp in ("random", "lookahead")}
+        exact.update({f"losing_lines_{n}": len(losing_lines(policy.eval_mode, seat))
+                      for seat, n in ((0, "1st"), (1, "2nd"))})
         mus = [row["mu"] for row in csv.DictReader(open(os.path.join(r["exp_dir"], "league.csv")))]
         cells = "  ".join(f"{w:>4}/{d:>2}/{l:>2}  " for w, d, l in games)
         lines.append(f"{seed:>4}  {r['env_step']:>9}  {r['train_cpu_seconds']:>11.1f}  {cells}{' '.join(mus)}")
         print(json.dumps({"seed": seed, "env_step": r["env_step"], "train_cpu_seconds": r["train_cpu_seconds"],
-                          "stop": r["stop"], "returned_snapshot": r.get("returned_snapshot"), "games": games, "mu": mus}), flush=True)
+                          "stop": r["stop"], "returned_snapshot": r.get("returned_snapshot"), "games": games, "mu": mus,
+                          "exploiter_env_step": r.get("exploiter_env_step"), **exact}), flush=True)
     print(header)
     print("\n".join(lines))
 
