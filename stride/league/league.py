@@ -48,7 +48,6 @@ from __future__ import annotations
 from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
-import numpy.typing as npt
 
 from ..config.config import Configurable, merge_config
 from ..config.setting import Setting
@@ -100,10 +99,6 @@ class League(Configurable):
                 # (float) between those, snapshot (and reset) once its win rate against the main player exceeds this.
                 strong_win_rate=Setting(0.7, "[0, 1]"),
             ),
-            # (int) a historical player's first this many moves are uniformly random (then its greedy
-            # play): a frozen snapshot otherwise opens every game the same way, so the main player
-            # meets its punishing replies in one opening only. 0: greedy from the first move.
-            opening_random_moves=Setting(0, "[0, inf)"),
             # (int|None) keep at most this many historical players (the oldest leave first); None: all.
             max_historical=Setting(None, "[1, inf)", kind=int, optional=True),
             payoff=dict(
@@ -195,9 +190,7 @@ class League(Configurable):
             elif player.kind == "historical" and player.weights is not None:
                 if self._make_actor is None:
                     raise ConfigError("this League was built without make_actor: it cannot play historical players")
-                actor = self._make_actor(player.weights)
-                opening = int(self.cfg.opening_random_moves)
-                self._actors[player_id] = actor if opening == 0 else random_opening(actor, opening)
+                self._actors[player_id] = self._make_actor(player.weights)
             else:
                 raise ValueError(f"player {player_id!r} ({player.kind}) is not a frozen player")
         return self._actors[player_id]
@@ -358,20 +351,6 @@ class League(Configurable):
             seed, chosen = as_list(entry, "a running exploiter episode")
             opponent, seat = as_list(chosen, "a running exploiter episode's opponent")
             self._exploiter_running[as_int(seed, "episode seed")] = (str(opponent), str(seat))
-
-
-def random_opening(actor: Opponent, moves: int) -> Opponent:
-    """``actor`` whose first ``moves`` moves of each game are uniformly random legal moves (its own
-    stones on the board -- plane 0 of a PettingZoo board observation -- count its moves so far; the
-    env's per-episode ``rng`` draws them, so a replayed episode replays them)."""
-
-    def act(obs: Mapping[str, npt.NDArray[np.generic]], rng: np.random.Generator) -> int:
-        board = np.asarray(obs["observation"])
-        if int(board[..., 0].sum()) < moves:
-            return int(rng.choice(np.flatnonzero(obs["action_mask"])))
-        return actor(obs, rng)
-
-    return act
 
 
 class ExploiterMatches:

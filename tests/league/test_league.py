@@ -212,29 +212,3 @@ def test_exploiter_state_round_trip_is_exact():
     for seed in range(0, 20, 3):
         a, b = matches.match(seed, AGENTS), copy.exploiter_matches().match(seed, AGENTS)
         assert a[0] == b[0] and a[1](None, None) == b[1](None, None)
-
-
-def test_random_opening_moves_of_historical_players():
-    import numpy as np
-    from stride.league.league import random_opening
-
-    def board(mine, theirs):
-        b = np.zeros((3, 3, 2), np.int8)
-        for a in mine:
-            b[divmod(a, 3)][0] = 1
-        for a in theirs:
-            b[divmod(a, 3)][1] = 1
-        return {"observation": b, "action_mask": (b.sum(-1).reshape(-1) == 0).astype(np.int8)}
-
-    greedy = lambda obs, rng: int(np.flatnonzero(obs["action_mask"])[0])   # noqa: E731  first free cell
-    act = random_opening(greedy, 1)
-    first = {act(board([], [4]), np.random.default_rng(s)) for s in range(50)}
-    assert len(first) > 4 and 4 not in first                   # its first move: random, legal
-    assert act(board([2], [4, 0]), np.random.default_rng(0)) == 1          # then its own play
-    assert act(board([], []), np.random.default_rng(7)) == act(board([], []), np.random.default_rng(7))
-    league = _league(opening_random_moves=1)
-    league.snapshot({"model": {"w": torch.tensor(30.0)}}, 10)   # recognisable: no cell is 30
-    played = {league.actor("main_10")(board([], [s % 9]), np.random.default_rng(s)) for s in range(40)}
-    assert 30.0 not in played and len(played) > 4              # a snapshot opens at random ...
-    assert league.actor("main_10")(board([0], [4]), np.random.default_rng(0)) == 30.0  # ... then plays its weights
-    assert league.actor("random") is random_opponent           # fixed opponents are left as they are
