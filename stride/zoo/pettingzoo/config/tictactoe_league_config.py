@@ -13,13 +13,14 @@ stop with one); the run stops once it loses none of them and wins >= 80 % agains
 seat (perfect play: 99.5 % first, 91.6 % second); a run that reaches its env-step limit instead
 returns the main player of its best evaluation (``league.return_best``).
 
-A main exploiter (``league.main_exploiter``, AlphaStar's) trains beside it against its newest
-snapshot only, and its snapshots join the pool: the main player's Q-values are expected returns
+A main exploiter (``league.main_exploiter.use=True``, AlphaStar's) trains beside it against its
+newest snapshot only, and its snapshots join the pool: the main player's Q-values are expected returns
 against the mix it meets, and a reply to opposite corners that a random first player punishes one
 time in six can score better than the safe one, so some opponent has to punish every such line
-every time. In ``benchmarks/league/README.md`` it halves the exactly computed loss rate of the
-returned player in the second seat on seed 2 (the seat balance of the replay is 54 / 46 %: not
-the cause); it costs as much CPU as the main player's training.
+every time (the replay's seat balance, 54 / 46 %, is not the cause). With it the must-hold holds
+in the benchmark's 100 games on seeds 1 and 2 (seed 1's player has no losing line at all) but not
+on seed 0, where it held without (``benchmarks/league/README.md``), at twice the CPU: so it is off
+here until a setting holds on every seed, and the learning test (seed 0) runs the config as it was.
 
 The learner's settings start from ``tictactoe_dqn_config`` (Tianshou's tic-tac-toe DQN: gamma 0.9,
 3-step returns, MLP 128 x 4) with lr 5e-4, batch 128, 2 updates per 10-step collect, target copy
@@ -66,10 +67,10 @@ main_config = dict(
         stop_max_loss_rate=0.0,
         stop_win_rate=dict(random=0.8),
         return_best=True,
-        # a main exploiter plays the main player's newest snapshot only; snapshot (and reset) after
-        # 1,000-2,000 of its updates, sooner once it scores 0.6 against it (draws count half, so 0.6
-        # means it wins >= 40 % of its games in the seat where the main player is weak)
-        main_exploiter=dict(use=True, snapshot_every=1000, strong_win_rate=0.6),
+        # (off; see the docstring) a main exploiter plays the main player's newest snapshot only; snapshot
+        # (and reset) after 1,000-2,000 of its updates, sooner once it scores 0.6 against it (draws count
+        # half, so 0.6 means it wins >= 40 % of its games in the seat where the main player is weak)
+        main_exploiter=dict(use=False, snapshot_every=1000, strong_win_rate=0.6),
     ),
 )
 
