@@ -95,13 +95,15 @@ def league_pipeline(
         write_limits(cfg.exp_name, max_env_step, None)
     exp: str = cfg.exp_name
     tb = build_tb_writer(exp)
+    exploiter: Optional[MainExploiter] = None
     try:
         learner = BaseLearner(cfg.policy.learn.learner, policy.learn_mode, tb, exp)
         collector = create_collector(cfg.policy.collect.collector, collector_env, policy.collect_mode,
                                      tb_logger=tb, exp_name=exp)
         buffer = create_buffer(cfg.policy.other.replay_buffer, seed=cfg.seed, tb_logger=tb, exp_name=exp)
         evaluation = LeagueEvaluation(cfg, exp, tb)
-        exploiter = MainExploiter(cfg, league) if cfg.league.main_exploiter.use else None
+        if cfg.league.main_exploiter.use:
+            exploiter = MainExploiter(cfg, league)
         # the league first: loading the collector replays the envs' running episodes against it
         for name, comp in (("league", league), ("collector", collector), ("buffer", buffer),
                            ("league_evaluation", evaluation), ("main_exploiter", exploiter)):
