@@ -31,7 +31,8 @@ each snapshot the pipeline resets it to its initial weights (AlphaStar: "reset t
 agent"), so the next one looks for a new weakness instead of polishing the old one. Why it is
 needed: the main player's Q-values are expected returns against the mix of opponents it meets,
 and a move that a random opponent punishes one time in six can look better than the safe one;
-only opponents that always punish a mistake make "never loses" the optimum.
+only opponents that always punish a mistake make "never loses" the optimum. (On tic-tac-toe,
+seeds 0-4, it has not measurably helped yet: ``benchmarks/league/README.md``.)
 
 Draws are a pure function of the episode seed and the league's state (no RNG of its own), and the
 league remembers each running episode's opponent, so an episode replayed on resume meets the same

@@ -17,11 +17,11 @@ A main exploiter (``league.main_exploiter.use=True``, AlphaStar's) trains beside
 newest snapshot only, and its snapshots join the pool: the main player's Q-values are expected returns
 against the mix it meets, and a reply to opposite corners that a random first player punishes one
 time in six can score better than the safe one, so some opponent has to punish every such line
-every time (the replay's seat balance, 54 / 46 %, is not the cause). Over seeds 0-3 it lowers the
-median exact loss rate to the lookahead as second player from 1.27 % to 0.79 % and the must-hold
-holds in the benchmark's 100 games on seeds 1 and 2 (seed 1's player has no losing line at all)
-but not on 0 and 3 (``benchmarks/league/README.md``), at 2.3-2.9x the train CPU: so it is off here
-until a setting holds on every seed, and the learning test (seed 0) runs the config as it was.
+every time (the replay's seat balance, 54 / 46 %, is not the cause). Measured on seeds 0-4
+(``benchmarks/league/README.md``) it does not help yet: the must-hold holds in 100 games on 2 of 5
+seeds with it and without (other seeds), the median exact loss rate to the lookahead as second
+player is 0.95 % both ways, and it costs 2.3-2.9x the train CPU -- so it is off here, and the
+learning test (seed 0) runs the config as it was.
 
 The learner's settings start from ``tictactoe_dqn_config`` (Tianshou's tic-tac-toe DQN: gamma 0.9,
 3-step returns, MLP 128 x 4) with lr 5e-4, batch 128, 2 updates per 10-step collect, target copy
