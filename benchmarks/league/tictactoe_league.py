@@ -5,7 +5,9 @@ most ``--env-step`` env steps; the config's stop rule may end it earlier), then 
 main player in 100 fresh games per opponent and seat on PettingZoo's own env (``tictactoe_v3`` /
 ``connect_four_v3``; ``stride.testing.board_games.play_native``: a random player and an
 independent one-step lookahead) and prints won / drawn / lost, env steps, train CPU-seconds and
-the rating per snapshot.
+the rating per snapshot; on tic-tac-toe also the exact loss probabilities of the same player
+against both in the second seat and the number of lines a perfect adversary wins against it per
+seat (``exact_outcomes``, ``losing_lines``): what the 100 games sample.
 
 Run from the repository root: ``python benchmarks/league/tictactoe_league.py --seeds 0 1 2``, or
 with ``--game connect_four`` (its own default budget).
@@ -21,10 +23,11 @@ import importlib
 import json
 import os
 import tempfile
+from typing import Dict
 
 from stride.entry import league_pipeline
 from stride.entry.cli import apply_settings
-from stride.testing.board_games import play_native
+from stride.testing.board_games import exact_outcomes, losing_lines, play_native
 
 #: --game -> (PettingZoo env the games are played on, default env-step budget)
 GAMES = {"tictactoe": ("tictactoe_v3", 100_000), "connect_four": ("connect_four_v3", 150_000)}
@@ -66,13 +69,20 @@ def main() -> None:
         rate = r["env_step"] / (r["wall_seconds"] - r["eval_wall_seconds"] - r.get("ray_start_seconds", 0.0))
         games = [play_native(policy.eval_mode, native, opp, seat, 100, seed=900_000)
                  for opp in ("random", "lookahead") for seat in (0, 1)]
+        exact: Dict[str, object] = {}
+        if args.game == "tictactoe":  # the whole game tree: exact, not sampled
+            exact = {f"{opp}_2nd_loss_pct": round(100 * exact_outcomes(policy.eval_mode, opp, 1)[2], 3)
+                     for opp in ("random", "lookahead")}
+            exact.update({f"losing_lines_{n}": len(losing_lines(policy.eval_mode, seat))
+                          for seat, n in ((0, "1st"), (1, "2nd"))})
         mus = [row["mu"] for row in csv.DictReader(open(os.path.join(r["exp_dir"], "league.csv")))]
         cells = "  ".join(f"{w:>4}/{d:>2}/{l:>2}  " for w, d, l in games)
         lines.append(f"{seed:>4}  {r['env_step']:>9}  {rate:>7.0f}  {r['train_cpu_seconds']:>11.1f}  {cells}{' '.join(mus)}")
         print(json.dumps({"seed": seed, "workers": args.workers, "env_step": r["env_step"], "env_steps_per_s": rate,
                           "wall_seconds": r["wall_seconds"], "eval_wall_seconds": r["eval_wall_seconds"],
                           "ray_start_seconds": r.get("ray_start_seconds"), "train_cpu_seconds": r["train_cpu_seconds"],
-                          "stop": r["stop"], "returned_snapshot": r.get("returned_snapshot"), "games": games, "mu": mus}), flush=True)
+                          "stop": r["stop"], "returned_snapshot": r.get("returned_snapshot"), "games": games, "mu": mus,
+                          "exploiter_env_step": r.get("exploiter_env_step"), **exact}), flush=True)
     print(header)
     print("\n".join(lines))
 

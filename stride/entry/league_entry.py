@@ -10,6 +10,12 @@ train CPU-seconds -- goes to ``<exp>/league.csv``, TensorBoard (``league/...``) 
 the run stops once that evaluation meets ``league.stop_max_loss_rate`` / ``league.stop_win_rate``
 (or at ``max_env_step``).
 
+With ``league.main_exploiter.use`` a second learner, :class:`MainExploiter` (its own policy,
+collector, envs and replay buffer, built from the same config), plays the main player's newest
+snapshot in every episode, one collect and ``update_per_collect`` updates per loop beside the
+main player's; at its snapshot rule its weights join the league and it is reset to its initial
+learn state with an empty buffer. It starts once the main player has a first snapshot.
+
 The league (players with their frozen weights, payoff, ratings, the opponents of the running
 episodes) is in every checkpoint beside the replay buffer and the envs' in-flight episodes, so
 ``resume=`` continues the run exactly. Built from the serial pipeline's public pieces
@@ -24,10 +30,11 @@ the matches it draws and return the games.
 
 from __future__ import annotations
 
+import copy
 import json
 import math
 import os
-from typing import Any, Dict, Optional
+from typing import Any, Dict, Mapping, Optional
 
 import torch
 
@@ -35,10 +42,11 @@ from ..config import Config, save_config
 from ..config.compile import make_exp_dir
 from ..data import create_buffer
 from ..league import League, policy_opponent
+from ..league.league import EXPLOITER, MAIN
 from ..policy.base_policy import Policy
 from ..utils.errors import ConfigError
 from ..utils.log import build_tb_writer
-from ..utils.narrow import as_number
+from ..utils.narrow import as_int, as_mapping, as_number
 from ..utils.registry import import_components
 from ..utils.seed import set_pkg_seed
 from ..worker import BaseLearner, create_collector
@@ -87,6 +95,9 @@ def league_pipeline(
         if model is not None:
             raise ConfigError("league_pipeline(workers > 1) builds its models in the Ray actors from the config; "
                               "valid choices: model=None, or workers=1 with a model")
+        if cfg.league.main_exploiter.use:
+            raise ConfigError("league.main_exploiter.use=True runs in the serial league only; valid choices: "
+                              "workers=1 with the exploiter, or league.main_exploiter.use=False on Ray")
         return _league_on_ray(cfg, resume_ckpt, workers, max_env_step, progress)
     torch.set_num_threads(int(cfg.get("num_threads", 1)))
     set_pkg_seed(cfg.seed, use_cuda=cfg.policy.cuda)
@@ -100,21 +111,25 @@ def league_pipeline(
         write_limits(cfg.exp_name, max_env_step, None)
     exp: str = cfg.exp_name
     tb = build_tb_writer(exp)
+    exploiter: Optional[MainExploiter] = None
     try:
         learner = BaseLearner(cfg.policy.learn.learner, policy.learn_mode, tb, exp)
         collector = create_collector(cfg.policy.collect.collector, collector_env, policy.collect_mode,
                                      tb_logger=tb, exp_name=exp)
         buffer = create_buffer(cfg.policy.other.replay_buffer, seed=cfg.seed, tb_logger=tb, exp_name=exp)
         evaluation = LeagueEvaluation(cfg, exp, tb)
+        if cfg.league.main_exploiter.use:
+            exploiter = MainExploiter(cfg, league)
         # the league first: loading the collector replays the envs' running episodes against it
         for name, comp in (("league", league), ("collector", collector), ("buffer", buffer),
-                           ("league_evaluation", evaluation)):
-            learner.register_state(name, comp)
+                           ("league_evaluation", evaluation), ("main_exploiter", exploiter)):
+            if comp is not None:
+                learner.register_state(name, comp)
         learner.call_hook("before_run")
         if resume_ckpt is not None:
             learner.load_checkpoint(resume_ckpt)
             collector.envstep = learner.envstep
-        result = _run(cfg, policy, league, learner, collector, buffer, evaluation, max_env_step, progress)
+        result = _run(cfg, policy, league, learner, collector, buffer, evaluation, max_env_step, progress, exploiter)
         learner.call_hook("after_run")  # the last checkpoint: the true training state (what resume continues)
         best = result.pop("best_snapshot", None)
         if best is not None and not result["stop"] and not result["interrupted"] and cfg.league.return_best:
@@ -124,6 +139,8 @@ def league_pipeline(
                 result["returned_snapshot"] = best
     finally:
         collector_env.close()
+        if exploiter is not None:
+            exploiter.close()
         if tb is not None:
             tb.close()
     return finish_run(policy, result, learner, exp, max_env_step, None)
@@ -174,8 +191,81 @@ def _check(cfg: Config) -> None:
                           f"'{cfg.policy.type}' is on-policy")
 
 
+class MainExploiter:
+    """The league's main exploiter as a learner (see the module docstring and
+    :mod:`stride.league.league`): a policy built from the run's config, its own collector over
+    ``env.collector_env_num`` envs whose matchmaker is ``league.exploiter_matches()``, its own replay
+    buffer, and the learn state it started from (what :meth:`reset` goes back to). No
+    :class:`BaseLearner`: it writes no checkpoints or logs of its own -- its state is one component
+    of the main learner's checkpoint (``state_dict``), so resume is exact.
+
+    Better than DI-engine's on purpose: there every active player is a separate learner process
+    that exchanges checkpoint files through the league (and its league demo trains only the main
+    player); here the exploiter is a few lines of the same loop, in the same checkpoint.
+    """
+
+    def __init__(self, cfg: Config, league: League) -> None:
+        self.cfg, self.league = cfg, league
+        self.policy = build_policy(cfg)
+        self.initial = copy.deepcopy(self.policy.learn_mode.state_dict())
+        # its own episode seeds (the league keeps the exploiter's running episodes apart from the main player's)
+        self.env = build_env_manager(cfg, int(cfg.seed) + 7_919, env_objects={"matchmaker": league.exploiter_matches()})
+        self.collector = create_collector(cfg.policy.collect.collector, self.env, self.policy.collect_mode,
+                                          instance_name="exploiter_collector")
+        self.buffer = create_buffer(cfg.policy.other.replay_buffer, seed=int(cfg.seed) + 7_919)
+        self.train_iter = 0
+        self.resets = 0
+
+    @property
+    def envstep(self) -> int:
+        return int(self.collector.envstep)
+
+    def step(self) -> Optional[str]:
+        """One collect, ``update_per_collect`` updates, and its snapshot rule: the id of the snapshot
+        it took (then it was reset), else None."""
+        learn = self.cfg.policy.learn
+        kwargs = self.policy.collect_mode.collect_kwargs(self.collector.envstep, self.train_iter)
+        self.buffer.push(self.collector.collect(train_iter=self.train_iter, policy_kwargs=kwargs),
+                         cur_collector_envstep=self.collector.envstep)
+        for _ in range(learn.update_per_collect):
+            batch = self.buffer.sample_batch(learn.batch_size, self.train_iter)
+            if batch is None:
+                break
+            self.policy.learn_mode.set_attribute("envstep", self.collector.envstep)
+            self.policy.learn_mode.forward(batch)
+            self.train_iter += 1
+        if not self.league.should_snapshot_exploiter(self.train_iter):
+            return None
+        player = self.league.snapshot(self.policy.league_mode.snapshot(), self.train_iter, parent=EXPLOITER)
+        self.reset()
+        return player.player_id
+
+    def reset(self) -> None:
+        """Back to the initial learn state (model, target network, optimizer, schedule counters)
+        with an empty replay buffer (AlphaStar resets its main exploiters after each snapshot)."""
+        self.policy.learn_mode.load_state_dict(copy.deepcopy(self.initial))
+        self.buffer.clear()
+        self.resets += 1
+
+    def close(self) -> None:
+        self.env.close()
+
+    def state_dict(self) -> Dict[str, object]:
+        return {"learn": self.policy.learn_mode.state_dict(), "initial": self.initial, "train_iter": self.train_iter,
+                "resets": self.resets, "collector": self.collector.state_dict(), "buffer": self.buffer.state_dict()}
+
+    def load_state_dict(self, state: Mapping[str, object]) -> None:
+        self.initial = dict(as_mapping(state["initial"], "exploiter 'initial'"))
+        self.policy.learn_mode.load_state_dict(dict(as_mapping(state["learn"], "exploiter 'learn'")))
+        self.train_iter = as_int(state["train_iter"], "exploiter 'train_iter'")
+        self.resets = as_int(state["resets"], "exploiter 'resets'")
+        self.collector.load_state_dict(as_mapping(state["collector"], "exploiter 'collector'"))
+        self.buffer.load_state_dict(as_mapping(state["buffer"], "exploiter 'buffer'"))
+
+
 def _run(cfg: Config, policy: Policy, league: League, learner: BaseLearner, collector: Any, buffer: Any,
-         evaluation: "LeagueEvaluation", max_env_step: Optional[int], progress: bool) -> Dict[str, Any]:
+         evaluation: "LeagueEvaluation", max_env_step: Optional[int], progress: bool,
+         exploiter: Optional[MainExploiter] = None) -> Dict[str, Any]:
     """The loop: collect (the league matches each episode), learn, snapshot + evaluate when due."""
     env_step_limit = math.inf if max_env_step is None else max_env_step
     learn = cfg.policy.learn
@@ -207,10 +297,18 @@ def _run(cfg: Config, policy: Policy, league: League, learner: BaseLearner, coll
                 if stop:
                     learner.save_checkpoint()
                     break
+            if exploiter is not None and league.exploiter_target() is not None:
+                taken = exploiter.step()
+                if taken is not None:
+                    learner.logger.info(f"[league] exploiter snapshot {taken} (then reset) at main train_iter="
+                                        f"{learner.train_iter}")
             bar.update(collector.envstep, learner.train_iter, evaluation.last_return)
             if collector.envstep >= env_step_limit:
                 break
     bar.close()
     return {"stop": bool(stop), "interrupted": interrupted, "signal": interrupt.signal_name,
-            "env_step": collector.envstep, "train_iter": learner.train_iter, "snapshots": len(league.historical()),
+            "env_step": collector.envstep, "train_iter": learner.train_iter, "snapshots": sum(league.players[p].parent_id == MAIN for p in league.historical()),
+            **({} if exploiter is None else {"exploiter_env_step": exploiter.envstep,
+                                              "exploiter_train_iter": exploiter.train_iter,
+                                              "exploiter_snapshots": exploiter.resets}),
             **evaluation.summary(), "exp_dir": cfg.exp_name}

@@ -20,6 +20,20 @@ counts) and the TrueSkill ratings. The snapshot rule is DI-engine's ``is_trained
 since the last one, always one after twice that, and in between one as soon as the main player's
 lowest win rate against the historical players exceeds ``strong_win_rate``.
 
+The main exploiter (``main_exploiter.use``; AlphaStar's ``MainExploiter``, Vinyals et al. 2019,
+and DI-engine's ``ding/league/player.py``): a second learner, built by the pipeline, whose episodes
+(:meth:`League.exploiter_matches`) all meet the main player's newest snapshot, in a random seat,
+so it learns nothing but the lines that beat the main player as it now plays. Its own snapshot
+rule is the main player's with its win rate against that snapshot in place of the lowest one
+against the historicals; each of its snapshots joins the pool as a historical player (so PFSP,
+which draws the hardest opponents first, sends the main player to whatever beats it), and after
+each snapshot the pipeline resets it to its initial weights (AlphaStar: "reset to the supervised
+agent"), so the next one looks for a new weakness instead of polishing the old one. Why it is
+needed: the main player's Q-values are expected returns against the mix of opponents it meets,
+and a move that a random opponent punishes one time in six can look better than the safe one;
+only opponents that always punish a mistake make "never loses" the optimum. (On tic-tac-toe,
+seeds 0-4, it has not measurably helped yet: ``benchmarks/league/README.md``.)
+
 Draws are a pure function of the episode seed and the league's state (no RNG of its own), and the
 league remembers each running episode's opponent, so an episode replayed on resume meets the same
 opponent in the same seat and the ``state_dict`` (players with their weights, payoff, ratings,
@@ -49,6 +63,7 @@ from .rating import Ratings
 
 BRANCHES = ("pfsp", "uniform", "fixed", "sp")
 MAIN = "main"
+EXPLOITER = "main_exploiter"
 
 
 @LEAGUE_REGISTRY.register("one_vs_one")
@@ -77,6 +92,14 @@ class League(Configurable):
             snapshot_every=Setting(1000, "[1, inf)"),
             # (float) between those, snapshot once the lowest win rate against historicals exceeds this.
             strong_win_rate=Setting(0.7, "[0, 1]"),
+            main_exploiter=dict(
+                # (bool) train a main exploiter beside the main player (see the module docstring).
+                use=False,
+                # (int) the exploiter's train iterations between its snapshots: at least this many, at most twice.
+                snapshot_every=Setting(1000, "[1, inf)"),
+                # (float) between those, snapshot (and reset) once its win rate against the main player exceeds this.
+                strong_win_rate=Setting(0.7, "[0, 1]"),
+            ),
             # (int|None) keep at most this many historical players (the oldest leave first); None: all.
             max_historical=Setting(None, "[1, inf)", kind=int, optional=True),
             payoff=dict(
@@ -119,11 +142,16 @@ class League(Configurable):
         self.ratings = Ratings(**{k: float(v) for k, v in self.cfg.rating.items()})
         self.players: Dict[str, Player] = {}
         self._add(Player(MAIN, "main"))
+        if self.cfg.main_exploiter.use:
+            self._add(Player(EXPLOITER, "exploiter"))
         for name in self.cfg.fixed_opponents:
             self._add(Player(str(name), "fixed"))
         self.games: Dict[str, int] = dict.fromkeys(self.players, 0)  # games played (undecayed), per player
         self.sp_games = 0
         self.last_snapshot_iter = 0
+        self.last_exploiter_snapshot_iter = 0
+        # the exploiter's running episodes: episode seed -> (the main snapshot it plays, that snapshot's seat)
+        self._exploiter_running: Dict[int, Tuple[str, str]] = {}
         self._running: Dict[int, Optional[Tuple[str, str]]] = {}  # episode seed -> (opponent, its seat) or None
 
     def _add(self, player: Player, mu: Optional[float] = None) -> None:
@@ -133,7 +161,7 @@ class League(Configurable):
     # ---- matchmaking (the env's Matchmaker) ----------------------------------------------------
     def opponents(self) -> List[str]:
         """The frozen players the main player can meet (fixed and historical), in joining order."""
-        return [p for p, player in self.players.items() if player.kind != "main"]
+        return [p for p, player in self.players.items() if player.kind not in ("main", "exploiter")]
 
     def match(self, seed: int, agents: Sequence[str]) -> Optional[Tuple[str, Opponent]]:
         """The opponent and seat of the episode started with ``seed`` (see the module docstring)."""
@@ -195,6 +223,38 @@ class League(Configurable):
             return
         self.record(MAIN, opponent, outcome)
 
+    # ---- the main exploiter's matchmaking -------------------------------------------------------
+    def exploiter_target(self) -> Optional[str]:
+        """The main player as the exploiter meets it: its newest snapshot (None before the first)."""
+        own = [p for p in self.historical() if self.players[p].parent_id == MAIN]
+        return own[-1] if own else None
+
+    def exploiter_matches(self) -> "ExploiterMatches":
+        """The exploiter's envs' matchmaker (see :class:`ExploiterMatches`)."""
+        if EXPLOITER not in self.players:
+            raise ConfigError("this league has no main exploiter: set league.main_exploiter.use=True")
+        return ExploiterMatches(self)
+
+    def match_exploiter(self, seed: int, agents: Sequence[str]) -> Optional[Tuple[str, Opponent]]:
+        """The exploiter's episode started with ``seed``: the main player's newest snapshot in a
+        uniformly drawn seat (remembered, as :meth:`match`); None (self-play) before any snapshot."""
+        if seed not in self._exploiter_running:
+            target = self.exploiter_target()
+            if target is None:
+                return None
+            rng = np.random.default_rng([int(seed), 0xE4B1])
+            self._exploiter_running[seed] = (target, str(agents[int(rng.integers(len(agents)))]))
+        opponent, seat = self._exploiter_running[seed]
+        return seat, self.actor(opponent)
+
+    def result_exploiter(self, seed: int, returns: Mapping[str, float]) -> None:
+        """The exploiter's episode started with ``seed`` ended with its ``returns`` (by agent)."""
+        chosen = self._exploiter_running.pop(seed, None)
+        if chosen is None or chosen[0] not in self.players:
+            return
+        score = sum(float(r) for r in returns.values())
+        self.record(EXPLOITER, chosen[0], "win" if score > 0 else "loss" if score < 0 else "draw")
+
     def record(self, home: str, away: str, outcome: str) -> None:
         """One finished game: payoff, ratings and game counts."""
         self.payoff.update(home, away, outcome)
@@ -218,16 +278,36 @@ class League(Configurable):
         past = self.historical()
         return not past or min(self.payoff.win_rate(MAIN, p) for p in past) > float(self.cfg.strong_win_rate)
 
-    def snapshot(self, weights: Mapping[str, object], train_iter: int) -> Player:
-        """Freeze the main player's ``weights`` (``policy.league_mode.snapshot()``) at ``train_iter``
-        as a historical player rated from the main player's mean."""
-        player = Player(f"{MAIN}_{train_iter}", "historical", parent_id=MAIN, train_iter=int(train_iter),
+    def should_snapshot_exploiter(self, train_iter: int) -> bool:
+        """The exploiter's rule in its own train iterations: none before ``snapshot_every`` since its
+        last, always one after twice that, in between once its win rate against the main player's
+        newest snapshot exceeds ``main_exploiter.strong_win_rate``."""
+        rule = self.cfg.main_exploiter
+        since = train_iter - self.last_exploiter_snapshot_iter
+        every = int(rule.snapshot_every)
+        if since < every:
+            return False
+        if since >= 2 * every:
+            return True
+        target = self.exploiter_target()
+        return target is not None and self.payoff.win_rate(EXPLOITER, target) > float(rule.strong_win_rate)
+
+    def snapshot(self, weights: Mapping[str, object], train_iter: int, parent: str = MAIN) -> Player:
+        """Freeze the ``weights`` (``policy.league_mode.snapshot()``) of ``parent`` (the main player
+        or the exploiter) at its ``train_iter`` as a historical player rated from the parent's mean."""
+        if parent not in (MAIN, EXPLOITER) or parent not in self.players:
+            raise ValueError(f"snapshot parent {parent!r} is not an active player; valid choices: "
+                             f"{', '.join(p for p in (MAIN, EXPLOITER) if p in self.players)}")
+        player = Player(f"{parent}_{train_iter}", "historical", parent_id=parent, train_iter=int(train_iter),
                         weights=dict(weights))
         if player.player_id in self.players:
-            raise ValueError(f"a snapshot of train iteration {train_iter} exists already")
-        self._add(player, mu=self.ratings.get(MAIN)[0])
+            raise ValueError(f"a snapshot of {parent} at train iteration {train_iter} exists already")
+        self._add(player, mu=self.ratings.get(parent)[0])
         self.games[player.player_id] = 0
-        self.last_snapshot_iter = int(train_iter)
+        if parent == MAIN:
+            self.last_snapshot_iter = int(train_iter)
+        else:
+            self.last_exploiter_snapshot_iter = int(train_iter)
         cap = self.cfg.max_historical
         past = self.historical()
         while cap is not None and len(past) > int(cap):
@@ -258,7 +338,9 @@ class League(Configurable):
         return {"players": [p.state_dict() for p in self.players.values()],
                 "payoff": self.payoff.state_dict(), "ratings": self.ratings.state_dict(),
                 "games": dict(self.games), "sp_games": self.sp_games, "last_snapshot_iter": self.last_snapshot_iter,
-                "running": [[seed, None if c is None else list(c)] for seed, c in sorted(self._running.items())]}
+                "running": [[seed, None if c is None else list(c)] for seed, c in sorted(self._running.items())],
+                "last_exploiter_snapshot_iter": self.last_exploiter_snapshot_iter,
+                "exploiter_running": [[seed, list(c)] for seed, c in sorted(self._exploiter_running.items())]}
 
     def follow(self, state: Mapping[str, object]) -> None:
         """Take another league's players, payoff, ratings and counters (its :meth:`state_dict`)
@@ -286,6 +368,29 @@ class League(Configurable):
             seed, chosen = as_list(entry, "a running episode")
             pair = None if chosen is None else as_list(chosen, "a running episode's opponent")
             self._running[as_int(seed, "episode seed")] = None if pair is None else (str(pair[0]), str(pair[1]))
+        # checkpoints written before the exploiter existed have neither key
+        self.last_exploiter_snapshot_iter = as_int(state.get("last_exploiter_snapshot_iter", 0),
+                                                   "league 'last_exploiter_snapshot_iter'")
+        self._exploiter_running = {}
+        for entry in as_list(state.get("exploiter_running", []), "league 'exploiter_running'"):
+            seed, chosen = as_list(entry, "a running exploiter episode")
+            opponent, seat = as_list(chosen, "a running exploiter episode's opponent")
+            self._exploiter_running[as_int(seed, "episode seed")] = (str(opponent), str(seat))
 
 
-__all__ = ["League", "BRANCHES", "MAIN"]
+class ExploiterMatches:
+    """The main exploiter's :class:`~stride.envs.board_opponents.Matchmaker`: its envs ask the
+    league (``League.match_exploiter`` / ``League.result_exploiter``), which keeps the running
+    episodes in its own ``state_dict``."""
+
+    def __init__(self, league: League) -> None:
+        self.league = league
+
+    def match(self, seed: int, agents: Sequence[str]) -> Optional[Tuple[str, Opponent]]:
+        return self.league.match_exploiter(seed, agents)
+
+    def result(self, seed: int, returns: Mapping[str, float]) -> None:
+        self.league.result_exploiter(seed, returns)
+
+
+__all__ = ["League", "ExploiterMatches", "BRANCHES", "MAIN", "EXPLOITER"]

@@ -2,7 +2,9 @@
 fixed scripted opponent.
 
 - ``'main'``: the policy being trained (its weights live in the policy, not here);
-- ``'historical'``: a frozen copy of the main player's weights at a train iteration (its
+- ``'exploiter'``: the main exploiter, a second learner that plays only the main player (its
+  weights live in its own policy; AlphaStar's / DI-engine's ``MainExploiter``);
+- ``'historical'``: a frozen copy of the main player's (or the exploiter's) weights at a train iteration (its
   ``weights``: an eval-only ``state_dict``, from ``policy.league_mode.snapshot()``), which never
   changes again; ``parent_id`` names the player it was taken from;
 - ``'fixed'``: a scripted opponent of ``stride.envs.board_opponents`` (``'random'``,
@@ -21,7 +23,7 @@ from typing import Dict, Mapping, Optional
 
 from ..utils.narrow import as_int, as_mapping
 
-PLAYER_KINDS = ("main", "historical", "fixed")
+PLAYER_KINDS = ("main", "exploiter", "historical", "fixed")
 
 
 @dataclass

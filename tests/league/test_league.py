@@ -140,3 +140,81 @@ def test_fixed_branch_meets_only_fixed_opponents_uniformly():
         league.record("main", "random", "win")      # a beaten opponent is still met as often
     met = collections.Counter(league.match(seed, AGENTS)[1] for seed in range(1000, 1200))
     assert min(met.values()) > 70
+
+
+# ---- the main exploiter ------------------------------------------------------------------------
+def _exploiter_league(**rule):
+    return _league(main_exploiter=dict(use=True, snapshot_every=10, strong_win_rate=0.6, **rule),
+                   payoff=dict(decay=1.0, min_games=4))
+
+
+def test_exploiter_is_an_active_player_that_meets_the_newest_main_snapshot():
+    with pytest.raises(ConfigError, match="main_exploiter.use=True"):
+        _league().exploiter_matches()
+    league = _exploiter_league()
+    assert league.players["main_exploiter"].kind == "exploiter"
+    assert league.opponents() == ["random", "win_block"]                # the main player never meets it
+    matches = league.exploiter_matches()
+    assert league.exploiter_target() is None and matches.match(0, AGENTS) is None   # before any snapshot
+    league.snapshot({"model": {"w": torch.tensor(1.0)}}, 10)
+    league.snapshot({"model": {"w": torch.tensor(2.0)}}, 20)
+    assert league.exploiter_target() == "main_20"
+    first = [matches.match(seed, AGENTS) for seed in range(1, 101)]
+    assert {m[1](None, None) for m in first} == {2.0}                    # always the newest main snapshot
+    seats = collections.Counter(m[0] for m in first)
+    assert set(seats) == set(AGENTS) and min(seats.values()) > 30        # in either seat
+    league.snapshot({"model": {"w": torch.tensor(3.0)}}, 30)
+    assert [m[0] for m in (matches.match(s, AGENTS) for s in range(1, 101))] == [m[0] for m in first]  # remembered
+    assert matches.match(500, AGENTS)[1](None, None) == 3.0              # a new episode: the newest one
+    for seed in range(1, 11):                                            # the exploiter wins them all
+        seat = first[seed - 1][0]
+        matches.result(seed, {a: 1.0 for a in AGENTS if a != seat})
+    assert league.payoff.record("main_exploiter", "main_20") == (10.0, 0.0, 0.0)
+    assert league.games["main_exploiter"] == 10 and league.games["main"] == 0
+
+
+def test_exploiter_snapshot_rule_and_its_snapshots_join_the_pool():
+    league = _exploiter_league()
+    league.snapshot({"model": {"w": torch.tensor(1.0)}}, 10)
+    assert not league.should_snapshot_exploiter(9)
+    assert not league.should_snapshot_exploiter(15)                      # win rate vs main_10 unknown (0.5)
+    assert league.should_snapshot_exploiter(20)                          # 2 x snapshot_every: always
+    for _ in range(4):
+        league.record("main_exploiter", "main_10", "win")
+    assert league.should_snapshot_exploiter(10)                          # 1.0 > 0.6
+    hist = league.snapshot({"model": {"w": torch.tensor(7.0)}}, 10, parent="main_exploiter")
+    assert hist.player_id == "main_exploiter_10" and hist.parent_id == "main_exploiter"
+    assert league.ratings.get("main_exploiter_10")[0] == league.ratings.get("main_exploiter")[0]
+    assert (league.last_snapshot_iter, league.last_exploiter_snapshot_iter) == (10, 10)
+    assert not league.should_snapshot_exploiter(15)                      # counted from its own last snapshot
+    assert league.opponents() == ["random", "win_block", "main_10", "main_exploiter_10"]  # main meets it (PFSP)
+    assert league.exploiter_target() == "main_10"                        # the exploiter does not
+    for _ in range(4):
+        league.record("main", "main_exploiter_10", "loss")
+    league2 = _league(branch_probs=dict(pfsp=1.0, uniform=0.0, sp=0.0), payoff=dict(decay=1.0, min_games=4))
+    league2.load_state_dict(league.state_dict())                           # PFSP: what beats main first
+    met = collections.Counter(league2.match(seed, AGENTS)[1](None, None) if league2.match(seed, AGENTS)[1]
+                              not in (random_opponent, win_block_opponent) else "fixed" for seed in range(300))
+    assert met[7.0] > met[1.0] and met[7.0] > met["fixed"]
+    with pytest.raises(ValueError, match="snapshot parent 'random'"):
+        league.snapshot({"model": {"w": torch.tensor(1.0)}}, 40, parent="random")
+    with pytest.raises(ValueError, match="valid choices: main$"):
+        _league().snapshot({"model": {"w": torch.tensor(1.0)}}, 40, parent="main_exploiter")
+
+
+def test_exploiter_state_round_trip_is_exact():
+    league = _exploiter_league()
+    league.snapshot({"model": {"w": torch.tensor(1.0)}}, 10)
+    league.snapshot({"model": {"w": torch.tensor(4.0)}}, 12, parent="main_exploiter")
+    matches = league.exploiter_matches()
+    for seed in range(20):
+        seat, _ = matches.match(seed, AGENTS)
+        if seed % 3:                                                     # some still running at the save
+            matches.result(seed, {a: float(seed % 3 - 1) for a in AGENTS if a != seat})
+    state = league.state_dict()
+    copy = _exploiter_league()
+    copy.load_state_dict(state)
+    assert str(copy.state_dict()) == str(state) and copy.last_exploiter_snapshot_iter == 12
+    for seed in range(0, 20, 3):
+        a, b = matches.match(seed, AGENTS), copy.exploiter_matches().match(seed, AGENTS)
+        assert a[0] == b[0] and a[1](None, None) == b[1](None, None)

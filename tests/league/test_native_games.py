@@ -1,4 +1,5 @@
-"""``stride.testing.board_games``: the independent lookahead and games on PettingZoo's own env."""
+"""``stride.testing.board_games``: the independent lookahead, games on PettingZoo's own env, and the exact
+tic-tac-toe outcomes and losing lines."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import pytest
 pytest.importorskip("pettingzoo")
 
 from stride.envs.board_opponents import win_block_opponent
-from stride.testing.board_games import lookahead, play_native
+from stride.testing.board_games import exact_outcomes, forced_move, lookahead, losing_lines, play_native
 
 
 def _obs(mine, theirs, rows=3, cols=3):
@@ -160,3 +161,63 @@ def test_play_native_connect_four_lookahead_beats_random_in_both_seats():
         assert w + d + l == 30 and l >= 20, (seat, w, d, l)
     with pytest.raises(ValueError, match="unknown game 'chess_v6'; valid choices: tictactoe_v3, connect_four_v3"):
         play_native(_Random(), "chess_v6", "random", 0, 1)
+
+class _Minimax:
+    """Perfect tic-tac-toe play (negamax over the whole tree), first best move in action order."""
+
+    def __init__(self):
+        self.memo = {}
+
+    def value(self, mine, theirs):            # +1 / 0 / -1 for the player to move
+        key = (mine, theirs)
+        if key not in self.memo:
+            free = [a for a in range(9) if a not in mine and a not in theirs]
+            if _wins(theirs):
+                self.memo[key] = (-1, None)
+            elif not free:
+                self.memo[key] = (0, None)
+            else:
+                self.memo[key] = max(((-self.value(theirs, tuple(sorted(mine + (a,))))[0], -a) for a in free))
+                self.memo[key] = (self.memo[key][0], -self.memo[key][1])
+        return self.memo[key]
+
+    def forward(self, data):
+        out = {}
+        for k, obs in data.items():
+            board = obs["observation"].reshape(9, 2)
+            mine = tuple(int(a) for a in np.flatnonzero(board[:, 0]))
+            theirs = tuple(int(a) for a in np.flatnonzero(board[:, 1]))
+            out[k] = {"action": self.value(mine, theirs)[1]}
+        return out
+
+
+def test_forced_move_is_the_lookaheads_choice_when_it_has_one():
+    assert forced_move(_obs([0, 1], [4, 5])) == 2 and forced_move(_obs([0, 8], [4, 5])) == 3
+    assert forced_move(_obs([0], [4])) is None
+
+
+def test_exact_outcomes_and_losing_lines():
+    perfect = _Minimax()
+    for seat in (0, 1):
+        assert losing_lines(perfect, seat) == []              # nobody beats perfect play
+        for opp in ("random", "lookahead"):
+            w, d, l = exact_outcomes(perfect, opp, seat)
+            assert l == 0.0 and w > 0.1 and abs(w + d + l - 1.0) < 1e-12
+    # the first-free-cell player as second: X 4, O 0, X 2 (threat 2-4-6), O 1 (no block), X 6 wins
+    lines = losing_lines(_FirstLegal(), 1)
+    assert (4, 0, 2, 1, 6) in lines
+    for line in lines:                                         # each line: the adversary wins, the player
+        x, o = list(line[0::2]), list(line[1::2])              # always took the first free cell
+        assert _wins(x) and not _wins(o[:len(x)])
+        for i in range(1, len(line), 2):
+            assert line[i] == min(set(range(9)) - set(line[:i]))
+    # the exact probabilities are what sampled games estimate
+    for opp in ("random", "lookahead"):
+        w, d, l = exact_outcomes(_FirstLegal(), opp, 1)
+        sw, sd, sl = play_native(_FirstLegal(), "tictactoe_v3", opp, 1, 300, seed=11)
+        for p, k in ((w, sw), (d, sd), (l, sl)):
+            assert abs(k / 300 - p) < 4 * np.sqrt(p * (1 - p) / 300) + 1e-9, (opp, p, k)
+    with pytest.raises(ValueError, match="unknown opponent 'minimax'"):
+        exact_outcomes(perfect, "minimax", 0)
+    with pytest.raises(ValueError, match="seat 2"):
+        losing_lines(perfect, 2)

@@ -145,6 +145,10 @@ def test_bad_workers_are_one_line_errors(tmp_path, capsys):
     with pytest.raises(ConfigError, match="model=None"):
         league_pipeline([_small(), create_config], workers=2, model=torch.nn.Linear(1, 1),
                         exp_name=str(tmp_path / "y"))
+    with_exploiter = _small()
+    with_exploiter["league"]["main_exploiter"] = dict(use=True)
+    with pytest.raises(ConfigError, match="serial league only"):  # refused before Ray starts
+        league_pipeline([with_exploiter, create_config], workers=2, exp_name=str(tmp_path / "z"))
 
 
 # ---- the CLI in a subprocess: a collector killed, Ctrl-C, resume -------------------------------------
