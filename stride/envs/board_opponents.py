@@ -78,6 +78,13 @@ class BoardGame:
         free = np.flatnonzero(np.asarray(board[:, action]).sum(-1) == 0)
         return (int(free[-1]), int(action)) if free.size else None
 
+    def mirror_action(self, action: int) -> int:
+        """``action`` on the board mirrored left-right (column ``c`` -> ``cols - 1 - c``)."""
+        if self.gravity:
+            return self.cols - 1 - int(action)
+        r, c = divmod(int(action), self.cols)
+        return r * self.cols + self.cols - 1 - c
+
 
 #: the board games the rule opponents play, by PettingZoo module name
 BOARD_GAMES: Dict[str, BoardGame] = {
@@ -94,6 +101,29 @@ def board_game(board: npt.NDArray[np.generic]) -> BoardGame:
             return game
     raise ValueError(f"no board game has a {shape} board; valid choices: "
                      + ", ".join(f"{g.env} {(g.rows, g.cols)}" for g in BOARD_GAMES.values()))
+
+
+def mirror_obs(obs: Mapping[str, npt.NDArray[np.generic]]) -> Dict[str, npt.NDArray[np.generic]]:
+    """One PettingZoo board observation mirrored left-right: the planes' columns reversed, the
+    ``action_mask`` permuted by :meth:`BoardGame.mirror_action`; other keys kept."""
+    board = np.asarray(obs["observation"])
+    game = board_game(board)
+    mask = np.asarray(obs["action_mask"])
+    perm = [game.mirror_action(a) for a in range(mask.shape[-1])]
+    return {**obs, "observation": board[:, ::-1].copy(), "action_mask": mask[perm]}
+
+
+def mirror_transition(item: Mapping[str, object]) -> Dict[str, object]:
+    """A board-game transition (``obs``, ``action``, ``next_obs`` as a collector gives them; other
+    keys kept) seen in the mirror: connect four and tic-tac-toe are symmetric left-right, so the
+    mirrored move is as legal and worth as much as the one played -- twice the data per game."""
+    obs, next_obs = item["obs"], item["next_obs"]
+    if not (isinstance(obs, Mapping) and isinstance(next_obs, Mapping)):
+        raise ValueError(f"mirror_transition needs board observations {{'observation', 'action_mask'}}, got {type(obs).__name__}")
+    action = np.asarray(item["action"])
+    mirrored = board_game(np.asarray(obs["observation"])).mirror_action(int(action))
+    return {**item, "obs": mirror_obs(obs), "next_obs": mirror_obs(next_obs),
+            "action": np.array(mirrored, dtype=action.dtype).reshape(action.shape)[()]}
 
 
 def _wins(stones: npt.NDArray[np.generic], cell: Tuple[int, int], k: int) -> bool:

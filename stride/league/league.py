@@ -13,7 +13,8 @@ One main player learns; at each episode of its collector the league draws its op
   lookahead as second player than the uniform draw: 8-10 % against 0.2-6 % at 25-55k env steps);
 - ``'sp'``: plain self-play -- no opponent, the learner plays every seat and learns from both;
 
-and the seat it plays, uniformly, so the main player learns both to open and to answer. Results
+and the seat it plays, uniformly (or as ``main_seat_probs`` says), so the main player learns both
+to open and to answer. Results
 come back at the episode's end (:meth:`League.result`) into the payoff (decayed win / draw / loss
 counts) and the TrueSkill ratings. The snapshot rule is DI-engine's ``is_trained_enough``
 (``ding/league/player.py``) in train iterations: no snapshot before ``snapshot_every`` iterations
@@ -84,6 +85,10 @@ class League(Configurable):
             # 'pfsp' (PFSP over every frozen player), 'uniform' (uniform over them), 'fixed' (uniform
             # over the fixed opponents only), 'sp' (self-play).
             branch_probs=dict(pfsp=0.5, uniform=0.2, fixed=0.0, sp=0.3),
+            # (list|None) probability that the main player takes each seat (the env's agents in order)
+            # against a frozen opponent, e.g. [0.3, 0.7] for more practice as the second mover; None:
+            # uniform. Self-play episodes play every seat anyway.
+            main_seat_probs=None,
             # (str) PFSP's weighting of win rate x: 'squared' (1-x)^2, 'variance' x(1-x), 'linear' 1-x.
             pfsp_weighting=Setting("squared", tuple(WEIGHTINGS)),
             # (list) fixed opponents that are league players from the start: 'random', 'win_block'.
@@ -134,6 +139,12 @@ class League(Configurable):
         if unknown or not probs or any(float(p) < 0 for p in probs.values()) or abs(sum(map(float, probs.values())) - 1) > 1e-6:
             raise ConfigError(f"league.branch_probs={probs!r} must give probabilities (summing to 1) of: {', '.join(BRANCHES)}")
         self._branches: List[Tuple[str, float]] = [(b, float(probs.get(b, 0.0))) for b in BRANCHES]
+        seat_probs = self.cfg.main_seat_probs
+        if seat_probs is not None and (not isinstance(seat_probs, (list, tuple)) or len(seat_probs) != 2
+                                       or any(float(p) < 0 for p in seat_probs) or abs(sum(map(float, seat_probs)) - 1) > 1e-6):
+            raise ConfigError(f"league.main_seat_probs={seat_probs!r} must be None or two probabilities (summing to 1) "
+                              "of the main player's seat, first mover first")
+        self._seat_probs = None if seat_probs is None else [float(p) for p in seat_probs]
         for name in list(self.cfg.fixed_opponents) + list(self.cfg.eval_opponents):
             get_opponent(str(name))  # a one-line error naming the choices
         self._make_actor = make_actor
@@ -176,7 +187,12 @@ class League(Configurable):
             else:
                 probs = (pfsp_weights([self.payoff.win_rate(MAIN, p) for p in pool], str(self.cfg.pfsp_weighting))
                          if branch == "pfsp" else np.full(len(pool), 1.0 / len(pool)))
-                self._running[seed] = (pool[draw_index(probs, rng)], str(agents[int(rng.integers(len(agents)))]))
+                opponent = pool[draw_index(probs, rng)]
+                if self._seat_probs is None:
+                    seat = agents[int(rng.integers(len(agents)))]
+                else:  # the opponent takes the seat the main player does not
+                    seat = agents[1 - draw_index(self._seat_probs, rng)]
+                self._running[seed] = (opponent, str(seat))
         chosen = self._running[seed]
         if chosen is None:
             return None

@@ -10,7 +10,7 @@ import pytest
 
 pytest.importorskip("pettingzoo")
 
-from stride.envs.board_opponents import BOARD_GAMES, board_game, win_block_opponent
+from stride.envs.board_opponents import BOARD_GAMES, board_game, mirror_obs, mirror_transition, win_block_opponent
 
 
 @pytest.mark.parametrize("name", sorted(BOARD_GAMES))
@@ -68,3 +68,46 @@ def test_an_unknown_board_is_one_line():
     with pytest.raises(ValueError, match=r"no board game has a \(8, 8\) board; valid choices: tictactoe_v3 \(3, 3\), "
                                          r"connect_four_v3 \(6, 7\)"):
         board_game(np.zeros((8, 8, 2)))
+
+
+@pytest.mark.parametrize("name", sorted(BOARD_GAMES))
+def test_mirrored_moves_give_pettingzoos_mirrored_boards(name):
+    """Playing the mirrored moves in PettingZoo's own env gives the mirror of every observation."""
+    game = BOARD_GAMES[name]
+    module = importlib.import_module(f"pettingzoo.classic.{name}")
+    played, mirrored = module.env(), module.env()
+    played.reset(seed=0)
+    mirrored.reset(seed=0)
+    rng = np.random.default_rng(3)
+    moves = 0
+    while not (played.terminations[played.agent_selection] or played.truncations[played.agent_selection]):
+        obs, obs_m = played.observe(played.agent_selection), mirrored.observe(mirrored.agent_selection)
+        want = mirror_obs(obs)
+        assert np.array_equal(want["observation"], obs_m["observation"])
+        assert np.array_equal(want["action_mask"], obs_m["action_mask"])
+        action = int(rng.choice(np.flatnonzero(obs["action_mask"])))
+        played.step(action)
+        mirrored.step(game.mirror_action(action))
+        moves += 1
+    assert moves >= 5 and played.rewards == mirrored.rewards
+
+
+def test_mirror_transition_maps_obs_action_and_keeps_the_rest():
+    board = np.zeros((6, 7, 2), np.int8)
+    board[5, 1, 0] = 1
+    mask = np.ones(7, np.int8)
+    mask[0] = 0
+    item = dict(obs=dict(observation=board, action_mask=mask), action=np.int64(1), reward=1.0,
+                next_obs=dict(observation=board, action_mask=mask), done=True, value_gamma=0.9)
+    out = mirror_transition(item)
+    assert out["action"] == 5 and isinstance(out["action"], np.int64)
+    assert out["obs"]["observation"][5, 5, 0] == 1 and out["obs"]["observation"].sum() == 1
+    assert out["obs"]["action_mask"].tolist() == [1, 1, 1, 1, 1, 1, 0]
+    assert (out["reward"], out["done"], out["value_gamma"]) == (1.0, True, 0.9)
+    assert item["action"] == 1 and board[5, 1, 0] == 1                     # the original is untouched
+    ttt = np.zeros((3, 3, 2), np.int8)
+    assert BOARD_GAMES["tictactoe_v3"].mirror_action(0) == 2 and BOARD_GAMES["tictactoe_v3"].mirror_action(4) == 4
+    assert mirror_transition(dict(obs=dict(observation=ttt, action_mask=np.ones(9, np.int8)), action=5,
+                                  next_obs=dict(observation=ttt, action_mask=np.ones(9, np.int8))))["action"] == 3
+    with pytest.raises(ValueError, match="needs board observations"):
+        mirror_transition(dict(obs=np.zeros(4), action=0, next_obs=np.zeros(4)))

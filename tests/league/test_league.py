@@ -48,6 +48,17 @@ def test_match_is_a_function_of_the_seed_and_remembered():
            [None if m is None else m[0] for m in first]
 
 
+def test_main_seat_probs_skew_the_seats():
+    league = _league(branch_probs=dict(pfsp=0.0, uniform=0.0, fixed=1.0, sp=0.0), main_seat_probs=[0.2, 0.8])
+    seats = collections.Counter(league.match(seed, AGENTS)[0] for seed in range(1000))  # the opponent's seat
+    assert 740 < seats["player_1"] < 860 and seats["player_1"] + seats["player_2"] == 1000  # main second ~80 %
+    first = _league(branch_probs=dict(pfsp=0.0, uniform=0.0, fixed=1.0, sp=0.0), main_seat_probs=[1.0, 0.0])
+    assert {first.match(seed, AGENTS)[0] for seed in range(50)} == {"player_2"}
+    for bad in ([0.5], [0.7, 0.7], 0.5):
+        with pytest.raises(ConfigError, match="main_seat_probs=.* must be None or two probabilities"):
+            _league(main_seat_probs=bad)
+
+
 def test_results_feed_payoff_ratings_and_pfsp():
     league = _league(branch_probs=dict(pfsp=1.0, uniform=0.0, sp=0.0), payoff=dict(decay=1.0, min_games=1))
     mu0 = league.ratings.get("main")[0]

@@ -7,7 +7,7 @@ import torch
 
 from stride.config import compile_config
 from stride.model import DQN, VAC
-from stride.model.common import (ConvEncoder, DuelingHead, FCEncoder, MinAtarEncoder, NatureCNN, build_encoder,
+from stride.model.common import (BoardEncoder, ConvEncoder, DuelingHead, FCEncoder, MinAtarEncoder, NatureCNN, build_encoder,
                                  pick_encoder)
 from stride.utils.errors import ConfigError
 
@@ -52,7 +52,7 @@ def test_pick_encoder_from_obs_shape():
 
 
 def test_bad_encoder_choices_are_one_line():
-    with pytest.raises(ConfigError, match="unknown encoder 'cnn'; valid choices: nature, minatar, mlp"):
+    with pytest.raises(ConfigError, match="unknown encoder 'cnn'; valid choices: nature, minatar, board, mlp"):
         build_encoder((4, 84, 84), "cnn", [64], "relu")
     with pytest.raises(ConfigError, match="needs an image obs_shape"):
         NatureCNN(4)
@@ -90,3 +90,25 @@ def test_mlp_path_is_the_old_one_bit_for_bit():
     assert list(new) == list(ref) and all(torch.equal(new[k], ref[k]) for k in ref)
     assert isinstance(DQN(4, 2, encoder="mlp").encoder, FCEncoder)
     assert isinstance(VAC(4, 2).actor_encoder, FCEncoder)
+
+
+def test_board_encoder_reads_channel_last_planes():
+    enc = BoardEncoder((6, 7, 2))
+    (conv,) = [m for m in enc.convs if isinstance(m, torch.nn.Conv2d)]
+    assert (conv.in_channels, conv.out_channels, conv.kernel_size) == (2, 64, (4, 4))
+    assert enc.fc[1].in_features == 64 * 3 * 4 and enc.output_size == 256
+    planes = torch.randint(0, 2, (5, 6, 7, 2), dtype=torch.int8)  # PettingZoo's connect four planes
+    assert enc(planes).shape == (5, 256)
+    # the conv sees channel c of cell (row, col) as planes[..., row, col, c]: a filter on plane 1 only
+    with torch.no_grad():
+        conv.weight.zero_()
+        conv.bias.zero_()
+        conv.weight[0, 1] = 1.0
+    x = torch.zeros(1, 6, 7, 2)
+    x[0, 0:4, 0, 1] = 1.0  # a vertical four of the second plane in column 0
+    out = enc.convs(x)[0, 0]  # windows at (row, col) cover rows row..row+3, cols col..col+3
+    assert (out[0, 0], out[1, 0], out[2, 0], out[0, 1]) == (4.0, 3.0, 2.0, 0.0)
+    assert BoardEncoder((3, 3, 2))(torch.zeros(2, 3, 3, 2)).shape == (2, 256)  # tic-tac-toe: one 3x3 window
+    assert isinstance(build_encoder((6, 7, 2), "board", [64], "relu"), BoardEncoder)
+    with pytest.raises(ConfigError, match="channel-last planes"):
+        BoardEncoder(42)

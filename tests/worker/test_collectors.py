@@ -251,3 +251,31 @@ def test_a_collector_without_env_says_so():
     collector = SampleCollector({})
     with pytest.raises(StrideError, match="no env manager"):
         collector.action_space
+
+
+def test_mirror_returns_each_sample_and_its_mirror_image(tmp_path, monkeypatch):
+    pytest.importorskip("pettingzoo")
+    monkeypatch.chdir(tmp_path)  # the compiled config is saved under exp_name
+    import copy
+
+    import numpy as np
+
+    from stride.config import compile_config
+    from stride.entry.utils import build_env_manager, build_policy
+    from stride.envs.board_opponents import mirror_transition
+    from stride.zoo.pettingzoo.config import connect_four_league_config as zoo
+
+    main = copy.deepcopy(zoo.main_config)
+    main["env"]["collector_env_num"] = 2
+    main["policy"]["collect"]["collector"] = dict(mirror=True)
+    cfg = compile_config(main, zoo.create_config, seed=0)  # no matchmaker: self-play, both seats
+    policy = build_policy(cfg, None)
+    collector = create_collector(cfg.policy.collect.collector, build_env_manager(cfg, 0), policy.collect_mode)
+    data = collector.collect(n_sample=6, policy_kwargs=dict(eps=1.0))
+    assert len(data) == 12                                  # 6 samples, then their 6 mirror images
+    for real, image in zip(data[:6], data[6:]):
+        assert int(image["action"]) == 6 - int(real["action"])
+        assert np.array_equal(image["obs"]["observation"], real["obs"]["observation"][:, ::-1])
+        assert np.array_equal(image["next_obs"]["action_mask"], mirror_transition(real)["next_obs"]["action_mask"])
+    with pytest.raises(ConfigError, match="mirror=True needs an off-policy policy"):
+        SampleCollector(dict(mirror=True), make_manager(1), make_policy(on_policy=True).collect_mode).collect(n_sample=2)

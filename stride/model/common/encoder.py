@@ -103,10 +103,37 @@ class MinAtarEncoder(ConvEncoder):
         super().__init__(shape, nn.Sequential(nn.Conv2d(shape[0], 16, 3, stride=1), nn.ReLU()), hidden_size, scale=1.0)
 
 
+class _ChannelsFirst(nn.Module):
+    """``(N, H, W, C)`` -> ``(N, C, H, W)``: lets a conv stack read channel-last planes."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x.permute(0, 3, 1, 2)
+
+
+class BoardEncoder(ConvEncoder):
+    """Board-game planes, channel-last ``(H, W, C)`` as PettingZoo's classic games give them (connect
+    four ``(6, 7, 2)``, tic-tac-toe ``(3, 3, 2)``): conv 64 kxk s1 (k = min(4, H, W), no padding), FC
+    256, ReLU; 0/1 planes unscaled.
+
+    Why: a k x k window holds every line of four -- row, column and both diagonals -- so each filter
+    is a line detector shared across the board, where an MLP must learn each threat at every cell
+    it can occur (connect four has 69 lines of four). At the MLP's cost: 64 x 4 x 4 x 2 conv weights
+    plus a 768 -> 256 FC on (6, 7, 2), against 84 -> 256 -> 256 -> 256. Unlike the MinAtar encoder it
+    reads the planes as PettingZoo gives them, so the replay keeps the env's arrays untouched."""
+
+    def __init__(self, obs_shape: int | Sequence[int], hidden_size: int = 256, channels: int = 64) -> None:
+        if isinstance(obs_shape, int) or len(obs_shape) != 3:
+            raise ConfigError(f"the board encoder needs channel-last planes obs_shape (H, W, C), got {obs_shape!r}")
+        h, w, c = (int(s) for s in obs_shape)
+        k = min(4, h, w)
+        convs = nn.Sequential(_ChannelsFirst(), nn.Conv2d(c, channels, k, stride=1), nn.ReLU())
+        super().__init__([h, w, c], convs, hidden_size, scale=1.0)
+
+
 #: smallest H and W the Nature CNN takes (8x8 s4 -> 4x4 s2 -> 3x3 s1 leaves 1x1)
 NATURE_MIN_SIZE = 36
 #: the ``encoder`` choices of the model templates (None: picked from ``obs_shape``)
-ENCODERS = ("nature", "minatar", "mlp")
+ENCODERS = ("nature", "minatar", "board", "mlp")
 
 
 def pick_encoder(obs_shape: int | Sequence[int]) -> str:
@@ -128,4 +155,6 @@ def build_encoder(obs_shape: int | Sequence[int], encoder: Optional[str], hidden
         return NatureCNN(obs_shape)
     if name == "minatar":
         return MinAtarEncoder(obs_shape)
+    if name == "board":
+        return BoardEncoder(obs_shape)
     raise ConfigError(f"unknown encoder '{name}'; valid choices: {', '.join(ENCODERS)}")

@@ -16,7 +16,8 @@ from ...utils.errors import ConfigError
 class DQN(nn.Module):
     """Encoder + (dueling) Q head; ``forward(obs) -> {'logit': Q values}``.
 
-    ``encoder``: ``'mlp'`` (``encoder_hidden_size_list``), ``'nature'`` (Nature CNN) or ``'minatar'``;
+    ``encoder``: ``'mlp'`` (``encoder_hidden_size_list``), ``'nature'`` (Nature CNN), ``'minatar'`` or
+    ``'board'`` (channel-last board-game planes, PettingZoo's; never picked by default);
     None picks from ``obs_shape`` (a vector: MLP; a ``(C, H, W)`` image: Nature CNN from 36x36 up,
     else the MinAtar one). Image observations may stay uint8: the conv encoders scale them.
     A ``{'observation', 'action_mask'}`` observation (PettingZoo's) gives ``{'logit', 'action_mask'}``:

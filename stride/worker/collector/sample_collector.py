@@ -11,6 +11,10 @@ are the ``lookahead``). Surplus samples are kept for the next call (DI drops
 them) -- except for on-policy policies, whose samples must all come from the current weights:
 their partial segments are emitted at the end of every call. An abnormal episode (crashed env) is
 discarded, never stitched to the next one.
+
+``mirror=True`` (PettingZoo's board games, off-policy learners) also returns each sample mirrored
+left-right (:func:`stride.envs.board_opponents.mirror_transition`): 2 x ``n_sample`` samples per
+call for the same env steps, the symmetry the learner would otherwise have to learn from play.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from __future__ import annotations
 import math
 from typing import Any, Dict, List, Mapping, Optional, cast
 
+from ...envs.board_opponents import mirror_transition
 from ...utils.errors import ConfigError
 from ...utils.registry import COLLECTOR_REGISTRY
 from ...policy.base_policy import CollectMode
@@ -27,6 +32,13 @@ from .base import SerialCollectorBase
 @COLLECTOR_REGISTRY.register("sample")
 class SampleCollector(SerialCollectorBase):
     """Collect by samples (transitions)."""
+
+    @classmethod
+    def declared_config(cls) -> Dict[str, object]:
+        cfg = super().declared_config()
+        # (bool) also return every sample mirrored left-right (board games; off-policy policies only).
+        cfg.update(mirror=False)
+        return cfg
 
     def reset_policy(self, policy: Optional[CollectMode] = None) -> None:
         """A new policy (collect mode); ``None`` resets the current one."""
@@ -61,6 +73,9 @@ class SampleCollector(SerialCollectorBase):
         process, get_samples = policy.process_transition, policy.get_train_sample
         steps = 0
         on_policy = self._on_policy
+        if on_policy and self._cfg.mirror:
+            raise ConfigError("policy.collect.collector.mirror=True needs an off-policy policy (on-policy samples carry "
+                              "the collecting policy's log-probabilities); valid choices: False")
         while (steps if on_policy else len(samples)) < n_sample:  # on-policy: n_sample env steps, all emitted below
             timesteps, obs, output = self._step_envs(kwargs)
             steps += len(timesteps)
@@ -98,6 +113,8 @@ class SampleCollector(SerialCollectorBase):
             self._surplus = []
             return samples
         self._surplus = samples[n_sample:]
+        if self._cfg.mirror:
+            return samples[:n_sample] + [mirror_transition(s) for s in samples[:n_sample]]
         return samples[:n_sample]
 
     def state_dict(self) -> Dict[str, object]:
