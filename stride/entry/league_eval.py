@@ -20,8 +20,9 @@ from ..league import League, play_games, policy_opponent
 from ..league.league import MAIN
 from ..policy.base_policy import Policy
 from ..utils.log import ProgressCSV
-from ..utils.narrow import as_list, as_number
+from ..utils.narrow import as_list, as_mapping, as_number
 from ..worker.protocols import ScalarWriter
+from .clock import RunClock
 
 LEAGUE_CSV = "league.csv"
 
@@ -40,19 +41,28 @@ class LeagueEvaluation:
         self.seed = int(cfg.seed) * 1_000_003 + 500_000_000  # fresh games, apart from training's episode seeds
         self.csv = ProgressCSV(os.path.join(exp, LEAGUE_CSV))
         self.tb = tb
-        self.cpu0, self.wall0, self.eval_cpu = time.process_time(), time.perf_counter(), 0.0
-        self.eval_wall = 0.0  # wall seconds of the evaluations (training waits for them: its rate leaves them out)
+        self.clock = RunClock()  # in the checkpoint with the best evaluation: a resumed run's clocks go on
         self.last_return: Optional[float] = None
         self.best: Optional[Tuple[Tuple[float, int, int], str]] = None  # (rank key: lower is better, snapshot)
 
     def train_cpu(self) -> float:
-        return time.process_time() - self.cpu0 - self.eval_cpu
+        return self.clock.train_cpu()
+
+    @property
+    def eval_cpu(self) -> float:
+        """CPU-seconds of the evaluations so far."""
+        return self.clock.eval_cpu
 
     def state_dict(self) -> Dict[str, object]:
-        """The best evaluation so far (what ``return_best`` returns), so a resumed run picks alike."""
-        return {"best": None if self.best is None else [list(self.best[0]), self.best[1]]}
+        """The best evaluation so far (what ``return_best`` returns), so a resumed run picks alike,
+        and the clocks, so its CPU and wall seconds go on."""
+        return {"best": None if self.best is None else [list(self.best[0]), self.best[1]],
+                "clock": self.clock.state_dict()}
 
     def load_state_dict(self, state: Mapping[str, object]) -> None:
+        clock = state.get("clock")  # older checkpoints: none
+        if clock is not None:
+            self.clock.load_state_dict(as_mapping(clock, "evaluation 'clock'"))
         best = state.get("best")
         if best is None:
             self.best = None
@@ -88,13 +98,12 @@ class LeagueEvaluation:
                 if stop and need is not None and w / n < float(need):
                     stop = False
             row[f"win_rate_{opponent}"] = round(won_all / (n * len(self.seats)), 4)
-        self.eval_cpu += time.process_time() - start
-        self.eval_wall += time.perf_counter() - wall
+        self.clock.add_eval(time.process_time() - start, time.perf_counter() - wall)
         self.last_return = total / max(count, 1)
         rank = (worst, lost_all, -won_all_opp)
         if self.best is None or rank < self.best[0]:
             self.best = (rank, snapshot)
-        row.update(train_cpu_seconds=round(self.train_cpu(), 3), wall_seconds=round(time.perf_counter() - self.wall0, 3))
+        row.update(train_cpu_seconds=round(self.clock.train_cpu(), 3), wall_seconds=round(self.clock.wall(), 3))
         self.csv.write(row)
         if self.tb is not None:
             for key in ("mu", "sigma", *[f"win_rate_{o}" for o in self.league_cfg.eval_opponents]):
@@ -104,8 +113,8 @@ class LeagueEvaluation:
     def summary(self) -> Dict[str, object]:
         return {"eval_return": self.last_return, "best_snapshot": None if self.best is None else self.best[1],
                 "train_cpu_seconds": self.train_cpu(),
-                "eval_cpu_seconds": self.eval_cpu, "eval_wall_seconds": self.eval_wall,
-                "wall_seconds": time.perf_counter() - self.wall0}
+                "eval_cpu_seconds": self.clock.eval_cpu, "eval_wall_seconds": self.clock.eval_wall,
+                "wall_seconds": self.clock.wall()}
 
 
 def league_table(league: League, row: Mapping[str, object]) -> str:

@@ -41,7 +41,7 @@ from ..config.compile import load_saved_config, make_exp_dir
 from ..data import create_buffer
 from ..utils.errors import ConfigError
 from ..utils.files import atomic_write_json
-from ..utils.narrow import as_float, as_mapping
+from ..utils.narrow import as_mapping
 from ..utils.log import ProgressCSV, build_tb_writer
 from ..policy.random_policy import random_collect_mode
 from ..utils.registry import import_components
@@ -57,6 +57,7 @@ from ..worker.collector import EpisodeCollector, SampleCollector
 from ..worker.collector.base import SerialCollectorBase
 from ..worker.protocols import EnvManager, ScalarWriter
 from ..worker.learner.learner import read_checkpoint
+from .clock import RunClock
 from .demonstrations import with_demonstrations
 from .progress import ProgressBar
 from .run_state import RESULT_FILE, finished, read_limits, read_result, write_limits
@@ -386,26 +387,26 @@ def _run(cfg: Config, policy: Policy, workers: Workers, record: "EvalRecorder", 
 
 class EvalRecorder:
     """A run's evaluations and their ``progress.csv`` rows (in ``exp``; none without it), with the
-    CPU time split: train CPU-seconds are the process's CPU time less the evaluations' (what the
-    benchmarks compare). Every serial entry, online or offline, evaluates through it. Its clocks
-    are in the checkpoint (``state_dict``): a resumed run's CPU and wall seconds go on from the
-    saved ones, so its ``result.json`` and ``progress.csv`` count the whole run, not the last process."""
+    run's clocks (:class:`~stride.entry.clock.RunClock`: train CPU-seconds are the process's CPU
+    time less the evaluations', what the benchmarks compare). Every serial entry, online or offline,
+    evaluates through it. It is a checkpoint component (``state_dict``: the clocks), so a resumed
+    run's ``result.json`` and ``progress.csv`` count the whole run, not the last process."""
 
     def __init__(self, exp: Optional[str]) -> None:
         self.csv = ProgressCSV(os.path.join(exp, "progress.csv")) if exp is not None else None
-        self.cpu0, self.wall0, self.eval_cpu = time.process_time(), time.perf_counter(), 0.0
+        self.clock = RunClock()
         self.last_return: Optional[float] = None  # the latest decisive mean (the confirmation's where one ran)
 
     def train_cpu(self) -> float:
         """CPU seconds spent so far outside evaluations."""
-        return time.process_time() - self.cpu0 - self.eval_cpu
+        return self.clock.train_cpu()
 
     def evaluate(self, evaluator: BaseSerialEvaluator, learner: BaseLearner, envstep: int
                  ) -> Tuple[bool, Dict[str, Any]]:
         """One evaluation (best checkpoint saved through the learner) and its CSV row; returns
         ``(stop, row)``."""
         stop, returns = evaluator.eval(learner.save_checkpoint, learner.train_iter, envstep)
-        self.eval_cpu += evaluator.last_eval_cpu_seconds
+        self.clock.add_eval(evaluator.last_eval_cpu_seconds)
         self.last_return = evaluator.last_eval_return
         if evaluator.last_confirm_return is not None:  # the decisive evaluation
             self.last_return = evaluator.last_confirm_return
@@ -414,27 +415,22 @@ class EvalRecorder:
                "eval_return_mean": evaluator.last_eval_return,
                "confirm_return_mean": evaluator.last_confirm_return,
                "eval_return_min": min(returns), "eval_return_max": max(returns),
-               "train_cpu_seconds": round(self.train_cpu(), 3),
-               "wall_seconds": round(time.perf_counter() - self.wall0, 3),
+               "train_cpu_seconds": round(self.clock.train_cpu(), 3),
+               "wall_seconds": round(self.clock.wall(), 3),
                **{f"learner_{k}": v for k, v in learner.last_log.items()}}
         if self.csv is not None:
             self.csv.write(row)
         return stop, row
 
     def state_dict(self) -> Dict[str, object]:
-        """The clocks so far (train and evaluation CPU-seconds, wall seconds)."""
-        return {"train_cpu_seconds": self.train_cpu(), "eval_cpu_seconds": self.eval_cpu,
-                "wall_seconds": time.perf_counter() - self.wall0}
+        """The clocks so far."""
+        return self.clock.state_dict()
 
     def load_state_dict(self, state_dict: Mapping[str, object]) -> None:
-        """Go on from saved clocks: this process's time is added to them."""
-        train, evaluate, wall = (as_float(state_dict[k], f"checkpoint 'clock.{k}'")
-                                 for k in ("train_cpu_seconds", "eval_cpu_seconds", "wall_seconds"))
-        self.eval_cpu = evaluate
-        self.cpu0 = time.process_time() - train - evaluate
-        self.wall0 = time.perf_counter() - wall
+        """Go on from saved clocks."""
+        self.clock.load_state_dict(state_dict)
 
     def summary(self) -> Dict[str, Any]:
         """The result's timing and return entries."""
-        return {"eval_return": self.last_return, "train_cpu_seconds": self.train_cpu(),
-                "eval_cpu_seconds": self.eval_cpu, "wall_seconds": time.perf_counter() - self.wall0}
+        return {"eval_return": self.last_return, "train_cpu_seconds": self.clock.train_cpu(),
+                "eval_cpu_seconds": self.clock.eval_cpu, "wall_seconds": self.clock.wall()}

@@ -76,6 +76,11 @@ def test_resumed_run_equals_uninterrupted(tmp_path, seed, cut, total):
     assert first["train_iter"] < ref["train_iter"]
     resumed = league_pipeline(None, max_env_step=total, resume=str(tmp_path / "run"), progress=False).result
     assert (resumed["env_step"], resumed["train_iter"]) == (ref["env_step"], ref["train_iter"])
+    # the clocks go on from the checkpoint's (the whole run is counted, not the resumed process alone)
+    assert resumed["train_cpu_seconds"] > first["train_cpu_seconds"] and resumed["wall_seconds"] > first["wall_seconds"]
+    for key in ("train_cpu_seconds", "wall_seconds"):
+        column = [float(r[key]) for r in csv.DictReader(open(tmp_path / "run" / "league.csv"))]
+        assert column == sorted(column), f"{key} went back at the resume: {column}"
     league_ref, model_ref = _league_state(str(tmp_path / "ref"), ref["train_iter"])
     league_res, model_res = _league_state(str(tmp_path / "run"), resumed["train_iter"])
     assert league_res["payoff"] == league_ref["payoff"]
