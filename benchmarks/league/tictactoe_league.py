@@ -30,14 +30,14 @@ from stride.entry.cli import apply_settings
 from stride.testing.board_games import exact_outcomes, losing_lines, play_native
 
 #: --game -> (PettingZoo env the games are played on, default env-step budget)
-GAMES = {"tictactoe": ("tictactoe_v3", 100_000), "connect_four": ("connect_four_v3", 150_000)}
+GAMES = {"tictactoe": ("tictactoe_v3", 300_000), "connect_four": ("connect_four_v3", 150_000)}
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--game", choices=sorted(GAMES), default="tictactoe")
     ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
-    ap.add_argument("--env-step", type=int, default=None, help="default: 100,000 (tic-tac-toe), 150,000 (connect four)")
+    ap.add_argument("--env-step", type=int, default=None, help="default: 300,000 (tic-tac-toe), 150,000 (connect four)")
     ap.add_argument("--workers", type=int, default=1,
                     help="collectors: 1 the serial league, N > 1 N collector actors on Ray (league_pipeline(workers=N))")
     ap.add_argument("--out", default=None, help="experiment folders go here (default: a temporary folder)")

@@ -5,6 +5,9 @@ After each snapshot the main player plays ``league.eval_episode`` fresh games ag
 main player's TrueSkill rating (mu, sigma), games, won / drawn / lost per opponent and seat, win
 rates, train CPU-seconds -- goes to ``<exp>/league.csv``, TensorBoard (``league/...``) and the log
 (:func:`league_table`), and :meth:`LeagueEvaluation.evaluate` says whether the stop rule holds.
+With ``league.confirm_episode`` an evaluation that meets the rule plays that many more fresh games
+per opponent and seat, and the run stops only if they meet it too (the serial evaluator's
+screen-then-confirm): a player that loses one game in 300 passes a 500-game screen one time in five.
 """
 
 from __future__ import annotations
@@ -16,9 +19,11 @@ from typing import Dict, List, Mapping, Optional, Tuple
 from ..config import Config
 from ..config.compile import env_kwargs
 from ..envs import PettingZooEnv
+from ..envs.board_opponents import Opponent
 from ..league import League, play_games, policy_opponent
 from ..league.league import MAIN
 from ..policy.base_policy import Policy
+from ..utils.errors import ConfigError
 from ..utils.log import ProgressCSV
 from ..utils.narrow import as_list, as_mapping, as_number
 from ..worker.protocols import ScalarWriter
@@ -38,12 +43,18 @@ class LeagueEvaluation:
         self.seats: List[str] = probe.agents
         probe.close()
         self.league_cfg = cfg.league
+        for name, rate in dict(cfg.league.stop_win_rate).items():
+            if isinstance(rate, (list, tuple)) and len(rate) != len(self.seats):
+                raise ConfigError(f"league.stop_win_rate.{name}={list(rate)!r} gives {len(rate)} seats' win rates; "
+                                  f"valid choices: one number, or one per seat ({', '.join(self.seats)})")
         self.seed = int(cfg.seed) * 1_000_003 + 500_000_000  # fresh games, apart from training's episode seeds
         self.csv = ProgressCSV(os.path.join(exp, LEAGUE_CSV))
         self.tb = tb
         self.clock = RunClock()  # in the checkpoint with the best evaluation: a resumed run's clocks go on
         self.last_return: Optional[float] = None
-        self.best: Optional[Tuple[Tuple[float, int, int], str]] = None  # (rank key: lower is better, snapshot)
+        # (rank key: lower is better, snapshot): the worst loss rate of an (opponent, seat), the largest
+        # shortfall of a win rate below its stop_win_rate, the losses, minus the wins
+        self.best: Optional[Tuple[Tuple[float, float, int, int], str]] = None
 
     def train_cpu(self) -> float:
         return self.clock.train_cpu()
@@ -68,8 +79,12 @@ class LeagueEvaluation:
             self.best = None
             return
         rank, snapshot = as_list(best, "evaluation 'best'")
-        worst, lost, won = as_list(rank, "evaluation rank")
-        self.best = ((as_number(worst, "rank"), int(as_number(lost, "rank")), int(as_number(won, "rank"))), str(snapshot))
+        values = as_list(rank, "evaluation rank")
+        if len(values) == 3:  # checkpoints before the shortfall was ranked
+            values = [values[0], 0.0, *values[1:]]
+        worst, short, lost, won = values
+        self.best = ((as_number(worst, "rank"), as_number(short, "rank"), int(as_number(lost, "rank")),
+                      int(as_number(won, "rank"))), str(snapshot))
 
     def evaluate(self, policy: Policy, league: League, snapshot: str, train_iter: int, envstep: int
                  ) -> Tuple[bool, Dict[str, object]]:
@@ -83,7 +98,7 @@ class LeagueEvaluation:
                                "historical": len(league.historical())}
         stop = self.league_cfg.stop_max_loss_rate is not None
         total, count = 0.0, 0
-        worst, lost_all, won_all_opp = 0.0, 0, 0
+        worst, short, lost_all, won_all_opp = 0.0, 0.0, 0, 0
         for opponent in self.league_cfg.eval_opponents:
             won_all = 0
             for seat in self.seats:
@@ -92,15 +107,16 @@ class LeagueEvaluation:
                 won_all += w
                 total, count = total + w - l, count + n
                 worst, lost_all, won_all_opp = max(worst, l / n), lost_all + l, won_all_opp + w
-                if stop and l / n > float(self.league_cfg.stop_max_loss_rate):
-                    stop = False
-                need = dict(self.league_cfg.stop_win_rate).get(str(opponent))
-                if stop and need is not None and w / n < float(need):
-                    stop = False
+                short = max(short, self._win_rate_needed(str(opponent), seat) - w / n)
+                stop = stop and self._meets_stop_rule(str(opponent), seat, w, l, n)
             row[f"win_rate_{opponent}"] = round(won_all / (n * len(self.seats)), 4)
+        confirm = int(self.league_cfg.confirm_episode)
+        row.update(confirm_won="", confirm_drawn="", confirm_lost="", confirmed="")  # fixed columns: league.csv's header
+        if stop and confirm > 0:
+            stop = self._confirm(actor, confirm, row)
         self.clock.add_eval(time.process_time() - start, time.perf_counter() - wall)
         self.last_return = total / max(count, 1)
-        rank = (worst, lost_all, -won_all_opp)
+        rank = (worst, short, lost_all, -won_all_opp)
         if self.best is None or rank < self.best[0]:
             self.best = (rank, snapshot)
         row.update(train_cpu_seconds=round(self.clock.train_cpu(), 3), wall_seconds=round(self.clock.wall(), 3))
@@ -109,6 +125,35 @@ class LeagueEvaluation:
             for key in ("mu", "sigma", *[f"win_rate_{o}" for o in self.league_cfg.eval_opponents]):
                 self.tb.add_scalar(f"league/{key}", as_number(row[key], key), envstep)
         return stop, row
+
+    def _meets_stop_rule(self, opponent: str, seat: str, won: int, lost: int, n: int) -> bool:
+        """``stop_max_loss_rate`` and ``stop_win_rate[opponent]`` (its entry for ``seat`` when a list)
+        on ``n`` games of one (opponent, seat)."""
+        if lost / n > float(self.league_cfg.stop_max_loss_rate):
+            return False
+        return won / n >= self._win_rate_needed(opponent, seat)
+
+    def _win_rate_needed(self, opponent: str, seat: str) -> float:
+        """``stop_win_rate[opponent]`` for ``seat`` (0 where none is set)."""
+        need = dict(self.league_cfg.stop_win_rate).get(opponent)
+        if isinstance(need, (list, tuple)):
+            need = need[self.seats.index(seat)]
+        return 0.0 if need is None else float(need)
+
+    def _confirm(self, actor: Opponent, n: int, row: Dict[str, object]) -> bool:
+        """``n`` more fresh games per (opponent, seat) (seeds after the screen's); whether they meet the
+        stop rule too. The row gets their won / drawn / lost summed over the cells played (the first
+        cell that fails ends the confirmation) and ``confirmed``."""
+        seed = self.seed + int(self.league_cfg.eval_episode)
+        confirmed, won, drawn, lost = True, 0, 0, 0
+        for opponent in self.league_cfg.eval_opponents:
+            for seat in self.seats:
+                if confirmed:
+                    w, d, l = play_games(self.env_cfg, actor, str(opponent), seat, n, seed)
+                    won, drawn, lost = won + w, drawn + d, lost + l
+                    confirmed = self._meets_stop_rule(str(opponent), seat, w, l, n)
+        row.update(confirm_won=won, confirm_drawn=drawn, confirm_lost=lost, confirmed=confirmed)
+        return confirmed
 
     def summary(self) -> Dict[str, object]:
         return {"eval_return": self.last_return, "best_snapshot": None if self.best is None else self.best[1],
@@ -120,7 +165,7 @@ class LeagueEvaluation:
 def league_table(league: League, row: Mapping[str, object]) -> str:
     """The league's players as a text table, after the evaluation row."""
     lines = [f"[league] snapshot {row['snapshot']} at train_iter={row['train_iter']} envstep={row['envstep']}: "
-             + ", ".join(f"{k}={v}" for k, v in row.items() if k.startswith("win_rate_")),
+             + ", ".join(f"{k}={v}" for k, v in row.items() if k.startswith("win_rate_") or (k == "confirmed" and v != "")),
              f"{'player':>16} {'kind':>10} {'mu':>8} {'sigma':>7} {'games':>7} {'main_wr':>7}"]
     for r in league.table():
         wr = "-" if r["main_win_rate"] is None else f"{r['main_win_rate']:.3f}"

@@ -46,6 +46,7 @@ import numpy.typing as npt
 from ..config.setting import Setting
 from ..utils.errors import ConfigError, InvalidActionError, StrideError
 from ..utils.extras import import_extra
+from ..utils.narrow import as_int
 from ..utils.registry import ENV_REGISTRY
 from .agent_dict import AgentDict
 from .base_env import BaseEnv, BaseEnvTimestep
@@ -106,6 +107,9 @@ class PettingZooEnv(BaseEnv[Dict[str, AgentObs], Dict[str, object]]):
             opponent=Setting(None, tuple(OPPONENTS), optional=True),
             # (str|None) the agent the opponent plays (None: the last of possible_agents).
             opponent_agent=None,
+            # (int) turn-based (AEC) games only: each episode starts after k uniformly random legal moves,
+            # k drawn from 0..opening_plies by the episode's seed (0: every game from the initial position).
+            opening_plies=Setting(0, "[0, inf)"),
         )
 
     def __init__(self, env_or_factory: Optional[EnvOrFactory] = None, cfg: Optional[Mapping[str, object]] = None,
@@ -207,6 +211,9 @@ class PettingZooEnv(BaseEnv[Dict[str, AgentObs], Dict[str, object]]):
             self._match(seed)
         self._returns = dict.fromkeys([a for a in self._agents if a not in self._opponent_agents], 0.0)
         if self._parallel:
+            if self._cfg.get("opening_plies"):
+                raise ConfigError(f"opening_plies={self._cfg.get('opening_plies')!r} plays random moves of a turn-based "
+                                  f"game; {self.env_id} is a parallel env: valid choices: opening_plies=0")
             obs, _ = env.reset(seed=seed)
             self._last_obs = dict(obs)
             self._ready = {a: obs[a] for a in env.agents if a not in self._opponent_agents}
@@ -214,9 +221,33 @@ class PettingZooEnv(BaseEnv[Dict[str, AgentObs], Dict[str, object]]):
                 self._play_parallel({})
         else:
             env.reset(seed=seed)
+            self._play_opening(env, seed)
             self._last_obs = {}
             self._advance({}, {})
         return dict(self._ready)
+
+    def _play_opening(self, env: Any, seed: Optional[int]) -> None:
+        """``cfg.opening_plies``: k random legal moves (k from 0..opening_plies, both drawn from the
+        episode's RNG) before anyone plays; an opening move that would end the game is not played
+        (the game is replayed to the move before it), so every episode is a game still to decide."""
+        most = as_int(self._cfg.get("opening_plies") or 0, "opening_plies")
+        if most < 0:
+            raise ConfigError(f"opening_plies={most}: valid choices: a whole number >= 0 (0: no random opening)")
+        if most == 0:
+            return
+        played: List[int] = []
+        for _ in range(int(self._rng.integers(0, most + 1))):
+            obs = env.observe(env.agent_selection)
+            if not (isinstance(obs, Mapping) and "action_mask" in obs):
+                raise ConfigError(f"opening_plies={most} needs observations with an 'action_mask' (PettingZoo's "
+                                  f"board games), {self.env_id} has none; valid choices: opening_plies=0")
+            played.append(int(self._rng.choice(np.flatnonzero(obs["action_mask"]))))
+            env.step(played[-1])
+            if any(env.terminations.values()) or any(env.truncations.values()):
+                env.reset(seed=seed)
+                for action in played[:-1]:
+                    env.step(action)
+                return
 
     def _match(self, seed: Optional[int]) -> None:
         """This episode's opponent and seat, from the matchmaker."""

@@ -41,7 +41,8 @@ def play_games(env_cfg: Mapping[str, object], player: Opponent, opponent: str, s
     if seat not in agents:
         raise ValueError(f"seat {seat!r} is not an agent of {env.env_id}; valid choices: {', '.join(agents)}")
     other = next(a for a in agents if a != seat)
-    env = PettingZooEnv(cfg={**dict(env_cfg), "opponent": opponent, "opponent_agent": other})
+    # from the initial position: a training option ``opening_plies`` never reaches the evaluation
+    env = PettingZooEnv(cfg={**dict(env_cfg), "opponent": opponent, "opponent_agent": other, "opening_plies": 0})
     rng = np.random.default_rng(seed)
     won = drawn = lost = 0
     try:

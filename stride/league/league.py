@@ -67,6 +67,25 @@ MAIN = "main"
 EXPLOITER = "main_exploiter"
 
 
+class SeatRates(Setting):
+    """A rate in [0, 1] for every seat, or a list of them, one per seat (first mover first), or None."""
+
+    def __init__(self, default: object) -> None:
+        super().__init__(default, "[0, 1]", kind=float, optional=True)
+
+    def describe(self) -> str:
+        return "a number in [0, 1] or a list of them, one per seat (first mover first) (or None)"
+
+    def check(self, dotted: str, value: object) -> None:
+        if isinstance(value, (list, tuple)):
+            if not value:
+                raise ConfigError(f"config key '{dotted}' must be {self.describe()}, got {value!r}")
+            for v in value:
+                super().check(dotted, v)
+            return
+        super().check(dotted, value)
+
+
 @LEAGUE_REGISTRY.register("one_vs_one")
 class League(Configurable):
     """A two-player league around one main player (DI-engine's ``OneVsOneLeague``).
@@ -121,13 +140,17 @@ class League(Configurable):
             # (list) the fixed opponents the main player is evaluated against, in both seats.
             eval_opponents=["random", "win_block"],
             # stop when an evaluation has at most this loss rate against every evaluation opponent
-            # in each seat and at least stop_win_rate[name] wins against each one named there (None: never stop).
+            # in each seat and at least stop_win_rate[name] wins against each one named there (None: never stop);
+            # a win rate is one number for every seat or a list of one per seat, first mover first ([0.97, 0.85]).
             stop_max_loss_rate=Setting(0.0, "[0, 1]", kind=float, optional=True),
-            stop_win_rate=dict(random=Setting(0.8, "[0, 1]", kind=float, optional=True),
-                               win_block=Setting(None, "[0, 1]", kind=float, optional=True)),
+            stop_win_rate=dict(random=SeatRates(0.8), win_block=SeatRates(None)),
+            # (int) an evaluation that meets the stop rule is confirmed on this many more fresh games per
+            # (opponent, seat) that must meet it too (0: no confirmation), so one lucky screen cannot stop a run.
+            confirm_episode=Setting(0, "[0, inf)"),
             # (bool) a run that ends without meeting the stop rule returns the main player as it was at
-            # its best evaluation (fewest losses in the worst (opponent, seat), then fewest losses, then
-            # most wins) -- the league's ckpt_best; the checkpoints keep the true last state (resume).
+            # its best evaluation (fewest losses in the worst (opponent, seat), then the smallest shortfall of
+            # a win rate below its stop_win_rate, then fewest losses, then most wins) -- the league's
+            # ckpt_best; the checkpoints keep the true last state (resume).
             return_best=True,
         )
 

@@ -29,7 +29,7 @@ def _small():
     m["policy"]["random_collect_size"] = 32
     m["policy"]["learn"]["batch_size"] = 16
     m["policy"]["learn"]["learner"] = dict(hook=dict(save_ckpt_after_iter=10_000))
-    m["league"].update(snapshot_every=10, eval_episode=3, stop_max_loss_rate=None,
+    m["league"].update(snapshot_every=10, eval_episode=3, stop_max_loss_rate=None, confirm_episode=0,
                        main_exploiter=dict(use=False))   # the exploiter's own tests turn it on
     return m
 
@@ -93,6 +93,81 @@ def test_resumed_run_equals_uninterrupted(tmp_path, seed, cut, total):
                 assert torch.equal(a["weights"]["model"][k], b["weights"]["model"][k])
     for k in model_ref:
         assert torch.equal(model_res[k], model_ref[k]), k
+
+
+@pytest.mark.parametrize("confirm_loses", [False, True])
+def test_a_screen_that_meets_the_stop_rule_stops_the_run_only_if_the_confirmation_does(tmp_path, monkeypatch,
+                                                                                         confirm_loses):
+    import stride.entry.league_eval as league_eval
+
+    m = _small()
+    m["league"].update(eval_episode=3, confirm_episode=7, stop_max_loss_rate=0.0, stop_win_rate=dict(random=0.5))
+    played = []
+
+    def scripted(env_cfg, player, opponent, seat, n, seed=0):  # every screen is perfect; a confirmation loses one game
+        played.append(n)
+        return (n - 1, 0, 1) if (n == 7 and confirm_loses) else (n, 0, 0)
+
+    monkeypatch.setattr(league_eval, "play_games", scripted)
+    result = league_pipeline([m, create_config], seed=0, max_env_step=300, exp_name=str(tmp_path / "run"),
+                             progress=False).result
+    rows = list(csv.DictReader(open(tmp_path / "run" / "league.csv")))
+    if confirm_loses:  # each snapshot's screen passes, its confirmation fails at the first cell: the run goes on
+        assert not result["stop"] and len(rows) == result["snapshots"] >= 2
+        assert all(r["confirmed"] == "False" and r["confirm_lost"] == "1" for r in rows)
+        assert played == [3, 3, 3, 3, 7] * len(rows)
+    else:  # the first screen and its confirmation (7 games in each of the 4 cells) stop the run
+        assert result["stop"] and len(rows) == 1 and rows[0]["confirmed"] == "True"
+        assert rows[0]["confirm_won"] == "28" and played == [3, 3, 3, 3, 7, 7, 7, 7]
+
+
+@pytest.mark.parametrize("need,stops", [([1.0, 0.6], True), ([1.0, 0.7], False), (0.6, True), (0.7, False)])
+def test_stop_win_rate_per_seat(tmp_path, monkeypatch, need, stops):
+    import stride.entry.league_eval as league_eval
+
+    m = _small()
+    m["league"].update(eval_episode=10, stop_max_loss_rate=0.0, stop_win_rate=dict(random=need))
+    # the first seat wins every game, the second 6 of 10 (the rest drawn)
+    monkeypatch.setattr(league_eval, "play_games",
+                        lambda env_cfg, player, opponent, seat, n, seed=0: (n, 0, 0) if seat == "player_1" else (6, 4, 0))
+    result = league_pipeline([m, create_config], seed=0, max_env_step=200, exp_name=str(tmp_path / "run"),
+                             progress=False).result
+    assert result["stop"] is stops
+
+
+def test_return_best_prefers_the_evaluation_closest_to_the_stop_rule(tmp_path, monkeypatch):
+    import stride.entry.league_eval as league_eval
+
+    m = _small()
+    m["league"].update(eval_episode=10, stop_max_loss_rate=0.0, stop_win_rate=dict(random=[1.0, 0.6]))
+    calls = []
+
+    def scripted(env_cfg, player, opponent, seat, n, seed=0):
+        calls.append(1)
+        second_eval = (len(calls) - 1) // 4 == 1  # 4 cells per evaluation
+        if opponent != "random":
+            return (0, n, 0)
+        if second_eval:  # more wins in all (16), but 20 points short of the first seat's 100 %
+            return (8, 2, 0)
+        return (10, 0, 0) if seat == "player_1" else (5, 5, 0)  # 15 wins, 10 points short in the second seat
+
+    monkeypatch.setattr(league_eval, "play_games", scripted)
+    result = league_pipeline([m, create_config], seed=0, max_env_step=200, exp_name=str(tmp_path / "run"),
+                             progress=False).result
+    rows = list(csv.DictReader(open(tmp_path / "run" / "league.csv")))
+    assert not result["stop"] and len(rows) >= 2
+    assert result["returned_snapshot"] == rows[0]["snapshot"]
+
+
+def test_stop_win_rate_needs_one_rate_per_seat(tmp_path):
+    m = _small()
+    m["league"]["stop_win_rate"] = dict(random=[0.9, 0.8, 0.7])
+    with pytest.raises(ConfigError, match=r"league.stop_win_rate.random=\[0.9, 0.8, 0.7\] gives 3 seats' win rates; "
+                                          r"valid choices: one number, or one per seat \(player_1, player_2\)"):
+        league_pipeline([m, create_config], exp_name=str(tmp_path / "a"), progress=False)
+    m["league"]["stop_win_rate"] = dict(random=[0.9, 1.5])
+    with pytest.raises(ConfigError, match=r"league.stop_win_rate.random' must be a number in \[0, 1\] or a list of them"):
+        league_pipeline([m, create_config], exp_name=str(tmp_path / "b"), progress=False)
 
 
 def test_bad_configs_are_one_line_errors(tmp_path):

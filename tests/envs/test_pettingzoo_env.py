@@ -115,6 +115,8 @@ def test_parallel_mpe_truncates_every_agent_apart_from_termination():
         obs = ts.obs
     assert ts.done and set(ts.info["agents"]) == {"agent_0", "agent_1", "agent_2"}
     assert all(e["truncated"] and not e["terminated"] for e in ts.info["agents"].values())
+    with pytest.raises(ConfigError, match=r"opening_plies=2 plays random moves of a turn-based game; .* valid choices: opening_plies=0"):
+        PettingZooEnv(cfg=dict(env_id="mpe2.simple_spread_v3", opening_plies=2)).reset(seed=0)
 
 
 def test_masks_are_enforced_and_random_legal_play_never_breaks_them():
@@ -159,6 +161,31 @@ def test_the_rule_opponent_beats_the_random_one_in_real_games():
     assert np.mean(returns) < 0.0  # a random learner loses to it on average
 
 
+def test_random_openings_start_undecided_games_the_episode_seed_repeats():
+    """``opening_plies``: 0..k random legal moves before anyone plays, none of which ends the game."""
+    env = PettingZooEnv(cfg=dict(env_id="pettingzoo.classic.connect_four_v3", opening_plies=12))
+    stones = []
+    for seed in range(200):
+        obs = env.reset(seed=seed)
+        (agent, o), = obs.items()
+        board = o["observation"]
+        stones.append(int(board.sum()))
+        assert agent == ("player_0" if stones[-1] % 2 == 0 else "player_1")  # the mover follows the plies played
+        assert int(board[..., 0].sum()) - int(board[..., 1].sum()) == (0 if agent == "player_0" else -1)
+        again = env.reset(seed=seed)
+        assert np.array_equal(again[agent]["observation"], board)  # the seed decides the opening
+    assert set(stones) == set(range(13))  # every length, 0 (the initial position) to 12
+    steps = _play(env, np.random.default_rng(0))
+    assert steps[-1].done
+    env.close()
+    # on tic-tac-toe 5 plies can win: an opening that would is stopped one move short
+    ttt = PettingZooEnv(cfg=dict(env_id=TICTACTOE, opening_plies=9))
+    for seed in range(200):
+        obs = ttt.reset(seed=seed)
+        assert obs and 0 <= int(next(iter(obs.values()))["observation"].sum()) <= 8
+    ttt.close()
+
+
 def test_bad_input_is_one_line():
     with pytest.raises(ConfigError, match="unknown opponent 'best'; valid choices: random, win_block"):
         PettingZooEnv(cfg=dict(env_id=TICTACTOE, opponent="best")).reset(seed=0)
@@ -170,6 +197,8 @@ def test_bad_input_is_one_line():
         PettingZooEnv(cfg=dict(env_id=TICTACTOE, api="parallel")).reset(seed=0)
     with pytest.raises(StrideError, match="before reset"):
         PettingZooEnv(cfg=dict(env_id=TICTACTOE)).step({"player_1": 0})
+    with pytest.raises(ConfigError, match=r"opening_plies=-1: valid choices: a whole number >= 0"):
+        PettingZooEnv(cfg=dict(env_id=TICTACTOE, opening_plies=-1)).reset(seed=0)
 
 
 def test_missing_extra_is_one_line(monkeypatch):

@@ -229,3 +229,19 @@ def test_exploiter_state_round_trip_is_exact():
     for seed in range(0, 20, 3):
         a, b = matches.match(seed, AGENTS), copy.exploiter_matches().match(seed, AGENTS)
         assert a[0] == b[0] and a[1](None, None) == b[1](None, None)
+
+
+def test_evaluation_games_start_from_the_initial_position_whatever_the_training_opening():
+    pytest.importorskip("pettingzoo")
+    from stride.league import play_games
+
+    first_boards = []
+
+    def player(obs, rng):
+        if len(first_boards) < 20 and int(obs["observation"].sum()) <= 1:
+            first_boards.append(int(obs["observation"].sum()))
+        return int(rng.choice([a for a, ok in enumerate(obs["action_mask"]) if ok]))
+
+    env_cfg = dict(env_id="pettingzoo.classic.tictactoe_v3", opening_plies=8)
+    won, drawn, lost = play_games(env_cfg, player, "random", "player_1", 20, seed=0)
+    assert won + drawn + lost == 20 and first_boards == [0] * 20  # every game opened on the empty board
