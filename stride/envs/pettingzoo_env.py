@@ -157,7 +157,17 @@ class PettingZooEnv(BaseEnv[Dict[str, AgentObs], Dict[str, object]]):
             raise ConfigError(f"PettingZooEnv wraps a pettingzoo.AECEnv or ParallelEnv, got {type(env).__name__}")
         self._env = env
         self._read_agents(env)
+        if self._opening_plies() and self._parallel:
+            raise ConfigError(f"opening_plies={self._opening_plies()} plays random moves of a turn-based game; "
+                              f"{self.env_id} is a parallel env: valid choices: opening_plies=0")
         return env
+
+    def _opening_plies(self) -> int:
+        """``cfg.opening_plies``, checked."""
+        most = as_int(self._cfg.get("opening_plies") or 0, "opening_plies")
+        if most < 0:
+            raise ConfigError(f"opening_plies={most}: valid choices: a whole number >= 0 (0: no random opening)")
+        return most
 
     def _read_agents(self, env: Any) -> None:
         agents = [str(a) for a in env.possible_agents]
@@ -211,9 +221,6 @@ class PettingZooEnv(BaseEnv[Dict[str, AgentObs], Dict[str, object]]):
             self._match(seed)
         self._returns = dict.fromkeys([a for a in self._agents if a not in self._opponent_agents], 0.0)
         if self._parallel:
-            if self._cfg.get("opening_plies"):
-                raise ConfigError(f"opening_plies={self._cfg.get('opening_plies')!r} plays random moves of a turn-based "
-                                  f"game; {self.env_id} is a parallel env: valid choices: opening_plies=0")
             obs, _ = env.reset(seed=seed)
             self._last_obs = dict(obs)
             self._ready = {a: obs[a] for a in env.agents if a not in self._opponent_agents}
@@ -230,9 +237,7 @@ class PettingZooEnv(BaseEnv[Dict[str, AgentObs], Dict[str, object]]):
         """``cfg.opening_plies``: k random legal moves (k from 0..opening_plies, both drawn from the
         episode's RNG) before anyone plays; an opening move that would end the game is not played
         (the game is replayed to the move before it), so every episode is a game still to decide."""
-        most = as_int(self._cfg.get("opening_plies") or 0, "opening_plies")
-        if most < 0:
-            raise ConfigError(f"opening_plies={most}: valid choices: a whole number >= 0 (0: no random opening)")
+        most = self._opening_plies()
         if most == 0:
             return
         played: List[int] = []

@@ -141,7 +141,7 @@ class League(Configurable):
             eval_opponents=["random", "win_block"],
             # stop when an evaluation has at most this loss rate against every evaluation opponent
             # in each seat and at least stop_win_rate[name] wins against each one named there (None: never stop);
-            # a win rate is one number for every seat or a list of one per seat, first mover first ([0.97, 0.85]).
+            # a win rate is one number for every seat or a list of one per seat, first mover first ([0.97, 0.8]).
             stop_max_loss_rate=Setting(0.0, "[0, 1]", kind=float, optional=True),
             stop_win_rate=dict(random=SeatRates(0.8), win_block=SeatRates(None)),
             # (int) an evaluation that meets the stop rule is confirmed on this many more fresh games per

@@ -16,7 +16,7 @@ both halves; from random openings its own greedy self-play is that opponent, in 
 
 A snapshot every 1,000-2,000 train iterations (DI-engine's rule); after each, 500 games per
 opponent and seat; once those meet the stop rule -- no loss, and against random >= 97 % wins as
-first and >= 85 % as second player (``stop_win_rate`` per seat; perfect play: 99.5 % / 91.6 %) --
+first and >= 80 % as second player (``stop_win_rate`` per seat; perfect play: 99.5 % / 91.6 %) --
 2,000 more per opponent and seat must meet it too (``league.confirm_episode``: a player that loses
 one game in 300 passes a 500-game screen one time in five, and did), else the run goes on. A run
 that reaches its env-step limit instead returns the main player of its best evaluation
