@@ -10,10 +10,13 @@ exactly one of ``policy.collect.n_sample`` / ``n_episode``) are checked; the res
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import copy
 import inspect
 import os
-from typing import Callable, Dict, Mapping, Optional, Protocol, Tuple, runtime_checkable
+import shutil
+from typing import Callable, Dict, Iterator, List, Mapping, Optional, Protocol, Tuple, runtime_checkable
 
 import gymnasium as gym
 import numpy as np
@@ -258,17 +261,90 @@ def make_exp_dir(name: str, renew: bool = True) -> str:
 
     Creation is the test (``os.mkdir`` fails on an existing folder), so two runs started at the same
     moment with the same name get two folders; checking first and creating after would hand both
-    the same one."""
-    parent = os.path.dirname(os.path.abspath(name))
-    os.makedirs(parent, exist_ok=True)
+    the same one. Inside a :func:`provisional_exp_dirs` block the folder this call creates (and the
+    folders above it it creates) is removed again if the block fails before :func:`keep_exp_dirs`."""
+    parents = _missing_folders(os.path.dirname(os.path.abspath(name)))
+    os.makedirs(os.path.dirname(os.path.abspath(name)), exist_ok=True)
     if not renew:
+        made = not os.path.isdir(name)
         os.makedirs(name, exist_ok=True)
+        if made:
+            _made([os.path.abspath(name), *parents])
         return name
     path, k = name, 0
     while True:
         try:
             os.mkdir(path)
+            _made([os.path.abspath(path), *parents])
             return path
         except FileExistsError:
             k += 1
             path = f"{name}_{k}"
+
+
+#: the folders made by :func:`make_exp_dir` in the innermost :func:`provisional_exp_dirs` block and
+#: not yet kept: one list per folder, the folder first, then the folders above it that it created
+_PENDING: contextvars.ContextVar[Optional[List[List[str]]]] = contextvars.ContextVar("stride_pending_exp_dirs",
+                                                                                    default=None)
+
+
+def _missing_folders(path: str) -> List[str]:
+    """``path`` and the folders above it that do not exist yet, innermost first."""
+    out: List[str] = []
+    while path and not os.path.exists(path):
+        out.append(path)
+        up = os.path.dirname(path)
+        if up == path:
+            break
+        path = up
+    return out
+
+
+def _made(folders: List[str]) -> None:
+    pending = _PENDING.get()
+    if pending is not None:
+        pending.append(folders)
+
+
+@contextlib.contextmanager
+def provisional_exp_dirs() -> Iterator[None]:
+    """A run's build: the experiment folders :func:`make_exp_dir` creates in this block are removed
+    again if the block raises (any exception, Ctrl-C included) before :func:`keep_exp_dirs`, so a
+    run that could not start (a bad dataset, a missing extra, Ray that did not start) leaves no
+    folder and the corrected rerun gets the plain name. Only folders created here are removed --
+    never a resumed run's or one that existed before -- and each atomically: renamed to a hidden
+    name first, so no half-removed folder is ever seen under the run's name. Usable as a decorator."""
+    pending: List[List[str]] = []
+    token = _PENDING.set(pending)
+    try:
+        yield
+    except BaseException:
+        for folders in reversed(pending):
+            _remove(folders)
+        raise
+    finally:
+        _PENDING.reset(token)
+
+
+def keep_exp_dirs() -> None:
+    """The run is built and its loop starts: the folders made so far in the innermost
+    :func:`provisional_exp_dirs` block stay, whatever happens next (they hold the run's data)."""
+    pending = _PENDING.get()
+    if pending is not None:
+        pending.clear()
+
+
+def _remove(folders: List[str]) -> None:
+    """Remove a provisional folder (rename, then delete) and the empty folders above it it made."""
+    path, parents = folders[0], folders[1:]
+    hidden = os.path.join(os.path.dirname(path), f".{os.path.basename(path)}.removed{os.getpid()}")
+    try:
+        os.rename(path, hidden)
+    except OSError:
+        hidden = path  # (cannot rename: remove it in place)
+    shutil.rmtree(hidden, ignore_errors=True)
+    for parent in parents:
+        try:
+            os.rmdir(parent)  # only when empty
+        except OSError:
+            break

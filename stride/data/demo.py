@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import errno
 import json
 import os
 import re
@@ -35,7 +36,7 @@ from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence
 import gymnasium as gym
 import numpy as np
 
-from ..utils.errors import ConfigError
+from ..utils.errors import ConfigError, StrideError, resource_error
 from ..utils.extras import import_extra
 
 #: the columns of one transition, as the reader returns them and the writer takes them per episode
@@ -251,15 +252,34 @@ def _data_path(path_or_id: str) -> str:
                       f"of that id; local ids: {', '.join(local) if local else 'none'}")
 
 
+#: errno values of an ``OSError`` that mean the machine refused a read (not a bad file)
+_REFUSALS = (errno.EACCES, errno.EPERM, errno.EIO, errno.EMFILE, errno.ENFILE, errno.ENOMEM)
+
+
+def unreadable_dataset(path_or_id: str, files: Sequence[str], error: Exception) -> StrideError:
+    """One line for a dataset whose files cannot be read: the files and the cause; a corrupt or
+    truncated file (garbage HDF5, broken metadata JSON) is bad input (a ``ConfigError``, exit 2),
+    a refusal of the machine (permissions, I/O error) a ``ResourceError`` (exit 1)."""
+    where = ", ".join(f"'{f}'" for f in files) or f"'{path_or_id}'"
+    if isinstance(error, OSError) and error.errno in _REFUSALS:
+        return resource_error("read", where.strip("'"), error)
+    cause = " ".join(str(error).split())[:300]
+    return ConfigError(f"demonstration dataset '{path_or_id}': cannot read {where}: {type(error).__name__}"
+                       f"{': ' + cause if cause else ''} (a corrupt or truncated file, or one this Minari does not "
+                       "read); give a whole Minari dataset (write it again with stride -m collect_demo)")
+
+
 def load_demo_dataset(path_or_id: str) -> DemoDataset:
     """Read a Minari dataset (Stride's or another's; a folder or a local Minari id) into columns."""
     minari = _minari()
     data_path = _data_path(str(path_or_id))
+    reading = [os.path.join(data_path, "metadata.json")]  # the file(s) being read, for the error
     try:
         dataset = minari.MinariDataset(data_path)
-    except Exception as e:  # Minari's own refusal (unsupported version, broken file): one line
-        raise ConfigError(f"cannot read Minari dataset '{path_or_id}': {type(e).__name__}: {e}") from None
-    episodes = list(dataset.iterate_episodes())
+        reading = sorted(os.path.join(data_path, f) for f in os.listdir(data_path) if f != "metadata.json")
+        episodes = list(dataset.iterate_episodes())
+    except Exception as e:  # Minari's own refusal (unsupported version), a corrupt or truncated file: one line
+        raise unreadable_dataset(str(path_or_id), reading, e) from None
     if not episodes:
         raise ConfigError(f"Minari dataset '{path_or_id}' holds no episode")
 

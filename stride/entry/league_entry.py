@@ -39,7 +39,7 @@ from typing import Any, Dict, Mapping, Optional
 import torch
 
 from ..config import Config, save_config
-from ..config.compile import make_exp_dir
+from ..config.compile import keep_exp_dirs, make_exp_dir, provisional_exp_dirs
 from ..data import create_buffer
 from ..league import League, policy_opponent
 from ..league.league import EXPLOITER, MAIN
@@ -57,6 +57,7 @@ from .serial_entry import finish_run, finished_policy, load_cfg, random_collect,
 from .utils import ConfigInput, Interrupt, build_env_manager, build_policy, check_spaces
 
 
+@provisional_exp_dirs()  # a run that fails before its loop starts (Ray that did not start) leaves no folder
 def league_pipeline(
     input_cfg: Optional[ConfigInput],
     seed: int = 0,
@@ -129,6 +130,7 @@ def league_pipeline(
         if resume_ckpt is not None:
             learner.load_checkpoint(resume_ckpt)
             collector.envstep = learner.envstep
+        keep_exp_dirs()  # built: the folder is the run's from here on
         result = _run(cfg, policy, league, learner, collector, buffer, evaluation, max_env_step, progress, exploiter)
         learner.call_hook("after_run")  # the last checkpoint: the true training state (what resume continues)
         best = result.pop("best_snapshot", None)

@@ -37,7 +37,7 @@ from typing import Any, Callable, Dict, List, Mapping, NamedTuple, Optional, Pro
 import torch
 
 from ..config import Config, compile_config, save_config
-from ..config.compile import load_saved_config, make_exp_dir
+from ..config.compile import keep_exp_dirs, load_saved_config, make_exp_dir, provisional_exp_dirs
 from ..data import create_buffer
 from ..utils.errors import ConfigError
 from ..utils.files import atomic_write_json
@@ -82,6 +82,7 @@ def load_cfg(input_cfg: Optional[ConfigInput], seed: int, exp_name: Optional[str
     return cfg, None
 
 
+@provisional_exp_dirs()  # a run that fails before its loop starts leaves no folder
 def serial_pipeline(
     input_cfg: Optional[ConfigInput],
     seed: int = 0,
@@ -183,6 +184,7 @@ def _train(cfg: Config, model: Optional[torch.nn.Module], resume_ckpt: Optional[
             learner.load_checkpoint(resume_ckpt)
             workers.collector.envstep = learner.envstep
         agree = any_rank if replicas else _alone
+        keep_exp_dirs()  # built: the folder is the run's from here on
         result = _run(cfg, policy, workers, record, exp, max_train_iter, max_env_step, progress and main, agree,
                       on_eval)
         learner.call_hook("after_run")

@@ -30,7 +30,7 @@ from typing import Any, Dict, Optional
 import torch
 
 from ..config import Config, save_config
-from ..config.compile import make_exp_dir
+from ..config.compile import keep_exp_dirs, make_exp_dir, provisional_exp_dirs
 from ..data import create_buffer
 from ..data.demo import DemoDataset
 from ..policy.base_policy import Policy
@@ -47,6 +47,7 @@ from .demonstrations import dataset_samples, read_dataset
 from .utils import ConfigInput, Interrupt, build_env_manager, build_policy, check_spaces
 
 
+@provisional_exp_dirs()  # a run that fails before its loop starts (a bad dataset) leaves no folder
 def serial_pipeline_offline(
     input_cfg: Optional[ConfigInput],
     seed: int = 0,
@@ -115,6 +116,7 @@ def _train(cfg: Config, policy: Policy, dataset: DemoDataset, evaluator_env: Env
                 raise ConfigError(f"policy.other.replay_buffer.replay_buffer_size="
                                   f"{cfg.policy.other.replay_buffer.replay_buffer_size} is smaller than the "
                                   f"dataset's {len(samples)} samples: raise it to at least {len(samples)}")
+        keep_exp_dirs()  # built: the folder is the run's from here on
         result = _run(cfg, learner, evaluator, buffer, record, exp, max_train_iter, progress)
         learner.call_hook("after_run")
     finally:

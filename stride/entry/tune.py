@@ -16,7 +16,10 @@ confirmed within ``trial_cpu_s`` train CPU-seconds (or ``max_env_step``) scores 
   in every trial of one config).
 - Storage: SQLite by default (``<out>/study.db``) with heartbeats: running the same command again
   resumes the study -- it runs only the trials still missing, and a trial left running by a killed
-  process is marked failed once its heartbeat is stale and queued again with the same values.
+  process is marked failed once its heartbeat is stale and queued again with the same values. The
+  config, the storage URL and (on a rerun) the study's search space are checked before the study's
+  folder is made and any trial runs (:func:`check_study`): a bad one is one line, not a traceback
+  per trial.
 - Result: ``<out>/best_config.py``, a ready-to-run config file (the input config with the best
   trial's values), rewritten atomically whenever a better trial completes. A trial's folder keeps
   its ``result.json`` and ``progress.csv``; its checkpoints are deleted when its run ends (a study
@@ -39,7 +42,7 @@ import warnings
 from dataclasses import dataclass
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
-from ..config.compile import default_main_config
+from ..config.compile import compile_config, default_main_config, keep_exp_dirs, make_exp_dir, provisional_exp_dirs
 from ..config.config import config_source, deep_update, get_dotted, section
 from ..config.setting import plain
 from ..config.search import Choice, FloatRange, IntRange, SearchParam, SearchSpace, check_search_space
@@ -197,6 +200,7 @@ class _Study:
         return os.path.join(self.out_dir, "best_config.py")
 
 
+@provisional_exp_dirs()  # a study that could not start (Ray did not) leaves no new folder
 def tune_pipeline(
     input_cfg: ConfigInput,
     trials: int,
@@ -255,27 +259,35 @@ def tune_pipeline(
 
     main, create = _pair(input_cfg)
     name, declared = policy_search_space(create, main)
+    # every key, type and range of the config checked once here, not in each trial
+    compile_config(copy.deepcopy(dict(main)), create_cfg=copy.deepcopy(dict(create)), seed=seed, save_cfg=False)
     defaults = policy_defaults(create, main)
     space = around_config(declared, defaults)
     exp_name = str(main.get("exp_name") or f"{name}_tune")
     out_dir = os.path.abspath(out_dir or f"{exp_name}_tune")
-    os.makedirs(out_dir, exist_ok=True)
-    spec = _Study(main=dict(main), create=dict(create), space=space,
-                  storage=storage or f"sqlite:///{os.path.join(out_dir, 'study.db')}",
+    default_db = os.path.join(out_dir, "study.db")
+    spec = _Study(main=dict(main), create=dict(create), space=space, storage=storage or f"sqlite:///{default_db}",
                   study_name=study_name or exp_name, out_dir=out_dir, seed=seed, trials=trials,
                   trial_cpu_s=trial_cpu_s, max_env_step=max_env_step, heartbeat_s=heartbeat_s, trial_seeds=trial_seeds)
+    if storage is not None or os.path.isfile(default_db):  # (a new default study has nothing to check yet)
+        check_study(spec, defaults)  # before the folder is made and any trial runs
+    make_exp_dir(out_dir, renew=False)  # the same folder resumes the study
     study = _open(spec, worker=0)
     if not study.trials:
         study.enqueue_trial(_known_values(defaults, space))
     if trials - _finished(study) > 0:
         if workers == 1:
+            keep_exp_dirs()  # the study starts: its folder stays
             optimize(spec, worker=0)
         else:
             _optimize_on_ray(spec, workers, address)
     study = _open(spec, worker=0)
     done = [t for t in study.trials if t.state == TrialState.COMPLETE]
     if not done:
-        raise ConfigError(f"no trial of study '{spec.study_name}' completed (all pruned or failed): see {out_dir}/trials")
+        failed = [str(t.user_attrs["error"]) for t in study.trials if t.state == TrialState.FAIL and "error" in t.user_attrs]
+        pruned = sum(t.state == TrialState.PRUNED for t in study.trials)
+        why = f"{len(failed)} failed (the first: {failed[0]})" if failed else "every trial was pruned or failed"
+        raise ConfigError(f"no trial of study '{spec.study_name}' completed: {why}; {pruned} pruned")
     best = min(done, key=lambda t: t.value)
     _write_best(spec, best)  # once more here: workers' writes may have raced
     return {"best_config": spec.best_path, "best_value": float(best.value),
@@ -285,20 +297,91 @@ def tune_pipeline(
             "out_dir": out_dir, "penalty": spec.penalty}
 
 
-def _open(spec: _Study, worker: int) -> Any:
-    """The study (created on first use), with this worker's sampler: TPE seeded ``seed + worker``."""
+#: what ``--storage`` takes (the study's database; SQLAlchemy URLs)
+STORAGE_CHOICES = ("sqlite:///PATH (in an existing folder), postgresql://USER:PASSWORD@HOST/DB or "
+                   "mysql://USER:PASSWORD@HOST/DB (with its database driver installed)")
+
+
+def _storage(spec: _Study) -> Any:
+    """The study's database (Optuna's ``RDBStorage``, with heartbeats); one line when it cannot be
+    opened (a URL SQLAlchemy cannot parse, an unknown dialect, a missing driver or folder)."""
     import optuna
     from optuna.storages import RetryHeartbeatStaleTrialCallback
 
-    store: Any = spec.storage
-    if spec.storage.startswith(("sqlite:", "postgresql", "mysql")):
+    if spec.storage.startswith("sqlite:///"):  # SQLite creates the file, not its folder
+        folder = os.path.dirname(os.path.abspath(spec.storage[len("sqlite:///"):]))
+        if not os.path.isdir(folder):
+            raise ConfigError(f"storage {spec.storage!r}: the folder '{folder}' does not exist; valid choices: "
+                              f"{STORAGE_CHOICES}")
+    try:
         with warnings.catch_warnings():  # heartbeats are marked experimental; they are what resumes a killed study
             warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
-            store = optuna.storages.RDBStorage(
+            return optuna.storages.RDBStorage(
                 spec.storage, heartbeat_interval=spec.heartbeat_s, grace_period=3 * spec.heartbeat_s,
                 heartbeat_stale_trial_callback=RetryHeartbeatStaleTrialCallback(max_retry=1))
+    except Exception as e:  # SQLAlchemy's and the drivers' errors have no common base
+        lines = str(e).strip().splitlines()
+        cause = " ".join(lines[0].split())[:300] if lines else ""
+        raise ConfigError(f"storage {spec.storage!r} cannot be opened ({type(e).__name__}{': ' + cause if cause else ''}); "
+                          f"valid choices: {STORAGE_CHOICES}") from None
+
+
+def _distribution(param: SearchParam) -> Any:
+    """The Optuna distribution :func:`_suggest` asks for ``param``."""
+    from optuna.distributions import CategoricalDistribution, FloatDistribution, IntDistribution
+
+    if isinstance(param, FloatRange):
+        return FloatDistribution(param.low, param.high, log=param.log)
+    if isinstance(param, IntRange):
+        return IntDistribution(param.low, param.high, log=param.log)
+    return CategoricalDistribution(list(param.labels))
+
+
+def _describe(dist: Any) -> str:
+    choices = getattr(dist, "choices", None)
+    if choices is not None:
+        return f"the choices {', '.join(str(c) for c in choices)}"
+    return f"[{dist.low:g}, {dist.high:g}]{' (log scale)' if dist.log else ''}"
+
+
+def check_study(spec: _Study, defaults: Mapping[str, object]) -> None:
+    """The study already in ``spec.storage`` (if any) was searched over this search space: each
+    key's kind and a choice's values (a range may widen) -- Optuna refuses a trial otherwise, so a
+    config whose value of a searched key lies elsewhere than the study's (``--set`` on a rerun) is
+    refused here in one line, before any trial."""
+    import optuna
+    from optuna.distributions import check_distribution_compatibility
+
+    store = _storage(spec)
+    if spec.study_name not in optuna.get_all_study_names(store):
+        return
+    seen: Dict[str, Any] = {}
+    for t in optuna.load_study(study_name=spec.study_name, storage=store).get_trials(deepcopy=False):
+        for key, dist in t.distributions.items():
+            seen.setdefault(key, dist)
+    where = f"study '{spec.study_name}' ({spec.storage})"
+    new_study = "or start a new study (another --exp-name or --storage)"
+    for key, old in seen.items():
+        if key not in spec.space:
+            raise ConfigError(f"{where} searched '{key}', which this config's search space lacks (keys: "
+                              f"{', '.join(spec.space)}): run it with the config it started from, {new_study}")
+        new = _distribution(spec.space[key])
+        try:
+            check_distribution_compatibility(old, new)
+        except ValueError:
+            value = f"this config's policy.{key}={get_dotted(defaults, key)!r}"
+            change = f"{value} is not one of them" if getattr(old, "choices", None) is not None else \
+                f"{value} makes it {_describe(new)}"
+            raise ConfigError(f"{where} searched policy.{key} over {_describe(old)}; {change}, and a study's search "
+                              f"space cannot change so: give a value within it, {new_study}") from None
+
+
+def _open(spec: _Study, worker: int) -> Any:
+    """The study (created on first use), with this worker's sampler: TPE seeded ``seed + worker``."""
+    import optuna
+
     return optuna.create_study(
-        storage=store, study_name=spec.study_name, direction="minimize", load_if_exists=True,
+        storage=_storage(spec), study_name=spec.study_name, direction="minimize", load_if_exists=True,
         sampler=optuna.samplers.TPESampler(seed=spec.seed + worker, multivariate=True,
                                            n_startup_trials=max(5, spec.trials // 4)),
         pruner=optuna.pruners.MedianPruner(n_startup_trials=5, n_warmup_steps=1))
@@ -328,7 +411,7 @@ def optimize(spec: _Study, worker: int) -> int:
     while worker > 0 and study.get_trials(deepcopy=False, states=(TrialState.WAITING,)):
         time.sleep(0.2)
 
-    def objective(trial: Any) -> float:
+    def run_trial(trial: Any) -> float:
         values = {key: _suggest(trial, key, param) for key, param in spec.space.items()}
         evals: List[int] = [0]
 
@@ -370,6 +453,13 @@ def optimize(spec: _Study, worker: int) -> int:
         trial.set_user_attr("reached", value < spec.penalty)
         return value
 
+    def objective(trial: Any) -> float:
+        try:
+            return run_trial(trial)
+        except ConfigError as e:  # the trial's values refused: kept with the failed trial for the summary
+            trial.set_user_attr("error", " ".join(str(e).split()))
+            raise
+
     def write_best(study: Any, trial: Any) -> None:
         done = [t for t in study.trials if t.state == TrialState.COMPLETE]
         if done:
@@ -406,6 +496,7 @@ def _optimize_on_ray(spec: _Study, workers: int, address: Optional[str]) -> None
     with cluster:
         import ray
 
+        keep_exp_dirs()  # Ray started: the study starts, its folder stays
         task = ray.remote(num_cpus=1, max_retries=0)(optimize)
         refs = [task.remote(spec, k) for k in range(workers)]
         try:

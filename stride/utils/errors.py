@@ -25,7 +25,8 @@ def resource_error(action: str, path: str, error: OSError) -> StrideError:
     for the machine's refusals, a ``ConfigError`` (exit 2) for a name the file system cannot hold."""
     import errno
 
-    reason = error.strerror or type(error).__name__
+    text = " ".join(str(error).split())  # an OSError without strerror (a library's own, h5py's): its message
+    reason = error.strerror or (f"{type(error).__name__}: {text}" if text else type(error).__name__)
     if error.errno == errno.ENAMETOOLONG:
         return ConfigError(f"cannot {action} '{path}': {reason} (choose a shorter experiment name)")
     hint = {errno.ENOSPC: " (free some disk space)", errno.EROFS: " (run from a writable folder)",

@@ -101,6 +101,42 @@ def test_bad_paths_and_ids_are_one_line_errors(tmp_path, monkeypatch):
         load_demo_dataset(str(tmp_path / "plain"))
 
 
+def _break(path: str, how: str) -> str:
+    """A copy of the dataset at ``path`` whose data or metadata file is truncated or garbage; the
+    broken file's path."""
+    hdf5, meta = os.path.join(path, "data", "main_data.hdf5"), os.path.join(path, "data", "metadata.json")
+    if how == "truncated":
+        with open(hdf5, "r+b") as f:
+            f.truncate(os.path.getsize(hdf5) // 2)
+        return hdf5
+    if how == "garbage":
+        with open(hdf5, "wb") as f:
+            f.write(b"not an HDF5 file " * 64)
+        return hdf5
+    with open(meta) as f:
+        text = f.read()
+    with open(meta, "w") as f:
+        f.write(text[: len(text) // 2])  # a metadata JSON cut short
+    return meta
+
+
+@pytest.mark.parametrize("how, cause", [
+    ("truncated", "OSError: Unable to synchronously open file (truncated file"),
+    ("garbage", "OSError: Unable to synchronously open file (file signature not found)"),
+    ("metadata", "JSONDecodeError: Unterminated string"),
+])
+def test_a_corrupt_or_truncated_dataset_names_the_file_and_the_cause(how, cause, tmp_path):
+    """Issue 28 item 8: was ``cannot use 'a file': OSError``, exit 1; now the file, the cause, exit 2
+    (the one reader: GAIL, BC, SQIL and R2D3 all read through it)."""
+    out = write_demo_dataset(str(tmp_path / "d"), [_episode(np.random.default_rng(4), 5)], OBS, ACT)
+    broken = _break(out, how)
+    with pytest.raises(ConfigError) as caught:
+        load_demo_dataset(out)
+    text = str(caught.value)
+    assert f"demonstration dataset '{out}': cannot read '{broken}': {cause}" in text and "collect_demo" in text
+    assert caught.value.exit_code == 2 and len(text.splitlines()) == 1
+
+
 def test_wrong_env_is_refused(tmp_path):
     ds = load_demo_dataset(write_demo_dataset(str(tmp_path / "d"), [_episode(np.random.default_rng(2), 3)], OBS, ACT,
                                               env_id="CartPole-v1"))

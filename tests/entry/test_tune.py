@@ -210,3 +210,44 @@ def test_workers_on_a_cluster_need_a_shared_storage(tmp_path):
         tune_pipeline(_cheap(), trials=2, out_dir=str(tmp_path), workers=2, address="127.0.0.1:6379")
     with pytest.raises(ConfigError, match="workers must be >= 1"):
         tune_pipeline(_cheap(), trials=2, out_dir=str(tmp_path), workers=0)
+
+
+def _tune(cwd, *args: str) -> subprocess.CompletedProcess:
+    cmd = [sys.executable, "-m", "stride", "-m", "tune", "-e", "cartpole", "-p", "dqn", "--trials", "2",
+           "--env-step", "200", *args]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([os.getcwd(), os.environ.get("PYTHONPATH", "")]))
+    return subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=180)
+
+
+def _one_error_line(p: subprocess.CompletedProcess) -> str:
+    lines = p.stderr.strip().splitlines()
+    assert p.returncode == 2 and len(lines) == 1 and lines[0].startswith("stride: error: "), p.stderr[-3000:]
+    return lines[0]
+
+
+@pytest.mark.parametrize("args, shown", [
+    (["--set", "policy.learn.batch_sise=3"], "unknown config key 'policy.learn.batch_sise' (did you mean "
+                                             "'policy.learn.batch_size'?)"),
+    (["--storage", "nosuchdb://x"], "storage 'nosuchdb://x' cannot be opened (NoSuchModuleError"),
+    (["--storage", "sqlite:////nonexistent/dir/x.db"], "the folder '/nonexistent/dir' does not exist; valid choices: "
+                                                       "sqlite:///PATH"),
+], ids=["mistyped-key", "unknown-dialect", "sqlite-folder"])
+def test_bad_input_fails_in_one_line_before_any_trial_or_folder(args, shown, tmp_path):
+    """A real process: one line on stderr, exit 2, no traceback, and no study folder made."""
+    assert shown in _one_error_line(_tune(tmp_path, *args))
+    assert os.listdir(tmp_path) == []
+
+
+def test_a_changed_value_of_a_searched_key_is_refused_before_any_trial(tmp_path, capsys):
+    """Rerunning a study with ``--set`` moving a searched choice outside the study's choices: Optuna
+    refuses every trial (83 lines); here one line, exit 2, before any trial."""
+    out = tmp_path / "t"
+    assert cli_main(["-m", "tune", "-e", "cartpole", "-p", "dqn", "--trials", "1", "--trial-cpu", "0.01",
+                     "--env-step", "100", "--exp-name", str(out), "--set", "env.n_evaluator_episode=2"]) == 0
+    before = sorted(os.listdir(out)), sorted(os.listdir(out / "trials"))
+    line = _one_error_line(_tune(tmp_path, "--trial-cpu", "0.01", "--exp-name", str(out),
+                                 "--set", "env.n_evaluator_episode=2", "--set", "policy.learn.batch_size=48"))
+    assert "searched policy.learn.batch_size over the choices 16, 32, 64, 128, 256; this config's " \
+           "policy.learn.batch_size=48 is not one of them" in line
+    assert (sorted(os.listdir(out)), sorted(os.listdir(out / "trials"))) == before
+    assert len(optuna.load_study(study_name="cartpole_dqn", storage=f"sqlite:///{out / 'study.db'}").trials) == 1

@@ -33,6 +33,7 @@ from typing import Dict, Mapping, Optional
 import torch
 
 from ...config import Config
+from ...config.compile import keep_exp_dirs
 from ...league import League
 from ...policy.base_policy import Policy
 from ...utils.errors import StrideError
@@ -161,6 +162,7 @@ def league_on_ray(cfg: Config, league: League, resume_ckpt: Optional[str], worke
 
             coordinator = LeagueCoordinator(cfg, sys_cfg, league, evaluation, resume_ckpt)
             coordinator.envstep, coordinator.train_iter = envstep, train_iter
+            keep_exp_dirs()  # Ray started and the roles are built: the folder is the run's from here on
             try:
                 result = coordinator.run_league(policy, max_env_step, progress)
             except RayError as e:  # the learner (its state is the run) or Ray itself failed

@@ -56,7 +56,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 import torch
 
 from ...config import Config, compile_config, save_config
-from ...config.compile import make_exp_dir
+from ...config.compile import keep_exp_dirs, make_exp_dir, provisional_exp_dirs
 from ...policy.base_policy import Policy
 from ...torch_utils.dist import DEFAULT_ADDR, free_port
 from ...utils.errors import ConfigError, StrideError
@@ -102,6 +102,7 @@ def read_parallel_config(input_cfg: ParallelConfigInput) -> Tuple[Dict[str, obje
     return main, create, system
 
 
+@provisional_exp_dirs()  # a run that fails before its loop starts (Ray that did not start) leaves no folder
 def parallel_pipeline(
     input_cfg: ParallelConfigInput,
     seed: int = 0,
@@ -170,6 +171,7 @@ def train_on_ray(cfg: Config, sys_cfg: Config, max_train_iter: Optional[int], ma
             from ray.exceptions import RayError
 
             coordinator = Coordinator(cfg, sys_cfg, tb, None if find_roles is None else find_roles(cfg, sys_cfg))
+            keep_exp_dirs()  # Ray started and the roles are built: the folder is the run's from here on
             try:
                 result = coordinator.run(evaluator, policy, max_train_iter, max_env_step, progress)
             except RayError as e:  # the learner (not restarted: its state is the run) or Ray itself failed
