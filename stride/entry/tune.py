@@ -344,13 +344,24 @@ def _describe(dist: Any) -> str:
     return f"[{dist.low:g}, {dist.high:g}]{' (log scale)' if dist.log else ''}"
 
 
+def _compatible(old: Any, new: Any) -> bool:
+    """Whether Optuna takes ``new`` for a parameter a study already searched with ``old``: the same
+    kind, the same choices, the same scale (a range may widen). Optuna's own check
+    (``optuna.distributions.check_distribution_compatibility``) says it is not for library users."""
+    if type(old) is not type(new):
+        return False
+    old_choices = getattr(old, "choices", None)
+    if old_choices is not None:
+        return tuple(old_choices) == tuple(new.choices)
+    return bool(old.log == new.log)
+
+
 def check_study(spec: _Study, defaults: Mapping[str, object]) -> None:
     """The study already in ``spec.storage`` (if any) was searched over this search space: each
     key's kind and a choice's values (a range may widen) -- Optuna refuses a trial otherwise, so a
     config whose value of a searched key lies elsewhere than the study's (``--set`` on a rerun) is
     refused here in one line, before any trial."""
     import optuna
-    from optuna.distributions import check_distribution_compatibility
 
     store = _storage(spec)
     if spec.study_name not in optuna.get_all_study_names(store):
@@ -366,9 +377,7 @@ def check_study(spec: _Study, defaults: Mapping[str, object]) -> None:
             raise ConfigError(f"{where} searched '{key}', which this config's search space lacks (keys: "
                               f"{', '.join(spec.space)}): run it with the config it started from, {new_study}")
         new = _distribution(spec.space[key])
-        try:
-            check_distribution_compatibility(old, new)
-        except ValueError:
+        if not _compatible(old, new):
             value = f"this config's policy.{key}={get_dotted(defaults, key)!r}"
             change = f"{value} is not one of them" if getattr(old, "choices", None) is not None else \
                 f"{value} makes it {_describe(new)}"
