@@ -85,7 +85,11 @@ def start_timeout() -> float:
     return value
 
 
-class StartInterrupted(StrideError):
+class RayStartError(ResourceError):
+    """The local instance did not start (in time, or at all): nothing ran; exit code 1."""
+
+
+class StartInterrupted(RayStartError):
     """SIGINT / SIGTERM while the local instance was starting: nothing ran yet, so nothing is saved;
     the exit code is the shell's for that signal (130 / 143)."""
 
@@ -169,7 +173,7 @@ def local_ray(num_cpus: Optional[int] = None) -> Iterator[Dict[str, object]]:
             deadline = time.monotonic() + timeout
             _wait_until_up(address, guard, log, deadline)
             if not connect_driver(address, None, deadline):
-                raise ResourceError(f"the local Ray instance started but did not accept the driver within "
+                raise RayStartError(f"the local Ray instance started but did not accept the driver within "
                                     f"{timeout:g} s (set STRIDE_RAY_START_TIMEOUT for a slower machine); it was "
                                     "stopped")
             connected = started = True
@@ -211,7 +215,7 @@ def _wait_until_up(address: str, guard: "subprocess.Popen[bytes]", log: IO[bytes
     host, _, port = address.rpartition(":")
     while True:
         if guard.poll() is not None:
-            raise ResourceError(f"the local Ray instance failed to start (exit code {guard.returncode}); "
+            raise RayStartError(f"the local Ray instance failed to start (exit code {guard.returncode}); "
                               f"its output: {_tail(log)}")
         if READY_LINE in _text(log):
             try:
@@ -220,7 +224,7 @@ def _wait_until_up(address: str, guard: "subprocess.Popen[bytes]", log: IO[bytes
             except OSError:
                 pass
         if time.monotonic() > deadline:
-            raise ResourceError(f"the local Ray instance did not start within {timeout:g} s (set "
+            raise RayStartError(f"the local Ray instance did not start within {timeout:g} s (set "
                                 f"STRIDE_RAY_START_TIMEOUT for a slower machine); it was stopped; its output: "
                                 f"{_tail(log)}")
         time.sleep(0.2)

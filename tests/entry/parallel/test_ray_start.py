@@ -69,13 +69,19 @@ def _one_line(err: str) -> str:
     return lines[0]
 
 
-def test_a_ray_start_that_hangs_is_stopped_at_the_limit(tmp_path):
+@pytest.mark.parametrize("mode", ["parallel", "league"])
+def test_a_ray_start_that_hangs_is_stopped_at_the_limit(tmp_path, mode):
     env = _env(tmp_path, HANG, STRIDE_RAY_START_TIMEOUT="4")
     exp = tmp_path / "exp"
+    if mode == "parallel":
+        args = ["-m", "parallel", "-c", _cfg(tmp_path)]
+    else:
+        pytest.importorskip("pettingzoo")
+        args = ["-m", "league", "-c", os.path.join(ROOT, "stride/zoo/pettingzoo/config/tictactoe_league_config.py"),
+                "--workers", "2"]
     t0 = time.monotonic()
-    out = subprocess.run([sys.executable, "-m", "stride", "-m", "parallel", "-c", _cfg(tmp_path), "--exp-name",
-                          str(exp), "--env-step", "200", "--no-progress"], env=env, capture_output=True, text=True,
-                         timeout=120)
+    out = subprocess.run([sys.executable, "-m", "stride", *args, "--exp-name", str(exp), "--env-step", "200",
+                          "--no-progress"], env=env, capture_output=True, text=True, timeout=120)
     assert time.monotonic() - t0 < 90  # the limit fired (the old code waited on the GCS for ever)
     assert out.returncode == 1, out.stderr[-2000:]
     line = _one_line(out.stderr)
