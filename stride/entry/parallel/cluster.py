@@ -93,22 +93,22 @@ class StartInterrupted(RayStartError):
     """SIGINT / SIGTERM while the local instance was starting: nothing ran yet, so nothing is saved;
     the exit code is the shell's for that signal (130 / 143)."""
 
-    def __init__(self, signum: int) -> None:
+    def __init__(self, signum: int, what: str = "the local Ray instance was starting; it was stopped") -> None:
         name = signal.Signals(signum).name
-        super().__init__(f"interrupted ({name}) while the local Ray instance was starting; it was stopped and "
-                         "nothing was trained")
+        super().__init__(f"interrupted ({name}) while {what} and nothing was trained")
         self.exit_code = 128 + signum
 
 
 @contextlib.contextmanager
-def _startup_signals() -> Iterator[None]:
-    """While the instance starts, SIGINT and SIGTERM end the start at once (:class:`StartInterrupted`)."""
+def _startup_signals(what: Optional[str] = None) -> Iterator[None]:
+    """While Ray starts (or is joined: ``what``), SIGINT and SIGTERM end it at once
+    (:class:`StartInterrupted`)."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
 
     def handle(signum: int, frame: object) -> None:
-        raise StartInterrupted(signum)
+        raise StartInterrupted(signum) if what is None else StartInterrupted(signum, what)
 
     previous = {sig: signal.signal(sig, handle) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
@@ -332,7 +332,8 @@ def joined_ray(address: str, namespace: Optional[str] = None, deadline: Optional
     import ray
 
     try:
-        connected = connect_driver(address, namespace, limit)
+        with _startup_signals(f"joining the Ray cluster at {address}; nothing joined"):
+            connected = connect_driver(address, namespace, limit)
     except ConnectionError as e:
         raise StrideError(f"cannot join the Ray cluster at {address!r}: {' '.join(str(e).split())}") from None
     if not connected:

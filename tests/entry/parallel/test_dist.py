@@ -8,6 +8,7 @@ import json
 import os
 import secrets
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -330,3 +331,33 @@ def test_wait_bounds_the_connection_to_a_head_that_never_answers(tmp_path, modul
     assert len(lines) == 1 and lines[0].startswith(f"stride: error: could not connect to the Ray cluster at {address} "
                                                    "within 3 s (--wait), so nothing joined"), err[-2000:]
     assert not psutil.pid_exists(proc.pid)
+
+
+def test_sigterm_while_connecting_stops_at_once_with_one_line(tmp_path):
+    cfg = _file(tmp_path)
+    env = _clean_env(RAY_AUTH_TOKEN="x" * 64)
+    assert _stride(["-m", "dist", "--module", "config", "-c", cfg, "--exp-name", str(tmp_path / "exp")], env,
+                   tmp_path).returncode == 0
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen(16)
+        server.settimeout(90)
+        address = f"127.0.0.1:{server.getsockname()[1]}"
+        proc = subprocess.Popen([*STRIDE, "-m", "dist", "--module", "coordinator", "-c", f"{cfg}.json", "--address",
+                                 address, "--wait", "600", "--no-progress"], env=env, cwd=tmp_path,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            peers = [server.accept()[0] for _ in range(3)]  # two address checks, then Ray's connect
+            time.sleep(1.0)
+            proc.send_signal(signal.SIGTERM)
+            _, err = proc.communicate(timeout=30)
+            for peer in peers:
+                peer.close()
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    assert proc.returncode == 143, err[-2000:]
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert lines == [f"stride: error: interrupted (SIGTERM) while joining the Ray cluster at {address}; nothing "
+                     "joined and nothing was trained"], err[-2000:]
