@@ -19,6 +19,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from typing import List, Optional
 
 GRACE_SECONDS = 30.0
@@ -81,14 +82,31 @@ def session_members(sid: int) -> List[int]:
     return found
 
 
-def end_session(sid: int) -> None:
-    """SIGKILL every process of session ``sid`` but the caller: what a stopped instance left."""
+def end_session(sid: int, settle: float = 5.0) -> None:
+    """SIGKILL every process of session ``sid`` but the caller (what a stopped instance left), and
+    wait up to ``settle`` s until they are gone (a signalled process lives on for a moment)."""
+    killed = []
     for pid in session_members(sid):
         if pid != os.getpid():
             try:
                 os.kill(pid, signal.SIGKILL)
+                killed.append(pid)
             except OSError:
                 pass
+    deadline = time.monotonic() + settle
+    while killed and time.monotonic() < deadline:
+        killed = [pid for pid in killed if _running(pid)]
+        if killed:
+            time.sleep(0.05)
+
+
+def _running(pid: int) -> bool:
+    """Whether ``pid`` still runs (a zombie, dead but not yet reaped, does not)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return f.read().decode(errors="replace").rpartition(")")[2].split()[:1] != ["Z"]
+    except OSError:
+        return False
 
 
 def main(argv: Optional[List[str]] = None) -> int:
