@@ -64,6 +64,17 @@ def _seed(text: str) -> int:
     return value
 
 
+def _seconds(text: str) -> float:
+    """A duration in seconds: a finite number > 0 (``-m dist --wait``)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r} must be a number of seconds > 0")
+    return value
+
+
 #: one ``--set``: the dotted key's parts and the value
 Setting = Tuple[List[str], object]
 
@@ -85,6 +96,9 @@ def apply_settings(main: Dict[str, object], settings: List[Setting]) -> Dict[str
     """``main`` with each ``--set`` written at its dotted key; the merge with the defaults then
     checks them like a config file's (unknown keys, types and ranges)."""
     for path, value in settings:
+        if path[0] == "system_config":
+            raise _usage(f"--set {'.'.join(path)}: only a parallel config has a system_config; valid choices: "
+                         "-m parallel or -m dist (else a key of main_config, e.g. policy.learn.batch_size)")
         node = main
         for k in path[:-1]:
             child = node.get(k)
@@ -95,6 +109,21 @@ def apply_settings(main: Dict[str, object], settings: List[Setting]) -> Dict[str
             node = child
         node[path[-1]] = value
     return main
+
+
+def split_system_settings(settings: List[Setting]) -> Tuple[List[Setting], List[Setting]]:
+    """``--set`` of a parallel config: (main_config's, system_config's with the prefix removed)."""
+    system = [(path[1:], value) for path, value in settings if path[0] == "system_config" and len(path) > 1]
+    bare = [path for path, _ in settings if path == ["system_config"]]
+    if bare:
+        raise _usage("--set system_config=...: give one key, e.g. --set system_config.collector_num=4")
+    return [(path, value) for path, value in settings if path[0] != "system_config"], system
+
+
+def _system_config(parts: Dict[str, Any], settings: List[Setting]) -> Any:
+    """A config file's system_config with its ``--set`` keys written in (checked later, like the file's)."""
+    system = parts.get("system_config") or {}
+    return apply_settings(_copy(system), settings) if settings and isinstance(system, dict) else system
 
 
 def _usage(message: str) -> Exception:
@@ -168,8 +197,9 @@ def _parser() -> argparse.ArgumentParser:
     dist.add_argument("--learner-host", nargs="+", default=[], metavar="HOST", help="-p slurm: the learner's node")
     dist.add_argument("--collector-host", nargs="+", default=[], metavar="HOST",
                       help="-p slurm: the collectors' nodes (collectors spread round-robin)")
-    dist.add_argument("--wait", type=float, default=None, metavar="SECONDS",
-                      help="coordinator: how long to wait for the roles to join (default 120)")
+    dist.add_argument("--wait", type=_seconds, default=None, metavar="SECONDS",
+                      help="the limit on joining, in seconds (default 120): coordinator: the connection and "
+                           "the roles; learner|collector: the connection and the role's actor start")
     tune = p.add_argument_group("-m tune (Optuna; needs stride-rl[tune])")
     tune.add_argument("--trials", type=_count, default=None, help="finished trials the study should hold (resumes)")
     tune.add_argument("--storage", default=None, metavar="URL",
@@ -279,7 +309,9 @@ def _parallel(args: argparse.Namespace) -> int:
         raise ConfigError("-m parallel needs -c CONFIG_FILE (e.g. stride/zoo/cartpole/config/parallel/"
                           "cartpole_dqn_config.py) and does not resume")
     parts = read_config_file(args.config)
-    main = apply_settings(_copy(parts["main_config"]), args.settings)
+    main_settings, system_settings = split_system_settings(args.settings)
+    main = apply_settings(_copy(parts["main_config"]), main_settings)
+    system = _system_config(parts, system_settings)
     default_name = os.path.splitext(os.path.basename(args.config))[0].replace("_config", "")
     base = _SEED_SUFFIX.sub("", str(args.exp_name or main.get("exp_name", default_name)))
     from .parallel.pipeline import parallel_pipeline
@@ -287,7 +319,7 @@ def _parallel(args: argparse.Namespace) -> int:
     seeds = args.seed or [0]
     for seed in seeds:
         exp_name = args.exp_name if args.exp_name and len(seeds) == 1 else f"{base}_seed{seed}"
-        policy = parallel_pipeline([main, parts["create_config"], parts.get("system_config", {})], seed=seed,
+        policy = parallel_pipeline([main, parts["create_config"], system], seed=seed,
                                    max_train_iter=args.train_iter, max_env_step=args.env_step, exp_name=exp_name,
                                    progress=not args.no_progress)
         _report(policy.result, args.mode)
@@ -314,7 +346,8 @@ def _dist(args: argparse.Namespace) -> int:
     if len(seeds) > 1:
         raise ConfigError(f"-m dist takes one seed, got {seeds}")
     if args.module in ("learner", "collector"):
-        ended = dist.serve_role(args.config, args.module, args.module_name, args.address)
+        ended = dist.serve_role(args.config, args.module, args.module_name, args.address,
+                                dist.WAIT_SECONDS if args.wait is None else args.wait)
         print(f"stride: {ended['actor']} ended: {ended['ended']}")
         return 0
     if args.module == "coordinator":
@@ -322,10 +355,11 @@ def _dist(args: argparse.Namespace) -> int:
                                       args.train_iter, args.env_step, not args.no_progress)
     else:
         parts = read_config_file_checked(args.config)
-        main = apply_settings(_copy(parts["main_config"]), args.settings)
+        main_settings, system_settings = split_system_settings(args.settings)
+        main = apply_settings(_copy(parts["main_config"]), main_settings)
         default_name = os.path.splitext(os.path.basename(args.config))[0].replace("_config", "")
         exp_name = args.exp_name or f"{_SEED_SUFFIX.sub('', str(main.get('exp_name', default_name)))}_seed{seeds[0]}"
-        system = dict(parts.get("system_config") or {})
+        system = dict(_system_config(parts, system_settings))
         if args.address:
             system["address"] = args.address
         if args.module == "config":

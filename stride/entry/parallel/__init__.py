@@ -10,7 +10,7 @@ Ray, and only when a run starts: ``import stride`` and the serial pipeline never
 
 Ports of ``-m parallel`` (all on 127.0.0.1, checked with ``ss -ltnp`` on Ray 2.60): the GCS
 (a free port picked per run), the raylet's node-manager and object-manager ports, the Ray client
-server (a free port per run), the runtime-env agent, and one gRPC port per Ray worker process (the driver, each
+server (a free port per run; started only where grpcio is installed: Stride never uses it), the runtime-env agent, and one gRPC port per Ray worker process (the driver, each
 actor, idle workers; 10002-19999). The dashboard is off; token authentication is on with a random
 token per run.
 """

@@ -14,22 +14,31 @@ environment of the instance and the driver only (never written to disk). RLlib a
 from __future__ import annotations
 
 import contextlib
+import importlib
 import importlib.util
 import logging
+import math
 import os
 import secrets
 import shutil
+import signal
 import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
-from typing import IO, Dict, Iterator, Optional
+from typing import IO, Dict, Iterator, List, Optional
 
-from ...utils.errors import StrideError
+from ...utils.errors import ConfigError, ResourceError, StrideError
 
-#: seconds to wait for a local instance to accept the driver
+#: seconds to wait for a local instance to start and accept the driver (the environment variable
+#: ``STRIDE_RAY_START_TIMEOUT`` overrides it: a slow machine, or a test of the limit)
 START_TIMEOUT = 120.0
+#: what ``ray start`` prints once its head node (GCS and raylet) is up and registered (Ray 2.60)
+READY_LINE = "Ray runtime started."
+#: seconds the watchdog may take to stop an instance that never came up before it is killed
+FAILED_START_GRACE = 10.0
 
 DIST_HINT = "install the extra: pip install 'stride-rl[dist]'"
 
@@ -61,21 +70,88 @@ def loopback_env(token: str) -> Dict[str, str]:
             "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"}
 
 
+def start_timeout() -> float:
+    """Seconds a local instance may take to start: ``STRIDE_RAY_START_TIMEOUT`` or :data:`START_TIMEOUT`."""
+    raw = os.environ.get("STRIDE_RAY_START_TIMEOUT")
+    if raw is None:
+        return START_TIMEOUT
+    try:
+        value = float(raw)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or value <= 0:
+        raise ConfigError(f"STRIDE_RAY_START_TIMEOUT={raw!r} is not a number of seconds > 0 (the local Ray "
+                          f"instance's start-up limit; default {START_TIMEOUT:g})")
+    return value
+
+
+class RayStartError(ResourceError):
+    """The local instance did not start (in time, or at all): nothing ran; exit code 1."""
+
+
+class StartInterrupted(RayStartError):
+    """SIGINT / SIGTERM while the local instance was starting: nothing ran yet, so nothing is saved;
+    the exit code is the shell's for that signal (130 / 143)."""
+
+    def __init__(self, signum: int, what: str = "the local Ray instance was starting; it was stopped") -> None:
+        name = signal.Signals(signum).name
+        super().__init__(f"interrupted ({name}) while {what} and nothing was trained")
+        self.exit_code = 128 + signum
+
+
+@contextlib.contextmanager
+def _startup_signals(what: Optional[str] = None) -> Iterator[None]:
+    """While Ray starts (or is joined: ``what``), SIGINT and SIGTERM end it at once
+    (:class:`StartInterrupted`)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handle(signum: int, frame: object) -> None:
+        raise StartInterrupted(signum) if what is None else StartInterrupted(signum, what)
+
+    previous = {sig: signal.signal(sig, handle) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old)
+
+
+def _ray_client_port_args() -> List[str]:
+    """``--ray-client-server-port`` at a free port where Ray starts its client server (Ray does when
+    grpcio is installed, on the fixed port 10001 unless told); none where it cannot (the minimal
+    Ray of ``stride-rl[dist]``: asking for the port there makes ``ray start`` fail). Stride never uses
+    the client server: the driver joins the GCS directly."""
+    try:
+        importlib.import_module("grpc")  # Ray's own test (ray._private.utils.get_ray_client_dependency_error)
+    except ImportError:
+        return []
+    return [f"--ray-client-server-port={_free_port()}"]
+
+
 @contextlib.contextmanager
 def local_ray(num_cpus: Optional[int] = None) -> Iterator[Dict[str, object]]:
     """Start a local instance, connect the driver, yield facts about it (``address``,
-    ``start_seconds``, ``temp_dir``); on exit disconnect and stop the instance, remove its files."""
+    ``start_seconds``, ``temp_dir``); on exit disconnect and stop the instance, remove its files.
+
+    The start is bounded: an instance not up within :func:`start_timeout` seconds, one that dies
+    while starting, or a SIGINT / SIGTERM meanwhile is stopped (every process of it) and reported in
+    one line. The driver only calls ``ray.init`` once ``ray start`` said its head is up: before,
+    ``ray.init`` retries the GCS in C++ without end and without seeing signals."""
     t0 = time.perf_counter()
     if "ray" in sys.modules and os.environ.get("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER") != "0":
         raise StrideError("ray was imported before the parallel pipeline started (it then reads its settings and "
                           "would bind the host's address): set RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0 before importing "
                           "ray, or give system_config.address of a running cluster")
+    require_ray()
+    timeout = start_timeout()
     temp_dir = tempfile.mkdtemp(prefix="stride-ray-")  # short: Ray's socket paths must fit 107 bytes
     token, port = secrets.token_hex(32), _free_port()
     env = loopback_env(token)
     cmd = [_ray_cli(), "start", "--head", "--block", "--node-ip-address=127.0.0.1", f"--port={port}",
            "--include-dashboard=false", "--disable-usage-stats", f"--temp-dir={temp_dir}",
-           "--dashboard-agent-listen-port=0", f"--ray-client-server-port={_free_port()}"]  # no fixed ports: runs side by side
+           "--dashboard-agent-listen-port=0", *_ray_client_port_args()]  # no fixed ports: runs side by side
     if num_cpus is not None:
         cmd.append(f"--num-cpus={num_cpus}")
     log_path = os.path.join(temp_dir, "ray_start.log")
@@ -84,29 +160,30 @@ def local_ray(num_cpus: Optional[int] = None) -> Iterator[Dict[str, object]]:
     # the watchdog removes temp_dir once Ray has stopped (also after a SIGKILLed driver); this open
     # handle keeps the start-up output readable for an error message
     log = open(log_path, "w+b")
-    guard = subprocess.Popen([sys.executable, "-m", "stride.entry.parallel.watchdog", "--remove", temp_dir, "--", *cmd],
-                             stdin=subprocess.PIPE, stdout=log, stderr=subprocess.STDOUT,
-                             env={**os.environ, **env}, start_new_session=True)  # Ctrl-C reaches the driver only
-    connected = False
+    connected = started = False
+    guard: Optional["subprocess.Popen[bytes]"] = None
     try:
-        require_ray()
-        import ray
+        with _startup_signals():
+            guard = subprocess.Popen([sys.executable, "-m", "stride.entry.parallel.watchdog", "--remove", temp_dir,
+                                      "--", *cmd], stdin=subprocess.PIPE, stdout=log, stderr=subprocess.STDOUT,
+                                     env={**os.environ, **env}, start_new_session=True)  # Ctrl-C reaches the driver only
+            import ray
 
-        address = f"127.0.0.1:{port}"
-        _connect(address, guard, log)
-        connected = True
+            address = f"127.0.0.1:{port}"
+            deadline = time.monotonic() + timeout
+            _wait_until_up(address, guard, log, deadline)
+            if not connect_driver(address, None, deadline):
+                raise RayStartError(f"the local Ray instance started but did not accept the driver within "
+                                    f"{timeout:g} s (set STRIDE_RAY_START_TIMEOUT for a slower machine); it was "
+                                    "stopped")
+            connected = started = True
         yield {"address": address, "start_seconds": time.perf_counter() - t0, "temp_dir": temp_dir,
                "watchdog_pid": guard.pid}
     finally:
         if connected:
             ray.shutdown()
-        if guard.stdin is not None:
-            guard.stdin.close()  # the watchdog stops the instance
-        try:
-            guard.wait(60)
-        except subprocess.TimeoutExpired:
-            guard.kill()
-            guard.wait()
+        if guard is not None:
+            _stop_watchdog(guard, 60.0 if started else FAILED_START_GRACE)
         for k, v in saved.items():
             if v is None:
                 os.environ.pop(k, None)
@@ -116,56 +193,153 @@ def local_ray(num_cpus: Optional[int] = None) -> Iterator[Dict[str, object]]:
         shutil.rmtree(temp_dir, ignore_errors=True)  # (the watchdog's job; here too when it was killed)
 
 
-def _connect(address: str, guard: "subprocess.Popen[bytes]", log: IO[bytes]) -> None:
-    import ray
+def _stop_watchdog(guard: "subprocess.Popen[bytes]", grace: float) -> None:
+    """Close the watchdog's pipe (it stops the instance); past ``grace`` seconds, kill the watchdog
+    and every process of its session (the instance's: it runs in the session the watchdog leads)."""
+    from .watchdog import end_session
 
-    deadline = time.monotonic() + START_TIMEOUT
+    if guard.stdin is not None:
+        guard.stdin.close()  # the watchdog stops the instance
+    try:
+        guard.wait(grace)
+    except subprocess.TimeoutExpired:
+        guard.kill()
+        guard.wait()
+    end_session(guard.pid)  # anything the instance left (nothing, when ray start stopped it all)
+
+
+def _wait_until_up(address: str, guard: "subprocess.Popen[bytes]", log: IO[bytes], deadline: float) -> None:
+    """Return once ``ray start`` reports its head node up and its GCS accepts connections; one line
+    when the instance dies first or at ``deadline`` (``time.monotonic()``)."""
+    timeout = start_timeout()
+    host, _, port = address.rpartition(":")
     while True:
         if guard.poll() is not None:
-            raise StrideError(f"the local Ray instance failed to start (exit code {guard.returncode}); "
+            raise RayStartError(f"the local Ray instance failed to start (exit code {guard.returncode}); "
                               f"its output: {_tail(log)}")
-        try:
-            ray.init(address=address, logging_level=logging.ERROR, log_to_driver=False)
-            return
-        except ConnectionError:
-            if time.monotonic() > deadline:
-                raise StrideError(f"the local Ray instance at {address} did not answer within {START_TIMEOUT:.0f} s; "
-                                  f"its output: {_tail(log)}") from None
-            time.sleep(0.5)
+        if READY_LINE in _text(log):
+            try:
+                socket.create_connection((host, int(port)), timeout=1.0).close()
+                return
+            except OSError:
+                pass
+        if time.monotonic() > deadline:
+            raise RayStartError(f"the local Ray instance did not start within {timeout:g} s (set "
+                                f"STRIDE_RAY_START_TIMEOUT for a slower machine); it was stopped; its output: "
+                                f"{_tail(log)}")
+        time.sleep(0.2)
+
+
+def _text(log: IO[bytes]) -> str:
+    log.flush()
+    log.seek(0)
+    return log.read().decode(errors="replace")
 
 
 def _tail(log: IO[bytes], lines: int = 3) -> str:
-    log.flush()
-    log.seek(0)
-    text = log.read().decode(errors="replace").strip().splitlines()
+    text = _text(log).strip().splitlines()
     return " | ".join(line.strip() for line in text[-lines:]) or "(none)"
 
 
-def check_address(address: str) -> None:
+def check_address(address: str, timeout: float = 10.0) -> None:
     """Fail with one line when nothing listens at ``address`` (Ray's own connect would retry it for
     a long time)."""
     host, _, port = address.rpartition(":")
     try:
-        socket.create_connection((host, int(port)), timeout=10).close()
+        socket.create_connection((host, int(port)), timeout=max(0.1, timeout)).close()
     except (OSError, ValueError):
         raise StrideError(f"nothing answers at system_config.address={address!r}; valid choices: the 'HOST:PORT' of "
                           "a running Ray cluster's head (ray start --head --port=PORT), or None for a local "
                           "instance") from None
 
 
+#: the host names Ray 2.60 rewrites to the machine's outward address when it joins a cluster
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
+
+
+def _outward_ip() -> str:
+    """The address this machine reaches the network from (where Ray rewrites a loopback address to;
+    no packet is sent), 127.0.0.1 when it has no route."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        try:
+            s.connect(("8.8.8.8", 80))
+            return str(s.getsockname()[0])
+        except OSError:
+            return "127.0.0.1"
+
+
+def keep_loopback(address: str) -> None:
+    """Before Ray is imported: when ``address`` is a loopback head that listens on loopback only
+    (``ray start --head --node-ip-address=127.0.0.1``), set ``RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0``,
+    without which Ray rewrites the address to the machine's outward one, where nothing listens,
+    and retries it without end. A head that also listens on the outward address is left to Ray."""
+    host, _, port = address.rpartition(":")
+    if host.strip("[]") not in LOOPBACK_HOSTS or os.environ.get("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER") == "0":
+        return
+    outward = _outward_ip()
+    if not outward.startswith("127."):
+        try:
+            socket.create_connection((outward, int(port)), timeout=2.0).close()
+            return  # Ray's rewrite reaches it
+        except (OSError, ValueError):
+            pass
+    if "ray" in sys.modules:
+        raise StrideError(f"ray was imported before joining the loopback head {address} (it then reads its settings "
+                          "and would rewrite the address to this machine's outward one): set "
+                          "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0 before importing ray")
+    os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
+
+
+def connect_driver(address: str, namespace: Optional[str], deadline: float) -> bool:
+    """``ray.init(address=...)`` that gives up at ``deadline`` (``time.monotonic()``); False then.
+
+    Ray's connect retries an unreachable GCS in C++ without end and without running Python's signal
+    handlers, so it runs in a helper thread while this one waits: the wait is bounded and Ctrl-C /
+    SIGTERM are seen. A connect abandoned this way ends with the process (its thread is a daemon)."""
+    import ray
+
+    done = threading.Event()
+    failure: List[BaseException] = []
+
+    def connect() -> None:
+        try:
+            ray.init(address=address, namespace=namespace, logging_level=logging.ERROR, log_to_driver=False)
+        except BaseException as e:  # handed to the waiting thread
+            failure.append(e)
+        finally:
+            done.set()
+
+    threading.Thread(target=connect, name="stride-ray-connect", daemon=True).start()
+    while not done.wait(0.2):
+        if time.monotonic() > deadline:
+            return False
+    if failure:
+        raise failure[0]
+    return True
+
+
 @contextlib.contextmanager
-def joined_ray(address: str, namespace: Optional[str] = None) -> Iterator[Dict[str, object]]:
+def joined_ray(address: str, namespace: Optional[str] = None, deadline: Optional[float] = None,
+               wait: float = START_TIMEOUT) -> Iterator[Dict[str, object]]:
     """Connect to a running cluster at ``address`` (its token from the environment, as Ray reads it),
-    in ``namespace`` (``-m dist``: one per experiment, where its roles' named actors live)."""
+    in ``namespace`` (``-m dist``: one per experiment, where its roles' named actors live), by
+    ``deadline`` (``time.monotonic()``; default ``wait`` s from now): else one line, exit 1."""
     t0 = time.perf_counter()
+    limit = time.monotonic() + wait if deadline is None else deadline
     require_ray()
-    check_address(address)
+    check_address(address, min(10.0, limit - time.monotonic()))
+    keep_loopback(address)
     import ray
 
     try:
-        ray.init(address=address, namespace=namespace, logging_level=logging.ERROR, log_to_driver=False)
+        with _startup_signals(f"joining the Ray cluster at {address}; nothing joined"):
+            connected = connect_driver(address, namespace, limit)
     except ConnectionError as e:
         raise StrideError(f"cannot join the Ray cluster at {address!r}: {' '.join(str(e).split())}") from None
+    if not connected:
+        raise ResourceError(f"could not connect to the Ray cluster at {address} within {wait:g} s (--wait), so "
+                            "nothing joined: is it a Ray head of this Ray version, started with token auth and this "
+                            "process's token?")
     try:
         yield {"address": address, "start_seconds": time.perf_counter() - t0, "temp_dir": None, "watchdog_pid": None}
     finally:

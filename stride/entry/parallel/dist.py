@@ -1,6 +1,6 @@
 """``stride -m dist``: the parallel pipeline's roles as separate processes on a running Ray cluster.
 
-    stride -m dist --module config -p local -c cfg.py -s 0 --address HEAD:PORT   # writes cfg.py.json
+    stride -m dist --module config -p local -c cfg.py -s 0 --address HEAD:PORT   # writes ./cfg.py.json
     stride -m dist --module learner --module-name learner0 -c cfg.py.json         # on any node
     stride -m dist --module collector --module-name collector0 -c cfg.py.json     # (as many as wanted)
     stride -m dist --module coordinator -p local -c cfg.py.json                   # drives the run
@@ -28,6 +28,7 @@ unpickled. RLlib and DI-engine's dist mode run without any authentication by def
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import os
 import re
@@ -39,7 +40,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from ...config import Config, compile_config, save_config
 from ...config.compile import make_exp_dir
-from ...utils.errors import ConfigError, StrideError
+from ...utils.errors import ConfigError, ResourceError, StrideError
 from ...utils.files import atomic_write_text
 from ...utils.registry import import_components
 from .system import compile_system_config
@@ -59,7 +60,8 @@ SERVE_POLL_SECONDS = 2.0
 def compile_dist_config(config_file: str, seed: int, main: Mapping[str, object], create: Mapping[str, object],
                         system: Mapping[str, object], exp_name: str, out_path: Optional[str] = None) -> str:
     """Check the config, make the experiment folder (absolute path, as every node must see it) and
-    write ``<config_file>.json``; returns that path."""
+    write ``<config file's name>.json`` in the current directory (never next to the config: that may
+    be the installed package's zoo); returns that path."""
     import_components()
     sys_cfg = compile_system_config(system)
     cfg = compile_config(dict(main), create_cfg=dict(create), seed=seed, exp_name=exp_name, save_cfg=False)
@@ -70,7 +72,7 @@ def compile_dist_config(config_file: str, seed: int, main: Mapping[str, object],
     if cfg.policy.on_policy:
         raise ConfigError(f"policy '{cfg.policy.type}' is on-policy: -m dist runs off-policy policies (a replay "
                           "buffer between collectors and learner); use -m serial")
-    out = out_path or f"{config_file}.json"
+    out = out_path or f"{os.path.basename(config_file)}.json"
     exp_dir = os.path.abspath(make_exp_dir(str(cfg.exp_name)))
     data = {"format": FORMAT, "seed": int(seed), "exp_dir": exp_dir, "main_config": dict(main),
             "create_config": dict(create), "system_config": dict(sys_cfg)}
@@ -150,24 +152,39 @@ def token_auth_env() -> None:
         raise StrideError(f"RAY_AUTH_MODE={os.environ['RAY_AUTH_MODE']!r}: -m dist runs with token authentication "
                           "only; valid choices: token (or unset)")
     path = os.environ.get("RAY_AUTH_TOKEN_PATH") or os.path.expanduser(os.path.join("~", ".ray", "auth_token"))
-    if not os.environ.get("RAY_AUTH_TOKEN") and not os.path.isfile(path):
+    if os.environ.get("RAY_AUTH_TOKEN"):
+        return
+    if not os.path.isfile(path):
         raise StrideError(f"no Ray auth token: set RAY_AUTH_TOKEN, or RAY_AUTH_TOKEN_PATH to a file holding it "
-                          f"(none at {path}); on the head: ray get-auth-token --generate")
+                          f"(none at {path}); on the head: (umask 077; ray get-auth-token --generate)")
+    check_token_file(path)
 
 
-def serve_role(dist_file: str, module: str, name: str, address: Optional[str]) -> Dict[str, object]:
+def check_token_file(path: str) -> None:
+    """Refuse a token file others may read (``ray get-auth-token --generate`` writes it 0644 under
+    the usual umask): whoever holds the token can run code on the cluster."""
+    mode = os.stat(path).st_mode & 0o777
+    if mode & 0o077:
+        raise StrideError(f"the Ray auth token file {path} is readable by others (mode {mode:04o}); whoever holds "
+                          f"the token can run code on the cluster: chmod 600 {path}")
+
+
+def serve_role(dist_file: str, module: str, name: str, address: Optional[str],
+               wait: float = WAIT_SECONDS) -> Dict[str, object]:
     """Join the cluster, start ``module`` as the named actor ``stride/<module>/<name>`` on this node,
-    serve until it ends; returns how it ended (``{"actor": ..., "ended": reason}``)."""
+    serve until it ends; returns how it ended (``{"actor": ..., "ended": reason}``). Joining (the
+    connection and the actor's start) takes at most ``wait`` seconds, else one line, exit 1."""
     from .cluster import joined_ray
     from .roles import CollectorRole, LearnerRole
 
+    deadline = time.monotonic() + wait
     cfg, sys_cfg, _ = read_dist_config(dist_file)
     name = check_module_name(name, module)
     address = resolve_address(address, sys_cfg)
     token_auth_env()
-    with joined_ray(address, namespace_of(cfg)):
+    with joined_ray(address, namespace_of(cfg), deadline=deadline, wait=wait):
         import ray
-        from ray.exceptions import RayActorError, RayError
+        from ray.exceptions import GetTimeoutError, RayActorError, RayError
         full = actor_name(module, name)
         if module == "learner":
             options: Dict[str, Any] = dict(num_cpus=sys_cfg.learner_cpus)
@@ -181,7 +198,12 @@ def serve_role(dist_file: str, module: str, name: str, address: Optional[str]) -
         except ValueError as e:  # the name is taken in this experiment's namespace
             raise ConfigError(f"--module-name {name!r}: {' '.join(str(e).split())[:300]}") from None
         try:
-            pid = ray.get(actor.pid.remote())
+            pid = ray.get(actor.pid.remote(), timeout=max(0.1, deadline - time.monotonic()))
+        except GetTimeoutError:
+            ray.kill(actor)
+            raise ResourceError(f"{full} joined namespace {namespace_of(cfg)} but its actor did not start within "
+                                f"{wait:g} s (--wait): no node had room for it ({options['num_cpus']:g} CPU) or "
+                                "its envs were slow to build") from None
         except RayError as e:
             raise StrideError(f"{full} failed to start: {' '.join(str(e).split())[:400]}") from None
         print(f"stride: {full} serves in namespace {namespace_of(cfg)} (actor pid {pid}); waiting for the "
@@ -198,15 +220,15 @@ def serve_role(dist_file: str, module: str, name: str, address: Optional[str]) -
             ray.kill(actor)
 
 
-def find_joined_roles(timeout: float) -> Any:
-    """A :data:`.pipeline.FindRoles` that waits up to ``timeout`` s for one learner and
+def find_joined_roles(timeout: float, deadline: float) -> Any:
+    """A :data:`.pipeline.FindRoles` that waits until ``deadline`` (``time.monotonic()``; the
+    coordinator's ``--wait`` of ``timeout`` s, its connection included) for one learner and
     ``system_config.collector_num`` collectors in the current namespace."""
 
     def find(cfg: Config, sys_cfg: Config) -> Tuple[Any, List[Tuple[Any, str, int]]]:
         import ray
         from ray.util import list_named_actors
 
-        deadline = time.monotonic() + timeout
         while True:
             names = [n for n in list_named_actors() if isinstance(n, str)]
             learners = sorted(n.split("/", 2)[2] for n in names if n.startswith("stride/learner/"))
@@ -217,7 +239,7 @@ def find_joined_roles(timeout: float) -> Any:
             if learners and len(collectors) >= sys_cfg.collector_num:
                 break
             if time.monotonic() > deadline:
-                raise StrideError(
+                raise ResourceError(
                     f"after {timeout:g} s, {len(learners)} learner(s) and {len(collectors)} of "
                     f"{sys_cfg.collector_num} collector(s) joined namespace {namespace_of(cfg)} "
                     f"({', '.join(learners + collectors) or 'none'}); start them first: stride -m dist --module "
@@ -235,12 +257,14 @@ def run_coordinator(dist_file: str, address: Optional[str], wait: float, max_tra
     from .cluster import check_address
     from .pipeline import train_on_ray
 
+    deadline = time.monotonic() + wait  # --wait bounds the whole joining: the connection and the roles
     cfg, sys_cfg, _ = read_dist_config(dist_file)
     sys_cfg.address = resolve_address(address, sys_cfg)
     token_auth_env()
-    check_address(sys_cfg.address)
+    check_address(sys_cfg.address, min(10.0, wait))
     return train_on_ray(cfg, sys_cfg, max_train_iter, max_env_step, progress, namespace=namespace_of(cfg),
-                        find_roles=find_joined_roles(wait), new_dir=False)
+                        find_roles=find_joined_roles(wait, deadline), new_dir=False, join_deadline=deadline,
+                        join_wait=wait)
 
 
 def run_all(config_file: str, seed: int, main: Mapping[str, object], create: Mapping[str, object],
@@ -273,9 +297,18 @@ def slurm_lines(dist_file: str, address: str, learner_hosts: Sequence[str], coll
     for k in range(collector_num):
         host = collector_hosts[k % len(collector_hosts)]
         roles.setdefault(host, []).append(f"{stride} --module collector --module-name collector{k}")
+    head, _, port = address.rpartition(":")
+    try:
+        ipaddress.ip_address(head.strip("[]"))
+        bind = f" --node-ip-address={head.strip('[]')}"  # Ray's listeners on the head bind that address only
+        where = f"its listeners bind {head.strip('[]')} only"
+    except ValueError:  # a host name: which of its addresses is the cluster's network is the user's to say
+        bind = ""
+        where = ("without --node-ip-address=<the head's IP on the cluster network> its listeners bind every "
+                 "interface: add it")
     lines = ["export RAY_AUTH_MODE=token RAY_AUTH_TOKEN_PATH=${RAY_AUTH_TOKEN_PATH:-$HOME/.ray/auth_token}",
-             f"# first, on the head ({address}): ray get-auth-token --generate; ray start --head "
-             f"--port={address.rpartition(':')[2]} --include-dashboard=false --disable-usage-stats"]
+             f"# first, on the head ({address}): (umask 077; ray get-auth-token --generate); ray start --head{bind} "
+             f"--port={port} --include-dashboard=false --disable-usage-stats   # {where}"]
     for host, commands in roles.items():
         script = (f"ray start --address={shlex.quote(address)} --disable-usage-stats && "
                   f"{{ {' & '.join(commands)} & wait; }}; ray stop")

@@ -61,7 +61,7 @@ from ...policy.base_policy import Policy
 from ...torch_utils.dist import DEFAULT_ADDR, free_port
 from ...utils.errors import ConfigError, StrideError
 from ...utils.files import atomic_write_json
-from ...utils.log import ProgressCSV, build_logger, build_tb_writer
+from ...utils.log import ProgressCSV, TBWriter, build_logger, build_tb_writer
 from ...utils.narrow import as_int
 from ...utils.registry import import_components
 from ...utils.seed import set_pkg_seed
@@ -77,7 +77,7 @@ from ..utils import (
     read_config_file,
     resolve_resume,
 )
-from .cluster import check_address, joined_ray, local_ray, require_ray
+from .cluster import START_TIMEOUT, check_address, joined_ray, local_ray, require_ray
 from .roles import CollectorRole, LearnerRole, ReplayRole, Replica
 from .system import compile_system_config, cpus_needed
 from .tags import BatchTag
@@ -146,26 +146,30 @@ FindRoles = Callable[[Config, Config], Tuple[Any, List[Tuple[Any, str, int]]]]
 
 def train_on_ray(cfg: Config, sys_cfg: Config, max_train_iter: Optional[int], max_env_step: Optional[int],
                  progress: bool, namespace: Optional[str] = None, find_roles: Optional[FindRoles] = None,
-                 new_dir: bool = True) -> Policy:
+                 new_dir: bool = True, join_deadline: Optional[float] = None,
+                 join_wait: float = START_TIMEOUT) -> Policy:
     """The coordinator's run on a compiled config: ``parallel_pipeline``'s and ``-m dist``'s one loop.
 
     ``find_roles`` (on the connected Ray, in ``namespace``) hands over a learner and collectors that
     other processes started (``-m dist --module learner|collector``); without it the coordinator
     starts every role itself. ``new_dir=False`` uses the experiment folder as it exists (made by
-    ``-m dist --module config``)."""
+    ``-m dist --module config``). ``join_deadline`` (``time.monotonic()``) bounds the connection
+    to a running cluster (``-m dist``'s ``--wait`` of ``join_wait`` s)."""
     torch.set_num_threads(int(cfg.get("num_threads", 1)))
     set_pkg_seed(cfg.seed, use_cuda=cfg.policy.cuda)
     evaluator_env = build_env_manager(cfg, cfg.seed, evaluator=True)
     check_spaces(cfg, evaluator_env)
     policy = build_policy(cfg, enable_field=["learn", "eval"])
-    cfg.exp_name = make_exp_dir(cfg.exp_name, renew=new_dir)
-    save_config(cfg, cfg.exp_name)
-    atomic_write_json(os.path.join(cfg.exp_name, "system_config.json"), dict(sys_cfg))
-    write_limits(cfg.exp_name, max_env_step, max_train_iter)
-    tb = build_tb_writer(cfg.exp_name)
-    cluster = local_ray(sys_cfg.num_cpus) if sys_cfg.address is None else joined_ray(sys_cfg.address, namespace)
+    cluster = local_ray(sys_cfg.num_cpus) if sys_cfg.address is None else \
+        joined_ray(sys_cfg.address, namespace, deadline=join_deadline, wait=join_wait)
+    tb: Optional[TBWriter] = None
     try:
-        with cluster as info:
+        with cluster as info:  # first: a Ray that does not start leaves no experiment folder
+            cfg.exp_name = make_exp_dir(cfg.exp_name, renew=new_dir)
+            save_config(cfg, cfg.exp_name)
+            atomic_write_json(os.path.join(cfg.exp_name, "system_config.json"), dict(sys_cfg))
+            write_limits(cfg.exp_name, max_env_step, max_train_iter)
+            tb = build_tb_writer(cfg.exp_name)
             evaluator = BaseSerialEvaluator(cfg.policy.eval.evaluator, evaluator_env, policy.eval_mode, tb,
                                             cfg.exp_name)
             from ray.exceptions import RayError

@@ -4,18 +4,22 @@ The parallel pipeline starts its local Ray instance (``ray start --head --block`
 watchdog and holds the write end of its stdin. When the pipeline ends -- normally, on Ctrl-C, or
 SIGKILLed, when no code of its own runs -- the kernel closes that pipe, the watchdog reads EOF and
 sends the command SIGTERM (``ray start --block`` then stops every Ray process of the instance,
-actors included), then SIGKILL after a grace period, and removes ``--remove DIR`` (the instance's
-temp folder: logs, sockets, spilled objects) once the command has ended. A local ``ray.init()`` has no such guard: its
+actors included), then SIGKILL after a grace period, kills whatever of the instance is left in its
+session (the pipeline starts the watchdog as a session leader: a ``ray start`` killed half-way
+leaves its GCS and raylet behind otherwise), and removes ``--remove DIR`` (the instance's temp
+folder: logs, sockets, spilled objects) once the command has ended. A local ``ray.init()`` has no such guard: its
 head processes outlive a SIGKILLed driver. No Ray import here: the watchdog is a few MiB.
 """
 
 from __future__ import annotations
 
+import os
 import shutil
 import signal
 import subprocess
 import sys
 import threading
+import time
 from typing import List, Optional
 
 GRACE_SECONDS = 30.0
@@ -57,6 +61,54 @@ def _stop(child: "subprocess.Popen[bytes]", grace: float) -> None:
         child.wait()
 
 
+def session_members(sid: int) -> List[int]:
+    """The ids of the processes in session ``sid`` (Linux ``/proc``; empty elsewhere)."""
+    found: List[int] = []
+    try:
+        names = os.listdir("/proc")
+    except OSError:
+        return found
+    for name in names:
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as f:
+                stat = f.read().decode(errors="replace")
+        except OSError:  # ended meanwhile
+            continue
+        fields = stat.rpartition(")")[2].split()  # after the command name, which may hold spaces
+        if len(fields) > 3 and fields[3] == str(sid):
+            found.append(int(name))
+    return found
+
+
+def end_session(sid: int, settle: float = 5.0) -> None:
+    """SIGKILL every process of session ``sid`` but the caller (what a stopped instance left), and
+    wait up to ``settle`` s until they are gone (a signalled process lives on for a moment)."""
+    killed = []
+    for pid in session_members(sid):
+        if pid != os.getpid():
+            try:
+                os.kill(pid, signal.SIGKILL)
+                killed.append(pid)
+            except OSError:
+                pass
+    deadline = time.monotonic() + settle
+    while killed and time.monotonic() < deadline:
+        killed = [pid for pid in killed if _running(pid)]
+        if killed:
+            time.sleep(0.05)
+
+
+def _running(pid: int) -> bool:
+    """Whether ``pid`` still runs (a zombie, dead but not yet reaped, does not)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return f.read().decode(errors="replace").rpartition(")")[2].split()[:1] != ["Z"]
+    except OSError:
+        return False
+
+
 def main(argv: Optional[List[str]] = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     remove: Optional[str] = None
@@ -70,6 +122,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     try:
         rc = run(args)
     finally:
+        if os.getsid(0) == os.getpid():  # started as a session leader: the session is the instance's
+            end_session(os.getpid())
         if remove is not None:
             shutil.rmtree(remove, ignore_errors=True)
     return 128 - rc if rc < 0 else rc  # a command ended by signal N exits 128 + N, as a shell reports it

@@ -8,6 +8,7 @@ import json
 import os
 import secrets
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -39,7 +40,8 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def test_module_config_writes_a_json_data_file_and_the_experiment_folder(tmp_path, capsys):
+def test_module_config_writes_a_json_data_file_and_the_experiment_folder(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
     cfg = _file(tmp_path)
     assert main(["-m", "dist", "--module", "config", "-p", "local", "-c", cfg, "-s", "3",
                  "--exp-name", str(tmp_path / "exp"), "--set", "policy.learn.batch_size=32"]) == 0
@@ -54,17 +56,63 @@ def test_module_config_writes_a_json_data_file_and_the_experiment_folder(tmp_pat
     assert dist.namespace_of(compiled) == "stride-exp"
 
 
-def test_slurm_lines_start_one_ray_node_per_host_and_every_role(tmp_path, capsys):
+def test_slurm_lines_start_one_ray_node_per_host_and_every_role(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
     cfg = _file(tmp_path, {"collector_num": 3})
     assert main(["-m", "dist", "--module", "config", "-p", "slurm", "-c", cfg, "--exp-name", str(tmp_path / "exp"),
                  "--address", "10.1.2.3:6379", "--learner-host", "n1", "--collector-host", "n1", "n2"]) == 0
     lines = capsys.readouterr().out.strip().splitlines()[1:]
     assert lines[0].startswith("export RAY_AUTH_MODE=token")
+    # the head binds the address it is reached at (not every interface), its token file is the user's only
+    assert "(umask 077; ray get-auth-token --generate); ray start --head --node-ip-address=10.1.2.3 --port=6379" in lines[1]
     srun = [line for line in lines if line.startswith("srun")]
     assert len(srun) == 2  # n1 (learner + collector0 + collector2) and n2 (collector1): one Ray node each
     assert "-w n1" in srun[0] and "learner0" in srun[0] and "collector0" in srun[0] and "collector2" in srun[0]
     assert "-w n2" in srun[1] and "collector1" in srun[1] and "ray start --address=10.1.2.3:6379" in srun[1]
     assert lines[-2].endswith("--module coordinator -p local") and lines[-1] == "wait"
+
+
+def test_module_config_writes_its_data_file_in_the_current_directory(tmp_path, capsys, monkeypatch):
+    """A zoo config (inside the installed package) is compiled into ./<name>.json, never next to it."""
+    from stride.zoo.cartpole.config import parallel as zoo
+
+    (tmp_path / "run").mkdir()
+    monkeypatch.chdir(tmp_path / "run")
+    zoo_cfg = os.path.join(os.path.dirname(zoo.__file__), "cartpole_dqn_config.py")
+    before = set(os.listdir(os.path.dirname(zoo_cfg)))
+    assert main(["-m", "dist", "--module", "config", "-c", zoo_cfg, "--exp-name", str(tmp_path / "exp")]) == 0
+    written = tmp_path / "run" / "cartpole_dqn_config.py.json"
+    assert f"dist config written to {written}" in capsys.readouterr().out
+    assert json.loads(written.read_text())["format"] == dist.FORMAT
+    assert set(os.listdir(os.path.dirname(zoo_cfg))) == before  # nothing written into the package
+
+
+@pytest.mark.parametrize("mode", ["parallel", "dist"])
+def test_set_system_config_keys_are_checked_like_the_files(tmp_path, capsys, monkeypatch, mode):
+    monkeypatch.chdir(tmp_path)
+    cfg = _file(tmp_path)
+    module = ["--module", "config"] if mode == "dist" else []
+    assert main(["-m", mode, *module, "-c", cfg, "--exp-name", str(tmp_path / "bad"),
+                 "--set", "system_config.colector_num=3"]) == 2
+    err = capsys.readouterr().err
+    assert "did you mean 'system_config.collector_num'" in err and err.count("\n") == 1
+    assert not (tmp_path / "bad").exists()
+    if mode == "dist":  # accepted: recorded in the data file
+        assert main(["-m", "dist", "--module", "config", "-c", cfg, "--exp-name", str(tmp_path / "exp"),
+                     "--set", "system_config.collector_num=3", "--set", "policy.learn.batch_size=32"]) == 0
+        data = json.loads((tmp_path / "cfg.py.json").read_text())
+        assert data["system_config"]["collector_num"] == 3 and data["main_config"]["policy"]["learn"]["batch_size"] == 32
+    else:  # accepted, then checked against the machine before Ray starts
+        assert main(["-m", "parallel", "-c", cfg, "--exp-name", str(tmp_path / "exp"),
+                     "--set", "system_config.collector_num=64", "--set", "system_config.collector_cpus=1.0"]) == 2
+        assert "asks for 64.5 CPUs" in capsys.readouterr().err
+
+
+def test_set_system_config_is_refused_where_there_is_none(capsys):
+    assert main(["-m", "serial", "-e", "cartpole", "-p", "dqn", "--set", "system_config.collector_num=3"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and ("--set system_config.collector_num: only a parallel config has a system_config; "
+                                     "valid choices: -m parallel or -m dist") in err
 
 
 def test_collector_index_is_the_names_number_else_a_stable_hash():
@@ -130,6 +178,25 @@ def test_no_token_is_one_line(tmp_path):
     assert out.returncode != 0 and "no Ray auth token: set RAY_AUTH_TOKEN" in out.stderr
 
 
+def test_a_token_file_others_can_read_is_refused(tmp_path):
+    cfg = _file(tmp_path)
+    token = tmp_path / "auth_token"
+    token.write_text("ab" * 32)
+    token.chmod(0o644)  # what ray get-auth-token --generate writes under the usual umask 022
+    env = _clean_env(RAY_AUTH_TOKEN_PATH=str(token))
+    assert _stride(["-m", "dist", "--module", "config", "-c", cfg, "--exp-name", str(tmp_path / "exp")], env,
+                   tmp_path).returncode == 0
+    out = _stride(["-m", "dist", "--module", "coordinator", "-c", f"{cfg}.json", "--address", "127.0.0.1:1"], env,
+                  tmp_path)
+    assert out.returncode == 2 and out.stderr.count("\n") == 1, out.stderr
+    assert (f"the Ray auth token file {token} is readable by others (mode 0644)" in out.stderr
+            and out.stderr.strip().endswith(f"chmod 600 {token}"))
+    token.chmod(0o600)  # then it is taken (and the next step fails: nothing listens there)
+    out = _stride(["-m", "dist", "--module", "coordinator", "-c", f"{cfg}.json", "--address", "127.0.0.1:1"], env,
+                  tmp_path)
+    assert out.returncode == 2 and "nothing answers at system_config.address='127.0.0.1:1'" in out.stderr
+
+
 def _ray_node(env, temp_dir: str, *args: str) -> subprocess.Popen:
     ray_cli = os.path.join(os.path.dirname(sys.executable), "ray")
     return subprocess.Popen([sys.executable, "-m", "stride.entry.parallel.watchdog", "--", ray_cli, "start", "--block",
@@ -187,15 +254,18 @@ def test_the_seeds_module_commands_on_a_two_node_loopback_cluster(tmp_path):
                                "--num-cpus=1", "--dashboard-agent-listen-port=0"))
         listeners = _ray_listeners(nodes)
         cfg = _file(tmp_path)
+        # the stride processes as the README's recipe runs them: the token exported, nothing else (Ray
+        # rewrote 127.0.0.1 unless RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0 was set for each: they hung)
+        env = {k: v for k, v in env.items() if k != "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"}
         run = dict(env=env, cwd=tmp_path, capture_output=True, text=True, timeout=300)
         out = subprocess.run([*STRIDE, "-m", "dist", "--module", "config", "-p", "local", "-c", cfg, "-s", "0",
                               "--exp-name", str(tmp_path / "exp"), "--address", address], **run)
         assert out.returncode == 0, out.stderr
         data = f"{cfg}.json"
         early = subprocess.run([*STRIDE, "-m", "dist", "--module", "coordinator", "-p", "local", "-c", data,
-                                "--wait", "2", "--no-progress"], **run)
-        assert early.returncode == 2 and early.stderr.count("\n") == 1, early.stderr[-2000:]
-        assert "after 2 s, 0 learner(s) and 0 of 2 collector(s) joined namespace stride-exp (none)" in early.stderr
+                                "--wait", "20", "--no-progress"], **run)  # (the connection counts too)
+        assert early.returncode == 1 and early.stderr.count("\n") == 1, early.stderr[-2000:]
+        assert "after 20 s, 0 learner(s) and 0 of 2 collector(s) joined namespace stride-exp (none)" in early.stderr
         for module, name in [("learner", "learner0"), ("collector", "collector0"), ("collector", "collector1")]:
             roles.append(subprocess.Popen([*STRIDE, "-m", "dist", "--module", module, "--module-name", name,
                                            "-c", data], env=env, cwd=tmp_path, stdout=subprocess.PIPE,
@@ -230,3 +300,64 @@ def test_the_seeds_module_commands_on_a_two_node_loopback_cluster(tmp_path):
     assert listeners and outside == [], outside  # every listener of both nodes is on loopback
     assert [p.pid for p in ray_pids if p.is_running() and p.status() != psutil.STATUS_ZOMBIE] == []
     assert set(os.listdir("/dev/shm")) - shm_before == set()
+
+
+@pytest.mark.parametrize("module", ["coordinator", "learner"])
+def test_wait_bounds_the_connection_to_a_head_that_never_answers(tmp_path, module):
+    """A head that accepts TCP but never speaks Ray (a hung GCS, another service on the port): Ray's
+    connect retries it without end; ``--wait 3`` ends the joining with one line, exit 1, nothing left."""
+    cfg = _file(tmp_path)
+    env = _clean_env(RAY_AUTH_TOKEN="x" * 64)
+    assert _stride(["-m", "dist", "--module", "config", "-c", cfg, "--exp-name", str(tmp_path / "exp")], env,
+                   tmp_path).returncode == 0
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen(16)  # accepts (the kernel's backlog) and never answers
+        address = f"127.0.0.1:{server.getsockname()[1]}"
+        name = ["--module-name", "learner0"] if module == "learner" else []
+        t0 = time.monotonic()
+        proc = subprocess.Popen([*STRIDE, "-m", "dist", "--module", module, *name, "-c", f"{cfg}.json", "--address",
+                                 address, "--wait", "3", "--no-progress"], env=env, cwd=tmp_path,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            _, err = proc.communicate(timeout=90)  # the old code was still connecting at 150 s
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    assert time.monotonic() - t0 < 80
+    assert proc.returncode == 1, err[-2000:]
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith(f"stride: error: could not connect to the Ray cluster at {address} "
+                                                   "within 3 s (--wait), so nothing joined"), err[-2000:]
+    assert not psutil.pid_exists(proc.pid)
+
+
+def test_sigterm_while_connecting_stops_at_once_with_one_line(tmp_path):
+    cfg = _file(tmp_path)
+    env = _clean_env(RAY_AUTH_TOKEN="x" * 64)
+    assert _stride(["-m", "dist", "--module", "config", "-c", cfg, "--exp-name", str(tmp_path / "exp")], env,
+                   tmp_path).returncode == 0
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen(16)
+        server.settimeout(90)
+        address = f"127.0.0.1:{server.getsockname()[1]}"
+        proc = subprocess.Popen([*STRIDE, "-m", "dist", "--module", "coordinator", "-c", f"{cfg}.json", "--address",
+                                 address, "--wait", "600", "--no-progress"], env=env, cwd=tmp_path,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            peers = [server.accept()[0] for _ in range(3)]  # two address checks, then Ray's connect
+            time.sleep(1.0)
+            proc.send_signal(signal.SIGTERM)
+            _, err = proc.communicate(timeout=30)
+            for peer in peers:
+                peer.close()
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    assert proc.returncode == 143, err[-2000:]
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert lines == [f"stride: error: interrupted (SIGTERM) while joining the Ray cluster at {address}; nothing "
+                     "joined and nothing was trained"], err[-2000:]
