@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import math
 import os
-import shutil
 import time
 from typing import Dict, Mapping, Optional
 
@@ -47,7 +46,7 @@ from ..league_eval import LeagueEvaluation, league_table
 from ..progress import ProgressBar
 from ..run_state import RESULT_FILE
 from ..utils import Interrupt, build_policy
-from .cluster import RayStartError, local_ray, require_ray
+from .cluster import local_ray, require_ray
 from .pipeline import Coordinator, latest_checkpoint
 from .system import compile_system_config, cpus_needed
 
@@ -173,13 +172,6 @@ def league_on_ray(cfg: Config, league: League, resume_ckpt: Optional[str], worke
             finally:
                 coordinator.close()
             result["ray_start_seconds"] = round(float(info["start_seconds"]), 3)  # type: ignore[arg-type]
-    except RayStartError:
-        if resume_ckpt is None:  # a run that could not start leaves nothing: its folder was made for it just now
-            if tb is not None:
-                tb.close()
-                tb = None
-            shutil.rmtree(exp, ignore_errors=True)
-        raise
     finally:
         if tb is not None:
             tb.close()
