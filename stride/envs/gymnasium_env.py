@@ -39,6 +39,8 @@ def _float32_space(space: gym.spaces.Space[ObsT]) -> gym.spaces.Space[ObsT]:
 #: Imported through import_extra before gymnasium.make, so a missing one is one line naming the extra.
 _ENV_EXTRAS: Dict[str, Tuple[str, str, str]] = {
     "gymnasium.envs.mujoco": ("mujoco", "mujoco", "MuJoCo envs"),
+    # LunarLander, BipedalWalker, CarRacing: Gymnasium's own message would say `pip install swig`
+    "gymnasium.envs.box2d": ("Box2D", "box2d", "Box2D envs"),
 }
 
 
