@@ -186,3 +186,24 @@ def test_eval_replay_on_a_headless_machine_prints_no_sdl_errors(tmp_path):
     assert out.returncode == 0, out.stderr[-2000:]
     assert "XDG_RUNTIME_DIR" not in out.stderr and "ALSA" not in out.stderr, out.stderr
     assert len(glob.glob(str(tmp_path / "videos" / "env*" / "*.mp4"))) == 2
+
+
+def test_recording_a_classic_control_env_without_pygame_is_one_line(tmp_path, monkeypatch):
+    """Issue 28: with only the [video] extra, recording CartPole failed at every reset with
+    Gymnasium's DependencyNotInstalled (``pip install "gymnasium[classic-control]"``), retried and
+    ended in a traceback; pygame is part of [video] now, and its absence is one line naming it."""
+    monkeypatch.setitem(sys.modules, "pygame", None)
+    env = GymnasiumEnv("CartPole-v1")
+    env.enable_save_replay(str(tmp_path))
+    with pytest.raises(MissingExtraError) as e:
+        env.reset()
+    assert str(e.value) == 'videos of classic-control envs need pygame: pip install "stride-rl[video]"'
+
+
+def test_the_video_extra_brings_the_classic_control_renderer():
+    tomllib = pytest.importorskip("tomllib")  # Python >= 3.11
+
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    with open(os.path.join(root, "pyproject.toml"), "rb") as f:
+        video = tomllib.load(f)["project"]["optional-dependencies"]["video"]
+    assert any(d.startswith("gymnasium[classic-control]") for d in video), video
