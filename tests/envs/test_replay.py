@@ -199,11 +199,3 @@ def test_recording_a_classic_control_env_without_pygame_is_one_line(tmp_path, mo
         env.reset()
     assert str(e.value) == 'videos of classic-control envs need pygame: pip install "stride-rl[video]"'
 
-
-def test_the_video_extra_brings_the_classic_control_renderer():
-    tomllib = pytest.importorskip("tomllib")  # Python >= 3.11
-
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    with open(os.path.join(root, "pyproject.toml"), "rb") as f:
-        video = tomllib.load(f)["project"]["optional-dependencies"]["video"]
-    assert any(d.startswith("gymnasium[classic-control]") for d in video), video
