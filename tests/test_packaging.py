@@ -58,9 +58,10 @@ def test_every_extra_is_bounded_and_pinned():
 
 # What a fresh virtualenv with one extra alone lacked for its README command (issue 28): Gymnasium's
 # pygame renderer for videos of CartPole, the Pillow that minari's hdf5 storage imports without
-# declaring it, and the PettingZoo that every league game is.
+# declaring it, the PettingZoo that every league game is, and the pygame its board games import.
 @pytest.mark.parametrize("extra, needs", [
-    ("video", "gymnasium[classic-control]"), ("minari", "pillow"), ("league", "pettingzoo"),
+    ("video", "gymnasium[classic-control]"), ("minari", "pillow"), ("league", "pettingzoo"), ("league", "pygame-ce"),
+    ("multiagent", "pygame-ce"),
 ])
 def test_an_extra_alone_brings_what_its_readme_command_needs(extra, needs):
     deps = [Requirement(d) for d in _pyproject()["project"]["optional-dependencies"][extra]]
