@@ -6,6 +6,7 @@ import os
 import re
 import tomllib
 
+import pytest
 from packaging.requirements import Requirement
 from packaging.version import Version
 
@@ -43,3 +44,37 @@ def test_dependencies_have_both_bounds_and_the_tested_set_fits_them():
         pinned = pins.get(req.name.lower())
         assert pinned is not None, f"{req.name} is not pinned in constraints.txt"
         assert pinned in req.specifier, f"constraints.txt pins {req.name}=={pinned}, outside {req.specifier}"
+
+
+def test_every_extra_is_bounded_and_pinned():
+    pins = _pins()
+    for extra, deps in _pyproject()["project"]["optional-dependencies"].items():
+        for req in map(Requirement, deps):
+            ops = {s.operator for s in req.specifier}
+            assert ">=" in ops and "<" in ops, f"[{extra}] {req} needs a lower and an upper bound"
+            pinned = pins.get(req.name.lower())
+            assert pinned is not None and pinned in req.specifier, f"[{extra}] {req}: constraints.txt pins {pinned}"
+
+
+# What a fresh virtualenv with one extra alone lacked for its README command (issue 28): Gymnasium's
+# pygame renderer for videos of CartPole, the Pillow that minari's hdf5 storage imports without
+# declaring it, the PettingZoo that every league game is, and the pygame its board games import.
+@pytest.mark.parametrize("extra, needs", [
+    ("video", "gymnasium[classic-control]"), ("minari", "pillow"), ("league", "pettingzoo"), ("league", "pygame-ce"),
+    ("multiagent", "pygame-ce"),
+])
+def test_an_extra_alone_brings_what_its_readme_command_needs(extra, needs):
+    deps = [Requirement(d) for d in _pyproject()["project"]["optional-dependencies"][extra]]
+    want = Requirement(needs)
+    assert any(d.name == want.name and want.extras <= d.extras for d in deps), f"[{extra}] lacks {needs}: {deps}"
+
+
+def test_every_extra_but_box2d_is_part_of_the_test_extra():
+    """The README says so, and CI's tests of each family rely on it."""
+    extras = _pyproject()["project"]["optional-dependencies"]
+    test = [Requirement(d) for d in extras["test"]]
+    for extra, deps in extras.items():
+        if extra in ("test", "box2d"):
+            continue
+        for req in map(Requirement, deps):
+            assert any(t.name == req.name and req.extras <= t.extras for t in test), f"[{extra}] {req} is not in [test]"

@@ -7,7 +7,9 @@ default), builds the eval mode only (no optimizer, no buffer, no collector), and
 episodes on evaluator envs seeded apart from training's (``seed`` default: the run's seed +
 10000). DI-engine's ``eval`` entry needs the Python config and reseeds every episode alike; this
 one needs only the experiment folder, and each env runs distinct episodes. The result is printed
-and written (atomically) to ``<exp>/eval/<checkpoint>_seed<S>.json``.
+and written (atomically) to ``<exp>/eval/<checkpoint>_seed<S>_episodes<N>.json``: checkpoint, seed and
+episode count decide the returns, so the same evaluation again rewrites the same file, and evaluations
+of other sizes (a quick 2-episode look, the 100-episode confirmation) are kept side by side.
 """
 
 from __future__ import annotations
@@ -51,6 +53,12 @@ class EvalResult(TypedDict):
     result_file: str
 
 
+def result_file_name(checkpoint: str, seed: int, n_episode: int) -> str:
+    """The file name of an evaluation's result: one per (checkpoint, seed, episode count), the three
+    inputs that decide its returns, so evaluations of different sizes never overwrite each other."""
+    return f"{checkpoint}_seed{seed}_episodes{n_episode}.json"
+
+
 def eval_pipeline(path: str, n_episode: Optional[int] = None, seed: Optional[int] = None,
                   replay_path: Optional[str] = None) -> EvalResult:
     """Evaluate the policy saved under ``path`` (an experiment folder -> its latest checkpoint, or a
@@ -88,7 +96,7 @@ def eval_pipeline(path: str, n_episode: Optional[int] = None, seed: Optional[int
     stop_value = cfg.env.get("stop_value")
     out_dir = os.path.join(exp_dir, "eval")
     name = os.path.basename(ckpt).replace(".pth.tar", "")
-    out = os.path.join(out_dir, f"{name}_seed{seed}.json")
+    out = os.path.join(out_dir, result_file_name(name, seed, int(r.size)))
     result: EvalResult = {
         "exp_dir": os.path.abspath(exp_dir), "checkpoint": os.path.abspath(ckpt),
         "train_iter": as_int(state.get("train_iter", -1), "checkpoint 'train_iter'"),

@@ -61,24 +61,26 @@ from .clock import RunClock
 from .demonstrations import with_demonstrations
 from .progress import ProgressBar
 from .run_state import RESULT_FILE, finished, read_limits, read_result, write_limits
-from .utils import ConfigInput, Interrupt, build_env_managers, build_policy, check_spaces, read_config, resolve_resume
+from .utils import ConfigInput, Interrupt, build_env_managers, build_policy, check_cuda, check_spaces, read_config, resolve_resume
 
 
 def load_cfg(input_cfg: Optional[ConfigInput], seed: int, exp_name: Optional[str], resume: Optional[str]
               ) -> Tuple[Config, Optional[str]]:
     """The compiled config of a run and the checkpoint to resume from: the saved
     ``total_config.json`` of ``resume``'s experiment (checked like a user config), or ``input_cfg``
-    compiled for ``seed`` (shared by the serial entries)."""
+    compiled for ``seed`` (shared by the serial entries); ``policy.cuda=True`` without CUDA is refused here."""
     if resume is not None:
         exp_dir, ckpt = resolve_resume(resume)
         cfg = load_saved_config(os.path.join(exp_dir, "total_config.json"))
         cfg.exp_name = exp_dir
+        check_cuda(cfg)
         return cfg, ckpt
     if input_cfg is None:
         raise ConfigError("give a config ([main_config, create_config] or a config file) or resume=")
     main, create = read_config(input_cfg) if isinstance(input_cfg, str) else input_cfg
     cfg = compile_config(copy.deepcopy(main), create_cfg=copy.deepcopy(create), seed=seed, exp_name=exp_name,
                          save_cfg=False)
+    check_cuda(cfg)
     return cfg, None
 
 

@@ -131,6 +131,17 @@ def zoo_config(env: str, policy: str) -> ConfigPair:
     return mod.main_config, mod.create_config
 
 
+def check_cuda(cfg: Config) -> None:
+    """Refuse ``policy.cuda=True`` where torch sees no CUDA device, before anything is written: the
+    policy would fall back to the CPU (its device choice serves mixed clusters, whose CPU-only
+    collectors share the learner's config) while the saved config records ``cuda: true``. Called
+    where a run's roles all live on this machine (the serial entries, a local ``-m parallel``)."""
+    if cfg.policy.get("cuda") and not torch.cuda.is_available():
+        raise ConfigError("policy.cuda=True but torch finds no CUDA device (torch.cuda.is_available() is False); "
+                          "valid choices: policy.cuda=False (train on the CPU), or a machine with a GPU and a CUDA "
+                          f"build of torch (this one is {torch.__version__})")
+
+
 def build_policy(cfg: Config, model: Optional[torch.nn.Module] = None,
                  enable_field: Optional[List[str]] = None) -> Policy:
     """The policy registered as ``cfg.policy.type``, built on ``cfg.policy``."""

@@ -39,6 +39,14 @@ def _float32_space(space: gym.spaces.Space[ObsT]) -> gym.spaces.Space[ObsT]:
 #: Imported through import_extra before gymnasium.make, so a missing one is one line naming the extra.
 _ENV_EXTRAS: Dict[str, Tuple[str, str, str]] = {
     "gymnasium.envs.mujoco": ("mujoco", "mujoco", "MuJoCo envs"),
+    # LunarLander, BipedalWalker, CarRacing: Gymnasium's own message would say `pip install swig`
+    "gymnasium.envs.box2d": ("Box2D", "box2d", "Box2D envs"),
+}
+#: the same for recording videos (``rgb_array`` frames): Gymnasium draws these families with pygame
+#: (``gymnasium[classic-control]``, part of the ``[video]`` extra; Box2D's extra brings it already)
+_RENDER_EXTRAS: Dict[str, Tuple[str, str, str]] = {
+    "gymnasium.envs.classic_control": ("pygame", "video", "videos of classic-control envs"),
+    "gymnasium.envs.toy_text": ("pygame", "video", "videos of toy-text envs"),
 }
 
 
@@ -52,10 +60,11 @@ def _offscreen_rendering(entry_point: object) -> None:
         os.environ["MUJOCO_GL"] = "egl"
 
 
-def _import_env_extra(entry_point: object) -> None:
-    """Import the optional dependency of a Gymnasium env family (see ``_ENV_EXTRAS``), if any."""
+def _import_env_extra(entry_point: object, extras: Mapping[str, Tuple[str, str, str]] = _ENV_EXTRAS) -> None:
+    """Import the optional dependency of a Gymnasium env family (see ``_ENV_EXTRAS``; recording:
+    ``_RENDER_EXTRAS``), if any."""
     if isinstance(entry_point, str):
-        for prefix, (module, extra, what) in _ENV_EXTRAS.items():
+        for prefix, (module, extra, what) in extras.items():
             if entry_point.startswith(prefix):
                 import_extra(module, extra, what=what)
 
@@ -149,6 +158,7 @@ class GymnasiumEnv(BaseEnv[ObsT, ActT]):
                     raise ConfigError(f"recording videos of '{env_id}' needs render_mode='rgb_array', "
                                       f"make_kwargs sets render_mode={mode!r}")
                 _offscreen_rendering(spec.entry_point)
+                _import_env_extra(spec.entry_point, _RENDER_EXTRAS)
             _import_env_extra(spec.entry_point)
             env: gym.Env[ObsT, ActT] = gym.make(spec, disable_env_checker=True, **kwargs)
         except gym.error.Error as e:

@@ -45,7 +45,7 @@ import numpy.typing as npt
 
 from ..config.setting import Setting
 from ..utils.errors import ConfigError, InvalidActionError, StrideError
-from ..utils.extras import import_extra
+from ..utils.extras import MissingExtraError, import_extra
 from ..utils.narrow import as_int
 from ..utils.registry import ENV_REGISTRY
 from .agent_dict import AgentDict
@@ -72,7 +72,12 @@ def make_pettingzoo(env_id: str, env_kwargs: Mapping[str, object], api: str) -> 
         import_extra(root, "multiagent", what=f"PettingZoo env '{env_id}'")
     try:
         module = importlib.import_module(env_id)
-    except ModuleNotFoundError:
+    except ModuleNotFoundError as e:
+        missing = e.name or env_id
+        if missing != env_id and not env_id.startswith(missing + "."):  # the env is there, a dependency is not
+            raise MissingExtraError(f"PettingZoo env '{env_id}' needs {missing}, which is not installed: "
+                                    f'pip install "stride-rl[multiagent]" (the board games and MPE; other '
+                                    f"families: PettingZoo's extras, e.g. pip install 'pettingzoo[classic]')") from None
         raise ConfigError(f"env_id '{env_id}' is not a PettingZoo env module; write it like "
                           f"'pettingzoo.classic.tictactoe_v3' or 'mpe2.simple_spread_v3'") from None
     has_parallel, has_aec = hasattr(module, "parallel_env"), hasattr(module, "env")

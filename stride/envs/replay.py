@@ -49,6 +49,19 @@ def write_mp4(path: str, frames: List[Frame], fps: float) -> None:
     atomic_write(path, write, binary=True)
 
 
+def headless_sdl() -> None:
+    """Gymnasium's pygame renders (classic control, Box2D, toy text) call ``pygame.init()``, which
+    starts every SDL subsystem although ``rgb_array`` frames are drawn on an off-screen surface: on a
+    machine without a display SDL's video probe prints ``error: XDG_RUNTIME_DIR is invalid or not set
+    in the environment.`` and its ALSA audio probe a dozen ``ALSA lib ...`` lines to stderr. Where there
+    is no display (no ``DISPLAY`` / ``WAYLAND_DISPLAY``) SDL's ``dummy`` video and audio drivers are
+    chosen unless the user chose drivers (``SDL_VIDEODRIVER`` / ``SDL_AUDIODRIVER``); the frames are
+    the same. Set in the process that records, before its env's first render."""
+    if not os.environ.get("DISPLAY") and not os.environ.get("WAYLAND_DISPLAY"):
+        os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
+        os.environ.setdefault("SDL_AUDIODRIVER", "dummy")
+
+
 class RecordEpisodes(gym.Wrapper[ObsT, ActT, ObsT, ActT]):
     """Record the ``rgb_array`` render of every step; one mp4 per finished episode in ``folder``."""
 
@@ -58,6 +71,7 @@ class RecordEpisodes(gym.Wrapper[ObsT, ActT, ObsT, ActT]):
             raise ConfigError(f"recording videos needs an env made with render_mode='rgb_array', got "
                               f"render_mode={env.render_mode!r} ({env})")
         require_video()
+        headless_sdl()
         self.folder = folder
         self.fps = float(fps if fps is not None else env.metadata.get("render_fps") or 30)
         self.episode_index = 0

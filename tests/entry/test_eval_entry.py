@@ -68,3 +68,16 @@ def test_eval_command_bad_input_is_one_line(run, capsys, argv, words):
     assert err.count("\n") == 0 and err.startswith("stride: error:")
     for w in words:
         assert w in err
+
+
+def test_evaluations_of_different_sizes_keep_their_own_files(run):
+    """A quick 2-episode look at a checkpoint must not overwrite its 12-episode result (issue 28)."""
+    _, exp = run
+    big = eval_pipeline(exp, n_episode=12, seed=5)
+    small = eval_pipeline(exp, n_episode=2, seed=5)
+    assert big["result_file"] != small["result_file"]
+    assert os.path.basename(small["result_file"]).endswith("_seed5_episodes2.json")
+    for r in (big, small):
+        with open(r["result_file"]) as f:
+            saved = json.load(f)
+        assert saved["n_episode"] == r["n_episode"] and saved["returns"] == r["returns"]

@@ -162,3 +162,40 @@ def test_every_env_family_of_the_zoo_records_its_episodes(make, tmp_path):
     assert frames.std() > 0  # a picture, not a blank
     if fps is not None:
         assert iio.immeta(str(tmp_path / video), plugin="FFMPEG")["fps"] == fps
+
+
+@pytest.mark.timeout(180)
+def test_eval_replay_on_a_headless_machine_prints_no_sdl_errors(tmp_path):
+    """Issue 28: ``-m eval --replay-path`` printed SDL's ``error: XDG_RUNTIME_DIR is invalid`` (and
+    ALSA's lines): Gymnasium's pygame render calls ``pygame.init()``, whose video and audio probes
+    fail without a display. A real command, with no display, runtime dir or SDL driver set."""
+    import subprocess
+
+    from stride.entry import serial_pipeline
+    from stride.zoo.cartpole.config.cartpole_dqn_config import create_config, main_config
+
+    policy = serial_pipeline([main_config, create_config], seed=1, max_train_iter=5,
+                             exp_name=str(tmp_path / "exp"), progress=False)
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("DISPLAY", "WAYLAND_DISPLAY", "XDG_RUNTIME_DIR", "SDL_VIDEODRIVER", "SDL_AUDIODRIVER")}
+    env["PYTHONPATH"] = os.pathsep.join([root, os.environ.get("PYTHONPATH", "")])
+    out = subprocess.run([sys.executable, "-m", "stride", "-m", "eval", "--load", policy.result["exp_dir"],
+                          "--episodes", "2", "--replay-path", "videos"], cwd=tmp_path, env=env,
+                         capture_output=True, text=True, timeout=150)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "XDG_RUNTIME_DIR" not in out.stderr and "ALSA" not in out.stderr, out.stderr
+    assert len(glob.glob(str(tmp_path / "videos" / "env*" / "*.mp4"))) == 2
+
+
+def test_recording_a_classic_control_env_without_pygame_is_one_line(tmp_path, monkeypatch):
+    """Issue 28: with only the [video] extra, recording CartPole failed at every reset with
+    Gymnasium's DependencyNotInstalled (``pip install "gymnasium[classic-control]"``), retried and
+    ended in a traceback; pygame is part of [video] now, and its absence is one line naming it."""
+    monkeypatch.setitem(sys.modules, "pygame", None)
+    env = GymnasiumEnv("CartPole-v1")
+    env.enable_save_replay(str(tmp_path))
+    with pytest.raises(MissingExtraError) as e:
+        env.reset()
+    assert str(e.value) == 'videos of classic-control envs need pygame: pip install "stride-rl[video]"'
+

@@ -73,6 +73,7 @@ from ..utils import (
     Interrupt,
     build_env_manager,
     build_policy,
+    check_cuda,
     check_spaces,
     read_config_file,
     resolve_resume,
@@ -134,7 +135,9 @@ def parallel_pipeline(
         raise ConfigError(f"system_config asks for {cpus_needed(sys_cfg):g} CPUs (collector_num x collector_cpus + "
                           f"learner_num x learner_cpus + replay_cpus) but the local instance has {sys_cfg.num_cpus or os.cpu_count()}:"
                           " lower them (fractions are fine, e.g. collector_cpus=0.5)")
-    if sys_cfg.address is not None:
+    if sys_cfg.address is None:  # every role on this machine; on a cluster the learner's node may have the GPU
+        check_cuda(cfg)
+    else:
         check_address(sys_cfg.address)  # before anything is written
     return train_on_ray(cfg, sys_cfg, max_train_iter, max_env_step, progress)
 
