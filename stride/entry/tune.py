@@ -51,7 +51,7 @@ from ..utils.errors import ConfigError, StrideError
 from ..utils.extras import import_extra
 from ..utils.files import atomic_write_text
 from ..utils.registry import POLICY_REGISTRY, import_components
-from .utils import ConfigInput, ConfigPair, read_config
+from .utils import ConfigInput, ConfigPair, check_cuda, read_config
 
 #: a trial that has not confirmed the stop value scores this many times its CPU budget
 PENALTY_FACTOR = 2.0
@@ -260,7 +260,9 @@ def tune_pipeline(
     main, create = _pair(input_cfg)
     name, declared = policy_search_space(create, main)
     # every key, type and range of the config checked once here, not in each trial
-    compile_config(copy.deepcopy(dict(main)), create_cfg=copy.deepcopy(dict(create)), seed=seed, save_cfg=False)
+    compiled = compile_config(copy.deepcopy(dict(main)), create_cfg=copy.deepcopy(dict(create)), seed=seed, save_cfg=False)
+    if address is None:  # trials on this machine (on a cluster's nodes, their own GPUs count)
+        check_cuda(compiled)
     defaults = policy_defaults(create, main)
     space = around_config(declared, defaults)
     exp_name = str(main.get("exp_name") or f"{name}_tune")

@@ -34,3 +34,13 @@ def test_cuda_without_a_device_is_refused_in_one_line_before_any_folder(tmp_path
         "stride: error: policy.cuda=True but torch finds no CUDA device (torch.cuda.is_available() is False)"), out.stderr
     assert "policy.cuda=False" in lines[0]
     assert os.listdir(tmp_path) == []
+
+
+def test_tune_with_cuda_without_a_device_is_one_line_before_any_trial(tmp_path):
+    """-m tune checks the base config once: one line, exit 2, no trial (was a traceback per trial)."""
+    r = subprocess.run([sys.executable, "-m", "stride", "-m", "tune", "-e", "cartpole", "-p", "dqn", "--trials", "2",
+                        "--set", "policy.cuda=True"], cwd=tmp_path, capture_output=True, text=True, timeout=240)
+    assert r.returncode == 2, r.stderr
+    assert r.stderr.strip().splitlines() == [r.stderr.strip()] and "policy.cuda=True" in r.stderr
+    assert "Traceback" not in r.stdout + r.stderr
+    assert list(tmp_path.iterdir()) == []
