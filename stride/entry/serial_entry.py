@@ -373,8 +373,8 @@ class WarmUp:
         envstep = self.collector.envstep
         if max_env_step is None or envstep >= max_env_step:
             return None
-        if self.pending() and max_env_step < self.end:
-            return (f"stride: note: the env-step limit {max_env_step} is inside the random warm-up of "
+        if self.pending() and max_env_step <= self.end:
+            return (f"stride: note: the env-step limit {max_env_step} does not go past the random warm-up of "
                     f"{self.size} env steps (policy.random_collect_size): the run stops at the limit before "
                     "any training; give a larger --env-step (or lower policy.random_collect_size) to train")
         if not self.pending() and self.n_sample and max_env_step - envstep < self.n_sample:
