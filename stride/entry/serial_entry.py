@@ -350,21 +350,28 @@ class WarmUp:
         if not self.pending() or buffer is None:
             return
         seed = np.random.SeedSequence([int(self.cfg.seed), collector.envstep]).generate_state(1)[0]
-        collector.reset_policy(random_collect_mode(collector.action_space, self.policy.collect_mode, seed=int(seed)))
-        try:
-            if isinstance(collector, SampleCollector):
+        random = random_collect_mode(collector.action_space, self.policy.collect_mode, seed=int(seed))
+        data: Sequence[object]
+        if isinstance(collector, SampleCollector):
+            # samples collected past a collect's n_sample stay for the next one, as between the policy's
+            # collects (the last ones join the policy's first collect: an off-policy buffer takes both)
+            collector.reset_policy(random, keep_samples=True)
+            try:
                 left = self.end - collector.envstep
-                n = max(1, int(min(left, self.n_sample or left)))
-                data: Sequence[object] = collector.collect(n_sample=n)
-            elif isinstance(collector, EpisodeCollector):
+                data = collector.collect(n_sample=max(1, int(min(left, self.n_sample or left))))
+            finally:
+                collector.reset_policy(self.policy.collect_mode, keep_samples=True)
+        elif isinstance(collector, EpisodeCollector):
+            collector.reset_policy(random)
+            try:
                 data = collector.collect(n_episode=1)
-            else:  # pragma: no cover  (refused when built)
-                raise ConfigError(f"the random warm-up needs a sample or episode collector, not {type(collector).__name__}")
-            buffer.push(data, cur_collector_envstep=collector.envstep)
-            if self.learner is not None:  # its checkpoint's env step (what a resumed collector goes on from)
-                self.learner.collector_envstep = collector.envstep
-        finally:
-            collector.reset_policy(self.policy.collect_mode)
+            finally:
+                collector.reset_policy(self.policy.collect_mode)
+        else:  # pragma: no cover  (refused when built)
+            raise ConfigError(f"the random warm-up needs a sample or episode collector, not {type(collector).__name__}")
+        buffer.push(data, cur_collector_envstep=collector.envstep)
+        if self.learner is not None:  # its checkpoint's env step (what a resumed collector goes on from)
+            self.learner.collector_envstep = collector.envstep
 
     def note(self, max_env_step: Optional[int]) -> Optional[str]:
         """The line to print when ``max_env_step`` ends the run before it trains: inside the
