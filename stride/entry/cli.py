@@ -163,14 +163,17 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--train-iter", type=_count, default=None,
                    help="stop after this many train iterations (--resume: the run's own limit unless given)")
     p.add_argument("--env-step", type=_count, default=None,
-                   help="stop after this many env steps (--resume: the run's own limit unless given)")
+                   help="stop after this many env steps, the random warm-up's included: the run stops at the first "
+                        "collect that reaches it, so passes it by less than one collect (--resume: the run's own "
+                        "limit unless given)")
     p.add_argument("--set", dest="settings", type=_setting, action="append", default=[], metavar="KEY=VALUE",
                    help="override a config key, checked like the config file (repeatable), e.g. "
                         "--set policy.learn.learning_rate=3e-4; recorded in the saved configs")
     p.add_argument("--exp-name", default=None,
                    help="experiment folder (default: <config exp_name>_seed<S>; never overwritten: _1, _2... appended)")
     p.add_argument("--resume", default=None, metavar="PATH",
-                   help="continue from an experiment folder (its latest checkpoint) or a checkpoint file")
+                   help="continue from an experiment folder (its latest checkpoint) or a checkpoint file, in the "
+                        "mode that made the run (run.json; another mode is refused)")
     p.add_argument("--load", default=None, metavar="PATH",
                    help="-m eval: the experiment folder (its latest checkpoint) or checkpoint file to evaluate")
     p.add_argument("--episodes", type=_count, default=None,

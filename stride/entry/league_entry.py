@@ -19,7 +19,7 @@ learn state with an empty buffer. It starts once the main player has a first sna
 The league (players with their frozen weights, payoff, ratings, the opponents of the running
 episodes) is in every checkpoint beside the replay buffer and the envs' in-flight episodes, so
 ``resume=`` continues the run exactly. Built from the serial pipeline's public pieces
-(``load_cfg``, ``resumed_limits``, ``finished_policy``, ``random_collect``, ``finish_run``); only
+(``load_cfg``, ``resumed_limits``, ``finished_policy``, ``WarmUp``, ``finish_run``); only
 the loop differs (no serial evaluator: the league's evaluation plays both seats, which a
 fixed-seat evaluator cannot; :mod:`.league_eval`, shared with the Ray run).
 
@@ -31,9 +31,8 @@ the matches it draws and return the games.
 from __future__ import annotations
 
 import copy
-import json
 import math
-import os
+import sys
 from typing import Any, Dict, Mapping, Optional
 
 import torch
@@ -46,14 +45,14 @@ from ..league.league import EXPLOITER, MAIN
 from ..policy.base_policy import Policy
 from ..utils.errors import ConfigError
 from ..utils.log import build_tb_writer
-from ..utils.narrow import as_int, as_mapping, as_number
+from ..utils.narrow import as_int, as_mapping
 from ..utils.registry import import_components
 from ..utils.seed import set_pkg_seed
 from ..worker import BaseLearner, create_collector
 from .league_eval import LeagueEvaluation, league_table
 from .progress import ProgressBar
-from .run_state import write_limits
-from .serial_entry import finish_run, finished_policy, load_cfg, random_collect, resumed_limits
+from .run_state import LEAGUE, record_run, run_mode, write_workers
+from .serial_entry import WarmUp, finish_run, finished_policy, load_cfg, resumed_limits
 from .utils import ConfigInput, Interrupt, build_env_manager, build_policy, check_spaces
 
 
@@ -84,14 +83,16 @@ def league_pipeline(
     if workers < 1:
         raise ConfigError(f"workers={workers}: valid choices: a whole number >= 1 (1: serial, N > 1: N collectors on Ray)")
     import_components()
-    cfg, resume_ckpt = load_cfg(input_cfg, seed, exp_name, resume)
+    cfg, resume_ckpt = load_cfg(input_cfg, seed, exp_name, resume, mode=LEAGUE)
     _check(cfg)
+    recorded = workers  # the collector actors run.json records
     if resume_ckpt is not None:
         limits = resumed_limits(cfg.exp_name, max_env_step, None)
         if isinstance(limits, dict):
             return finished_policy(cfg, model, resume_ckpt, limits)
         max_env_step = limits[0]
-        workers = workers if workers > 1 else _ray_workers(cfg.exp_name)
+        recorded = run_mode(cfg.exp_name)[1]
+        workers = workers if workers > 1 else recorded  # a run on Ray keeps its number
     if workers > 1:
         if model is not None:
             raise ConfigError("league_pipeline(workers > 1) builds its models in the Ray actors from the config; "
@@ -99,6 +100,8 @@ def league_pipeline(
         if cfg.league.main_exploiter.use:
             raise ConfigError("league.main_exploiter.use=True runs in the serial league only; valid choices: "
                               "workers=1 with the exploiter, or league.main_exploiter.use=False on Ray")
+        if workers != recorded:  # resumed with another --workers: the next resume keeps it
+            write_workers(cfg.exp_name, workers)
         return _league_on_ray(cfg, resume_ckpt, workers, max_env_step, progress)
     torch.set_num_threads(int(cfg.get("num_threads", 1)))
     set_pkg_seed(cfg.seed, use_cuda=cfg.policy.cuda)
@@ -109,7 +112,7 @@ def league_pipeline(
     if resume_ckpt is None:
         cfg.exp_name = make_exp_dir(cfg.exp_name)
         save_config(cfg, cfg.exp_name)
-        write_limits(cfg.exp_name, max_env_step, None)
+        record_run(cfg.exp_name, LEAGUE, max_env_step, None)
     exp: str = cfg.exp_name
     tb = build_tb_writer(exp)
     exploiter: Optional[MainExploiter] = None
@@ -148,15 +151,6 @@ def league_pipeline(
     return finish_run(policy, result, learner, exp, max_env_step, None)
 
 
-def _ray_workers(exp_dir: str) -> int:
-    """The collector actors a run in ``exp_dir`` had (its ``system_config.json``); 1: a serial run."""
-    path = os.path.join(exp_dir, "system_config.json")
-    if not os.path.isfile(path):
-        return 1
-    with open(path) as f:
-        return int(as_number(json.load(f).get("collector_num", 1), "system_config.json collector_num"))
-
-
 def _league_on_ray(cfg: Config, resume_ckpt: Optional[str], workers: int, max_env_step: Optional[int],
                    progress: bool) -> Policy:
     """The league run with ``workers`` collector actors: checked here as the serial one, run by
@@ -173,7 +167,7 @@ def _league_on_ray(cfg: Config, resume_ckpt: Optional[str], workers: int, max_en
     if resume_ckpt is None:
         cfg.exp_name = make_exp_dir(cfg.exp_name)
         save_config(cfg, cfg.exp_name)
-        write_limits(cfg.exp_name, max_env_step, None)
+        record_run(cfg.exp_name, LEAGUE, max_env_step, None, workers=workers)
     return league_on_ray(cfg, league, resume_ckpt, workers, max_env_step, progress)
 
 
@@ -274,14 +268,22 @@ def _run(cfg: Config, policy: Policy, league: League, learner: BaseLearner, coll
     use_priority = bool(cfg.policy.priority)
     bar = ProgressBar(enabled=progress, total=env_step_limit, initial=collector.envstep)
     stop, interrupted = False, False
-    if cfg.policy.random_collect_size > 0 and buffer.count() == 0 and learner.train_iter == 0:
-        random_collect(cfg, policy, collector, buffer)
-    with Interrupt() as interrupt:
+    warm = WarmUp(cfg, policy, collector, buffer, learner)
+    with Interrupt() as interrupt:  # from here a signal stops the run at the next collect, warm-up included
+        note = warm.note(max_env_step)
+        if note is not None:
+            print(note, file=sys.stderr, flush=True)
         while True:
             if interrupt.requested:
                 interrupted = True
                 learner.save_checkpoint()
                 break
+            if warm.pending():  # the random warm-up, one collect a loop (the serial loop's)
+                warm.collect()
+                bar.update(collector.envstep, learner.train_iter, evaluation.last_return)
+                if collector.envstep >= env_step_limit:
+                    break
+                continue
             kwargs = policy.collect_mode.collect_kwargs(collector.envstep, learner.train_iter)
             new_data = collector.collect(train_iter=learner.train_iter, policy_kwargs=kwargs)
             buffer.push(new_data, cur_collector_envstep=collector.envstep)

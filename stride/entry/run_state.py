@@ -1,6 +1,15 @@
 """What a run records about itself beside its checkpoints, so that ``--resume`` finishes the run
-that was started: its step / iteration limits (``run.json``, written when it starts) and whether
-it already ended (``result.json``, written when it ends; ``interrupted`` when a signal stopped it).
+that was started: the mode that made it and its step / iteration limits (``run.json``, written when
+it starts) and whether it already ended (``result.json``, written when it ends; ``interrupted`` when
+a signal stopped it).
+
+A resume by another mode than the run's is refused in one line before anything is read further or
+written (:func:`check_resume_mode`): the entries' loops, checkpoints and files differ, and a serial
+loop on a league run would train it as something else and overwrite its ``result.json``. The serial
+entries (``-m serial``, ``serial_onpolicy``, ``serial_reward_model``) are one pipeline
+(:func:`stride.entry.serial_pipeline`; the variants only check the config when a run starts), so
+they record :data:`SERIAL` and any of them resumes a run made by any. A run made before modes were
+recorded is recognised by its files (:func:`run_mode`).
 
 DI-engine and SB3 resume from a checkpoint only: the limits given on the first command are lost
 (a resumed run trains forever or needs them retyped), and resuming a finished run trains again.
@@ -17,14 +26,95 @@ from ..utils.errors import ConfigError
 from ..utils.files import atomic_write_json
 
 RUN_FILE = "run.json"
+#: the modes that make a run folder, as ``run.json`` records them (the ``-m`` that resumes it)
+SERIAL, OFFLINE, LEAGUE, PARALLEL, DIST = "serial", "offline", "league", "parallel", "dist"
+#: the ``-m`` modes that run each recorded mode's pipeline (so may resume its runs)
+RESUMED_BY = {SERIAL: ("serial", "serial_onpolicy", "serial_reward_model"), OFFLINE: ("offline",),
+              LEAGUE: ("league",), PARALLEL: (), DIST: ()}
 RESULT_FILE = "result.json"
 #: exit codes of an interrupted run, by signal (128 + the signal's number, as a shell reports them)
 EXIT_CODES = {"SIGINT": 130, "SIGTERM": 143}
 
 
+def record_run(exp_dir: str, mode: str, max_env_step: Optional[int], max_train_iter: Optional[int],
+               workers: int = 1) -> None:
+    """Record a new run in ``<exp>/run.json``: the mode that made it (one of :data:`RESUMED_BY`;
+    ``workers``: a league's collector actors) and its limits (None: no limit)."""
+    if mode not in RESUMED_BY:
+        raise ValueError(f"unknown run mode {mode!r}; valid choices: {', '.join(RESUMED_BY)}")
+    record: Dict[str, object] = {"mode": mode, "max_env_step": max_env_step, "max_train_iter": max_train_iter}
+    if mode == LEAGUE:
+        record["workers"] = workers
+    atomic_write_json(os.path.join(exp_dir, RUN_FILE), record)
+
+
 def write_limits(exp_dir: str, max_env_step: Optional[int], max_train_iter: Optional[int]) -> None:
-    """Record the run's limits (None: no limit) in ``<exp>/run.json``."""
-    atomic_write_json(os.path.join(exp_dir, RUN_FILE), {"max_env_step": max_env_step, "max_train_iter": max_train_iter})
+    """Record new limits (None: no limit) of a resumed run in ``<exp>/run.json``; the rest of the
+    record (its mode) stays."""
+    _update_run(exp_dir, {"max_env_step": max_env_step, "max_train_iter": max_train_iter})
+
+
+def write_workers(exp_dir: str, workers: int) -> None:
+    """Record a league run's new number of collector actors (resumed with another ``--workers``)."""
+    _update_run(exp_dir, {"workers": workers})
+
+
+def _update_run(exp_dir: str, fields: Mapping[str, object]) -> None:
+    path = os.path.join(exp_dir, RUN_FILE)
+    record = _read_json(path) if os.path.isfile(path) else {}
+    record.update(fields)
+    atomic_write_json(path, record)
+
+
+def run_mode(exp_dir: str) -> Tuple[Optional[str], int]:
+    """``(mode, workers)`` of the run in ``exp_dir``: as ``run.json`` records it, else (a run made
+    before modes were recorded) as its files show: a ``league`` section in ``total_config.json``
+    -> league (``system_config.json``'s ``collector_num`` workers: a run on Ray), else a
+    ``system_config.json`` -> parallel (``-m dist`` writes the same files), else
+    ``policy.offline`` -> offline; otherwise None: serial or offline, which its files do not tell
+    apart (an offline run of a policy that is not offline-only), so either may resume it."""
+    path = os.path.join(exp_dir, RUN_FILE)
+    record = _read_json(path) if os.path.isfile(path) else {}
+    mode = record.get("mode")
+    if mode is not None:
+        if mode not in RESUMED_BY:
+            raise ConfigError(f"'{path}' records an unknown mode {mode!r}; valid choices: {', '.join(RESUMED_BY)}")
+        workers = record.get("workers", 1)
+        if not isinstance(workers, int) or isinstance(workers, bool) or workers < 1:
+            raise ConfigError(f"'{path}' holds an invalid workers {workers!r} (a positive integer)")
+        return str(mode), workers
+    config_path = os.path.join(exp_dir, "total_config.json")
+    cfg = _read_json(config_path) if os.path.isfile(config_path) else {}
+    system_path = os.path.join(exp_dir, "system_config.json")
+    system = _read_json(system_path) if os.path.isfile(system_path) else None
+    if cfg.get("league"):
+        count = (system or {}).get("collector_num", 1)
+        return LEAGUE, count if isinstance(count, int) and not isinstance(count, bool) and count >= 1 else 1
+    if system is not None:
+        return PARALLEL, 1
+    policy = cfg.get("policy")
+    if isinstance(policy, dict) and policy.get("offline"):
+        return OFFLINE, 1
+    return None, 1
+
+
+def check_resume_mode(exp_dir: str, mode: str) -> None:
+    """Refuse, in one line naming the command that resumes it, to resume the run in ``exp_dir``
+    with ``-m mode`` when another mode made it (nothing is written: call it first)."""
+    made_by, workers = run_mode(exp_dir)
+    if made_by is None:  # a run from before modes were recorded that its files do not place
+        if mode in RESUMED_BY[SERIAL] + RESUMED_BY[OFFLINE]:
+            return
+        raise ConfigError(f"'{exp_dir}' is a -m serial or -m offline run, not a -m {mode} run: resume it with: "
+                          f"{resume_command(SERIAL, exp_dir, None, None)} (or -m offline)")
+    if mode in RESUMED_BY[made_by]:
+        return
+    what = f"a -m {made_by} run" + (f" with --workers {workers}" if workers > 1 else "")
+    if not RESUMED_BY[made_by]:
+        raise ConfigError(f"'{exp_dir}' is {what}, which cannot be resumed (-m {made_by} does not resume; its "
+                          f"checkpoints load with: {shlex.join(['stride', '-m', 'eval', '--load', exp_dir])})")
+    raise ConfigError(f"'{exp_dir}' is {what}, not a -m {mode} run: resume it with: "
+                      f"{resume_command(made_by, exp_dir, None, None)}")
 
 
 def read_limits(exp_dir: str) -> Tuple[Optional[int], Optional[int]]:

@@ -29,11 +29,12 @@ whose batches mix the two (``policy.collect.demo_fraction``).
 from __future__ import annotations
 
 import copy
-import os
-import time
 import math
+import os
+import sys
 from typing import Any, Callable, Dict, List, Mapping, NamedTuple, Optional, Protocol, Sequence, Tuple, Union
 
+import numpy as np
 import torch
 
 from ..config import Config, compile_config, save_config
@@ -60,17 +61,20 @@ from ..worker.learner.learner import read_checkpoint
 from .clock import RunClock
 from .demonstrations import with_demonstrations
 from .progress import ProgressBar
-from .run_state import RESULT_FILE, finished, read_limits, read_result, write_limits
+from .run_state import SERIAL, RESULT_FILE, check_resume_mode, finished, read_limits, read_result, record_run, write_limits
 from .utils import ConfigInput, Interrupt, build_env_managers, build_policy, check_cuda, check_spaces, read_config, resolve_resume
 
 
-def load_cfg(input_cfg: Optional[ConfigInput], seed: int, exp_name: Optional[str], resume: Optional[str]
-              ) -> Tuple[Config, Optional[str]]:
+def load_cfg(input_cfg: Optional[ConfigInput], seed: int, exp_name: Optional[str], resume: Optional[str],
+             mode: str = SERIAL) -> Tuple[Config, Optional[str]]:
     """The compiled config of a run and the checkpoint to resume from: the saved
-    ``total_config.json`` of ``resume``'s experiment (checked like a user config), or ``input_cfg``
-    compiled for ``seed`` (shared by the serial entries); ``policy.cuda=True`` without CUDA is refused here."""
+    ``total_config.json`` of ``resume``'s experiment (checked like a user config; a run that
+    another ``mode`` made is refused first, see :func:`~stride.entry.run_state.check_resume_mode`),
+    or ``input_cfg`` compiled for ``seed`` (shared by the serial, offline and league entries);
+    ``policy.cuda=True`` without CUDA is refused here."""
     if resume is not None:
         exp_dir, ckpt = resolve_resume(resume)
+        check_resume_mode(exp_dir, mode)
         cfg = load_saved_config(os.path.join(exp_dir, "total_config.json"))
         cfg.exp_name = exp_dir
         check_cuda(cfg)
@@ -172,7 +176,7 @@ def _train(cfg: Config, model: Optional[torch.nn.Module], resume_ckpt: Optional[
     if resume_ckpt is None and main:
         cfg.exp_name = make_exp_dir(cfg.exp_name)
         save_config(cfg, cfg.exp_name)
-        write_limits(cfg.exp_name, max_env_step, max_train_iter)
+        record_run(cfg.exp_name, SERIAL, max_env_step, max_train_iter)
     exp = cfg.exp_name if main else None  # other replicas write nothing
     tb = build_tb_writer(exp)
     goal_env = _reward_model_env(cfg)
@@ -311,21 +315,93 @@ class SampleSink(Protocol):
         """Add the transitions (episodes), collected up to env step ``cur_collector_envstep``."""
 
 
+class WarmUp:
+    """The random warm-up of an off-policy run: its first ``policy.random_collect_size`` env steps
+    are uniformly random actions (:func:`~stride.policy.random_policy.random_collect_mode`) pushed
+    to the replay buffer, before any training.
+
+    It is taken one collect at a time (``policy.collect.n_sample`` samples; an episode collector:
+    one episode) inside the run's loop, the one phase the serial and league loops share: the
+    env-step limit bounds it like any collect (passed by less than one collect; a limit below the
+    warm-up ends the run inside it, which :meth:`note` says) and a signal stops it at the next
+    collect with a checkpoint, as in training. Each collect's actions are drawn from a generator
+    seeded by the run's seed and the env step it starts at, so a run resumed inside the warm-up
+    takes the same actions as an uninterrupted one."""
+
+    def __init__(self, cfg: Config, policy: Policy, collector: SerialCollectorBase, buffer: Optional[SampleSink],
+                 learner: Optional[BaseLearner] = None) -> None:
+        self.size = int(cfg.policy.random_collect_size)
+        if self.size and not isinstance(collector, (SampleCollector, EpisodeCollector)):
+            raise ConfigError(f"policy.random_collect_size={self.size} needs a sample or episode collector "
+                              f"(collector type 'sample' or 'episode'), not {type(collector).__name__}")
+        self.cfg, self.policy, self.collector, self.buffer, self.learner = cfg, policy, collector, buffer, learner
+        # on-policy runs (no buffer) take none; a run that trained is past its warm-up
+        self.end = self.size if buffer is not None and (learner is None or learner.train_iter == 0) else 0
+        n_sample = (cfg.policy.get("collect") or {}).get("n_sample")
+        #: one collect of the run: its n_sample samples (None: an episode collector's one episode)
+        self.n_sample: Optional[int] = int(n_sample) if isinstance(collector, SampleCollector) and n_sample else None
+
+    def pending(self) -> bool:
+        """Whether random env steps are still to be taken."""
+        return self.collector.envstep < self.end
+
+    def collect(self) -> None:
+        """One collect of random actions into the buffer: ``n_sample`` samples (fewer where the
+        warm-up has fewer left), or one episode; nothing once done. Like any collect it may pass
+        the env-step limit (by less than one collect); it is not cut short there, so a run
+        stopped by a limit inside its warm-up and resumed with a larger one equals one that never
+        stopped."""
+        collector, buffer = self.collector, self.buffer
+        if not self.pending() or buffer is None:
+            return
+        seed = np.random.SeedSequence([int(self.cfg.seed), collector.envstep]).generate_state(1)[0]
+        random = random_collect_mode(collector.action_space, self.policy.collect_mode, seed=int(seed))
+        data: Sequence[object]
+        if isinstance(collector, SampleCollector):
+            # samples collected past a collect's n_sample stay for the next one, as between the policy's
+            # collects (the last ones join the policy's first collect: an off-policy buffer takes both)
+            collector.reset_policy(random, keep_samples=True)
+            try:
+                left = self.end - collector.envstep
+                data = collector.collect(n_sample=max(1, int(min(left, self.n_sample or left))))
+            finally:
+                collector.reset_policy(self.policy.collect_mode, keep_samples=True)
+        elif isinstance(collector, EpisodeCollector):
+            collector.reset_policy(random)
+            try:
+                data = collector.collect(n_episode=1)
+            finally:
+                collector.reset_policy(self.policy.collect_mode)
+        else:  # pragma: no cover  (refused when built)
+            raise ConfigError(f"the random warm-up needs a sample or episode collector, not {type(collector).__name__}")
+        buffer.push(data, cur_collector_envstep=collector.envstep)
+        if self.learner is not None:  # its checkpoint's env step (what a resumed collector goes on from)
+            self.learner.collector_envstep = collector.envstep
+
+    def note(self, max_env_step: Optional[int]) -> Optional[str]:
+        """The line to print when ``max_env_step`` ends the run before it trains: inside the
+        warm-up, or within its first collect of the policy (on-policy: ``n_sample`` env steps at
+        once); None otherwise."""
+        envstep = self.collector.envstep
+        if max_env_step is None or envstep >= max_env_step:
+            return None
+        if self.pending() and max_env_step <= self.end:
+            return (f"stride: note: the env-step limit {max_env_step} does not go past the random warm-up of "
+                    f"{self.size} env steps (policy.random_collect_size): the run stops at the limit before "
+                    "any training; give a larger --env-step (or lower policy.random_collect_size) to train")
+        if not self.pending() and self.n_sample and max_env_step - envstep < self.n_sample:
+            return (f"stride: note: the env-step limit {max_env_step} is less than one collect away "
+                    f"(policy.collect.n_sample={self.n_sample}): the run takes that collect and stops, up to "
+                    f"{envstep + self.n_sample} env steps (a limit is passed by at most one collect)")
+        return None
+
+
 def random_collect(cfg: Config, policy: Policy, collector: SerialCollectorBase, buffer: SampleSink) -> None:
-    """Fill the buffer with ``policy.random_collect_size`` transitions of uniformly random actions
-    (an episode collector: whole episodes, one at a time, until at least that many env steps)."""
-    size = int(cfg.policy.random_collect_size)
-    if not isinstance(collector, (SampleCollector, EpisodeCollector)):
-        raise ConfigError(f"policy.random_collect_size={size} needs a sample or episode collector "
-                          f"(collector type 'sample' or 'episode'), not {type(collector).__name__}")
-    collector.reset_policy(random_collect_mode(collector.action_space, policy.collect_mode, seed=cfg.seed))
-    if isinstance(collector, SampleCollector):
-        buffer.push(collector.collect(n_sample=size), cur_collector_envstep=collector.envstep)
-    else:
-        start = collector.envstep
-        while collector.envstep - start < size:
-            buffer.push(collector.collect(n_episode=1), cur_collector_envstep=collector.envstep)
-    collector.reset_policy(policy.collect_mode)
+    """The whole random warm-up at once (:class:`WarmUp`): ``policy.random_collect_size`` env
+    steps of uniformly random actions into the buffer (an episode collector: whole episodes)."""
+    warm = WarmUp(cfg, policy, collector, buffer)
+    while warm.pending():
+        warm.collect()
 
 
 def _run(cfg: Config, policy: Policy, workers: Workers, record: "EvalRecorder", exp: Optional[str],
@@ -341,14 +417,22 @@ def _run(cfg: Config, policy: Policy, workers: Workers, record: "EvalRecorder", 
     use_priority = bool(cfg.policy.priority)
     bar = ProgressBar(enabled=progress, total=env_step_limit, initial=collector.envstep)
     stop, interrupted = False, False
-    if buffer is not None and cfg.policy.random_collect_size > 0 and buffer.count() == 0 and learner.train_iter == 0:
-        random_collect(cfg, policy, collector, buffer)
-    with Interrupt() as interrupt:
+    warm = WarmUp(cfg, policy, collector, buffer, learner)
+    with Interrupt() as interrupt:  # from here a signal stops the run at the next collect, warm-up included
+        note = warm.note(max_env_step)
+        if note is not None and exp is not None:
+            print(note, file=sys.stderr, flush=True)
         while True:
             if agree(interrupt.requested):
                 interrupted = True
                 learner.save_checkpoint()
                 break
+            if agree(warm.pending()):  # a rank whose warm-up is done waits for the others
+                warm.collect()
+                bar.update(collector.envstep, learner.train_iter, record.last_return)
+                if agree(collector.envstep >= env_step_limit):
+                    break
+                continue
             if exp is not None and evaluator.should_eval(learner.train_iter, collector.envstep):
                 stop, row = record.evaluate(evaluator, learner, collector.envstep)
                 bar.update(collector.envstep, learner.train_iter, record.last_return)

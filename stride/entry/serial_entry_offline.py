@@ -41,7 +41,7 @@ from ..utils.seed import set_pkg_seed
 from ..worker import BaseLearner, BaseSerialEvaluator
 from ..worker.protocols import EnvManager
 from .progress import ProgressBar
-from .run_state import write_limits
+from .run_state import OFFLINE, record_run
 from .serial_entry import EvalRecorder, build_learner_evaluator, finish_run, finished_policy, load_cfg, resumed_limits
 from .demonstrations import dataset_samples, read_dataset
 from .utils import ConfigInput, Interrupt, build_env_manager, build_policy, check_spaces
@@ -67,7 +67,7 @@ def serial_pipeline_offline(
         >>> policy = serial_pipeline_offline([main_config, create_config], seed=0)  # doctest: +SKIP
     """
     import_components()
-    cfg, resume_ckpt = load_cfg(input_cfg, seed, exp_name, resume)
+    cfg, resume_ckpt = load_cfg(input_cfg, seed, exp_name, resume, mode=OFFLINE)
     if resume_ckpt is not None:
         limits = resumed_limits(cfg.exp_name, None, max_train_iter)
         if isinstance(limits, dict):  # the run already ended: its result
@@ -97,7 +97,7 @@ def _train(cfg: Config, policy: Policy, dataset: DemoDataset, evaluator_env: Env
     if resume_ckpt is None:
         cfg.exp_name = make_exp_dir(cfg.exp_name)
         save_config(cfg, cfg.exp_name)
-        write_limits(cfg.exp_name, None, max_train_iter)
+        record_run(cfg.exp_name, OFFLINE, None, max_train_iter)
     exp = cfg.exp_name
     tb = build_tb_writer(exp)
     try:

@@ -67,7 +67,10 @@ def test_a_study_starts_from_the_config_resumes_and_writes_a_runnable_best_confi
     assert sorted(os.listdir(os.path.join(out, "trials"))) == [f"trial_000{i}_seed3" for i in range(3)]
     for trial_dir in os.listdir(os.path.join(out, "trials")):  # scores and curves kept, checkpoints not
         kept = os.listdir(os.path.join(out, "trials", trial_dir))
-        assert "progress.csv" in kept and "ckpt" not in kept, kept
+        assert "result.json" in kept and "ckpt" not in kept, kept
+    # trials 1 and 2 drew random_collect_size=1000: the 400-env-step cap ends them inside their warm-up,
+    # before any evaluation; trial 0 (the config: no warm-up) evaluated
+    assert "progress.csv" in os.listdir(os.path.join(out, "trials", "trial_0000_seed3"))
     main, create = read_config(again["best_config"])  # a config file that loads, with the best trial's values
     best = optuna.load_study(study_name=first["study_name"], storage=first["storage"]).trials[again["best_trial"]]
     assert main["policy"]["learn"]["learning_rate"] == best.params["learn.learning_rate"]

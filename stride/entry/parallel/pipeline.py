@@ -68,7 +68,7 @@ from ...utils.seed import set_pkg_seed
 from ...worker import BaseSerialEvaluator
 from ...worker.protocols import ScalarWriter
 from ..progress import ProgressBar
-from ..run_state import RESULT_FILE, write_limits
+from ..run_state import DIST, PARALLEL, RESULT_FILE, record_run
 from ..utils import (
     Interrupt,
     build_env_manager,
@@ -171,7 +171,7 @@ def train_on_ray(cfg: Config, sys_cfg: Config, max_train_iter: Optional[int], ma
             cfg.exp_name = make_exp_dir(cfg.exp_name, renew=new_dir)
             save_config(cfg, cfg.exp_name)
             atomic_write_json(os.path.join(cfg.exp_name, "system_config.json"), dict(sys_cfg))
-            write_limits(cfg.exp_name, max_env_step, max_train_iter)
+            record_run(cfg.exp_name, PARALLEL if find_roles is None else DIST, max_env_step, max_train_iter)
             tb = build_tb_writer(cfg.exp_name)
             evaluator = BaseSerialEvaluator(cfg.policy.eval.evaluator, evaluator_env, policy.eval_mode, tb,
                                             cfg.exp_name)

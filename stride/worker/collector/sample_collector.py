@@ -40,10 +40,12 @@ class SampleCollector(SerialCollectorBase):
         cfg.update(mirror=False)
         return cfg
 
-    def reset_policy(self, policy: Optional[CollectMode] = None) -> None:
-        """A new policy (collect mode); ``None`` resets the current one."""
+    def reset_policy(self, policy: Optional[CollectMode] = None, keep_samples: bool = False) -> None:
+        """A new policy (collect mode); ``None`` resets the current one. ``keep_samples``: the
+        samples collected beyond the last call's ``n_sample`` stay for the next call (a change of
+        actions within one off-policy data stream: the random warm-up's collects, one at a time)."""
         super().reset_policy(policy)
-        if policy is not None:
+        if policy is not None and not (keep_samples and hasattr(self, "_surplus")):
             self._surplus: List[Dict[str, Any]] = []  # samples of another policy (e.g. random warm-up) must not leak into this one's
         if self._policy is not None:
             n_sample = self._policy.get_attribute("n_sample")
