@@ -96,5 +96,6 @@ def test_a_zoo_config_run_as_an_unguarded_script(tmp_path):
     done = subprocess.run([sys.executable, "my_cartpole.py"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=240)
     assert done.returncode == 1 and done.stderr.count("Traceback") == 1, done.stderr
     assert done.stderr.strip().splitlines()[-1].endswith("put the code that starts the run under that guard")
-    # only the run the user started made its folder (8b5a9af: one more per worker that ran the script again)
-    assert [p.name for p in tmp_path.iterdir() if p.name.startswith("cartpole_dqn")] == ["cartpole_dqn"]
+    # no folder at all: not one per worker that ran the script again (8b5a9af), and not the user's run's
+    # either, since it could not start (issue 28: a run that could not start leaves nothing)
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith("cartpole_dqn")] == []
