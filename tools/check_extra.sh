@@ -33,7 +33,7 @@ cleanup() {
 trap cleanup EXIT
 start=$SECONDS
 "$python" -m venv "$tmp/venv"
-if ! "$tmp/venv/bin/pip" install -q -c "$root/constraints.txt" -e "$root[$extra]"; then
+if ! "$tmp/venv/bin/pip" install -q --no-compile -c "$root/constraints.txt" -e "$root[$extra]"; then
     echo "check_extra: installing stride-rl[$extra] failed" >&2
     exit 1
 fi
