@@ -123,9 +123,7 @@ def _ray_client_port_args() -> List[str]:
     grpcio is installed, on the fixed port 10001 unless told); none where it cannot (the minimal
     Ray of ``stride-rl[dist]``: asking for the port there makes ``ray start`` fail). Stride never uses
     the client server: the driver joins the GCS directly."""
-    try:
-        importlib.import_module("grpc")  # Ray's own test (ray._private.utils.get_ray_client_dependency_error)
-    except ImportError:
+    if importlib.util.find_spec("grpc") is None:  # (what Ray checks before it starts its client server)
         return []
     return [f"--ray-client-server-port={_free_port()}"]
 

@@ -302,14 +302,20 @@ def test_the_seeds_module_commands_on_a_two_node_loopback_cluster(tmp_path):
     assert set(os.listdir("/dev/shm")) - shm_before == set()
 
 
-@pytest.mark.parametrize("module", ["coordinator", "learner"])
-def test_wait_bounds_the_connection_to_a_head_that_never_answers(tmp_path, module):
-    """A head that accepts TCP but never speaks Ray (a hung GCS, another service on the port): Ray's
-    connect retries it without end; ``--wait 3`` ends the joining with one line, exit 1, nothing left."""
+def _compiled_dist_config(tmp_path):
+    """``--module config`` run on a config file: (its path, the environment of a token-holding process)."""
     cfg = _file(tmp_path)
     env = _clean_env(RAY_AUTH_TOKEN="x" * 64)
     assert _stride(["-m", "dist", "--module", "config", "-c", cfg, "--exp-name", str(tmp_path / "exp")], env,
                    tmp_path).returncode == 0
+    return cfg, env
+
+
+@pytest.mark.parametrize("module", ["coordinator", "learner"])
+def test_wait_bounds_the_connection_to_a_head_that_never_answers(tmp_path, module):
+    """A head that accepts TCP but never speaks Ray (a hung GCS, another service on the port): Ray's
+    connect retries it without end; ``--wait 3`` ends the joining with one line, exit 1, nothing left."""
+    cfg, env = _compiled_dist_config(tmp_path)
     with socket.socket() as server:
         server.bind(("127.0.0.1", 0))
         server.listen(16)  # accepts (the kernel's backlog) and never answers
@@ -334,10 +340,7 @@ def test_wait_bounds_the_connection_to_a_head_that_never_answers(tmp_path, modul
 
 
 def test_sigterm_while_connecting_stops_at_once_with_one_line(tmp_path):
-    cfg = _file(tmp_path)
-    env = _clean_env(RAY_AUTH_TOKEN="x" * 64)
-    assert _stride(["-m", "dist", "--module", "config", "-c", cfg, "--exp-name", str(tmp_path / "exp")], env,
-                   tmp_path).returncode == 0
+    cfg, env = _compiled_dist_config(tmp_path)
     with socket.socket() as server:
         server.bind(("127.0.0.1", 0))
         server.listen(16)
