@@ -25,15 +25,16 @@ def _policy(obs) -> int:
 
 def _run(slow_env: int, seed: int = 0, per_env: int = 20) -> tuple:
     """Per env: its first ``per_env`` results (obs, reward, done); and the env ids each ``step``
-    call returned until then."""
-    fns = [functools.partial(make_fake_env, min_len=4, max_len=9, cpu_ms=1.0 if i == slow_env else 0.0) for i in range(2)]
+    call returned until then. The slow env burns 5 ms of CPU a step: far more than a loaded
+    machine's scheduling noise (1 ms was not, under CI's load)."""
+    fns = [functools.partial(make_fake_env, min_len=4, max_len=9, cpu_ms=5.0 if i == slow_env else 0.0) for i in range(2)]
     m = AsyncSubprocessEnvManager(fns, {"wait_num": 1})
     try:
         m.seed(seed)
         m.launch()
         streams = {0: [], 1: []}
         arrivals = []
-        for _ in range(100 * per_env):
+        for _ in range(1000 * per_env):
             if min(len(v) for v in streams.values()) >= per_env:
                 break
             out = m.step({i: _policy(obs) for i, obs in m.ready_obs.items()})
