@@ -20,16 +20,14 @@ from __future__ import annotations
 
 import argparse
 import ast
+import importlib
 import math
 import os
 import re
 import sys
-from typing import TYPE_CHECKING, Any, Dict, List, NoReturn, Optional, Tuple
+from dataclasses import dataclass, field
+from typing import Any, Callable, Dict, List, Mapping, NamedTuple, NoReturn, Optional, Tuple
 
-if TYPE_CHECKING:  # imported for real only where a run starts (torch is slow to import)
-    from ..policy.base_policy import Policy
-
-MODES = ("serial", "serial_onpolicy", "serial_reward_model", "eval", "parallel", "dist", "collect_demo", "offline", "tune", "league")
 MAX_SEED = 2**32 - 1  # NumPy's SeedSequence and torch take any such seed
 
 
@@ -97,8 +95,9 @@ def apply_settings(main: Dict[str, object], settings: List[Setting]) -> Dict[str
     checks them like a config file's (unknown keys, types and ranges)."""
     for path, value in settings:
         if path[0] == "system_config":
+            modes = " or ".join(f"-m {mode.name}" for mode in MODES.values() if mode.config == FILE)
             raise _usage(f"--set {'.'.join(path)}: only a parallel config has a system_config; valid choices: "
-                         "-m parallel or -m dist (else a key of main_config, e.g. policy.learn.batch_size)")
+                         f"{modes} (else a key of main_config, e.g. policy.learn.batch_size)")
         node = main
         for k in path[:-1]:
             child = node.get(k)
@@ -120,7 +119,7 @@ def split_system_settings(settings: List[Setting]) -> Tuple[List[Setting], List[
     return [(path, value) for path, value in settings if path[0] != "system_config"], system
 
 
-def _system_config(parts: Dict[str, Any], settings: List[Setting]) -> Any:
+def _system_config(parts: Mapping[str, Any], settings: List[Setting]) -> Any:
     """A config file's system_config with its ``--set`` keys written in (checked later, like the file's)."""
     system = parts.get("system_config") or {}
     return apply_settings(_copy(system), settings) if settings and isinstance(system, dict) else system
@@ -132,28 +131,38 @@ def _usage(message: str) -> Exception:
     return ConfigError(message)
 
 
+EPILOG = """Examples:
+  stride -m serial -e cartpole -p dqn -s 0
+  stride -m serial -c cartpole_dqn_config.py -s 0
+  stride -m serial --resume cartpole_dqn_seed0
+  stride -m eval --load cartpole_dqn_seed0 --episodes 100
+  stride -m collect_demo -e cartpole -p ppo --ckpt cartpole_ppo_seed0 --episodes 10 --out demos
+  stride -m offline -e cartpole -p bc -s 0  (from the dataset at policy.collect.data_path)
+  stride -m league -c stride/zoo/pettingzoo/config/tictactoe_league_config.py -s 0 --env-step 200000
+    (--workers 2: two collector actors on Ray, the league in this process)
+  stride -m parallel -c stride/zoo/cartpole/config/parallel/cartpole_dqn_config.py -s 0
+  stride -m dist --module config -p local -c cfg.py -s 0 --address HEAD:PORT  (then --module learner,
+    collector, coordinator -c cfg.py.json; see README 'On a Ray cluster')
+
+A -c config file is Python and is executed: only use files you trust. --resume reads the
+experiment's total_config.json (data only) and its latest checkpoint, and keeps the run's
+--env-step / --train-iter limits unless given again. Exit codes: 0 done, 2 bad usage or
+input, 1 the machine refused (disk full, read-only folder), 130 / 143 interrupted by
+SIGINT / SIGTERM (a checkpoint is saved first; resume to continue)."""
+
+
+def _description() -> str:
+    """The head of ``stride -h``: every mode of :data:`MODES`, what it does and the flags it takes."""
+    lines = ["Train reinforcement-learning agents with Stride.", "", "modes (-m MODE, default serial):"]
+    for mode in MODES.values():
+        lines += [f"  {mode.name:<20} {mode.help}", f"  {'':<20}   {mode.synopsis()}"]
+    return "\n".join(lines)
+
+
 def _parser() -> argparse.ArgumentParser:
-    p = _Parser(
-        prog="stride",
-        description="Train reinforcement-learning agents with Stride.",
-        epilog="Examples:\n  stride -m serial -e cartpole -p dqn -s 0\n  stride -m serial -c cartpole_dqn_config.py -s 0\n"
-               "  stride -m serial --resume cartpole_dqn_seed0\n"
-               "  stride -m eval --load cartpole_dqn_seed0 --episodes 100\n"
-               "  stride -m collect_demo -e cartpole -p ppo --ckpt cartpole_ppo_seed0 --episodes 10 --out demos\n"
-               "  stride -m offline -e cartpole -p bc -s 0  (from the dataset at policy.collect.data_path)\n"
-               "  stride -m league -c stride/zoo/pettingzoo/config/tictactoe_league_config.py -s 0 --env-step 200000\n"
-               "    (--workers 2: two collector actors on Ray, the league in this process)\n"
-               "  stride -m parallel -c stride/zoo/cartpole/config/parallel/cartpole_dqn_config.py -s 0\n"
-               "  stride -m dist --module config -p local -c cfg.py -s 0 --address HEAD:PORT  (then --module learner,\n"
-               "    collector, coordinator -c cfg.py.json; see README 'On a Ray cluster')\n\n"
-               "A -c config file is Python and is executed: only use files you trust. --resume reads the\n"
-               "experiment's total_config.json (data only) and its latest checkpoint, and keeps the run's\n"
-               "--env-step / --train-iter limits unless given again. Exit codes: 0 done, 2 bad usage or\n"
-               "input, 1 the machine refused (disk full, read-only folder), 130 / 143 interrupted by\n"
-               "SIGINT / SIGTERM (a checkpoint is saved first; resume to continue).",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    p.add_argument("-m", "--mode", default="serial", help=f"pipeline to run; one of: {', '.join(MODES)} (default serial)")
+    p = _Parser(prog="stride", description=_description(), epilog=EPILOG,
+                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("-m", "--mode", default="serial", help=f"the mode (above); one of: {', '.join(MODES)}")
     p.add_argument("-e", "--env", help="zoo environment name, e.g. cartpole (with -p)")
     p.add_argument("-p", "--policy", help="policy name, e.g. dqn (with -e); -m dist: the platform, local or slurm")
     p.add_argument("-c", "--config", help="a config .py file defining main_config and create_config")
@@ -174,6 +183,20 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--resume", default=None, metavar="PATH",
                    help="continue from an experiment folder (its latest checkpoint) or a checkpoint file, in the "
                         "mode that made the run (run.json; another mode is refused)")
+    p.add_argument("--no-progress", action="store_true", help="don't show the progress bar")
+    p.add_argument("--workers", type=_count, default=None, metavar="N",
+                   help="on Ray (stride-rl[dist]), default 1: no Ray. -m league: N collector actors, the league "
+                        "in this process (a resumed run keeps its number); -m tune: trials at once, as Ray tasks "
+                        "sharing the study's storage (--address runs them on a running cluster)")
+    _eval_flags(p)
+    _dist_flags(p.add_argument_group("-m dist (a running Ray cluster; -p local|slurm names the platform)"))
+    _tune_flags(p.add_argument_group("-m tune (Optuna; needs stride-rl[tune])"))
+    p.add_argument("-v", "--version", action="store_true", help="print the version and exit")
+    return p
+
+
+def _eval_flags(p: argparse.ArgumentParser) -> None:
+    """The flags of -m eval and -m collect_demo."""
     p.add_argument("--load", default=None, metavar="PATH",
                    help="-m eval: the experiment folder (its latest checkpoint) or checkpoint file to evaluate")
     p.add_argument("--episodes", type=_count, default=None,
@@ -185,12 +208,9 @@ def _parser() -> argparse.ArgumentParser:
                    help="-m collect_demo: the expert's checkpoint file or experiment folder (its latest checkpoint)")
     p.add_argument("--out", default=None, metavar="DIR",
                    help="-m collect_demo: the dataset folder to write (Minari format; default <exp_name>_demo_seed<S>)")
-    p.add_argument("--no-progress", action="store_true", help="don't show the progress bar")
-    p.add_argument("--workers", type=_count, default=None, metavar="N",
-                   help="on Ray (stride-rl[dist]), default 1: no Ray. -m league: N collector actors, the league "
-                        "in this process (a resumed run keeps its number); -m tune: trials at once, as Ray tasks "
-                        "sharing the study's storage (--address runs them on a running cluster)")
-    dist = p.add_argument_group("-m dist (a running Ray cluster; -p local|slurm names the platform)")
+
+
+def _dist_flags(dist: Any) -> None:
     dist.add_argument("--module", default=None,
                       help="config (compile -c CFG.py into CFG.py.json), learner, collector (join and serve that "
                            "role), coordinator (drive the run); none: every role at once on --address")
@@ -203,7 +223,9 @@ def _parser() -> argparse.ArgumentParser:
     dist.add_argument("--wait", type=_seconds, default=None, metavar="SECONDS",
                       help="the limit on joining, in seconds (default 120): coordinator: the connection and "
                            "the roles; learner|collector: the connection and the role's actor start")
-    tune = p.add_argument_group("-m tune (Optuna; needs stride-rl[tune])")
+
+
+def _tune_flags(tune: Any) -> None:
     tune.add_argument("--trials", type=_count, default=None, help="finished trials the study should hold (resumes)")
     tune.add_argument("--storage", default=None, metavar="URL",
                       help="Optuna storage (default sqlite:///<exp-name>/study.db); the same storage resumes the study")
@@ -211,86 +233,134 @@ def _parser() -> argparse.ArgumentParser:
                       help="a trial's train CPU-seconds budget (default 60); --env-step caps its env steps")
     tune.add_argument("--trial-seeds", type=_count, default=1, metavar="K",
                       help="runs per trial (seeds S..S+K-1), scored by their median (default 1)")
-    p.add_argument("-v", "--version", action="store_true", help="print the version and exit")
-    return p
 
 
-def _run(args: argparse.Namespace) -> int:
-    from ..utils.errors import ConfigError
+#: how a mode is given its config (shown as such in ``stride -h``)
+ZOO, FILE, NONE = "-c CONFIG_FILE | -e ENV -p POLICY", "-c CONFIG_FILE", ""
 
-    if args.mode not in MODES:
-        raise ConfigError(f"unknown mode '{args.mode}'; valid choices: {', '.join(MODES)}")
-    if args.workers is not None and args.mode not in ("league", "tune"):
-        raise ConfigError(f"--workers is for -m league and -m tune, not -m {args.mode} (-m parallel: the config's "
-                          "system_config.collector_num)")
-    from .run_state import EXIT_CODES
-    from .utils import ConfigInput, read_config, zoo_config
 
-    if args.mode == "eval":
-        return _eval(args)
-    if args.mode == "parallel":
-        return _parallel(args)
-    if args.mode == "dist":
-        return _dist(args)
-    if args.mode == "collect_demo":
-        return _collect_demo(args)
-    if args.mode == "tune":
-        return _tune(args)
+class Loaded(NamedTuple):
+    """A mode's config, read once: ``[main, create]`` (a ``FILE`` mode's: ``[main, create, system]``)
+    with ``--set`` written in, and each seed with the name of its experiment folder."""
 
-    def pipeline(input_cfg: Optional[ConfigInput], **kw: Any) -> Policy:  # imports torch only once the input is valid
-        if args.mode == "serial_reward_model":  # -m serial runs a config's reward model too; this insists on one
-            from .serial_entry_reward_model import serial_pipeline_reward_model
+    config: List[Any]
+    runs: List[Tuple[int, str]]
 
-            return serial_pipeline_reward_model(input_cfg, **kw)
-        if args.mode == "offline":  # trains from policy.collect.data_path's dataset: no env steps to limit
-            if kw.pop("max_env_step", None) is not None:
-                raise ConfigError("-m offline takes no --env-step (it never steps an env to train): use --train-iter")
-            from .serial_entry_offline import serial_pipeline_offline
 
-            return serial_pipeline_offline(input_cfg, **kw)
-        if args.mode == "league":  # self-play with a league (stride.league): runs until its env-step limit or stop rule
-            if kw.pop("max_train_iter", None) is not None:
-                raise ConfigError("-m league takes no --train-iter (its limit is --env-step)")
-            from .league_entry import league_pipeline
+#: hands the flags and the loaded config (None: ``--resume``, or a mode that reads none) to the entry
+Runner = Callable[["Mode", argparse.Namespace, Optional[Loaded]], int]
 
-            return league_pipeline(input_cfg, workers=args.workers or 1, **kw)
-        if args.mode == "serial_onpolicy":
-            from .serial_entry_onpolicy import serial_pipeline_onpolicy
 
-            return serial_pipeline_onpolicy(input_cfg, **kw)
-        from .serial_entry import serial_pipeline  # picks the on-policy loop itself from policy.on_policy
+def _train(mode: Mode, args: argparse.Namespace, cfg: Optional[Loaded]) -> int:
+    """A training pipeline: the resumed run, or each seed in turn; an interrupt ends the command."""
+    kw: Dict[str, Any] = {"progress": not args.no_progress}
+    if "--train-iter" in mode.takes:
+        kw["max_train_iter"] = args.train_iter
+    if "--env-step" in mode.takes:
+        kw["max_env_step"] = args.env_step
+    if "--workers" in mode.takes:
+        kw["workers"] = args.workers or 1
+    pipeline = mode.entry_point()
+    if cfg is None:  # --resume: the run's saved config
+        return _finish(mode.name, pipeline(None, resume=args.resume, **kw).result)
+    for seed, exp_name in cfg.runs:
+        code = _finish(mode.name, pipeline(cfg.config, seed=seed, exp_name=exp_name, **kw).result)
+        if code:
+            return code
+    return 0
 
-        return serial_pipeline(input_cfg, **kw)
 
-    if args.resume:
-        if args.settings:
-            raise ConfigError("--set cannot change a resumed run (its saved config is what it was started with); "
-                              "start a new run instead")
-        policy = pipeline(None, max_train_iter=args.train_iter, max_env_step=args.env_step, resume=args.resume,
-                          progress=not args.no_progress)
-        _report(policy.result, args.mode)
-        return EXIT_CODES.get(str(policy.result.get("signal")), 130) if policy.result.get("interrupted") else 0
+@dataclass(frozen=True)
+class Mode:
+    """One ``-m`` mode: the entry it calls and the flags it takes. ``stride -h``, the errors' valid
+    choices and the dispatch all read :data:`MODES`, so a mode is added (or given a flag) in one row."""
+
+    name: str
+    entry: str  # "module:function" (or a module) under stride.entry, imported when the run starts
+    help: str  # one line of stride -h
+    run: Runner = _train  # how the flags and the loaded config are handed to the entry
+    config: str = ZOO  # how the config is given: ZOO, FILE (with its system_config) or NONE
+    takes: Tuple[str, ...] = ("--train-iter", "--env-step")  # which of OPTIONAL it takes
+    seeds: bool = True  # several seeds (-s 0 1 2) run one after another; else one seed
+    needs: Tuple[str, ...] = ()  # flags it cannot run without ("--load PATH (what it is)")
+    why: Mapping[str, str] = field(default_factory=dict)  # flag -> why this mode takes none
+    check: Optional[Callable[[argparse.Namespace], bool]] = None  # its own flags; False: -c is no config
+
+    def entry_point(self) -> Any:
+        """The entry's function (or module), imported now: torch and Ray load only once a run starts."""
+        module, _, name = self.entry.partition(":")
+        found = importlib.import_module(f"{__package__}.{module}")
+        return getattr(found, name) if name else found
+
+    def synopsis(self) -> str:
+        """What ``stride -h`` lists under the mode: how its config is given and which flags it takes."""
+        given = [self.config, *(need.split(" (")[0] for need in self.needs), "-s S [S ...]" if self.seeds else "-s S"]
+        return ", ".join(part for part in (*given, *self.takes) if part)
+
+
+#: the flags that only some modes take (Mode.takes), by their dest
+OPTIONAL = {"--workers": "workers", "--resume": "resume", "--train-iter": "train_iter", "--env-step": "env_step"}
+
+
+def _check_flags(mode: Mode, args: argparse.Namespace) -> None:
+    """Refuse, in one line, a flag the mode does not take, a second seed where it takes one, a
+    ``--set`` on a resumed run and a missing flag the mode needs (before anything is read)."""
+    for flag, dest in OPTIONAL.items():
+        if getattr(args, dest) is not None and flag not in mode.takes:
+            why = mode.why.get(flag)
+            takers = [f"-m {m.name}" for m in MODES.values() if flag in m.takes]
+            raise _usage(f"-m {mode.name} takes no {flag} ({why})" if why else
+                         f"{flag} is for {_listed(takers)}, not -m {mode.name}")
+    if args.resume and args.settings:
+        raise _usage("--set cannot change a resumed run (its saved config is what it was started with); "
+                     "start a new run instead")
+    if not mode.seeds and args.seed and len(args.seed) > 1:
+        raise _usage(f"-m {mode.name} takes one seed, got {args.seed}")
+    if any(not getattr(args, need.split()[0][2:].replace("-", "_")) for need in mode.needs):
+        raise _usage(f"-m {mode.name} needs {_listed(list(mode.needs))}")
+
+
+def _listed(items: List[str]) -> str:
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
+
+
+def _load(mode: Mode, args: argparse.Namespace) -> Optional[Loaded]:
+    """The mode's config read once (``-c`` FILE or the zoo's ``-e``/``-p``), ``--set`` written in
+    once and each seed's experiment folder named once; None where the mode reads no config
+    (``--resume``: the run's saved one)."""
+    reads = mode.check(args) if mode.check else True
+    if args.resume or not mode.config or not reads:
+        return None
+    from .utils import read_config_file, zoo_config
+
     if args.config:
-        main, create = read_config(args.config)
+        parts = read_config_file(args.config)
         default_name = os.path.splitext(os.path.basename(args.config))[0].replace("_config", "")
+    elif mode.config == FILE:
+        raise _usage(f"-m {mode.name} needs -c CONFIG_FILE (a config with a system_config, e.g. "
+                     "stride/zoo/cartpole/config/parallel/cartpole_dqn_config.py)")
     elif args.env and args.policy:
         main, create = zoo_config(args.env, args.policy)
-        default_name = main.get("exp_name", f"{args.env}_{args.policy}")
+        parts, default_name = {"main_config": main, "create_config": create}, f"{args.env}_{args.policy}"
     else:
-        raise ConfigError("give either -c CONFIG_FILE or both -e ENV and -p POLICY (see stride -h)")
-    main = apply_settings(_copy(main), args.settings)
+        raise _usage("give either -c CONFIG_FILE or both -e ENV and -p POLICY (see stride -h)")
+    config = _with_settings(parts, args.settings, system=mode.config == FILE)
     seeds = args.seed or [0]
     # a config saved by a run (formatted_total_config.py) names the run's folder, <name>_seed<S>:
     # its seed suffix is replaced, never doubled (name_seed1_seed1)
-    base = _SEED_SUFFIX.sub("", str(args.exp_name or main.get("exp_name", default_name)))
-    for seed in seeds:
-        exp_name = args.exp_name if args.exp_name and len(seeds) == 1 else f"{base}_seed{seed}"
-        policy = pipeline([main, create], seed=seed, max_train_iter=args.train_iter, max_env_step=args.env_step,
-                          exp_name=exp_name, progress=not args.no_progress)
-        _report(policy.result, args.mode)
-        if policy.result.get("interrupted"):
-            return EXIT_CODES.get(str(policy.result.get("signal")), 130)
-    return 0
+    base = _SEED_SUFFIX.sub("", str(args.exp_name or config[0].get("exp_name", default_name)))
+    return Loaded(config, [(s, args.exp_name if args.exp_name and len(seeds) == 1 else f"{base}_seed{s}")
+                           for s in seeds])
+
+
+def _with_settings(parts: Mapping[str, Any], settings: List[Setting], system: bool) -> List[Any]:
+    """``[main, create]`` with each ``--set`` written in (``system``: ``[main, create, system]``, the
+    ``system_config.`` keys written into the system config)."""
+    if not system:
+        return [apply_settings(_copy(parts["main_config"]), settings), parts["create_config"]]
+    main_settings, system_settings = split_system_settings(settings)
+    return [apply_settings(_copy(parts["main_config"]), main_settings), parts["create_config"],
+            _system_config(parts, system_settings)]
 
 
 _SEED_SUFFIX = re.compile(r"_seed\d+(_\d+)?$")
@@ -302,108 +372,18 @@ def _copy(obj: Any) -> Any:
     return copy.deepcopy(obj)
 
 
-def _parallel(args: argparse.Namespace) -> int:
-    """``-m parallel -c cfg.py``: the config file's main, create and (optional) system config on Ray."""
-    from ..utils.errors import ConfigError
-    from .run_state import EXIT_CODES
-    from .utils import read_config_file
-
-    if not args.config or args.resume:
-        raise ConfigError("-m parallel needs -c CONFIG_FILE (e.g. stride/zoo/cartpole/config/parallel/"
-                          "cartpole_dqn_config.py) and does not resume")
-    parts = read_config_file(args.config)
-    main_settings, system_settings = split_system_settings(args.settings)
-    main = apply_settings(_copy(parts["main_config"]), main_settings)
-    system = _system_config(parts, system_settings)
-    default_name = os.path.splitext(os.path.basename(args.config))[0].replace("_config", "")
-    base = _SEED_SUFFIX.sub("", str(args.exp_name or main.get("exp_name", default_name)))
-    from .parallel.pipeline import parallel_pipeline
-
-    seeds = args.seed or [0]
-    for seed in seeds:
-        exp_name = args.exp_name if args.exp_name and len(seeds) == 1 else f"{base}_seed{seed}"
-        policy = parallel_pipeline([main, parts["create_config"], system], seed=seed,
-                                   max_train_iter=args.train_iter, max_env_step=args.env_step, exp_name=exp_name,
-                                   progress=not args.no_progress)
-        _report(policy.result, args.mode)
-        if policy.result.get("interrupted"):
-            return EXIT_CODES.get(str(policy.result.get("signal")), 130)
-    return 0
-
-
-def _dist(args: argparse.Namespace) -> int:
-    """``-m dist``: the seeds' ``--module`` forms and the short form (see :mod:`.parallel.dist`)."""
-    from ..utils.errors import ConfigError
-    from .parallel import dist
+def _finish(mode: str, result: Dict[str, Any]) -> int:
+    """Report a run; its exit code (130 / 143 where a signal interrupted it)."""
     from .run_state import EXIT_CODES
 
-    platform = args.policy or "local"  # -p names the platform in -m dist, as in the seeds
-    if platform not in dist.PLATFORMS:
-        raise ConfigError(f"unknown platform -p {platform!r} for -m dist; valid choices: {', '.join(dist.PLATFORMS)}")
-    if args.module is not None and args.module not in dist.MODULES:
-        raise ConfigError(f"unknown --module {args.module!r}; valid choices: {', '.join(dist.MODULES)}")
-    if not args.config or args.resume:
-        raise ConfigError("-m dist needs -c CONFIG (a config .py; a dist .json for learner, collector, coordinator) "
-                          "and does not resume")
-    seeds = args.seed or [0]
-    if len(seeds) > 1:
-        raise ConfigError(f"-m dist takes one seed, got {seeds}")
-    if args.module in ("learner", "collector"):
-        ended = dist.serve_role(args.config, args.module, args.module_name, args.address,
-                                dist.WAIT_SECONDS if args.wait is None else args.wait)
-        print(f"stride: {ended['actor']} ended: {ended['ended']}")
-        return 0
-    if args.module == "coordinator":
-        policy = dist.run_coordinator(args.config, args.address, dist.WAIT_SECONDS if args.wait is None else args.wait,
-                                      args.train_iter, args.env_step, not args.no_progress)
-    else:
-        parts = read_config_file_checked(args.config)
-        main_settings, system_settings = split_system_settings(args.settings)
-        main = apply_settings(_copy(parts["main_config"]), main_settings)
-        default_name = os.path.splitext(os.path.basename(args.config))[0].replace("_config", "")
-        exp_name = args.exp_name or f"{_SEED_SUFFIX.sub('', str(main.get('exp_name', default_name)))}_seed{seeds[0]}"
-        system = dict(_system_config(parts, system_settings))
-        if args.address:
-            system["address"] = args.address
-        if args.module == "config":
-            out = dist.compile_dist_config(args.config, seeds[0], main, parts["create_config"], system, exp_name)
-            print(f"stride: dist config written to {os.path.abspath(out)}")
-            if platform == "slurm":
-                from .parallel.system import compile_system_config
-
-                address = dist.resolve_address(args.address, compile_system_config(system))
-                lines = dist.slurm_lines(out, address, args.learner_host, args.collector_host,
-                                         int(compile_system_config(system).collector_num))
-                print("\n".join(lines))
-            return 0
-        policy = dist.run_all(args.config, seeds[0], main, parts["create_config"], system, exp_name, args.address,
-                              args.train_iter, args.env_step, not args.no_progress)
-    _report(policy.result, args.mode)
-    return EXIT_CODES.get(str(policy.result.get("signal")), 130) if policy.result.get("interrupted") else 0
+    _report(result, mode)
+    return EXIT_CODES.get(str(result.get("signal")), 130) if result.get("interrupted") else 0
 
 
-def read_config_file_checked(path: str) -> Dict[str, Dict[str, object]]:
-    """A config ``.py`` for ``-m dist`` (a ``.json`` there is what ``--module config`` wrote)."""
-    from ..utils.errors import ConfigError
-    from .utils import read_config_file
-
-    if path.endswith(".json"):
-        raise ConfigError(f"'{path}' is a dist data file: give it to --module learner|collector|coordinator; "
-                          "--module config and the short form take the config .py")
-    return read_config_file(path)
-
-
-def _eval(args: argparse.Namespace) -> int:
-    from ..utils.errors import ConfigError
-
-    if not args.load:
-        raise ConfigError("-m eval needs --load PATH (an experiment folder or a checkpoint file)")
-    if args.seed and len(args.seed) > 1:
-        raise ConfigError(f"-m eval takes one seed, got {args.seed}")
-    from .eval_entry import eval_pipeline
-
-    r = eval_pipeline(args.load, n_episode=args.episodes, seed=args.seed[0] if args.seed else None,
-                      replay_path=args.replay_path)
+def _eval(mode: Mode, args: argparse.Namespace, cfg: Optional[Loaded]) -> int:
+    """``-m eval --load PATH``: a fresh evaluation of a run's policy, summarised."""
+    r = mode.entry_point()(args.load, n_episode=args.episodes, seed=args.seed[0] if args.seed else None,
+                           replay_path=args.replay_path)
     verdict = "" if r["stop_value"] is None else \
         f"; stop value {r['stop_value']:g}: {'reached' if r['reached'] else 'NOT reached'}"
     print(f"stride: evaluated {r['checkpoint']} (train_iter={r['train_iter']} env_step={r['envstep']}) over "
@@ -415,61 +395,123 @@ def _eval(args: argparse.Namespace) -> int:
     return 0
 
 
-def _collect_demo(args: argparse.Namespace) -> int:
+def _collect_demo(mode: Mode, args: argparse.Namespace, cfg: Optional[Loaded]) -> int:
     """``-m collect_demo``: the expert's (``--ckpt``) greedy episodes written as a Minari dataset (``--out``)."""
-    from ..utils.errors import ConfigError
-    from .utils import read_config, zoo_config
-
-    if not args.ckpt or not args.episodes:
-        raise ConfigError("-m collect_demo needs --ckpt PATH (the expert's checkpoint or experiment folder) and "
-                          "--episodes N (e.g. -e cartpole -p ppo --ckpt cartpole_ppo_seed0 --episodes 10 --out demos)")
-    if args.seed and len(args.seed) > 1:
-        raise ConfigError(f"-m collect_demo takes one seed, got {args.seed}")
-    if args.config:
-        main, create = read_config(args.config)
-    elif args.env and args.policy:
-        main, create = zoo_config(args.env, args.policy)
-    else:
-        raise ConfigError("give either -c CONFIG_FILE or both -e ENV and -p POLICY (the expert's config; see stride -h)")
-    from .collect_demo import collect_demo_data
+    assert cfg is not None  # a ZOO mode that does not resume
+    path = mode.entry_point()(cfg.config, cfg.runs[0][0], args.ckpt, n_episode=args.episodes, out_dir=args.out)
     from ..data.demo import load_demo_dataset
 
-    path = collect_demo_data([apply_settings(_copy(main), args.settings), create], args.seed[0] if args.seed else 0,
-                             args.ckpt, n_episode=args.episodes, out_dir=args.out)
     data = load_demo_dataset(path)
     print(f"stride: wrote {len(data.lengths)} episodes ({len(data)} transitions, return mean "
           f"{data.returns.mean():.2f} min {data.returns.min():.1f} max {data.returns.max():.1f}) to {path}")
     return 0
 
 
-def _tune(args: argparse.Namespace) -> int:
+def _tune(mode: Mode, args: argparse.Namespace, cfg: Optional[Loaded]) -> int:
     """``-m tune -e ENV -p POLICY --trials N``: search, then print where the best config is."""
-    from ..utils.errors import ConfigError
-    from .utils import read_config, zoo_config
-
-    if args.trials is None:
-        raise ConfigError("-m tune needs --trials N (the finished trials the study should hold)")
-    if args.resume or args.train_iter is not None:
-        raise ConfigError("-m tune takes neither --resume (run the same command again to resume) nor --train-iter")
-    if args.config:
-        main, create = read_config(args.config)
-    elif args.env and args.policy:
-        main, create = zoo_config(args.env, args.policy)
-    else:
-        raise ConfigError("give either -c CONFIG_FILE or both -e ENV and -p POLICY (see stride -h)")
-    if args.seed and len(args.seed) > 1:
-        raise ConfigError(f"-m tune takes one seed, got {len(args.seed)}: {args.seed}")
-    from .tune import tune_pipeline
-
-    main = apply_settings(_copy(main), args.settings)
-    result = tune_pipeline([main, create], trials=args.trials, seed=(args.seed or [0])[0], storage=args.storage,
-                           out_dir=args.exp_name, trial_cpu_s=args.trial_cpu, max_env_step=args.env_step,
-                           trial_seeds=args.trial_seeds, workers=args.workers or 1, address=args.address)
+    assert cfg is not None  # a ZOO mode that does not resume
+    result = mode.entry_point()(cfg.config, trials=args.trials, seed=cfg.runs[0][0], storage=args.storage,
+                                out_dir=args.exp_name, trial_cpu_s=args.trial_cpu, max_env_step=args.env_step,
+                                trial_seeds=args.trial_seeds, workers=args.workers or 1, address=args.address)
     what = "train CPU-seconds to the confirmed stop value" if result["best_reached"] else "no trial confirmed the stop value; penalty"
     print(f"stride: {result['n_finished']} trials in study '{result['study_name']}' ({result['storage']}); "
           f"best: trial {result['best_trial']}, {what} {result['best_value']:.2f}")
     print(f"stride: best config: {result['best_config']}")
     return 0
+
+
+def _dist_reads_config(args: argparse.Namespace) -> bool:
+    """``-m dist``'s own flags: ``-p`` names the platform; ``--module config`` and the short form read
+    ``-c`` CONFIG.py, the other modules take the dist ``.json`` that ``--module config`` wrote."""
+    from .parallel import dist
+
+    platform = args.policy or "local"  # -p names the platform in -m dist, as in the seeds
+    if platform not in dist.PLATFORMS:
+        raise _usage(f"unknown platform -p {platform!r} for -m dist; valid choices: {', '.join(dist.PLATFORMS)}")
+    if args.module is not None and args.module not in dist.MODULES:
+        raise _usage(f"unknown --module {args.module!r}; valid choices: {', '.join(dist.MODULES)}")
+    if not args.config:
+        raise _usage("-m dist needs -c CONFIG (a config .py; a dist .json for learner, collector, coordinator)")
+    if args.module not in (None, "config"):
+        return False
+    if args.config.endswith(".json"):
+        raise _usage(f"'{args.config}' is a dist data file: give it to --module learner|collector|coordinator; "
+                     "--module config and the short form take the config .py")
+    return True
+
+
+def _dist(mode: Mode, args: argparse.Namespace, cfg: Optional[Loaded]) -> int:
+    """``-m dist``: the seeds' ``--module`` forms and the short form (see :mod:`.parallel.dist`)."""
+    dist = mode.entry_point()
+    wait = dist.WAIT_SECONDS if args.wait is None else args.wait
+    if args.module in ("learner", "collector"):
+        ended = dist.serve_role(args.config, args.module, args.module_name, args.address, wait)
+        print(f"stride: {ended['actor']} ended: {ended['ended']}")
+        return 0
+    if args.module == "coordinator":
+        policy = dist.run_coordinator(args.config, args.address, wait, args.train_iter, args.env_step,
+                                      not args.no_progress)
+        return _finish(mode.name, policy.result)
+    assert cfg is not None  # --module config and the short form read the config
+    (main, create, system), (seed, exp_name) = cfg.config, cfg.runs[0]
+    system = dict(system, **({"address": args.address} if args.address else {}))
+    if args.module is None:
+        policy = dist.run_all(args.config, seed, main, create, system, exp_name, args.address,
+                              args.train_iter, args.env_step, not args.no_progress)
+        return _finish(mode.name, policy.result)
+    out = dist.compile_dist_config(args.config, seed, main, create, system, exp_name)
+    print(f"stride: dist config written to {os.path.abspath(out)}")
+    if (args.policy or "local") == "slurm":
+        from .parallel.system import compile_system_config
+
+        system_cfg = compile_system_config(system)
+        address = dist.resolve_address(args.address, system_cfg)
+        print("\n".join(dist.slurm_lines(out, address, args.learner_host, args.collector_host,
+                                         int(system_cfg.collector_num))))
+    return 0
+
+
+#: every mode of the command, in the order stride -h lists them
+MODES: Dict[str, Mode] = {mode.name: mode for mode in (
+    Mode("serial", "serial_entry:serial_pipeline", "train; policy.on_policy picks the loop, a reward_model trains too",
+         takes=("--resume", "--train-iter", "--env-step")),
+    Mode("serial_onpolicy", "serial_entry_onpolicy:serial_pipeline_onpolicy", "train an on-policy agent (PPO, A2C...)",
+         takes=("--resume", "--train-iter", "--env-step")),
+    Mode("serial_reward_model", "serial_entry_reward_model:serial_pipeline_reward_model",
+         "train with the config's reward model (insists on a reward_model section)",
+         takes=("--resume", "--train-iter", "--env-step")),
+    Mode("eval", "eval_entry:eval_pipeline", "a fresh evaluation of a run's policy (--episodes, --replay-path)",
+         run=_eval, config=NONE, needs=("--load PATH (an experiment folder or a checkpoint file)",), takes=(),
+         seeds=False, why={"--resume": "give the run to evaluate with --load"}),
+    Mode("parallel", "parallel.pipeline:parallel_pipeline", "train on Ray (stride-rl[dist]), collectors and "
+         "learner overlapping", config=FILE,
+         takes=("--train-iter", "--env-step"),  # resumes once parallel_pipeline takes resume=: add "--resume"
+         why={"--workers": "its collectors are system_config.collector_num"}),
+    Mode("dist", "parallel.dist", "train on a running Ray cluster, a process per --module (README 'On a Ray "
+         "cluster')", run=_dist, config=FILE, seeds=False, check=_dist_reads_config),
+    Mode("collect_demo", "collect_demo:collect_demo_data", "record an expert's greedy episodes as a Minari dataset "
+         "(--out DIR)", run=_collect_demo, takes=(), seeds=False,
+         needs=("--ckpt PATH (the expert's checkpoint or experiment folder)", "--episodes N")),
+    Mode("offline", "serial_entry_offline:serial_pipeline_offline", "train from the dataset at "
+         "policy.collect.data_path", takes=("--resume", "--train-iter"),
+         why={"--env-step": "it never steps an env to train: use --train-iter"}),
+    Mode("league", "league_entry:league_pipeline", "self-play with a league (--workers N: N collector actors on Ray)",
+         takes=("--resume", "--env-step", "--workers"), why={"--train-iter": "its limit is --env-step"}),
+    Mode("tune", "tune:tune_pipeline", "search hyper-parameters with Optuna (stride-rl[tune]); prints the best "
+         "config", run=_tune, takes=("--env-step", "--workers"), seeds=False,
+         needs=("--trials N (the finished trials the study should hold)",),
+         why={"--resume": "run the same command again to resume",
+              "--train-iter": "a trial's budget is --trial-cpu; --env-step caps its env steps"}),
+)}
+
+
+def _run(args: argparse.Namespace) -> int:
+    """Dispatch through :data:`MODES`: the flags checked, the config loaded once, the mode's entry run."""
+    mode = MODES.get(args.mode)
+    if mode is None:
+        raise _usage(f"unknown mode '{args.mode}'; valid choices: {', '.join(MODES)}")
+    _check_flags(mode, args)
+    return mode.run(mode, args, _load(mode, args))
 
 
 def _report(result: Dict[str, Any], mode: str) -> None:
