@@ -1,14 +1,12 @@
 """The ``stride`` command (DI-engine's ``ding`` flags).
 
     stride -m serial -e cartpole -p dqn -s 0
-    stride -m serial -c my_config.py -s 0 --env-step 100000
-    stride -m serial -e cartpole -p dqn --set policy.learn.learning_rate=3e-4   # any config key
-    stride -m serial --resume cartpole_dqn_seed0          # continue an interrupted run
-    stride -m eval --load cartpole_dqn_seed0 --episodes 100  # a fresh evaluation of its policy
-    stride -m collect_demo -e cartpole -p ppo --ckpt cartpole_ppo_seed0 --episodes 10 --out demos  # expert data
-    stride -m offline -e cartpole -p bc -s 0              # train from policy.collect.data_path's dataset
-    stride -m parallel -c stride/zoo/cartpole/config/parallel/cartpole_dqn_config.py -s 0  # on Ray (stride-rl[dist])
-    stride -m dist --module config -p local -c cfg.py -s 0 --address HEAD:PORT  # then learner, collector, coordinator
+    stride -m serial -c my_config.py -s 0 --env-step 100000 --set policy.learn.learning_rate=3e-4
+
+Its modes are one table, :data:`MODES`: each row names the entry it calls and the flags it takes,
+and ``stride -h``, the errors' valid choices and the dispatch are all read from it. A command's
+config is read once, its ``--set`` written in once and its experiment names decided once
+(:func:`_load`), then the mode's entry runs (:func:`_run`). More examples: :data:`EPILOG`.
 
 Every user error (unknown env or policy, missing config file, mistyped config key or value out of
 range, bad flag value, action outside the action space...) ends with one line naming the bad value
@@ -20,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import copy
 import importlib
 import math
 import os
@@ -108,21 +107,6 @@ def apply_settings(main: Dict[str, object], settings: List[Setting]) -> Dict[str
             node = child
         node[path[-1]] = value
     return main
-
-
-def split_system_settings(settings: List[Setting]) -> Tuple[List[Setting], List[Setting]]:
-    """``--set`` of a parallel config: (main_config's, system_config's with the prefix removed)."""
-    system = [(path[1:], value) for path, value in settings if path[0] == "system_config" and len(path) > 1]
-    bare = [path for path, _ in settings if path == ["system_config"]]
-    if bare:
-        raise _usage("--set system_config=...: give one key, e.g. --set system_config.collector_num=4")
-    return [(path, value) for path, value in settings if path[0] != "system_config"], system
-
-
-def _system_config(parts: Mapping[str, Any], settings: List[Setting]) -> Any:
-    """A config file's system_config with its ``--set`` keys written in (checked later, like the file's)."""
-    system = parts.get("system_config") or {}
-    return apply_settings(_copy(system), settings) if settings and isinstance(system, dict) else system
 
 
 def _usage(message: str) -> Exception:
@@ -280,7 +264,7 @@ class Mode:
     help: str  # one line of stride -h
     run: Runner = _train  # how the flags and the loaded config are handed to the entry
     config: str = ZOO  # how the config is given: ZOO, FILE (with its system_config) or NONE
-    takes: Tuple[str, ...] = ("--train-iter", "--env-step")  # which of OPTIONAL it takes
+    takes: Tuple[str, ...] = ("--train-iter", "--env-step")  # which of MODE_FLAGS it takes
     seeds: bool = True  # several seeds (-s 0 1 2) run one after another; else one seed
     needs: Tuple[str, ...] = ()  # flags it cannot run without ("--load PATH (what it is)")
     why: Mapping[str, str] = field(default_factory=dict)  # flag -> why this mode takes none
@@ -299,13 +283,13 @@ class Mode:
 
 
 #: the flags that only some modes take (Mode.takes), by their dest
-OPTIONAL = {"--workers": "workers", "--resume": "resume", "--train-iter": "train_iter", "--env-step": "env_step"}
+MODE_FLAGS = {"--workers": "workers", "--resume": "resume", "--train-iter": "train_iter", "--env-step": "env_step"}
 
 
 def _check_flags(mode: Mode, args: argparse.Namespace) -> None:
     """Refuse, in one line, a flag the mode does not take, a second seed where it takes one, a
     ``--set`` on a resumed run and a missing flag the mode needs (before anything is read)."""
-    for flag, dest in OPTIONAL.items():
+    for flag, dest in MODE_FLAGS.items():
         if getattr(args, dest) is not None and flag not in mode.takes:
             why = mode.why.get(flag)
             takers = [f"-m {m.name}" for m in MODES.values() if flag in m.takes]
@@ -354,22 +338,22 @@ def _load(mode: Mode, args: argparse.Namespace) -> Optional[Loaded]:
 
 
 def _with_settings(parts: Mapping[str, Any], settings: List[Setting], system: bool) -> List[Any]:
-    """``[main, create]`` with each ``--set`` written in (``system``: ``[main, create, system]``, the
-    ``system_config.`` keys written into the system config)."""
-    if not system:
-        return [apply_settings(_copy(parts["main_config"]), settings), parts["create_config"]]
-    main_settings, system_settings = split_system_settings(settings)
-    return [apply_settings(_copy(parts["main_config"]), main_settings), parts["create_config"],
-            _system_config(parts, system_settings)]
+    """``[main, create]`` with each ``--set`` written in (:func:`apply_settings`); with ``system``,
+    ``[main, create, system]``, the ``system_config.KEY`` ones written into the config file's
+    system_config (checked later, like the file's)."""
+    in_system = [(path[1:], value) for path, value in settings if system and path[0] == "system_config"]
+    if any(not path for path, _ in in_system):
+        raise _usage("--set system_config=...: give one key, e.g. --set system_config.collector_num=4")
+    in_main = [(path, value) for path, value in settings if not (system and path[0] == "system_config")]
+    config = [apply_settings(copy.deepcopy(parts["main_config"]), in_main), parts["create_config"]]
+    if system:
+        system_config = parts.get("system_config") or {}
+        written = in_system and isinstance(system_config, dict)
+        config.append(apply_settings(copy.deepcopy(system_config), in_system) if written else system_config)
+    return config
 
 
 _SEED_SUFFIX = re.compile(r"_seed\d+(_\d+)?$")
-
-
-def _copy(obj: Any) -> Any:
-    import copy
-
-    return copy.deepcopy(obj)
 
 
 def _finish(mode: str, result: Dict[str, Any]) -> int:
@@ -454,7 +438,8 @@ def _dist(mode: Mode, args: argparse.Namespace, cfg: Optional[Loaded]) -> int:
         return _finish(mode.name, policy.result)
     assert cfg is not None  # --module config and the short form read the config
     (main, create, system), (seed, exp_name) = cfg.config, cfg.runs[0]
-    system = dict(system, **({"address": args.address} if args.address else {}))
+    if args.address and isinstance(system, dict):  # (a system_config that is no dict is refused by the entry)
+        system = {**system, "address": args.address}
     if args.module is None:
         policy = dist.run_all(args.config, seed, main, create, system, exp_name, args.address,
                               args.train_iter, args.env_step, not args.no_progress)

@@ -202,6 +202,53 @@ def test_version(capsys):
     assert capsys.readouterr().out.strip() == f"stride {__version__}"
 
 
+def test_every_mode_of_the_table_is_listed_and_its_entry_exists(capsys):
+    """The one table of modes: each row's entry imports (a mistyped path would fail only when a run
+    starts), ``stride -h`` lists each mode with its line, and a flag a mode does not take is refused
+    naming the modes that take it."""
+    from stride.entry.cli import MODES, main
+
+    for mode in MODES.values():
+        assert mode.entry_point() is not None, mode.name
+    assert main(["-h"]) == 0
+    text = capsys.readouterr().out
+    for mode in MODES.values():
+        assert re.search(rf"^  {mode.name} +{re.escape(mode.help)}\n +{re.escape(mode.synopsis())}$", text, re.M), mode.name
+    assert main(["-m", "eval", "--load", "run", "--train-iter", "5"]) == 2
+    assert capsys.readouterr().err == ("stride: error: --train-iter is for -m serial, -m serial_onpolicy, "
+                                       "-m serial_reward_model, -m parallel, -m dist and -m offline, not -m eval\n")
+
+
+def test_the_config_is_read_once_with_its_settings_and_each_seed_named_once(tmp_path, monkeypatch):
+    """``-c`` read once for every seed, ``--set`` written into the entry's config (a parallel config's
+    ``system_config.`` keys into its system config), one experiment name per seed."""
+    from types import SimpleNamespace
+
+    from stride.entry import cli, serial_entry, utils
+    from stride.entry.parallel import pipeline
+    from stride.zoo.cartpole.config.parallel import cartpole_dqn_config as par
+
+    reads, calls = [], []
+    read = utils.read_config_file
+    monkeypatch.setattr(utils, "read_config_file", lambda path: reads.append(path) or read(path))
+    for module, name in ((serial_entry, "serial_pipeline"), (pipeline, "parallel_pipeline")):
+        monkeypatch.setattr(module, name, lambda cfg, **kw: calls.append((cfg, kw)) or SimpleNamespace(
+            result={"exp_dir": None}))  # no folder: nothing to report
+    path = tmp_path / "my_config.py"
+    path.write_text(f"main_config = {par.main_config!r}\ncreate_config = {par.create_config!r}\n"
+                    f"system_config = {par.system_config!r}\n")
+    common = ["-c", str(path), "-s", "1", "2", "--set", "policy.learn.batch_size=32", "--env-step", "100"]
+    assert cli.main(["-m", "serial", *common]) == 0
+    assert cli.main(["-m", "parallel", *common, "--set", "system_config.collector_num=3", "--no-progress"]) == 0
+    assert reads == [str(path)] * 2
+    assert [(kw["seed"], kw["exp_name"], kw["max_env_step"], kw["max_train_iter"], kw["progress"]) for _, kw in calls] \
+        == [(1, "cartpole_dqn_parallel_seed1", 100, None, True), (2, "cartpole_dqn_parallel_seed2", 100, None, True),
+            (1, "cartpole_dqn_parallel_seed1", 100, None, False), (2, "cartpole_dqn_parallel_seed2", 100, None, False)]
+    assert [len(cfg) for cfg, _ in calls] == [2, 2, 3, 3]
+    assert all(cfg[0]["policy"]["learn"]["batch_size"] == 32 for cfg, _ in calls)
+    assert calls[2][0][2]["collector_num"] == 3 and par.system_config["collector_num"] == 2
+
+
 def test_model_with_actions_outside_the_space_raises_invalid_action(tmp_path, monkeypatch):
     from stride.entry import serial_pipeline
     from stride.model import DQN
