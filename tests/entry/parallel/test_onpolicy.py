@@ -50,7 +50,7 @@ def test_ppo_trains_once_on_each_fresh_unroll_without_a_replay(tmp_path):
 @pytest.mark.timeout(900)
 def test_the_zoo_parallel_ppo_config_solves_cartpole(tmp_path):
     """CartPole PPO's parallel config, as shipped, until 475 holds on the 100-episode confirmation
-    (seeds 0-4 took 8-10k env steps, 2026-11-29)."""
+    (seeds 0-4 took 3-18k env steps, 2026-11-29)."""
     cfg = os.path.join(os.path.dirname(ppo.__file__), "cartpole_ppo_config.py")
     proc = subprocess.run([*STRIDE, "-m", "parallel", "-c", cfg, "-s", "0", "--exp-name", str(tmp_path / "exp"),
                            "--no-progress", "--env-step", "100000"], cwd=tmp_path, capture_output=True, text=True,
