@@ -156,12 +156,16 @@ def test_a_dataset_of_another_env_and_an_env_step_limit_are_refused(tmp_path, da
         serial_pipeline_offline([main, create], exp_name=str(tmp_path / "q"), progress=False)
 
 
-def test_parallel_refuses_demonstrations_before_starting_ray():
+def test_parallel_reads_the_demonstrations_before_starting_ray(tmp_path):
+    """-m parallel takes demonstrations (its replay actor mixes them in): a missing dataset is one line
+    before Ray starts, and no experiment folder is left."""
     from stride.entry import parallel_pipeline
     from stride.zoo.cartpole.config import cartpole_sqil_config as sqil
 
-    with pytest.raises(ConfigError, match="-m parallel does not take demonstrations"):
-        parallel_pipeline([copy.deepcopy(sqil.main_config), copy.deepcopy(sqil.create_config), {}], seed=0)
+    with pytest.raises(ConfigError, match="demonstration dataset 'cartpole_expert_demo' not found"):
+        parallel_pipeline([copy.deepcopy(sqil.main_config), copy.deepcopy(sqil.create_config), {}], seed=0,
+                          exp_name=str(tmp_path / "exp"))
+    assert not os.listdir(tmp_path)
 
 
 def test_the_online_pipeline_refuses_an_offline_policy(dataset, tmp_path):

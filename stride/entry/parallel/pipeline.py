@@ -12,6 +12,14 @@ sends that collector its next collect with the current weights, then asks the le
 learner moved, for its collect-mode ``state_dict`` once: that one object in Ray's object store is
 what every collector loads (the broadcast). Nothing in the loop names an algorithm.
 
+On-policy policies (``policy.on_policy``: PPO, A2C) get no replay, as in the serial pipeline (the
+seeds' "remove buffer"): a collector's whole unroll (its ``n_sample`` collect, tagged with the
+version of the weights it acted with) goes straight to the learner, which trains on it in one
+``train`` call (PPO's epochs inside) unless it is more than ``system_config.max_staleness``
+versions old -- then it is dropped and counted (``result['stale_dropped']``) -- and only then is
+that collector sent its next collect, with the weights just made. IMPALA is off-policy here
+(v-trace corrects the lag) and takes the replay path.
+
 Learner replicas (``system_config.learner_num = N > 1``): N learner actors, pinned to one node,
 form one torch.distributed group (gloo; rank 0 listens on 127.0.0.1 at a port found free on that
 node) with ``policy.learn.multi_gpu=True``. The replay draws each batch of ``batch_size`` once and
@@ -68,6 +76,7 @@ from ...utils.seed import set_pkg_seed
 from ...worker import BaseSerialEvaluator
 from ...worker.protocols import ScalarWriter
 from ..progress import ProgressBar
+from ..demonstrations import read_dataset
 from ..run_state import DIST, PARALLEL, RESULT_FILE, record_run
 from ..utils import (
     Interrupt,
@@ -116,19 +125,17 @@ def parallel_pipeline(
     actor on Ray (a local instance started and stopped here, or ``system_config.address``);
     returns the trained policy with the run's summary in ``policy.result``.
 
-    Off-policy policies (a replay buffer); the same stopping rules as ``serial_pipeline`` (the
-    evaluator's stop value, ``max_env_step``, ``max_train_iter``, Ctrl-C / SIGTERM)."""
+    Off-policy policies through a replay buffer, on-policy ones (PPO, A2C) on each fresh unroll
+    (see the module docstring); the same stopping rules as ``serial_pipeline`` (the evaluator's
+    stop value, ``max_env_step``, ``max_train_iter``, Ctrl-C / SIGTERM)."""
     main, create, system = read_parallel_config(input_cfg)
     sys_cfg = compile_system_config(system)
     import_components()
     cfg = compile_config(copy.deepcopy(main), create_cfg=copy.deepcopy(create), seed=seed, exp_name=exp_name,
                          save_cfg=False)
-    if cfg.policy.on_policy:
-        raise ConfigError(f"policy '{cfg.policy.type}' is on-policy: -m parallel runs off-policy policies (a replay "
-                          "buffer between collectors and learner); use -m serial")
-    if cfg.policy.collect.get("data_path"):  # demonstrations (SQIL) are mixed in by the serial pipeline only
-        raise ConfigError(f"policy.collect.data_path={cfg.policy.collect.data_path!r}: -m parallel does not take "
-                          "demonstrations yet; use -m serial (SQIL) or -m offline (BC)")
+    check_fresh(cfg, sys_cfg)
+    if cfg.policy.collect.get("data_path"):  # demonstrations (R2D3, SQIL): the replay actor mixes them in
+        check_demonstrations(cfg)
     check_replicas(cfg, sys_cfg)
     require_ray()
     if sys_cfg.address is None and cpus_needed(sys_cfg) > (sys_cfg.num_cpus or os.cpu_count() or 1):
@@ -196,6 +203,23 @@ def train_on_ray(cfg: Config, sys_cfg: Config, max_train_iter: Optional[int], ma
     atomic_write_json(os.path.join(cfg.exp_name, RESULT_FILE), result)
     policy.result = result
     return policy
+
+
+def check_demonstrations(cfg: Config) -> None:
+    """``policy.collect.data_path`` read once here, so a bad one is one line before Ray starts; a
+    folder is made absolute, as the replay actor that reads it again may run elsewhere."""
+    path = str(cfg.policy.collect.data_path)
+    if os.path.exists(path):
+        cfg.policy.collect.data_path = os.path.abspath(path)
+    read_dataset(cfg, None, None)
+
+
+def check_fresh(cfg: Config, sys_cfg: Config) -> None:
+    """An on-policy policy trains on each collector's fresh unroll whole, in one learner: its
+    minibatches are the policy's own (PPO's ``batch_size``), so there is nothing to cut between replicas."""
+    if cfg.policy.on_policy and int(sys_cfg.learner_num) != 1:
+        raise ConfigError(f"system_config.learner_num={sys_cfg.learner_num} with on-policy policy '{cfg.policy.type}': "
+                          "an unroll trains in one learner; valid choices: learner_num=1")
 
 
 def check_replicas(cfg: Config, sys_cfg: Config) -> None:
@@ -270,7 +294,9 @@ class Coordinator:
         # actor handles are typed Any: Ray's stubs type their methods as the plain ones, without .remote
         self._collector_cls: Any = ray.remote(CollectorRole)
         snapshot = os.path.join(cfg.exp_name, "replay_snapshot.pth.tar")
-        self.replay: Any = ray.remote(ReplayRole).options(
+        # on-policy: no replay; each collector's unroll goes to the learner whole (:meth:`_learn_fresh`)
+        self.fresh = bool(cfg.policy.on_policy)
+        self.replay: Any = None if self.fresh else ray.remote(ReplayRole).options(
             num_cpus=sys_cfg.replay_cpus, max_restarts=-1, max_task_retries=-1).remote(
             cfg, snapshot, sys_cfg.replay_snapshot_freq)
         self.collectors: Dict[str, Tuple[Any, int, int]] = {}  # name -> (actor, index, incarnation)
@@ -294,6 +320,9 @@ class Coordinator:
         self.replay_pids: List[int] = []
         self._replay_last: Dict[str, Any] = {}
         self.last_log: Dict[str, Any] = {}
+        self.stale_dropped = 0  # on-policy: unrolls older than system_config.max_staleness, not trained on
+        if self.fresh:  # on-policy: the first unrolls too come from the learner's weights (their log-probs are its)
+            self.weights = self.learner.collect_state.remote()
 
     def _new_learners(self) -> List[Any]:
         """One learner actor, or ``learner_num`` replicas on one node (see the module docstring)."""
@@ -397,8 +426,30 @@ class Coordinator:
             shards = [self.replay.sample.remote(n, size, self.train_iter)]
         else:  # one batch drawn, cut in equal parts, part i straight to replica i
             shards = self.replay.sample_shards.options(num_returns=replicas).remote(n, size, self.train_iter, replicas)
-        outs = self._train_all([learner.train.remote(batches, self.envstep, max_train_iter)
-                                for learner, batches in zip(self.learners, shards)])
+        self._trained(self._train_all([learner.train.remote(batches, self.envstep, max_train_iter)
+                                       for learner, batches in zip(self.learners, shards)]))
+
+    def _learn_fresh(self, name: str, tag: BatchTag, data: Any, max_train_iter: Optional[int]) -> None:
+        """On-policy: the learner trains once on the whole unroll ``data`` (a ref: it goes from the
+        collector to the learner directly), or drops it as more than ``max_staleness`` versions old
+        (:meth:`LearnerRole.train_fresh`); then that collector gets the weights just made, so the
+        next unroll it sends is as fresh as the round of collectors allows (with K collectors
+        taking turns, K - 1 versions old)."""
+        out = self._train_all([self.learner.train_fresh.remote(tag, data, self.envstep, int(self.sys.max_staleness),
+                                                               max_train_iter)])[0]
+        self._record(tag, out)  # staleness as the learner got the unroll
+        if int(out["stale_dropped"]) > self.stale_dropped:
+            self._log.warning(f"[coordinator] unroll {tuple(tag)[:3]} dropped: {out['staleness']} versions old "
+                              f"(system_config.max_staleness={self.sys.max_staleness}); {out['stale_dropped']} so far")
+        self.stale_dropped = int(out["stale_dropped"])
+        if self._tb is not None:
+            self._tb.add_scalar("parallel/stale_dropped", self.stale_dropped, self.train_iter)
+        self._trained([out])
+        self._dispatch(name)
+
+    def _trained(self, outs: List[Dict[str, Any]]) -> None:
+        """After a train call (every replica's result, rank 0's first): a learner that moved
+        publishes its weights once, and the priorities go back to the replay."""
         out = outs[0]
         if out["train_iter"] != self.train_iter:
             self.train_iter = int(out["train_iter"])
@@ -465,6 +516,10 @@ class Coordinator:
         self.envstep += as_int(meta["envstep"], "a batch's envstep")
         tag = meta["tag"]
         assert isinstance(tag, BatchTag)  # what CollectorRole.collect returns
+        if self.fresh:  # on-policy: no replay; trained on (or dropped) before its collector goes on
+            self.received(meta)
+            self._learn_fresh(name, tag, data, max_train_iter)
+            return meta
         push_ref = self.replay.push.remote(tag, data, self.envstep)
         self.received(meta)
         self._dispatch(name)
@@ -536,8 +591,8 @@ class Coordinator:
         import ray
 
         exp = self.cfg.exp_name
-        replay = ray.get(self.replay.summary.remote())
-        actors = [*self.learners, self.replay] + [a for a, _, _ in self.collectors.values()]
+        replay = ray.get((self.learner if self.replay is None else self.replay).summary.remote())  # the ledger's holder
+        actors = [*self.learners, *([] if self.replay is None else [self.replay])] + [a for a, _, _ in self.collectors.values()]
         cpu = sum(ray.get([a.cpu_seconds.remote() for a in actors])) + driver_cpu
         states = ray.get([learner.learn_state.remote() for learner in self.learners])
         ray.get([learner.finish.remote() for learner in self.learners])
@@ -551,6 +606,7 @@ class Coordinator:
             "collector_restarts": self.restarts, "replay_restarts": max(0, len(self.replay_pids) - 1),
             "staleness_mean": sum(stale) / len(stale), "staleness_max": max(stale),
             "train_cpu_seconds": cpu, "learners": len(self.learners), "replica_max_weight_diff": replica_divergence(states),
+            "stale_dropped": self.stale_dropped,
         }
 
     def close(self) -> None:
@@ -562,7 +618,7 @@ class Coordinator:
             ray.get(closing, timeout=30)
         except Exception as e:  # a dead collector has nothing left to close
             self._log.warning(f"[coordinator] closing collectors: {type(e).__name__}")
-        for actor in [a for a, _, _ in self.collectors.values()] + [self.replay, *self.learners]:
+        for actor in [a for a, _, _ in self.collectors.values()] + [*([] if self.replay is None else [self.replay]), *self.learners]:
             ray.kill(actor)
 
 

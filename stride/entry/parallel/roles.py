@@ -35,6 +35,7 @@ from ...utils.registry import import_components
 from ...utils.seed import set_pkg_seed
 from ...worker import BaseLearner, create_collector
 from ...worker.learner.learner import Batch
+from ..demonstrations import with_demonstrations
 from ..utils import build_env_manager, build_policy
 from .tags import BatchTag, TagLedger
 
@@ -206,11 +207,19 @@ class ReplayRole:
     Every ``snapshot_freq`` stored batches the buffer's and the ledger's states are written
     atomically to ``snapshot_path``; a role built where a snapshot exists starts from it (``restored``),
     so a replay actor that dies comes back with the data of its last snapshot and the batches it had
-    taken since counted as gaps (their numbers are skipped)."""
+    taken since counted as gaps (their numbers are skipped).
+
+    A policy with ``policy.collect.data_path`` (R2D3, SQIL) gets the demonstrations beside the
+    agent's replay, as the serial pipeline gives them (:func:`~stride.entry.demonstrations.with_demonstrations`:
+    read through a collect mode built here, checked against the config's env spaces)."""
 
     def __init__(self, cfg: Config, snapshot_path: Optional[str], snapshot_freq: int = 50) -> None:
         _prepare(cfg, int(cfg.seed))
         self._buffer = create_buffer(cfg.policy.other.replay_buffer, seed=int(cfg.seed), exp_name=cfg.exp_name)
+        if cfg.policy.collect.get("data_path"):
+            spaces = build_env_manager(cfg, int(cfg.seed), evaluator=True)  # not launched: its spaces only
+            self._buffer = with_demonstrations(cfg, build_policy(cfg, enable_field=["collect"]), self._buffer,
+                                               spaces.observation_space, spaces.action_space, exp=cfg.exp_name)
         self._ledger = TagLedger()
         self._path, self._freq = snapshot_path, int(snapshot_freq)
         self._since_snapshot = 0
@@ -312,6 +321,9 @@ class LearnerRole:
         self._tb = build_tb_writer(exp)
         self._learner = BaseLearner(cfg.policy.learn.learner, self._policy.learn_mode, self._tb, exp)
         self._held: Dict[str, HeldState] = {}
+        # on-policy (train_fresh): the tags of the unrolls that came straight here, and the stale ones dropped
+        self._ledger = TagLedger()
+        self.stale_dropped = 0
         self._learner.call_hook("before_run")
         if resume_ckpt is not None:
             self._learner.load_checkpoint(resume_ckpt)
@@ -344,6 +356,37 @@ class LearnerRole:
             priorities.append(learner.priority_info)
         return {"train_iter": learner.train_iter, "log": log, "last_log": dict(learner.last_log),
                 "priorities": priorities}
+
+    def train_fresh(self, tag: BatchTag, data: Sequence[Mapping[str, object]], envstep: int, max_staleness: int,
+                    max_train_iter: Optional[int] = None) -> Dict[str, object]:
+        """On-policy (PPO, A2C): one ``BaseLearner.train`` on a collector's whole unroll ``data``
+        (inside it the policy makes its own steps: PPO's epochs of minibatches), as the serial
+        pipeline does without a buffer -- unless the unroll's weights are more than
+        ``max_staleness`` versions (``train_iter``) behind this learner's: then it is dropped and
+        counted (``stale_dropped``). A tag seen before is a duplicate (:class:`TagLedger`), never
+        trained on twice. Returns what :meth:`ReplayRole.push` and :meth:`train` return together.
+
+        The learner decides, not the coordinator: its ``train_iter`` is the version the unroll is
+        measured against at the moment it would train. RLlib's PPO keeps its data fresh by
+        sampling in lockstep (its env runners wait while the learner trains); here the other
+        collectors go on collecting during a train call and each unroll's age is checked instead."""
+        learner = self._learner
+        verdict = self._ledger.admit(tag)
+        staleness = tag.staleness(learner.train_iter)
+        fresh = staleness <= max_staleness
+        if verdict.store and not fresh:
+            self.stale_dropped += 1
+        trained = verdict.store and fresh and (max_train_iter is None or learner.train_iter < max_train_iter)
+        log = learner.train(list(data), envstep) if trained else {}
+        return {"admitted": verdict.store, "gap": verdict.gap, "restored": False, "pid": os.getpid(),
+                **self._ledger.summary(), "trained": trained, "staleness": staleness,
+                "stale_dropped": self.stale_dropped, "train_iter": learner.train_iter, "log": log,
+                "last_log": dict(learner.last_log), "priorities": []}
+
+    def summary(self) -> Dict[str, object]:
+        """On-policy: the counters of the unrolls :meth:`train_fresh` took (as :meth:`ReplayRole.summary`),
+        with the stale ones dropped."""
+        return {"restored": False, "count": 0, **self._ledger.summary(), "stale_dropped": self.stale_dropped}
 
     def collect_state(self) -> Dict[str, object]:
         """The collect mode's ``state_dict`` (what collectors load)."""

@@ -36,6 +36,13 @@ def declared_system_config() -> Dict[str, object]:
         replay_snapshot_freq=Setting(50, "[1, inf)"),
         # (int) restarts of each collector actor after it dies (-1: no limit).
         max_collector_restarts=Setting(-1, "[-1, inf)"),
+        # (int) on-policy policies (PPO, A2C): an unroll collected with weights more than this many
+        # learner versions (train_iter) older than the learner's is dropped, counted ('stale_dropped').
+        # 1: a collector is sent the new weights the moment its unroll is trained on, so with 2
+        # collectors taking turns every unroll is 0 or 1 version old; PPO's clipped ratio on the
+        # stored log-probs keeps a step on 1-version-old data as safe as its own second epoch is,
+        # while older data would drift off its trust region (IMPALA's v-trace is for that lag).
+        max_staleness=Setting(1, "[0, inf)"),
     )
 
 

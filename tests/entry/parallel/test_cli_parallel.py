@@ -45,12 +45,13 @@ def test_bad_system_config_is_one_line(tmp_path, system, message, capsys):
     assert not (tmp_path / "exp").exists()  # nothing written
 
 
-def test_on_policy_configs_are_refused(tmp_path):
+def test_on_policy_learner_replicas_are_refused(tmp_path):
     from stride.zoo.cartpole.config import cartpole_ppo_config as ppo
 
-    with pytest.raises(ConfigError, match="'ppo' is on-policy"):
-        parallel_pipeline([copy.deepcopy(ppo.main_config), copy.deepcopy(ppo.create_config), {}],
+    with pytest.raises(ConfigError, match="learner_num=2 with on-policy policy 'ppo'.*valid choices: learner_num=1"):
+        parallel_pipeline([copy.deepcopy(ppo.main_config), copy.deepcopy(ppo.create_config), {"learner_num": 2}],
                           exp_name=str(tmp_path / "exp"))
+    assert not (tmp_path / "exp").exists()
 
 
 def test_an_address_where_nothing_listens_is_one_line(tmp_path, capsys):

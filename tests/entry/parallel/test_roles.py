@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 import torch
 
@@ -58,6 +59,110 @@ def test_learner_skips_refused_batches_and_respects_the_iteration_limit(cfg):
     assert learner.train(replay.sample(3, 8, 0), envstep=8, max_train_iter=2)["train_iter"] == 2
 
 
+@pytest.mark.parametrize("algo", ["ppo", "a2c"])
+def test_on_policy_learner_trains_each_fresh_unroll_once_and_drops_stale_ones(algo, tmp_path):
+    """train_fresh: one BaseLearner.train per unroll (one train_iter), an unroll more than
+    max_staleness versions old dropped and counted, a repeated tag never trained on twice."""
+    from stride.zoo.cartpole.config import cartpole_a2c_config
+    from stride.zoo.cartpole.config.parallel import cartpole_ppo_config
+
+    zoo = {"ppo": cartpole_ppo_config, "a2c": cartpole_a2c_config}[algo]
+    main = copy.deepcopy(zoo.main_config)
+    main["env"]["collector_env_num"] = 2
+    main["policy"]["collect"]["n_sample"] = 32
+    c = compile_config(main, create_cfg=copy.deepcopy(zoo.create_config), seed=3, exp_name=str(tmp_path / algo),
+                       save_cfg=False)
+    assert c.policy.on_policy
+    learner, collector = LearnerRole(c), CollectorRole(c, "collector0", index=0)
+    meta, data = collector.collect(learner.collect_state(), 0, envstep=0, train_iter=0)  # the learner's weights, v0
+    assert len(data) >= 32 and meta["tag"].policy_iter == 0
+    out = learner.train_fresh(meta["tag"], data, 32, max_staleness=1)
+    assert out["trained"] and out["train_iter"] == 1 and out["staleness"] == 0 and out["admitted"]
+    again = learner.train_fresh(meta["tag"], data, 32, max_staleness=1)  # a retried call: a duplicate
+    assert not again["trained"] and again["duplicates"] == 1 and again["train_iter"] == 1
+    old = [collector.collect(None, 0, envstep=32, train_iter=0) for _ in range(2)]  # still the v0 weights
+    one_behind = learner.train_fresh(old[0][0]["tag"], old[0][1], 64, max_staleness=1)
+    assert one_behind["trained"] and one_behind["staleness"] == 1 and one_behind["train_iter"] == 2
+    two_behind = learner.train_fresh(old[1][0]["tag"], old[1][1], 96, max_staleness=1)
+    assert not two_behind["trained"] and two_behind["staleness"] == 2 and two_behind["train_iter"] == 2
+    assert two_behind["stale_dropped"] == 1 and learner.summary()["stale_dropped"] == 1
+    meta4, data4 = collector.collect(learner.collect_state(), 2, envstep=96, train_iter=2)
+    assert learner.train_fresh(meta4["tag"], data4, 128, max_staleness=0, max_train_iter=2)["trained"] is False  # at the limit
+    assert learner.summary()["stored"] == 4 and learner.summary()["duplicates"] == 1
+
+
+def _r2d2_cfg(tmp_path, algo="r2d2", data_path=None):
+    from stride.zoo.cartpole.config import cartpole_pomdp_r2d2_config as zoo
+
+    main = copy.deepcopy(zoo.main_config)
+    main["env"]["collector_env_num"] = 2
+    main["policy"].update(burnin_step=2, learn_unroll_len=4, nstep=1)  # sequences of 7 rows, one every 4 steps
+    main["policy"]["learn"]["batch_size"] = 4
+    if data_path is not None:
+        main["policy"]["collect"].update(data_path=data_path, demo_fraction=0.25)
+    create = copy.deepcopy(zoo.create_config)
+    create["policy"]["type"] = algo
+    return compile_config(main, create_cfg=create, seed=0, exp_name=str(tmp_path / algo), save_cfg=False)
+
+
+def test_r2d2_collector_carries_each_envs_recurrent_state_across_collects_and_weight_loads(tmp_path):
+    """A collector actor keeps its policy, so an episode's LSTM state goes on across collects (and
+    across the broadcast weights it loads between them): every sequence's stored ``prev_state`` is
+    the state its predecessor's first ``learn_unroll_len`` rows lead to, across the collect boundary;
+    the replay keeps the sequences whole and the learner trains on them with their priorities."""
+    from stride.entry.utils import build_policy
+
+    c = _r2d2_cfg(tmp_path)
+    collector, replay, learner = CollectorRole(c, "collector0", index=0), ReplayRole(c, None), LearnerRole(c)
+    first = collector.collect(None, 0, envstep=0, train_iter=0)
+    weights = collector.collect_state()
+    second = collector.collect(weights, 1, envstep=32, train_iter=1)  # a broadcast load between the collects
+    policy = build_policy(c, enable_field=["collect"])
+    policy.collect_mode.load_state_dict(weights)
+    seqs = [(0, s) for s in first[1]] + [(1, s) for s in second[1]]
+    for _, s in seqs:
+        assert s["obs"].shape == (7, 2) and s["mask"].shape == (7,) and s["prev_state"].shape == (128,)
+        assert bool(np.any(s["prev_state"])) != bool(s["start"])  # zeros exactly where an episode starts
+    checked = set()
+    for ka, a in seqs:
+        for kb, b in seqs:
+            if b["start"] or a["mask"][:5].sum() < 5 or not np.array_equal(b["obs"][0], a["obs"][4]):
+                continue
+            with torch.no_grad():
+                state = policy.model(torch.as_tensor(a["obs"][:4]).unsqueeze(1),
+                                     torch.as_tensor(a["prev_state"]).unsqueeze(0))["next_state"][0]
+            assert torch.allclose(state, torch.as_tensor(b["prev_state"]), atol=1e-6), (ka, kb)
+            checked.add((ka, kb))
+    assert (0, 1) in checked and (1, 1) in checked  # an episode's chain went on into the second collect
+    for meta, data in (first, second):
+        replay.push(meta["tag"], data, 32)
+    batches = replay.sample(2, 4, 0)
+    assert all(b is not None and b["obs"].shape == (4, 7, 2) and b["prev_state"].shape == (4, 128) for b in batches)
+    out = learner.train(batches, envstep=64)
+    assert out["train_iter"] == 2 and all(p is not None and len(p["priority"]) == 4 for p in out["priorities"])
+    replay.update(out["priorities"])
+
+
+def test_r2d3_replay_mixes_the_demonstrations_in(tmp_path):
+    """policy.collect.data_path on the parallel pipeline: the replay actor holds the demonstrations
+    beside the agent's sequences, as the serial pipeline does, and a batch holds both."""
+    from stride.zoo.cartpole import HideVelocity
+    from tests.zoo.demo_helpers import random_demo
+
+    demo = random_demo("CartPole-v1", str(tmp_path / "demo"), episodes=4, wrap=HideVelocity)
+    c = _r2d2_cfg(tmp_path, "r2d3", data_path=demo)
+    collector, replay, learner = CollectorRole(c, "collector0", index=0), ReplayRole(c, None), LearnerRole(c)
+    meta, data = collector.collect(None, 0, envstep=0, train_iter=0)
+    replay.push(meta["tag"], data, 32)
+    batch = replay.sample(1, 4, 0)[0]
+    assert batch is not None and batch["prev_state"].shape == (4, 128)
+    ids = np.asarray(batch["replay_unique_id"])
+    assert (ids < 0).sum() == 1 and (ids >= 0).sum() == 3  # a quarter of demonstrations (demo_fraction 0.25)
+    out = learner.train([batch], envstep=32)
+    replay.update(out["priorities"])
+    assert out["train_iter"] == 1
+
+
 def test_replay_snapshot_restores_buffer_and_ledger(cfg, tmp_path):
     path = str(tmp_path / "snap.pth.tar")
     replay = ReplayRole(cfg, snapshot_path=path, snapshot_freq=2)
@@ -102,6 +207,9 @@ def test_system_config_defaults_and_errors():
         compile_system_config({"collector_num": 0})
     with pytest.raises(ConfigError, match="HOST:PORT"):
         compile_system_config({"address": "nohostport"})
+    assert s.max_staleness == 1
+    with pytest.raises(ConfigError, match="max_staleness"):
+        compile_system_config({"max_staleness": -1})
 
 
 def test_import_stride_and_the_serial_pipeline_never_import_ray():
