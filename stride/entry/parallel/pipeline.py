@@ -5,12 +5,18 @@
           └──────────────── learner actor ◄────────────────┘
     evaluator: in the driver, on the learner's eval weights, as in the serial pipeline
 
-The coordinator (the driver) keeps one collect in flight per collector. When one returns it
-forwards the samples' object reference to the replay (the data never passes through the driver),
-sends that collector its next collect with the current weights, then asks the learner for
-``update_per_collect`` steps on batches the replay samples (again by reference) and, when the
-learner moved, for its collect-mode ``state_dict`` once: that one object in Ray's object store is
-what every collector loads (the broadcast). Nothing in the loop names an algorithm.
+The coordinator (the driver) keeps one collect in flight per collector and one train call in
+flight on the learner, and neither waits for the other. When a collector's batch returns it
+forwards the samples' object reference to the replay (the data never passes through the driver)
+and sends that collector its next collect with the current weights; when the learner's call
+returns it publishes the learner's collect-mode ``state_dict`` once (that one object in Ray's
+object store is what every collector loads: the broadcast) and sends the next call, on batches the
+replay sampled (again by reference) while the previous call trained. The replay ratio
+(``system_config.replay_ratio``, by default the serial config's ``update_per_collect`` per
+``n_sample`` env steps) is held by counting (:mod:`.ratio`): the learner is sent steps only when
+the env steps allow them, and a collector is sent its next collect only when the collectors are
+not more than ``replay_tolerance`` env steps ahead; so a parallel run does the serial config's
+work per env step, only overlapped. Nothing in the loop names an algorithm.
 
 Learner replicas (``system_config.learner_num = N > 1``): N learner actors, pinned to one node,
 form one torch.distributed group (gloo; rank 0 listens on 127.0.0.1 at a port found free on that
@@ -301,15 +307,16 @@ class Coordinator:
         self._held_since: Dict[str, float] = {}
         self._training: List[Any] = []  # the train call in flight: one result ref per replica ([]: none)
         self._asked = 0  # gradient steps that call was asked for
+        self._prefetched: Optional[List[Any]] = None  # the next call's batches, drawn while a call trains
         self._starved = False  # the last call took fewer steps than asked (the replay had too few items)
         self._pushes: List[Tuple[BatchTag, Any]] = []  # replay pushes not recorded yet, in arrival order
         self._max_train_iter: Optional[int] = None
-        # where the time goes (wall seconds; reported, never used to decide anything)
-        self._learn_t0: Optional[float] = None  # the first train call
-        self._learn_env0 = 0
+        # where the time goes after the warm-up (wall seconds; reported, never used to decide anything)
+        self._warm_t0: Optional[float] = None  # when the env steps passed learn_start
+        self._warm_env0 = 0
         self._idle_since: Optional[float] = None
-        self.clocks = {"learner_busy_seconds": 0.0, "learner_idle_seconds": 0.0, "collector_wait_seconds": 0.0,
-                       "learning_wall_seconds": 0.0}
+        self.clocks = {"after_warmup_wall_seconds": 0.0, "learner_busy_seconds": 0.0, "learner_idle_seconds": 0.0,
+                       "collector_wait_seconds": 0.0}
         self.train_calls = 0
 
     def _new_learners(self) -> List[Any]:
@@ -413,9 +420,9 @@ class Coordinator:
 
     def _learn(self, max_train_iter: Optional[int]) -> None:
         """The learner's next train call, when none is in flight and the replay ratio allows steps:
-        that many batches the replay samples, passed to the learner by reference (replicas: one
-        batch drawn, cut in equal parts, part i straight to replica i). Not awaited: the learner
-        trains while the collectors collect and the driver routes."""
+        that many batches the replay samples, passed to the learner by reference. Not awaited: the
+        learner trains while the collectors collect and the driver routes; the next call's batches
+        are drawn meanwhile (before this call's priorities come back, as Ape-X's learner prefetches)."""
         if self._training or self._starved or not self._learning():
             return
         n = self.ratio.train_steps()
@@ -423,21 +430,26 @@ class Coordinator:
             n = min(n, max_train_iter - self.train_iter)
         if n <= 0:
             return
-        size, replicas = int(self.cfg.policy.learn.batch_size), len(self.learners)
-        if replicas == 1:
-            shards = [self.replay.sample.remote(n, size, self.train_iter)]
-        else:
-            shards = self.replay.sample_shards.options(num_returns=replicas).remote(n, size, self.train_iter, replicas)
+        # the batches drawn while the previous call trained, when they fit (a full call, or the last
+        # one before max_train_iter, where the learner stops by itself)
+        fits = n == self.ratio.max_call or (max_train_iter is not None and self.train_iter + n == max_train_iter)
+        shards = self._prefetched if self._prefetched is not None and fits else self._sample(n)
         self._training = [learner.train.remote(batches, self.envstep, max_train_iter)
                           for learner, batches in zip(self.learners, shards)]
         self._asked = n
+        self._prefetched = self._sample(self.ratio.max_call)  # the next call's, drawn while this one trains
         self.train_calls += 1
-        now = time.perf_counter()
-        if self._learn_t0 is None:
-            self._learn_t0, self._learn_env0 = now, self.envstep
-        elif self._idle_since is not None:
-            self.clocks["learner_idle_seconds"] += now - self._idle_since
+        if self._idle_since is not None:
+            self.clocks["learner_idle_seconds"] += time.perf_counter() - self._idle_since
         self._idle_since = None
+
+    def _sample(self, n: int) -> List[Any]:
+        """``n`` batches the replay draws, one ref per learner (replicas: each batch cut in equal
+        parts, part i straight to replica i)."""
+        size, replicas = int(self.cfg.policy.learn.batch_size), len(self.learners)
+        if replicas == 1:
+            return [self.replay.sample.remote(n, size, self.train_iter)]
+        return list(self.replay.sample_shards.options(num_returns=replicas).remote(n, size, self.train_iter, replicas))
 
     def _trained(self) -> None:
         """The train call in flight is done: its steps counted, the new weights published (one
@@ -502,17 +514,19 @@ class Coordinator:
         if self._training:
             self._trained()
         self._record_pushes(wait=True)
-        if self._learn_t0 is not None:
+        if self._warm_t0 is not None:
             now = time.perf_counter()
-            self.clocks["learning_wall_seconds"] = now - self._learn_t0
+            self.clocks["after_warmup_wall_seconds"] = now - self._warm_t0
             if self._idle_since is not None:
                 self.clocks["learner_idle_seconds"] += now - self._idle_since
                 self._idle_since = now
 
     def overlap(self) -> Dict[str, object]:
-        """The replay ratio (target, achieved) and where the time went since the first train call:
-        env steps and wall seconds, the learner's busy and idle seconds, collectors' held seconds."""
-        return {**self.ratio.summary(), "learning_env_steps": self.envstep - self._learn_env0 if self._learn_t0 else 0,
+        """The replay ratio (target, achieved) and where the time went after the warm-up (from the
+        batch that passed ``learn_start``): env steps and wall seconds, the learner's busy seconds
+        (in its train calls) and idle ones (no call in flight), the collectors' held seconds; the
+        rest of the learner's time is its calls' round trips (sampling, transfer, the driver)."""
+        return {**self.ratio.summary(), "after_warmup_env_steps": self.envstep - self._warm_env0 if self._warm_t0 else 0,
                 **{k: round(v, 3) for k, v in self.clocks.items()}, "train_calls": self.train_calls}
 
     def _record(self, tag: BatchTag, push: Dict[str, Any]) -> None:
@@ -587,6 +601,9 @@ class Coordinator:
             steps = as_int(meta["envstep"], "a batch's envstep")
             self.envstep += steps
             self.ratio.received(steps)
+            if self._warm_t0 is None and self.envstep >= self.ratio.learn_start:
+                self._warm_t0 = self._idle_since = time.perf_counter()
+                self._warm_env0 = self.envstep
             self._starved = False
             tag = meta["tag"]
             assert isinstance(tag, BatchTag)  # what CollectorRole.collect returns

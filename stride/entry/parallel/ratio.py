@@ -121,7 +121,8 @@ def compile_ratio(cfg: Config, sys_cfg: Config) -> ReplayRatio:
     (default ``update_per_collect / (n_sample x unroll_len)``, the serial loop's), ``learn_start``
     (default: ``random_collect_size``, and at least one batch of ``batch_size x unroll_len`` env
     steps, where the serial run's first gradient step falls) and ``replay_tolerance``. Train calls
-    take ``update_per_collect`` to ``update_per_collect x collector_num`` steps."""
+    take ``update_per_collect x collector_num`` steps (one collect's worth per collector; a fixed
+    size, so the next call's batches can be drawn while a call trains)."""
     learn = cfg.policy.learn
     per_collect = max(1, int(learn.update_per_collect))
     unroll = int((cfg.policy.get("collect") or {}).get("unroll_len", 1) or 1)
@@ -141,4 +142,4 @@ def compile_ratio(cfg: Config, sys_cfg: Config) -> ReplayRatio:
     tolerance = sys_cfg.get("replay_tolerance")
     if tolerance is None:
         tolerance = default_tolerance(float(ratio), collectors, nominal, max_call)
-    return ReplayRatio(float(ratio), int(learn_start), int(tolerance), nominal, per_collect, max_call)
+    return ReplayRatio(float(ratio), int(learn_start), int(tolerance), nominal, max_call, max_call)

@@ -24,7 +24,7 @@ def _cfg(tmp_path, **policy):
 def test_the_default_is_the_serial_ratio_from_its_first_batch(tmp_path):
     r = compile_ratio(_cfg(tmp_path), compile_system_config(par.system_config))
     # 4 gradient steps per collect of 8 samples; the first step once the replay holds a batch of 64
-    assert (r.ratio, r.learn_start, r.min_call, r.max_call) == (0.5, 64, 4, 8)
+    assert (r.ratio, r.learn_start, r.min_call, r.max_call) == (0.5, 64, 8, 8)  # calls of one collect per collector
     assert r.tolerance == 2 * (2 * 8 + 8 / 0.5)
     warm = compile_ratio(_cfg(tmp_path, random_collect_size=1000), compile_system_config(
         dict(par.system_config, replay_ratio=0.25, replay_tolerance=100)))
