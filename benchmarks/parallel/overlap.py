@@ -10,8 +10,9 @@ Per case, each phase a fresh process with its own local Ray instance (the pipeli
    ``max_train_iter=0`` (collectors stepping with the policy, batches routed to the replay, no
    train call); env steps/s from the batch that passes ``learn_start`` to ``learn_start + env_steps``;
 2. **learning alone**, in the same process on the replay phase 1 filled (full: its size is
-   ``learn_start + env_steps``): train calls as the pipeline makes them (one in flight, batches
-   sampled by the replay and passed by reference, weights published after each call), updates/s
+   ``learn_start + env_steps``): train calls as the pipeline makes them (one in flight, of its
+   size, the next call's batches sampled by the replay while a call trains and passed by
+   reference, weights published after each call), updates/s
    x env steps per update (1 / replay ratio) = the env steps/s learning allows;
 3. **the whole run**: ``parallel_pipeline`` (what ``stride -m parallel`` runs) to
    ``learn_start + env_steps`` env steps; env steps/s after the warm-up (``result.json``'s
@@ -116,8 +117,11 @@ def phase_stages(case: str, env_steps: int, learn_steps: int, exp: str, seed: in
             ray.get(co.learner.train.remote(co.replay.sample.remote(k, size, 0), co.envstep))  # warm (first call)
             t0 = time.perf_counter()
             busy = 0.0
+            batches = co.replay.sample.remote(k, size, it)
             for _ in range(calls):
-                res = ray.get(co.learner.train.remote(co.replay.sample.remote(k, size, it), co.envstep))
+                call = co.learner.train.remote(batches, co.envstep)
+                batches = co.replay.sample.remote(k, size, it)  # the next call's, drawn while this one trains
+                res = ray.get(call)
                 it = int(res["train_iter"])
                 busy += float(res["seconds"])
                 co.learner.collect_state.remote()
