@@ -22,6 +22,9 @@ Per case, each phase a fresh process with its own local Ray instance (the pipeli
 
 Printed: the three rates, whole / min(collect, learn) (target >= 0.85), the lockstep bound (the
 harmonic combination 1 / (1/collect + 1/learn), what a loop that alternates the stages reaches),
+the CPU bound (each stage's CPU seconds per env step, every role's process and the driver's,
+measured in its phase: on a box whose cores one stage alone fills, overlap cannot pass
+``cores / (cpu_collect + cpu_learn)``),
 and the 1-minute load around every phase. The burn case also runs the whole run with one collector:
 2 collectors / 1 (target >= 1.6x).
 
@@ -99,15 +102,22 @@ def phase_stages(case: str, env_steps: int, learn_steps: int, exp: str, seed: in
 
         co = Coordinator(cfg, sys_cfg, None)
         try:
+            actors = [co.learner, co.replay] + [a for a, _, _ in co.collectors.values()]
+
+            def cpu() -> float:  # every role's process CPU and the driver's: what a stage costs the box
+                return float(sum(ray.get([a.cpu_seconds.remote() for a in actors]))) + time.process_time()
+
             start, end = co.ratio.learn_start, co.ratio.learn_start + env_steps
             co.start()
             t0 = env0 = None
             while co.envstep < end:
                 if co.next_batch(0) is not None and t0 is None and co.envstep >= start:
-                    t0, env0 = time.perf_counter(), co.envstep
+                    t0, env0, cpu0 = time.perf_counter(), co.envstep, cpu()
             assert t0 is not None and env0 is not None
             wall = time.perf_counter() - t0
-            out["collect"] = {"env_steps": co.envstep - env0, "wall_seconds": wall, "rate": (co.envstep - env0) / wall}
+            steps = co.envstep - env0
+            out["collect"] = {"env_steps": steps, "wall_seconds": wall, "rate": steps / wall,
+                              "cpu_per_env_step": (cpu() - cpu0) / steps}
             co.settle()
             ray.get(list(co.in_flight))  # the collectors' last collects: nothing else runs while the learner is timed
             items = ray.get(co.replay.count.remote())
@@ -115,7 +125,7 @@ def phase_stages(case: str, env_steps: int, learn_steps: int, exp: str, seed: in
             size, k = int(cfg.policy.learn.batch_size), co.ratio.max_call
             calls, it = max(1, learn_steps // k), 0
             ray.get(co.learner.train.remote(co.replay.sample.remote(k, size, 0), co.envstep))  # warm (first call)
-            t0 = time.perf_counter()
+            t0, cpu0 = time.perf_counter(), cpu()
             busy = 0.0
             batches = co.replay.sample.remote(k, size, it)
             for _ in range(calls):
@@ -128,6 +138,7 @@ def phase_stages(case: str, env_steps: int, learn_steps: int, exp: str, seed: in
             wall = time.perf_counter() - t0
             updates = calls * k / wall
             out["learn"] = {"updates": calls * k, "wall_seconds": wall, "updates_per_s": updates,
+                            "cpu_per_env_step": (cpu() - cpu0) / (calls * k / co.ratio.ratio),
                             "busy_fraction": busy / wall, "replay_items": items,
                             "env_steps_per_update": 1 / co.ratio.ratio, "rate": updates / co.ratio.ratio}
         finally:
@@ -197,6 +208,8 @@ def report(case: str, stages: Dict[str, Any], runs: List[Dict[str, Any]], env_st
     run = runs[0]
     slow = min(c["rate"], le["rate"])
     lock = 1 / (1 / c["rate"] + 1 / le["rate"])
+    cores = os.cpu_count() or 1
+    bound = cores / (c["cpu_per_env_step"] + le["cpu_per_env_step"])  # both stages' CPU on this box's cores
     w = float(run["after_warmup_wall_seconds"])
     busy, idle = float(run["learner_busy_seconds"]), float(run["learner_idle_seconds"])
     lines = [
@@ -208,6 +221,9 @@ def report(case: str, stages: Dict[str, Any], runs: List[Dict[str, Any]], env_st
         f"{run['collectors']} collectors)",
         f"whole / min(collect, learn) = {run['rate'] / slow:.2f}  (target >= 0.85); lockstep bound "
         f"{lock:.1f} env steps/s = {lock / slow:.2f} of min; whole / lockstep = {run['rate'] / lock:.2f}",
+        f"CPU bound: collection {1000 * c['cpu_per_env_step']:.2f} + learning {1000 * le['cpu_per_env_step']:.2f} CPU ms "
+        f"per env step on {cores} cores = {bound:.1f} env steps/s ({bound / slow:.2f} of min); whole / CPU bound = "
+        f"{run['rate'] / bound:.2f}",
         f"replay ratio: target {run['replay_ratio']:g}, achieved {run['replay_ratio_achieved']} "
         f"({run['train_iter']} gradient steps, {run['env_step']} env steps, tolerance {run['replay_tolerance']}, "
         f"forced collects {run['forced_collects']})",
