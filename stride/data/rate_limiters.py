@@ -116,8 +116,16 @@ class RateLimiter:
         return guess
 
     # ---- events -------------------------------------------------------------------------------
-    def insert(self, n: int = 1) -> None:
-        """Register ``n`` inserts; raises :class:`RateLimitedError` (registering nothing) if refused."""
+    def insert(self, n: int = 1, force: bool = False) -> None:
+        """Register ``n`` inserts; raises :class:`RateLimitedError` (registering nothing) if refused.
+
+        ``force=True`` registers them even past ``max_diff``: the items exist already (an
+        asynchronous producer was let go by ``can_insert`` before it knew its batch's exact size,
+        as the parallel pipeline's collectors are); further inserts stay refused until samples
+        bring the error back."""
+        if force:
+            self.inserts += _count(n, "inserts")
+            return
         if not self.can_insert(n):
             raise RateLimitedError(
                 f"{self!r} refuses {n} insert(s): error {self.error:g} would exceed max_diff {self.max_diff:g}; "

@@ -142,3 +142,15 @@ def test_reset_can_count_items_already_in_the_table():
     assert (lim.inserts, lim.samples, lim.deletes, lim.size) == (4, 0, 0, 4) and lim.can_sample(1)
     with pytest.raises(ValueError):
         lim.reset(-1)
+
+
+def test_a_forced_insert_registers_items_that_exist_and_the_limit_then_refuses_more():
+    lim = SampleToInsertRatio(1.0, 2, (2.0, 6.0))
+    lim.insert(6)  # error 6 == max_diff
+    assert not lim.can_insert(1)
+    lim.insert(3, force=True)  # an asynchronous producer's batch, larger than it was let go for
+    assert lim.inserts == 9 and lim.error == 9.0 and not lim.can_insert(1) and lim.max_inserts() == 0
+    lim.sample(4)  # samples bring the error back into the window
+    assert lim.can_insert(1)
+    with pytest.raises(ValueError):
+        lim.insert(-1, force=True)

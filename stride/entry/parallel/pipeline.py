@@ -5,12 +5,18 @@
           └──────────────── learner actor ◄────────────────┘
     evaluator: in the driver, on the learner's eval weights, as in the serial pipeline
 
-The coordinator (the driver) keeps one collect in flight per collector. When one returns it
-forwards the samples' object reference to the replay (the data never passes through the driver),
-sends that collector its next collect with the current weights, then asks the learner for
-``update_per_collect`` steps on batches the replay samples (again by reference) and, when the
-learner moved, for its collect-mode ``state_dict`` once: that one object in Ray's object store is
-what every collector loads (the broadcast). Nothing in the loop names an algorithm.
+The coordinator (the driver) keeps one collect in flight per collector and one train call in
+flight on the learner, and neither waits for the other. When a collector's batch returns it
+forwards the samples' object reference to the replay (the data never passes through the driver)
+and sends that collector its next collect with the current weights; when the learner's call
+returns it publishes the learner's collect-mode ``state_dict`` once (that one object in Ray's
+object store is what every collector loads: the broadcast) and sends the next call, on batches the
+replay sampled (again by reference) while the previous call trained. The replay ratio
+(``system_config.replay_ratio``, by default the serial config's ``update_per_collect`` per
+``n_sample`` env steps) is held by counting (:mod:`.ratio`): the learner is sent steps only when
+the env steps allow them, and a collector is sent its next collect only when the collectors are
+not more than ``replay_tolerance`` env steps ahead; so a parallel run does the serial config's
+work per env step, only overlapped. Nothing in the loop names an algorithm.
 
 On-policy policies (``policy.on_policy``: PPO, A2C) get no replay, as in the serial pipeline (the
 seeds' "remove buffer"): a collector's whole unroll (its ``n_sample`` collect, tagged with the
@@ -88,6 +94,7 @@ from ..utils import (
     resolve_resume,
 )
 from .cluster import START_TIMEOUT, check_address, joined_ray, local_ray, require_ray
+from .ratio import compile_ratio
 from .roles import CollectorRole, LearnerRole, ReplayRole, Replica
 from .system import compile_system_config, cpus_needed
 from .tags import BatchTag
@@ -137,6 +144,7 @@ def parallel_pipeline(
     if cfg.policy.collect.get("data_path"):  # demonstrations (R2D3, SQIL): the replay actor mixes them in
         check_demonstrations(cfg)
     check_replicas(cfg, sys_cfg)
+    compile_ratio(cfg, sys_cfg)  # a bad replay ratio is one line before Ray starts
     require_ray()
     if sys_cfg.address is None and cpus_needed(sys_cfg) > (sys_cfg.num_cpus or os.cpu_count() or 1):
         raise ConfigError(f"system_config asks for {cpus_needed(sys_cfg):g} CPUs (collector_num x collector_cpus + "
@@ -278,6 +286,7 @@ class Coordinator:
         import ray
 
         self.cfg, self.sys = cfg, sys_cfg
+        self.ratio = compile_ratio(cfg, sys_cfg)  # a bad replay_ratio stops the run before any actor starts
         self._resume_ckpt = resume_ckpt
         # a league run: the ref of the driver's League.state_dict() its collectors match from, its
         # version, and the version each collector was sent (a state is sent once per collector)
@@ -323,6 +332,21 @@ class Coordinator:
         self.stale_dropped = 0  # on-policy: unrolls older than system_config.max_staleness, not trained on
         if self.fresh:  # on-policy: the first unrolls too come from the learner's weights (their log-probs are its)
             self.weights = self.learner.collect_state.remote()
+        self.held: List[str] = []  # collectors the replay ratio holds back (their next collect not sent yet)
+        self._held_since: Dict[str, float] = {}
+        self._training: List[Any] = []  # the train call in flight: one result ref per replica ([]: none)
+        self._asked = 0  # gradient steps that call was asked for
+        self._prefetched: Optional[List[Any]] = None  # the next call's batches, drawn while a call trains
+        self._starved = False  # the last call took fewer steps than asked (the replay had too few items)
+        self._pushes: List[Tuple[BatchTag, Any]] = []  # replay pushes not recorded yet, in arrival order
+        self._max_train_iter: Optional[int] = None
+        # where the time goes after the warm-up (wall seconds; reported, never used to decide anything)
+        self._warm_t0: Optional[float] = None  # when the env steps passed learn_start
+        self._warm_env0 = 0
+        self._idle_since: Optional[float] = None
+        self.clocks = {"after_warmup_wall_seconds": 0.0, "learner_busy_seconds": 0.0, "learner_idle_seconds": 0.0,
+                       "collector_wait_seconds": 0.0}
+        self.train_calls = 0
 
     def _new_learners(self) -> List[Any]:
         """One learner actor, or ``learner_num`` replicas on one node (see the module docstring)."""
@@ -419,22 +443,49 @@ class Coordinator:
         self._log.warning(msg)
         print(f"stride: {msg}", file=sys.stderr, flush=True)
 
+    def _learning(self) -> bool:
+        """Whether gradient steps are still to come (``max_train_iter`` not reached)."""
+        return self._max_train_iter is None or self.train_iter < self._max_train_iter
+
     def _learn(self, max_train_iter: Optional[int]) -> None:
-        learn = self.cfg.policy.learn
-        n, size, replicas = int(learn.update_per_collect), int(learn.batch_size), len(self.learners)
+        """The learner's next train call, when none is in flight and the replay ratio allows steps:
+        that many batches the replay samples, passed to the learner by reference. Not awaited: the
+        learner trains while the collectors collect and the driver routes; the next call's batches
+        are drawn meanwhile (before this call's priorities come back, as Ape-X's learner prefetches)."""
+        if self.fresh or self._training or self._starved or not self._learning():
+            return  # on-policy: each unroll is trained on as it comes (:meth:`_learn_fresh`)
+        n = self.ratio.train_steps()
+        if max_train_iter is not None:
+            n = min(n, max_train_iter - self.train_iter)
+        if n <= 0:
+            return
+        # the batches drawn while the previous call trained, when they fit (a full call, or the last
+        # one before max_train_iter, where the learner stops by itself)
+        fits = n == self.ratio.max_call or (max_train_iter is not None and self.train_iter + n == max_train_iter)
+        shards = self._prefetched if self._prefetched is not None and fits else self._sample(n)
+        self._training = [learner.train.remote(batches, self.envstep, max_train_iter)
+                          for learner, batches in zip(self.learners, shards)]
+        self._asked = n
+        self._prefetched = self._sample(self.ratio.max_call)  # the next call's, drawn while this one trains
+        self.train_calls += 1
+        if self._idle_since is not None:
+            self.clocks["learner_idle_seconds"] += time.perf_counter() - self._idle_since
+        self._idle_since = None
+
+    def _sample(self, n: int) -> List[Any]:
+        """``n`` batches the replay draws, one ref per learner (replicas: each batch cut in equal
+        parts, part i straight to replica i)."""
+        size, replicas = int(self.cfg.policy.learn.batch_size), len(self.learners)
         if replicas == 1:
-            shards = [self.replay.sample.remote(n, size, self.train_iter)]
-        else:  # one batch drawn, cut in equal parts, part i straight to replica i
-            shards = self.replay.sample_shards.options(num_returns=replicas).remote(n, size, self.train_iter, replicas)
-        self._trained(self._train_all([learner.train.remote(batches, self.envstep, max_train_iter)
-                                       for learner, batches in zip(self.learners, shards)]))
+            return [self.replay.sample.remote(n, size, self.train_iter)]
+        return list(self.replay.sample_shards.options(num_returns=replicas).remote(n, size, self.train_iter, replicas))
 
     def _learn_fresh(self, name: str, tag: BatchTag, data: Any, max_train_iter: Optional[int]) -> None:
         """On-policy: the learner trains once on the whole unroll ``data`` (a ref: it goes from the
         collector to the learner directly), or drops it as more than ``max_staleness`` versions old
         (:meth:`LearnerRole.train_fresh`); then that collector gets the weights just made, so the
         next unroll it sends is as fresh as the round of collectors allows (with K collectors
-        taking turns, K - 1 versions old)."""
+        taking turns, K - 1 versions old). No replay ratio: each unroll is trained on once."""
         out = self._train_all([self.learner.train_fresh.remote(tag, data, self.envstep, int(self.sys.max_staleness),
                                                                max_train_iter)])[0]
         self._record(tag, out)  # staleness as the learner got the unroll
@@ -444,20 +495,93 @@ class Coordinator:
         self.stale_dropped = int(out["stale_dropped"])
         if self._tb is not None:
             self._tb.add_scalar("parallel/stale_dropped", self.stale_dropped, self.train_iter)
-        self._trained([out])
+        self.train_calls += 1
+        self._publish([out])
         self._dispatch(name)
 
-    def _trained(self, outs: List[Dict[str, Any]]) -> None:
-        """After a train call (every replica's result, rank 0's first): a learner that moved
-        publishes its weights once, and the priorities go back to the replay."""
+    def _trained(self) -> None:
+        """The train call in flight is done: its results published (:meth:`_publish`)."""
+        outs = self._train_all(self._training)
+        self._training = []
+        self._idle_since = time.perf_counter()
+        self._publish(outs)
+
+    def _publish(self, outs: List[Dict[str, Any]]) -> None:
+        """After a train call (every replica's result, rank 0's first): its steps counted, the new
+        weights published once (one object, loaded by every collector), the priorities sent to the
+        replay."""
         out = outs[0]
-        if out["train_iter"] != self.train_iter:
+        steps = int(out["train_iter"]) - self.train_iter
+        self.ratio.trained(steps)
+        self._starved = steps < self._asked
+        self.clocks["learner_busy_seconds"] += float(out.get("seconds", 0.0))
+        if steps:
             self.train_iter = int(out["train_iter"])
-            self.weights = self.learner.collect_state.remote()  # one object, loaded by every collector
+            self.weights = self.learner.collect_state.remote()
             priorities = [p for o in outs for p in o["priorities"]]
             if any(priorities):
                 self.replay.update.remote(priorities)
         self.last_log = out["last_log"]
+
+    def _send(self, name: str) -> None:
+        """``name``'s next collect, unless the replay ratio holds it back (it waits in :attr:`held`)."""
+        if not self.fresh and self._learning() and not self.ratio.may_collect(len(self.in_flight)):
+            self.held.append(name)
+            self._held_since[name] = time.perf_counter()
+            return
+        self._dispatch(name)
+
+    def _release(self) -> None:
+        """Held collectors sent their collects while the ratio allows; when neither side could move
+        otherwise (no collect out and no train call, the learner starved or waiting) one goes anyway."""
+        stuck = not self.in_flight and not self._training
+        while self.held and (stuck or not self._learning() or self.ratio.may_collect(len(self.in_flight))):
+            if stuck and self._learning() and not self.ratio.may_collect(0):
+                self.ratio.forced += 1
+            stuck = False
+            name = self.held.pop(0)
+            self.clocks["collector_wait_seconds"] += time.perf_counter() - self._held_since.pop(name)
+            self._dispatch(name)
+
+    def _route(self, tag: BatchTag, data: Any) -> None:
+        """Where a batch goes: its samples' reference to the replay (recorded when stored)."""
+        self._pushes.append((tag, self.replay.push.remote(tag, data, self.envstep)))
+
+    def _record_pushes(self, wait: bool) -> None:
+        """Record the replay's verdicts on the batches routed so far, in their order (``wait``:
+        all of them; otherwise those stored already)."""
+        import ray
+
+        refs = [ref for _, ref in self._pushes]
+        done = len(refs)
+        if refs and not wait:
+            ready = set(ray.wait(refs, num_returns=len(refs), timeout=0)[0])
+            done = next((k for k, ref in enumerate(refs) if ref not in ready), len(refs))
+        if done:
+            for (tag, _), push in zip(self._pushes[:done], ray.get(refs[:done])):
+                self._record(tag, push)
+            del self._pushes[:done]
+
+    def settle(self) -> None:
+        """The run's end: the train call in flight and every push recorded, so the counters are final."""
+        if self._training:
+            self._trained()
+        self._record_pushes(wait=True)
+        if self._warm_t0 is not None:
+            now = time.perf_counter()
+            self.clocks["after_warmup_wall_seconds"] = now - self._warm_t0
+            if self._idle_since is not None:
+                self.clocks["learner_idle_seconds"] += now - self._idle_since
+                self._idle_since = now
+
+    def overlap(self) -> Dict[str, object]:
+        """The replay ratio (target, achieved) and where the time went after the warm-up (from the
+        batch that passed ``learn_start``): env steps and wall seconds, the learner's busy seconds
+        (in its train calls) and idle ones (no call in flight), the collectors' held seconds; the
+        rest of the learner's time is its calls' round trips (sampling, transfer, the driver). An
+        on-policy run has no replay ratio (each unroll is trained on once)."""
+        return {**({} if self.fresh else self.ratio.summary()), "after_warmup_env_steps": self.envstep - self._warm_env0 if self._warm_t0 else 0,
+                **{k: round(v, 3) for k, v in self.clocks.items()}, "train_calls": self.train_calls}
 
     def _record(self, tag: BatchTag, push: Dict[str, Any]) -> None:
         stale = tag.staleness(self.train_iter)
@@ -491,42 +615,61 @@ class Coordinator:
         a league run records the batch's games."""
 
     def start(self) -> None:
-        """One collect in flight per collector."""
+        """The replay ratio's counters from the run's env steps and gradient steps (a resumed run's
+        too), then one collect in flight per collector."""
+        self.ratio.restore(self.envstep, self.train_iter)
         for name in self.collectors:
-            self._dispatch(name)
+            self._send(name)
 
     def next_batch(self, max_train_iter: Optional[int]) -> Optional[Mapping[str, object]]:
-        """One turn: wait (at most :data:`POLL_SECONDS`) for a collector's batch, forward it to the
-        replay, send that collector its next collect, train on the replay and record; returns the
-        batch's meta (None: none came in time, or its collector had died and was replaced)."""
+        """One turn: wait (at most :data:`POLL_SECONDS`) for a collector's batch, meanwhile taking
+        the learner's finished train calls and sending the next; route the batch (:meth:`_route`),
+        send that collector its next collect (or hold it, :class:`~.ratio.ReplayRatio`) and return
+        the batch's meta (None: none came in time, or its collector had died and was replaced)."""
         import ray
         from ray.exceptions import RayActorError
 
-        ready, _ = ray.wait(list(self.in_flight), num_returns=1, timeout=POLL_SECONDS)
-        if not ready:
-            return None
-        name, data = self.in_flight.pop(ready[0])
-        try:
-            meta: Dict[str, object] = ray.get(ready[0])
-        except RayActorError as e:
-            self._restart(name, e)
-            self._dispatch(name)
-            return None
-        self.delivered[name] = self.delivered.get(name, 0) + 1
-        self.envstep += as_int(meta["envstep"], "a batch's envstep")
-        tag = meta["tag"]
-        assert isinstance(tag, BatchTag)  # what CollectorRole.collect returns
-        if self.fresh:  # on-policy: no replay; trained on (or dropped) before its collector goes on
+        self._max_train_iter = max_train_iter
+        self._record_pushes(wait=False)
+        deadline = time.monotonic() + POLL_SECONDS
+        while True:
+            self._learn(max_train_iter)
+            self._release()
+            waiting = list(self.in_flight) + self._training[:1]
+            if not waiting:
+                return None
+            ready, _ = ray.wait(waiting, num_returns=1, timeout=max(0.0, deadline - time.monotonic()))
+            if not ready:
+                return None
+            if self._training and ready[0] == self._training[0]:
+                self._trained()
+                continue
+            name, data = self.in_flight.pop(ready[0])
+            try:
+                meta: Dict[str, object] = ray.get(ready[0])
+            except RayActorError as e:
+                self._restart(name, e)
+                self._send(name)
+                return None
+            self.delivered[name] = self.delivered.get(name, 0) + 1
+            steps = as_int(meta["envstep"], "a batch's envstep")
+            self.envstep += steps
+            self.ratio.received(steps)
+            if self._warm_t0 is None and self.envstep >= self.ratio.learn_start:
+                self._warm_t0 = self._idle_since = time.perf_counter()
+                self._warm_env0 = self.envstep
+            self._starved = False
+            tag = meta["tag"]
+            assert isinstance(tag, BatchTag)  # what CollectorRole.collect returns
+            if self.fresh:  # on-policy: no replay; trained on (or dropped) before its collector goes on
+                self.received(meta)
+                self._learn_fresh(name, tag, data, max_train_iter)
+                return meta
+            self._route(tag, data)
             self.received(meta)
-            self._learn_fresh(name, tag, data, max_train_iter)
+            self._send(name)
+            self._learn(max_train_iter)  # the learner starts on the new env steps at once
             return meta
-        push_ref = self.replay.push.remote(tag, data, self.envstep)
-        self.received(meta)
-        self._dispatch(name)
-        self._learn(max_train_iter)
-        push = ray.get(push_ref)
-        self._record(tag, push)
-        return meta
 
     def save_checkpoint(self, name: Optional[str] = None) -> Optional[str]:
         """The learner's checkpoint now (rank 0); its path."""
@@ -590,6 +733,7 @@ class Coordinator:
         driver's own less its evaluations)."""
         import ray
 
+        self.settle()
         exp = self.cfg.exp_name
         replay = ray.get((self.learner if self.replay is None else self.replay).summary.remote())  # the ledger's holder
         actors = [*self.learners, *([] if self.replay is None else [self.replay])] + [a for a, _, _ in self.collectors.values()]
@@ -607,6 +751,7 @@ class Coordinator:
             "staleness_mean": sum(stale) / len(stale), "staleness_max": max(stale),
             "train_cpu_seconds": cpu, "learners": len(self.learners), "replica_max_weight_diff": replica_divergence(states),
             "stale_dropped": self.stale_dropped,
+            **self.overlap(),
         }
 
     def close(self) -> None:

@@ -343,7 +343,9 @@ class LearnerRole:
     def train(self, batches: Sequence[Optional[Batch]], envstep: int, max_train_iter: Optional[int] = None
               ) -> Dict[str, object]:
         """One ``BaseLearner.train`` per batch (None batches skipped, none past ``max_train_iter``);
-        returns the iteration reached, the last log and the priority infos (one per batch trained)."""
+        returns the iteration reached, the last log, the priority infos (one per batch trained) and
+        the call's wall ``seconds`` (the learner's busy time: the pipeline reports its idle time)."""
+        start = time.perf_counter()
         learner = self._learner
         priorities: List[Optional[Dict[str, object]]] = []
         log: Dict[str, object] = {}
@@ -355,7 +357,7 @@ class LearnerRole:
             log = learner.train(batch, envstep)
             priorities.append(learner.priority_info)
         return {"train_iter": learner.train_iter, "log": log, "last_log": dict(learner.last_log),
-                "priorities": priorities}
+                "priorities": priorities, "seconds": time.perf_counter() - start}
 
     def train_fresh(self, tag: BatchTag, data: Sequence[Mapping[str, object]], envstep: int, max_staleness: int,
                     max_train_iter: Optional[int] = None) -> Dict[str, object]:

@@ -43,6 +43,16 @@ def declared_system_config() -> Dict[str, object]:
         # stored log-probs keeps a step on 1-version-old data as safe as its own second epoch is,
         # while older data would drift off its trust region (IMPALA's v-trace is for that lag).
         max_staleness=Setting(1, "[0, inf)"),
+        # (float) gradient steps per env step, held by a rate limiter (stride.entry.parallel.ratio):
+        # the learner waits when ahead, collectors wait when more than replay_tolerance env steps
+        # ahead. None: what the serial config implies, update_per_collect / (n_sample x unroll_len).
+        replay_ratio=Setting(None, "(0, inf)", kind=float),
+        # (int) env steps before the first gradient step. None: the serial run's, the random warm-up
+        # (policy.random_collect_size) and at least one batch (batch_size x unroll_len env steps).
+        learn_start=Setting(None, "[0, inf)", kind=int),
+        # (int) env steps the collectors may run ahead of the learner. None: room for every collector's
+        # collect in flight and two train calls (see stride.entry.parallel.ratio.default_tolerance).
+        replay_tolerance=Setting(None, "[1, inf)", kind=int),
     )
 
 

@@ -261,3 +261,32 @@ def test_the_zoo_parallel_configs_solve_cartpole(tmp_path, name):
     stop_value = {"cartpole_dqn_config": 195, "cartpole_impala_config": 475}[name]
     assert result["stop"] and result["eval_return"] >= stop_value
     assert result["duplicates"] == 0 and result["batches_stored"] == result["batches"]
+    _check_ratio_bounds(result)
+
+
+def _check_ratio_bounds(result: dict) -> None:
+    """What the replay ratio's limiter guarantees, by counts: the learner never ahead of
+    ``replay_ratio x (env steps - learn_start)``, the collectors at most their tolerance (and the
+    collects in flight when held) ahead of it."""
+    ratio, start, tolerance = result["replay_ratio"], result["learn_start"], result["replay_tolerance"]
+    owed = ratio * (result["env_step"] - start)
+    assert result["train_iter"] <= owed + 1e-9
+    assert result["train_iter"] >= ratio * (result["env_step"] - start - 2 * tolerance)
+    assert result["forced_collects"] == 0
+
+
+@pytest.mark.slow  # ~35 s (Ray's start and the actors'); the non-slow zoo DQN run checks the limiter's bounds
+def test_the_replay_ratio_holds_within_10_percent(tmp_path):
+    """``system_config.replay_ratio`` (default: the serial config's 4 steps per 8 env steps) over a
+    short run, by the result's counts; the learner is not called once per batch (lockstep) but
+    whenever its call is done and env steps allow, up to 8 steps a call."""
+    proc = subprocess.run([*STRIDE, "-m", "parallel", "-c", _config(tmp_path), "-s", "0", "--exp-name",
+                           str(tmp_path / "exp"), "--no-progress", "--env-step", "2000"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    result = json.loads((tmp_path / "exp" / "result.json").read_text())
+    assert result["replay_ratio"] == 0.5 and result["learn_start"] == 64 and result["env_step"] >= 2000
+    assert abs(result["replay_ratio_achieved"] / result["replay_ratio"] - 1) <= 0.10
+    assert result["replay_ratio_achieved"] == round(result["train_iter"] / (result["env_step"] - 64), 6)
+    assert result["train_iter"] / 8 <= result["train_calls"] < result["batches"]
+    _check_ratio_bounds(result)

@@ -1,8 +1,8 @@
 """DQN on CartPole-v1 on the parallel pipeline: `stride -m parallel -c <this file> -s 0`.
 
 The serial config's algorithm (``../cartpole_dqn_config.py``) with its 8 envs split over two
-collector actors of 4 envs each; every 8-transition batch a collector sends is followed by 4
-gradient steps, the serial ratio. ``system_config`` names the roles and their Ray CPU shares
+collector actors of 4 envs each; the learner takes 4 gradient steps per 8 env steps, the serial
+ratio (``system_config.replay_ratio``'s default, held while collection and learning overlap). ``system_config`` names the roles and their Ray CPU shares
 (2 collectors x 0.5 + learner 0.5 + replay 0: fits a 2-core machine).
 
 Measured 2026-11-25 on 2 cores shared with two other benchmarks (load average ~6), nice 5, seeds 0-2:

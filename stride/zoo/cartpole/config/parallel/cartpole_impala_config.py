@@ -3,9 +3,9 @@
 The serial config's algorithm (``../cartpole_impala_config.py``, DI-engine's CartPole IMPALA
 settings, stop 475) with its 8 envs split over two collector actors of 4 envs each, as IMPALA was
 made to run: actors unroll with the weights they last received, the learner corrects for their lag
-with v-trace (the ``log_prob`` each collector recorded is the behaviour policy's). Every batch of 8
-unrolls a collector sends is followed by 2 gradient steps of 16 unrolls, the serial ratio (16
-unrolls, 4 steps). ``system_config`` names the roles and their Ray CPU shares (2 collectors x 0.5 +
+with v-trace (the ``log_prob`` each collector recorded is the behaviour policy's). The learner takes
+2 gradient steps of 16 unrolls per 8 unrolls collected, the serial ratio (16 unrolls, 4 steps),
+held by ``system_config.replay_ratio``'s default while collection and learning overlap. ``system_config`` names the roles and their Ray CPU shares (2 collectors x 0.5 +
 learner 0.5 + replay 0: fits a 2-core machine).
 """
 
