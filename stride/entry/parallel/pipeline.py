@@ -512,7 +512,8 @@ class Coordinator:
         replay."""
         out = outs[0]
         steps = int(out["train_iter"]) - self.train_iter
-        self.ratio.trained(steps)
+        if not self.fresh:  # an on-policy run has no replay ratio to count against
+            self.ratio.trained(steps)
         self._starved = steps < self._asked
         self.clocks["learner_busy_seconds"] += float(out.get("seconds", 0.0))
         if steps:
