@@ -12,7 +12,9 @@ A step is what the serial and parallel learners do: ``buffer.sample_batch`` -> `
 (its log hook as configured: ``.item()`` only every ``log_show_after_iter`` steps) -> ``buffer.update``
 (PER). Printed:
 
-* updates/s over ``--steps`` steps (CUDA synchronised at the end only: the rate the GPU sustains);
+* updates/s over ``--steps`` steps (CUDA synchronised at the end only: the rate the GPU sustains), and
+  the process CPU time per step (on a shared CPU box the steadier figure: other processes' load
+  stretches the wall clock, not this process's CPU seconds);
 * the outer sections per step by ``time.perf_counter`` (sample / train / priority update; on CUDA
   ``train`` is the host's share unless a step synchronises);
 * ``train`` taken apart by ``torch.profiler`` over ``--profile-steps`` steps, by the order of its
@@ -205,12 +207,12 @@ def main() -> None:
         it += 1
     sync(device)
     times = dict.fromkeys(times, 0.0)
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     for _ in range(args.steps):
         step(buffer, learner, args.per, it, times)
         it += 1
     sync(device)
-    wall = time.perf_counter() - t0
+    wall, cpu = time.perf_counter() - t0, time.process_time() - c0
     host, dev = profile_train(buffer, learner, args.per, args.profile_steps, it, device)
     load1 = loadavg()
     name = torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu"
@@ -218,7 +220,9 @@ def main() -> None:
           f"({'prioritized' if args.per else 'uniform'}), device {name}, torch threads {torch.get_num_threads()}, "
           f"cores {os.cpu_count()}")
     print(f"load (1/5/15 min) before {load0}, after {load1}; buffer filled in {fill_s:.1f} s")
-    print(f"updates/s: {args.steps / wall:.2f} ({args.steps} steps, {wall / args.steps * 1e3:.2f} ms/step)")
+    print(f"updates/s: {args.steps / wall:.2f} ({args.steps} steps, {wall / args.steps * 1e3:.2f} ms/step wall, "
+          f"{cpu / args.steps * 1e3:.2f} ms/step process CPU: {args.steps / cpu:.2f} updates per CPU-second, "
+          "the figure a loaded machine disturbs least)")
     per_step = {k: v / args.steps * 1e3 for k, v in times.items()}
     total = sum(per_step.values())
     print("per step (perf_counter):  " + "  ".join(f"{k} {v:.3f} ms ({v / total:.1%})" for k, v in per_step.items()))

@@ -124,7 +124,8 @@ class Policy(ABC):
     config: Dict[str, Any] = dict(
         # (str) registered policy name.
         type=REQUIRED,
-        # (bool) train on CUDA when available (falls back to CPU).
+        # (bool) train on CUDA when available (falls back to CPU); a policy built without its learn mode (a
+        # -m parallel collector, an evaluator) acts on the CPU from the weights the learner publishes.
         cuda=False,
         # (bool) on-policy algorithms train on fresh data only and use no replay buffer.
         on_policy=REQUIRED,
