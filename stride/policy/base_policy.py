@@ -269,12 +269,15 @@ class Policy(ABC):
 
     def _collect_state(self) -> Dict[str, Any]:
         """The collect state on the CPU: what a learner publishes to collectors, which act on the CPU
-        whatever device it trains on (one synchronised copy from a GPU; the tensors themselves on a CPU)."""
-        return cast(Dict[str, Any], to_device(self._state_dict_collect(), "cpu"))
+        whatever device it trains on (from a GPU: copied, with one wait; on the CPU: as it is)."""
+        return self._on_cpu(self._state_dict_collect())
 
     def _eval_state(self) -> Dict[str, Any]:
         """The eval state on the CPU (as :meth:`_collect_state`)."""
-        return cast(Dict[str, Any], to_device(self._state_dict_eval(), "cpu"))
+        return self._on_cpu(self._state_dict_eval())
+
+    def _on_cpu(self, state: Dict[str, Any]) -> Dict[str, Any]:
+        return state if self._device.type == "cpu" else cast(Dict[str, Any], to_device(state, "cpu"))
 
     @property
     def cfg(self) -> Config:
