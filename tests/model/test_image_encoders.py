@@ -22,21 +22,6 @@ def test_nature_cnn_layers_and_shapes():
     assert enc(torch.zeros(2, 5, 4, 84, 84, dtype=torch.uint8)).shape == (2, 5, 512)  # leading dims kept
 
 
-def test_frames_scale_on_one_copy_and_float_inputs_are_left_alone():
-    """uint8 frames become float32 * scale exactly as ``x.float() * scale`` (bit for bit); a float32
-    input (the caller's tensor) is never scaled in place."""
-    torch.manual_seed(0)
-    enc = NatureCNN((4, 84, 84))
-    frames = torch.randint(0, 256, (3, 4, 84, 84), dtype=torch.uint8)
-    as_float = frames.float()
-    kept = as_float.clone()
-    assert torch.equal(enc(frames), enc(as_float))
-    assert torch.equal(as_float, kept)
-    with torch.no_grad():
-        expect = enc.fc(enc.convs(frames.float() * enc.scale))
-    assert torch.equal(enc(frames).detach(), expect)
-
-
 def test_minatar_encoder_layers_and_shapes():
     enc = MinAtarEncoder((6, 10, 10))
     (conv,) = [m for m in enc.convs if isinstance(m, torch.nn.Conv2d)]
