@@ -538,7 +538,7 @@ class Policy(ABC):
         # non-blocking, in their stored dtypes (uint8 frames become float inside the model, on the device)
         batch = cast(Dict[str, torch.Tensor], columns)
         if self._device.type != "cpu":
-            batch = to_device(batch, self._device)
+            batch = cast(Dict[str, torch.Tensor], to_device(batch, self._device))
         if self._obs_norm is not None:  # stored raw; learnt from with the statistics the collector has now
             for key in ("obs", "next_obs"):
                 if isinstance(batch.get(key), torch.Tensor):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Callable, List, Optional, Sequence, TypeVar, Union, overload
+from typing import Any, Callable, List, Optional, Sequence, TypeVar, Union, overload
 
 import numpy as np
 import torch
@@ -65,16 +65,17 @@ def to_device(item: Union[Nested, torch.nn.Module], device: str | torch.device,
     uint8 frames cross as bytes and become float on the device); CUDA tensors bound for the CPU are
     all copied ``non_blocking`` into pinned memory and waited for once, at the end (a state dict of
     n tensors: one synchronisation, not n). Tensors already on ``device`` are returned as they are."""
-    target = torch.device(device)
+    if isinstance(item, torch.nn.Module):
+        return item.to(device)
     from_cuda: List[bool] = []
-    out = _to_device(item, target, ignore_keys, from_cuda)
+    out: Nested = _to_device(item, torch.device(device), ignore_keys, from_cuda)
     if from_cuda:  # the non-blocking device-to-host copies must land before anyone reads them
         torch.cuda.synchronize()
     return out
 
 
-def _to_device(item: Union[Nested, torch.nn.Module], device: torch.device, ignore_keys: Sequence[str],
-               from_cuda: List[bool]) -> Union[Nested, torch.nn.Module]:
+def _to_device(item: Any, device: torch.device, ignore_keys: Sequence[str], from_cuda: List[bool]) -> Any:
+    """``item`` (nested values, modules among them) on ``device``."""
     if isinstance(item, torch.Tensor):
         return _move(item, device, from_cuda)
     if isinstance(item, torch.nn.Module):
