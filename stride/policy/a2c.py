@@ -107,12 +107,12 @@ class A2CPolicy(PPOPolicy):
         # optimise
         grad_norm = self._optimise(self._optimizer, total, cfg.grad_clip_norm)
         # log
-        out_log = {"cur_lr": lr, "total_loss": total.item(),
-                   "policy_loss": loss.policy_loss.item(), "value_loss": loss.value_loss.item(),
-                   "entropy": loss.entropy_loss.item(), "adv_mean": batch["adv"].mean().item(),
-                   "value_mean": batch["value"].mean().item(), "return_mean": batch["return"].mean().item()}
+        out_log = {"cur_lr": lr, "total_loss": total.detach(),
+                   "policy_loss": loss.policy_loss.detach(), "value_loss": loss.value_loss.detach(),
+                   "entropy": loss.entropy_loss.detach(), "adv_mean": batch["adv"].mean(),
+                   "value_mean": batch["value"].mean(), "return_mean": batch["return"].mean()}
         if grad_norm is not None:
-            out_log["grad_norm"] = grad_norm.item()
+            out_log["grad_norm"] = grad_norm
         return out_log
 
     def _monitor_vars_learn(self) -> List[str]:

@@ -25,7 +25,7 @@ from ..config.search import SearchSpace
 from ..model.common.normalize import RunningNorm
 from ..rl_utils import get_nstep_return_data
 from ..rl_utils.schedule import Schedules
-from ..torch_utils import step, to_tensor
+from ..torch_utils import step, to_device, to_tensor
 from ..torch_utils.dist import LAUNCH_HINT, Moments, allreduce_gradients, broadcast_module, in_process_group, local_moments, moments
 from ..utils.data import Nested, default_collate
 from ..utils.errors import ConfigError
@@ -56,7 +56,10 @@ _ID_KEYS = ("replay_unique_id", "replay_buffer_idx")  # bookkeeping for the buff
 
 
 class LearnMode(NamedTuple):
-    """What the learner may call: ``forward(batch) -> {name: scalar}`` and the state methods."""
+    """What the learner may call: ``forward(batch) -> {name: scalar}`` and the state methods. A scalar
+    is a number or a detached one-element tensor on the policy's device: the learner's log hook reads
+    tensors only when it writes (a GPU step then never waits for its kernels); ``priority``, when
+    there, is a NumPy array (the buffer needs it now)."""
 
     forward: Callable[[Any], Dict[str, Any]]
     reset: Callable[..., None]
@@ -121,7 +124,8 @@ class Policy(ABC):
     config: Dict[str, Any] = dict(
         # (str) registered policy name.
         type=REQUIRED,
-        # (bool) train on CUDA when available (falls back to CPU).
+        # (bool) train on CUDA when available (falls back to CPU); a policy built without its learn mode (a
+        # -m parallel collector, an evaluator) acts on the CPU from the weights the learner publishes.
         cuda=False,
         # (bool) on-policy algorithms train on fresh data only and use no replay buffer.
         on_policy=REQUIRED,
@@ -175,7 +179,10 @@ class Policy(ABC):
         if unknown:
             raise ValueError(f"unknown policy field(s) {sorted(unknown)}; valid choices: collect, eval, learn")
         self._enable_field = fields
-        self._device = torch.device("cuda" if self._cfg.get("cuda") and torch.cuda.is_available() else "cpu")
+        # CUDA serves learning: a policy without a learn mode (a collector's, an evaluator's, a frozen league
+        # player's) acts on the CPU from the weights a GPU learner publishes (its state dicts come on the CPU)
+        cuda = bool(self._cfg.get("cuda")) and "learn" in fields and torch.cuda.is_available()
+        self._device = torch.device("cuda" if cuda else "cpu")
         model = model if model is not None else self._create_model()
         self._obs_norm = self._attach_obs_norm(model) if self._cfg.get("obs_norm") else None
         self._model = model.to(self._device)
@@ -253,12 +260,24 @@ class Policy(ABC):
     def _make_collect_mode(self) -> CollectMode:
         forward = self._forward_collect if self._obs_norm is None else self._forward_collect_observed
         return CollectMode(forward, self._process_transition, self._get_train_sample, self._reset_collect,
-                           self._state_dict_collect, self._load_state_dict_collect, self._get_attribute,
+                           self._collect_state, self._load_state_dict_collect, self._get_attribute,
                            self._set_attribute, self._collect_kwargs)
 
     def _make_eval_mode(self) -> EvalMode:
-        return EvalMode(self._forward_eval, self._reset_eval, self._state_dict_eval, self._load_state_dict_eval,
+        return EvalMode(self._forward_eval, self._reset_eval, self._eval_state, self._load_state_dict_eval,
                         self._get_attribute, self._set_attribute)
+
+    def _collect_state(self) -> Dict[str, Any]:
+        """The collect state on the CPU: what a learner publishes to collectors, which act on the CPU
+        whatever device it trains on (from a GPU: copied, with one wait; on the CPU: as it is)."""
+        return self._on_cpu(self._state_dict_collect())
+
+    def _eval_state(self) -> Dict[str, Any]:
+        """The eval state on the CPU (as :meth:`_collect_state`)."""
+        return self._on_cpu(self._state_dict_eval())
+
+    def _on_cpu(self, state: Dict[str, Any]) -> Dict[str, Any]:
+        return state if self._device.type == "cpu" else cast(Dict[str, Any], to_device(state, "cpu"))
 
     @property
     def cfg(self) -> Config:
@@ -375,7 +394,7 @@ class Policy(ABC):
     # ---- league -------------------------------------------------------------------------------
     def _league_snapshot(self) -> Dict[str, Any]:
         """The eval state (the model's weights) cloned: a frozen player's weights."""
-        state = self._state_dict_eval()
+        state = self._eval_state()
         return {k: ({n: t.detach().clone() for n, t in v.items()} if isinstance(v, Mapping) else copy.deepcopy(v))
                 for k, v in state.items()}
 
@@ -515,10 +534,11 @@ class Policy(ABC):
                        if k not in _ID_KEYS and (not isinstance(v, (list, str)) or k == "IS")}
         if not isinstance(columns, dict):
             raise TypeError(f"a learn batch is a list of dict samples or a dict of columns, not {type(data).__name__}")
-        # what each algorithm reads are tensors (a dict observation: a dict of them)
+        # what each algorithm reads are tensors (a dict observation: a dict of them), moved once: pinned,
+        # non-blocking, in their stored dtypes (uint8 frames become float inside the model, on the device)
         batch = cast(Dict[str, torch.Tensor], columns)
         if self._device.type != "cpu":
-            batch = {k: v.to(self._device, non_blocking=True) if isinstance(v, torch.Tensor) else v for k, v in batch.items()}
+            batch = cast(Dict[str, torch.Tensor], to_device(batch, self._device))
         if self._obs_norm is not None:  # stored raw; learnt from with the statistics the collector has now
             for key in ("obs", "next_obs"):
                 if isinstance(batch.get(key), torch.Tensor):

@@ -151,12 +151,12 @@ class BCPolicy(Policy):
         else:
             logit = self._model.forward(batch["obs"])["logit"]
             loss = bc_discrete_loss(logit, batch["action"])
-            log = {"accuracy": (logit.detach().argmax(-1) == batch["action"].reshape(-1)).float().mean().item()}
+            log = {"accuracy": (logit.detach().argmax(-1) == batch["action"].reshape(-1)).float().mean()}
         # optimise
         lr = self._set_lr(self._optimizer)
         self._optimise(self._optimizer, loss, self._cfg.learn.grad_clip_norm)
         # log
-        return {"cur_lr": lr, "total_loss": loss.item(), **log}
+        return {"cur_lr": lr, "total_loss": loss.detach(), **log}
 
     def _monitor_vars_learn(self) -> List[str]:
         return ["cur_lr", "total_loss"] + ([] if self._cfg.continuous else ["accuracy"])

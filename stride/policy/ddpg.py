@@ -107,7 +107,7 @@ class DDPGPolicy(Policy):
                                             noise_range=dict(cfg.noise_range), action_range={"min": -1.0, "max": 1.0})
         self._use_is = bool(self._cfg.priority and self._cfg.priority_IS_weight)
         self._learn_steps = 0
-        self._last_actor_loss = 0.0  # reported until the first (delayed) actor update
+        self._last_actor_loss: float | torch.Tensor = 0.0  # reported until the first (delayed) actor update
 
     def _forward_learn(self, data: Any) -> Dict[str, Any]:
         cfg = self._cfg.learn
@@ -139,15 +139,15 @@ class DDPGPolicy(Policy):
             self._optimise(self._actor_optimizer, actor_loss, cfg.grad_clip_norm)
             # target update (delayed together with the actor)
             self._target.update(self._model)
-            self._last_actor_loss = actor_loss.item()
+            self._last_actor_loss = actor_loss.detach()
         # log
         out = {
             "cur_lr_actor": lr_actor,
             "cur_lr_critic": lr_critic,
-            "critic_loss": critic_loss.item(),
+            "critic_loss": critic_loss.detach(),
             "actor_loss": self._last_actor_loss,
-            "total_loss": critic_loss.item() + self._last_actor_loss,
-            "q_value": q.detach().mean().item(),
+            "total_loss": critic_loss.detach() + self._last_actor_loss,
+            "q_value": q.detach().mean(),
         }
         if self._cfg.priority:
             out["priority"] = td_abs.cpu().numpy()

@@ -136,13 +136,13 @@ class DQNPolicy(Policy):
         self._optimise(self._optimizer, loss, self._cfg.learn.grad_clip_norm)
         # target update
         self._target_model.update(self._model)
-        # log
+        # log: scalars stay tensors (on a GPU, no wait here; the learner's log hook reads them at its frequency)
         out = {
             "cur_lr": lr,
-            "total_loss": loss.item(),
-            "q_value": q.detach().mean().item(),
+            "total_loss": loss.detach(),
+            "q_value": q.detach().mean(),
         }
-        if td_abs is not None:  # asked for when priority is on
+        if td_abs is not None:  # asked for when priority is on: the step's one transfer to the host
             out["priority"] = td_abs.cpu().numpy()
         return out
 

@@ -162,14 +162,13 @@ class IMPALAPolicy(PPOPolicy):
         # optimise
         lr = self._set_lr(self._optimizer)
         norm = self._optimise(self._optimizer, total, cfg.grad_clip_norm)
-        grad_norm = None if norm is None else norm.item()
         # log
-        log = {"cur_lr": lr, "total_loss": total.item(),
-               "policy_loss": loss.policy_loss.item(), "value_loss": loss.value_loss.item(),
-               "entropy": loss.entropy_loss.item(),
-               "value_mean": ((value[:-1] * mask).sum() / mask.sum()).item()}
-        if grad_norm is not None:
-            log["grad_norm"] = grad_norm
+        log = {"cur_lr": lr, "total_loss": total.detach(),
+               "policy_loss": loss.policy_loss.detach(), "value_loss": loss.value_loss.detach(),
+               "entropy": loss.entropy_loss.detach(),
+               "value_mean": ((value[:-1] * mask).sum() / mask.sum()).detach()}
+        if norm is not None:
+            log["grad_norm"] = norm
         return log
 
     def _monitor_vars_learn(self) -> List[str]:

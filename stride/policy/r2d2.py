@@ -142,8 +142,8 @@ class R2D2Policy(Policy):
         # target update
         self._target_model.update(self._model)
         # log
-        out: Dict[str, Any] = {"cur_lr": lr, "total_loss": loss.item(),
-                               "q_value": q.detach().mean().item()}
+        out: Dict[str, Any] = {"cur_lr": lr, "total_loss": loss.detach(),
+                               "q_value": q.detach().mean()}
         if self._cfg.priority:
             out["priority"] = sequence_priority(td_abs, train & nstep.valid, self._cfg.learn.priority_eta).cpu().numpy()
         return out

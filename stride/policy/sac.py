@@ -145,13 +145,13 @@ class SACPolicy(Policy):
         out = {
             "cur_lr_q": lr_q,
             "cur_lr_policy": lr_policy,
-            "critic_loss": critic_loss.item(),
-            "policy_loss": policy_loss.item(),
-            "alpha_loss": alpha_loss.item(),
-            "total_loss": critic_loss.item() + policy_loss.item(),
-            "alpha": alpha.item(),
-            "entropy": -log_prob.mean().item(),
-            "q_value": q.detach().mean().item(),
+            "critic_loss": critic_loss.detach(),
+            "policy_loss": policy_loss.detach(),
+            "alpha_loss": alpha_loss.detach(),
+            "total_loss": (critic_loss + policy_loss).detach(),
+            "alpha": alpha.detach(),
+            "entropy": -log_prob.detach().mean(),
+            "q_value": q.detach().mean(),
         }
         if self._cfg.priority:
             out["priority"] = td_abs.cpu().numpy()

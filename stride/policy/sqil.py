@@ -87,9 +87,9 @@ class SQILPolicy(DQNPolicy):
         # target update
         self._target_model.update(self._model)
         # log
-        return {"cur_lr": lr, "total_loss": loss.item(),
-                "q_value": q_taken.detach().mean().item(),
-                "expert_share": (batch["reward"] > 0).float().mean().item()}
+        return {"cur_lr": lr, "total_loss": loss.detach(),
+                "q_value": q_taken.detach().mean(),
+                "expert_share": (batch["reward"] > 0).float().mean()}
 
     def _monitor_vars_learn(self) -> List[str]:
         return ["cur_lr", "total_loss", "q_value", "expert_share"]

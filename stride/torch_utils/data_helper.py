@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Callable, Optional, Sequence, TypeVar, Union, overload
+from typing import Any, Callable, List, Optional, Sequence, TypeVar, Union, overload
 
 import numpy as np
 import torch
@@ -57,17 +57,50 @@ def to_device(item: Nested, device: str | torch.device, ignore_keys: Sequence[st
 
 def to_device(item: Union[Nested, torch.nn.Module], device: str | torch.device,
               ignore_keys: Sequence[str] = ()) -> Union[Nested, torch.nn.Module]:
-    """Recursively move tensors (and modules) to ``device``; other values are left alone."""
-    if isinstance(item, (torch.Tensor, torch.nn.Module)):
+    """Recursively move tensors (and modules) to ``device``; other values are left alone.
+
+    The one way Stride moves data between host and GPU, each tensor in one copy that does not stop
+    the host: a CPU tensor bound for CUDA is pinned and copied ``non_blocking`` (the host goes on --
+    sampling the next batch -- while the copy and the kernels queued after it run; dtypes are kept, so
+    uint8 frames cross as bytes and become float on the device); CUDA tensors bound for the CPU are
+    all copied ``non_blocking`` into pinned memory and waited for once, at the end (a state dict of
+    n tensors: one synchronisation, not n). Tensors already on ``device`` are returned as they are."""
+    if isinstance(item, torch.nn.Module):
+        return item.to(device)
+    from_cuda: List[bool] = []
+    out: Nested = _to_device(item, torch.device(device), ignore_keys, from_cuda)
+    if from_cuda:  # the non-blocking device-to-host copies must land before anyone reads them
+        torch.cuda.synchronize()
+    return out
+
+
+def _to_device(item: Any, device: torch.device, ignore_keys: Sequence[str], from_cuda: List[bool]) -> Any:
+    """``item`` (nested values, modules among them) on ``device``."""
+    if isinstance(item, torch.Tensor):
+        return _move(item, device, from_cuda)
+    if isinstance(item, torch.nn.Module):
         return item.to(device)
     if isinstance(item, dict):
-        return {k: v if k in ignore_keys else to_device(v, device, ignore_keys) for k, v in item.items()}
+        return {k: v if k in ignore_keys else _to_device(v, device, ignore_keys, from_cuda) for k, v in item.items()}
     if isinstance(item, tuple) and hasattr(item, "_fields"):
         make: Callable[..., Nested] = type(item)  # a namedtuple class takes its fields positionally
-        return make(*[to_device(v, device, ignore_keys) for v in item])
+        return make(*[_to_device(v, device, ignore_keys, from_cuda) for v in item])
     if isinstance(item, (list, tuple)):
-        return type(item)(to_device(v, device, ignore_keys) for v in item)
+        return type(item)(_to_device(v, device, ignore_keys, from_cuda) for v in item)
     return item
+
+
+def _move(t: torch.Tensor, device: torch.device, from_cuda: List[bool]) -> torch.Tensor:
+    """``t`` on ``device`` (see :func:`to_device`); ``from_cuda`` gets an entry for a copy still in flight."""
+    if t.device == device:
+        return t
+    src = t.device.type
+    if src == "cpu" and device.type == "cuda":
+        return (t if t.is_pinned() else t.pin_memory()).to(device, non_blocking=True)
+    if src == "cuda" and device.type == "cpu":
+        from_cuda.append(True)
+        return t.to(device, non_blocking=True)
+    return t.to(device)
 
 
 def to_ndarray(item: Nested) -> Nested:

@@ -109,7 +109,7 @@ def test_list_and_column_batches_give_the_same_step():
     batch = make_batch()
     a, b = make_policy(), make_policy()
     out_a, out_b = a.learn_mode.forward(batch), b.learn_mode.forward(to_columns(batch))
-    assert out_a["critic_loss"] == pytest.approx(out_b["critic_loss"], rel=1e-6)
+    assert float(out_a["critic_loss"]) == pytest.approx(float(out_b["critic_loss"]), rel=1e-6)
     assert all(torch.allclose(x, y, atol=1e-6) for x, y in zip(a.model.parameters(), b.model.parameters()))
 
 

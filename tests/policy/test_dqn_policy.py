@@ -9,6 +9,8 @@ import numpy as np
 import pytest
 import torch
 
+from torch.overrides import TorchFunctionMode
+
 from stride.config import merge_config
 from stride.envs.base_env import BaseEnvTimestep
 from stride.policy import DQNPolicy, Policy
@@ -142,7 +144,11 @@ class TestModes:
         policy = make_policy()
         out = policy.learn_mode.forward(make_batch(8))
         assert set(policy.learn_mode.monitor_vars()) <= set(out)
-        assert all(isinstance(v, float) for v in out.values())
+        # numbers, or detached one-element tensors the learner reads at its log frequency (no per-step host sync)
+        assert isinstance(out["cur_lr"], float)
+        for key in ("total_loss", "q_value"):
+            v = out[key]
+            assert isinstance(v, torch.Tensor) and v.dim() == 0 and not v.requires_grad, (key, v)
 
 
 # ---- learn --------------------------------------------------------------------------------------
@@ -159,7 +165,7 @@ class TestLearn:
         for _ in range(3):
             la = a.learn_mode.forward(batch)
             lb = b.learn_mode.forward(to_columns(batch))
-            assert la["total_loss"] == pytest.approx(lb["total_loss"], rel=1e-5)
+            assert float(la["total_loss"]) == pytest.approx(float(lb["total_loss"]), rel=1e-5)
         for p, q in zip(a.model.parameters(), b.model.parameters()):
             assert torch.allclose(p, q, atol=1e-6)
 
@@ -202,7 +208,7 @@ class TestLearn:
         p1 = make_policy(priority=True)
         w2 = p2.learn_mode.forward(cols)["total_loss"]
         w1 = p1.learn_mode.forward(cols)["total_loss"]  # IS ignored without priority_IS_weight
-        assert w2 == pytest.approx(2 * w1, rel=1e-5)
+        assert float(w2) == pytest.approx(2 * float(w1), rel=1e-5)
 
     def test_target_update_assign_every_freq(self):
         policy = make_policy(learn={"target_update_type": "assign", "target_update_freq": 2})
@@ -355,3 +361,86 @@ def test_bad_choice_values_are_config_errors_before_training(patch, value):
     main = _deep(copy.deepcopy(zoo.main_config), {"policy": patch})
     with pytest.raises(ConfigError, match=value):
         DQNPolicy(compile_config(main, zoo.create_config, save_cfg=False).policy)
+
+
+# ---- a learner that keeps a GPU busy --------------------------------------------------------------
+#: what reads a tensor's value to the host: on a GPU, each waits for every kernel queued before it
+HOST_READS = ("item", "__float__", "__int__", "__bool__", "tolist", "numpy", "cpu", "__array__")
+
+
+class HostReads(TorchFunctionMode):
+    """Records each read of a tensor's value to the host made under it (method and builtin calls alike)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.reads: list = []
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        if getattr(func, "__name__", "") in HOST_READS:
+            self.reads.append(func.__name__)
+        return func(*args, **(kwargs or {}))
+
+
+class TestNoHostSync:
+    @pytest.mark.parametrize("priority", [False, True])
+    def test_a_learn_step_reads_only_the_priorities(self, priority):
+        """A step queues its work and returns: no loss.item() (the log hook reads at its frequency);
+        with PER, the priorities are the one transfer (the buffer needs them now)."""
+        policy = make_policy(priority=priority, priority_IS_weight=priority,
+                             learn={"grad_clip_norm": 10.0, "loss_type": "huber", "target_update_freq": 2})
+        cols = to_columns(make_batch(16))
+        if priority:
+            cols["IS"] = np.ones(16, np.float32)
+        policy.learn_mode.forward(cols)  # the first step makes the optimizer's state
+        for _ in range(3):  # (the target copy at step 2 and 4 included)
+            with HostReads() as mode:
+                out = policy.learn_mode.forward(cols)
+            assert mode.reads == (["cpu", "numpy"] if priority else [])
+        assert isinstance(out["total_loss"], torch.Tensor) and math.isfinite(float(out["total_loss"]))
+
+    @pytest.mark.parametrize("fields", [["collect"], ["eval"], ["collect", "eval"]])
+    def test_acting_policies_stay_on_the_cpu(self, monkeypatch, fields):
+        """``cuda=True`` serves learning: a policy without a learn mode (a Ray collector's) acts on the CPU
+        even where CUDA is there (here said to be: it must never be touched)."""
+        monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+        policy = make_policy(enable_field=fields, cuda=True)
+        assert all(p.device.type == "cpu" for p in policy.model.parameters())
+        mode = policy.collect_mode if "collect" in fields else policy.eval_mode
+        kwargs = {"eps": 0.0} if "collect" in fields else {}
+        out = mode.forward({0: np.zeros(OBS, np.float32), 1: np.ones(OBS, np.float32)}, **kwargs)
+        assert sorted(out) == [0, 1]
+
+    @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+    def test_on_cuda_a_step_never_waits_and_collectors_get_cpu_weights(self):
+        """On a GPU: uint8 frames go to the device as bytes, a step makes no synchronising call (CUDA's
+        own sync debug mode refuses them), and the published collect / eval weights are CPU tensors a
+        CPU collector loads."""
+        from stride.utils.registry import POLICY_REGISTRY
+
+        cfg = merge_config(DQNPolicy.declared_config(), {
+            "cuda": True, "model": {"obs_shape": [4, 84, 84], "action_shape": 6},
+            "collect": {"n_sample": 8}, "learn": {"batch_size": 8, "grad_clip_norm": 10.0, "loss_type": "huber"}})
+        learner = POLICY_REGISTRY.get("dqn")(cfg)
+        assert next(learner.model.parameters()).device.type == "cuda"
+        rng = np.random.default_rng(0)
+        cols = {"obs": rng.integers(0, 255, (8, 4, 84, 84), dtype=np.uint8),
+                "next_obs": rng.integers(0, 255, (8, 4, 84, 84), dtype=np.uint8),
+                "action": rng.integers(0, 6, 8), "reward": rng.standard_normal(8).astype(np.float32),
+                "done": rng.random(8) < 0.1}
+        learner.learn_mode.forward(cols)
+        torch.cuda.synchronize()
+        torch.cuda.set_sync_debug_mode("error")
+        try:
+            for _ in range(3):
+                out = learner.learn_mode.forward(cols)
+        finally:
+            torch.cuda.set_sync_debug_mode("default")
+        assert out["total_loss"].device.type == "cuda"
+        for state in (learner.collect_mode.state_dict(), learner.eval_mode.state_dict()):
+            assert all(t.device.type == "cpu" for t in state["model"].values())
+        actor = POLICY_REGISTRY.get("dqn")(cfg, enable_field=["collect"])
+        assert next(actor.model.parameters()).device.type == "cpu"
+        actor.collect_mode.load_state_dict(learner.collect_mode.state_dict())
+        obs = {0: cols["obs"][0], 1: cols["obs"][1]}
+        mine, theirs = actor.collect_mode.forward(obs, eps=0.0), learner.collect_mode.forward(obs, eps=0.0)
+        assert [mine[i]["action"] for i in (0, 1)] == [theirs[i]["action"] for i in (0, 1)]

@@ -16,6 +16,7 @@ from stride.rl_utils import vtrace_error
 from stride.utils.errors import ConfigError
 from stride.utils.registry import POLICY_REGISTRY
 from stride.worker import SampleCollector
+from .logs import numbers
 
 OBS, ACT = 4, 3
 
@@ -129,7 +130,7 @@ def test_learn_takes_the_replay_buffers_dict_of_columns():
     samples = p.collect_mode.get_train_sample(_transitions(p, 6, None))
     columns = {k: np.stack([s[k] for s in samples]) for k in samples[0]}
     a, b = make_policy(), make_policy()
-    assert a.learn_mode.forward(samples) == pytest.approx(b.learn_mode.forward(columns))
+    assert numbers(a.learn_mode.forward(samples)) == pytest.approx(numbers(b.learn_mode.forward(columns)))
 
 
 def test_continuous_actions_collect_and_learn():
@@ -208,6 +209,6 @@ def test_learning_rate_and_entropy_schedules():
     p = make_policy(learn={"learning_rate": {"type": "linear", "start": 1e-3, "end": 5e-4, "steps": 1}, "entropy_weight": ent})
     samples = p.collect_mode.get_train_sample(_transitions(p, 6, None))
     for lr, weight in ((1e-3, 0.0), (5e-4, 0.5)):
-        out = p.learn_mode.forward(samples)
+        out = numbers(p.learn_mode.forward(samples))
         assert out["cur_lr"] == pytest.approx(lr)
         assert out["total_loss"] == pytest.approx(out["policy_loss"] + 0.5 * out["value_loss"] - weight * out["entropy"], abs=1e-6)

@@ -95,3 +95,15 @@ def test_to_tensor_numpy_bool():
     out = to_tensor({"done": np.bool_(True), "flags": [np.bool_(False)]})
     assert bool(out["done"]) is True and torch.as_tensor(out["done"]).dtype == torch.bool
     assert bool(out["flags"][0]) is False
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_to_device_crosses_to_and_from_cuda_in_one_copy_each():
+    """Host -> GPU: pinned, non-blocking, dtype kept (uint8 frames cross as bytes); GPU -> host: all
+    tensors copied, then one wait, the values exact."""
+    frames = torch.randint(0, 255, (2, 4, 84, 84), dtype=torch.uint8)
+    on = to_device({"obs": frames, "n": [torch.arange(3)]}, "cuda")
+    assert on["obs"].device.type == "cuda" and on["obs"].dtype == torch.uint8 and not frames.is_pinned()
+    back = to_device(on, "cpu")
+    assert torch.equal(back["obs"], frames) and torch.equal(back["n"][0], torch.arange(3))
+    assert to_device(on, on["obs"].device)["obs"] is on["obs"]

@@ -174,6 +174,57 @@ def test_log_show_hook_averages_over_freq():
     assert tb.scalars["learner_step/total_loss"] == [(200, pytest.approx(1.5)), (400, pytest.approx(3.5))]
 
 
+class Reads(torch.Tensor):
+    """A tensor that counts the reads of its value to the host (what makes a GPU step wait)."""
+
+    reads = 0
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        if getattr(func, "__name__", "") in ("item", "tolist", "__float__", "cpu", "numpy", "__bool__"):
+            Reads.reads += 1
+        return super().__torch_function__(func, types, args, kwargs or {})
+
+
+class TensorLoss(Recorder):
+    """A learn mode whose losses are tensors (as a policy on a GPU returns them)."""
+
+    def forward(self, data):
+        out = super().forward(data)
+        out["total_loss"] = torch.tensor(out["total_loss"] / 3, dtype=torch.float32).as_subclass(Reads)
+        out["q_value"] = torch.tensor(-2.0 * self.calls).as_subclass(Reads)
+        return out
+
+
+def test_log_show_hook_reads_tensors_only_when_it_writes():
+    tb = TB()
+    Reads.reads = 0
+    learner = BaseLearner({"hook": {"log_show_after_iter": 3}}, TensorLoss().mode(), tb_logger=tb)
+    for i in range(2):
+        learner.train([{}], envstep=i)
+    assert Reads.reads == 0 and learner.last_log == {}  # nothing read between writes
+    learner.train([{}])
+    # the same numbers as .item() of each step's value summed as floats, keys in the policy's order
+    expect = sum(torch.tensor(c / 3, dtype=torch.float32).item() for c in (1, 2, 3)) / 3
+    assert learner.last_log == {"total_loss": expect, "cur_lr": pytest.approx(0.1), "q_value": -4.0}
+    assert list(learner.last_log) == ["total_loss", "cur_lr", "q_value"]
+    assert tb.scalars["learner_iter/q_value"] == [(3, -4.0)]
+    learner.train([{}])
+    learner.call_hook("after_run")  # the run's end writes the rest
+    assert learner.last_log["q_value"] == -8.0
+
+
+def test_log_show_hook_folds_long_stretches_on_the_device(monkeypatch):
+    from stride.worker.learner.hooks import LogShowHook
+
+    monkeypatch.setattr(LogShowHook, "FOLD", 4)
+    learner = BaseLearner({"hook": {"log_show_after_iter": 10}}, TensorLoss().mode())
+    for _ in range(10):
+        learner.train([{}])
+    assert learner.last_log["q_value"] == pytest.approx(-11.0)
+    assert learner.last_log["total_loss"] == pytest.approx(5.5 / 3)
+
+
 def test_learner_unknown_config_keys():
     with pytest.raises(ConfigError, match="train_iteration"):
         BaseLearner({"train_iteration": 3}, Recorder().mode())

@@ -115,7 +115,9 @@ class BaseLearner(Configurable):
 
     # ---- training ----------------------------------------------------------------------------
     def train(self, data: Batch, envstep: Optional[int] = None) -> Dict[str, object]:
-        """One optimisation step on ``data`` (a list of samples or a dict of columns)."""
+        """One optimisation step on ``data`` (a list of samples or a dict of columns); returns the policy's
+        log, whose scalars may be one-element tensors on its device (``float()`` one and the host waits
+        for the GPU; ``last_log`` holds the log hook's averages as numbers)."""
         if envstep is not None:
             self._envstep = envstep
             self.policy.set_attribute("envstep", envstep)  # the counter of env-step schedules
