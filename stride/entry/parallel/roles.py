@@ -343,20 +343,21 @@ class LearnerRole:
     def train(self, batches: Sequence[Optional[Batch]], envstep: int, max_train_iter: Optional[int] = None
               ) -> Dict[str, object]:
         """One ``BaseLearner.train`` per batch (None batches skipped, none past ``max_train_iter``);
-        returns the iteration reached, the last log, the priority infos (one per batch trained) and
+        returns the iteration reached, the learner's last written log, the priority infos (one per batch trained) and
         the call's wall ``seconds`` (the learner's busy time: the pipeline reports its idle time)."""
         start = time.perf_counter()
         learner = self._learner
         priorities: List[Optional[Dict[str, object]]] = []
-        log: Dict[str, object] = {}
         # replicas must step together (each step all-reduces): a mismatch is an error, never a hang
         check_same(sum(b is not None for b in batches), "the batches of one train call")
         for batch in batches:
             if batch is None or (max_train_iter is not None and learner.train_iter >= max_train_iter):
                 continue
-            log = learner.train(batch, envstep)
+            learner.train(batch, envstep)
             priorities.append(learner.priority_info)
-        return {"train_iter": learner.train_iter, "log": log, "last_log": dict(learner.last_log),
+        # the step's own log stays in the actor (its values may be device tensors); last_log is the
+        # learner's latest written log, plain numbers
+        return {"train_iter": learner.train_iter, "last_log": dict(learner.last_log),
                 "priorities": priorities, "seconds": time.perf_counter() - start}
 
     def train_fresh(self, tag: BatchTag, data: Sequence[Mapping[str, object]], envstep: int, max_staleness: int,
@@ -379,10 +380,11 @@ class LearnerRole:
         if verdict.store and not fresh:
             self.stale_dropped += 1
         trained = verdict.store and fresh and (max_train_iter is None or learner.train_iter < max_train_iter)
-        log = learner.train(list(data), envstep) if trained else {}
+        if trained:
+            learner.train(list(data), envstep)
         return {"admitted": verdict.store, "gap": verdict.gap, "restored": False, "pid": os.getpid(),
                 **self._ledger.summary(), "trained": trained, "staleness": staleness,
-                "stale_dropped": self.stale_dropped, "train_iter": learner.train_iter, "log": log,
+                "stale_dropped": self.stale_dropped, "train_iter": learner.train_iter,
                 "last_log": dict(learner.last_log), "priorities": []}
 
     def summary(self) -> Dict[str, object]:
