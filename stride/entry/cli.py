@@ -228,7 +228,7 @@ def _run(args: argparse.Namespace) -> int:
 
     if args.mode == "eval":
         return _eval(args)
-    if args.mode == "parallel":
+    if args.mode == "parallel" and not args.resume:  # a resume goes the serial way: its saved configs and limits
         return _parallel(args)
     if args.mode == "dist":
         return _dist(args)
@@ -254,6 +254,10 @@ def _run(args: argparse.Namespace) -> int:
             from .league_entry import league_pipeline
 
             return league_pipeline(input_cfg, workers=args.workers or 1, **kw)
+        if args.mode == "parallel":  # --resume only (a new run: _parallel)
+            from .parallel.pipeline import parallel_pipeline
+
+            return parallel_pipeline(input_cfg, **kw)
         if args.mode == "serial_onpolicy":
             from .serial_entry_onpolicy import serial_pipeline_onpolicy
 

@@ -205,7 +205,7 @@ def _train(cfg: Config, model: Optional[torch.nn.Module], resume_ckpt: Optional[
                       replicas=get_world_size() if replicas else 1)
 
 
-def finish_run(policy: Policy, result: Dict[str, Any], learner: BaseLearner, exp: Optional[str],
+def finish_run(policy: Policy, result: Dict[str, Any], learner: RecordedLearner, exp: Optional[str],
                max_env_step: Optional[int], max_train_iter: Optional[int], replicas: int = 1) -> Policy:
     """``policy`` with the run's summary as ``policy.result`` (final checkpoint and limits added),
     also written atomically to ``<exp>/result.json`` (what ``--resume`` reads to see a run ended)."""
@@ -473,6 +473,22 @@ def _run(cfg: Config, policy: Policy, workers: Workers, record: "EvalRecorder", 
     }
 
 
+class RecordedLearner(Protocol):
+    """What :class:`EvalRecorder` and :func:`finish_run` read of a learner: a :class:`BaseLearner`,
+    or a parallel run's view of its learner actor."""
+
+    @property
+    def train_iter(self) -> int:
+        """Train iterations so far."""
+
+    @property
+    def last_log(self) -> Mapping[str, float]:
+        """The last train iteration's log values."""
+
+    def save_checkpoint(self, ckpt_name: Optional[str] = None) -> Optional[str]:
+        """A checkpoint now; its path."""
+
+
 class EvalRecorder:
     """A run's evaluations and their ``progress.csv`` rows (in ``exp``; none without it), with the
     run's clocks (:class:`~stride.entry.clock.RunClock`: train CPU-seconds are the process's CPU
@@ -489,10 +505,10 @@ class EvalRecorder:
         """CPU seconds spent so far outside evaluations."""
         return self.clock.train_cpu()
 
-    def evaluate(self, evaluator: BaseSerialEvaluator, learner: BaseLearner, envstep: int
-                 ) -> Tuple[bool, Dict[str, Any]]:
-        """One evaluation (best checkpoint saved through the learner) and its CSV row; returns
-        ``(stop, row)``."""
+    def evaluate(self, evaluator: BaseSerialEvaluator, learner: RecordedLearner, envstep: int,
+                 extra: Optional[Mapping[str, object]] = None) -> Tuple[bool, Dict[str, Any]]:
+        """One evaluation (best checkpoint saved through the learner) and its CSV row (``extra``'s
+        columns after the serial ones: a parallel run's); returns ``(stop, row)``."""
         stop, returns = evaluator.eval(learner.save_checkpoint, learner.train_iter, envstep)
         self.clock.add_eval(evaluator.last_eval_cpu_seconds)
         self.last_return = evaluator.last_eval_return
@@ -505,7 +521,7 @@ class EvalRecorder:
                "eval_return_min": min(returns), "eval_return_max": max(returns),
                "train_cpu_seconds": round(self.clock.train_cpu(), 3),
                "wall_seconds": round(self.clock.wall(), 3),
-               **{f"learner_{k}": v for k, v in learner.last_log.items()}}
+               **{f"learner_{k}": v for k, v in learner.last_log.items()}, **(extra or {})}
         if self.csv is not None:
             self.csv.write(row)
         return stop, row

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import math
 import os
-import time
 from typing import Dict, Mapping, Optional
 
 import torch
@@ -39,7 +38,7 @@ from ...policy.base_policy import Policy
 from ...utils.errors import StrideError
 from ...utils.files import atomic_write_json
 from ...utils.log import build_logger, build_tb_writer
-from ...utils.narrow import as_int, as_list, as_mapping
+from ...utils.narrow import as_list, as_mapping
 from ...utils.seed import set_pkg_seed
 from ...worker.learner.learner import read_checkpoint
 from ..league_eval import LeagueEvaluation, league_table
@@ -72,6 +71,8 @@ class LeagueCoordinator(Coordinator):
                  resume_ckpt: Optional[str] = None) -> None:
         super().__init__(cfg, sys_cfg, evaluation.tb, resume_ckpt=resume_ckpt)
         self.the_league, self.evaluation = league, evaluation
+        self.register_state("league", league)  # a resumed run's snapshots and payoff
+        self.register_state("league_evaluation", evaluation)  # its best and clocks
         self.games_recorded = 0
         self._batches_since_publish = 0
         self._league_log = build_logger(cfg.exp_name, "league")
@@ -98,7 +99,6 @@ class LeagueCoordinator(Coordinator):
         league, evaluation = self.the_league, self.evaluation
         env_limit = math.inf if max_env_step is None else max_env_step
         bar = ProgressBar(enabled=progress, total=env_limit, initial=self.envstep)
-        cpu0, eval_cpu0 = time.process_time(), evaluation.eval_cpu
         stop, interrupted = False, False
         self.publish()
         self.start()
@@ -112,6 +112,7 @@ class LeagueCoordinator(Coordinator):
                 if league.should_snapshot(self.train_iter):
                     player = league.snapshot(ray.get(self.learner.league_snapshot.remote()), self.train_iter)
                     policy.eval_mode.load_state_dict(ray.get(self.learner.eval_state.remote()))
+                    evaluation.clock.add_cpu(self.actor_cpu())
                     stop, row = evaluation.evaluate(policy, league, player.player_id, self.train_iter, self.envstep)
                     self._league_log.info(league_table(league, row))
                     self.publish()
@@ -122,11 +123,12 @@ class LeagueCoordinator(Coordinator):
                     break
         bar.close()
         self.publish()  # the league as it ends goes into the last checkpoint
+        evaluation.clock.add_cpu(self.actor_cpu())
         if interrupted or stop:
             self.save_checkpoint()
-        driver_cpu = time.process_time() - cpu0 - (evaluation.eval_cpu - eval_cpu0)
-        summary = self.summary(policy, driver_cpu)  # the learner's final checkpoint (after_run)
+        summary = self.summary(policy)  # the learner's final checkpoint (after_run)
         return {"stop": bool(stop), "interrupted": interrupted, "signal": interrupt.signal_name,
+                "env_step": self.envstep, "train_iter": self.train_iter, "exp_dir": self.cfg.exp_name,
                 "snapshots": len(league.historical()), "games_recorded": self.games_recorded,
                 **evaluation.summary(), **summary, "workers": len(self.collectors)}
 
@@ -146,22 +148,15 @@ def league_on_ray(cfg: Config, league: League, resume_ckpt: Optional[str], worke
     policy = build_policy(cfg, enable_field=["learn", "eval"])
     tb = build_tb_writer(exp)
     evaluation = LeagueEvaluation(cfg, exp, tb)
-    envstep = train_iter = 0
-    if resume_ckpt is not None:  # the driver's share of the checkpoint: the league and the evaluation's best
-        state = read_checkpoint(resume_ckpt)
-        components = as_mapping(state.get("components", {}), "checkpoint 'components'")
+    if resume_ckpt is not None:  # the coordinator loads the league and the evaluation from it (register_state)
+        components = as_mapping(read_checkpoint(resume_ckpt).get("components", {}), "checkpoint 'components'")
         if "league" not in components:
             raise StrideError(f"checkpoint {resume_ckpt} holds no league: it is not a league run's")
-        league.load_state_dict(as_mapping(components["league"], "checkpoint 'components.league'"))
-        if "league_evaluation" in components:
-            evaluation.load_state_dict(as_mapping(components["league_evaluation"], "checkpoint league_evaluation"))
-        envstep, train_iter = as_int(state["envstep"], "envstep"), as_int(state["train_iter"], "train_iter")
     try:
         with local_ray(sys_cfg.num_cpus) as info:
             from ray.exceptions import RayError
 
             coordinator = LeagueCoordinator(cfg, sys_cfg, league, evaluation, resume_ckpt)
-            coordinator.envstep, coordinator.train_iter = envstep, train_iter
             keep_exp_dirs()  # Ray started and the roles are built: the folder is the run's from here on
             try:
                 result = coordinator.run_league(policy, max_env_step, progress)

@@ -50,7 +50,6 @@ import math
 import os
 import re
 import sys
-import time
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import torch
@@ -61,14 +60,16 @@ from ...policy.base_policy import Policy
 from ...torch_utils.dist import DEFAULT_ADDR, free_port
 from ...utils.errors import ConfigError, StrideError
 from ...utils.files import atomic_write_json
-from ...utils.log import ProgressCSV, TBWriter, build_logger, build_tb_writer
-from ...utils.narrow import as_int
+from ...utils.log import TBWriter, build_logger, build_tb_writer
+from ...utils.narrow import as_int, as_list, as_mapping
 from ...utils.registry import import_components
 from ...utils.seed import set_pkg_seed
 from ...worker import BaseSerialEvaluator
-from ...worker.protocols import ScalarWriter
+from ...worker.learner.learner import read_checkpoint
+from ...worker.protocols import ScalarWriter, Stateful
 from ..progress import ProgressBar
-from ..run_state import DIST, PARALLEL, RESULT_FILE, record_run
+from ..run_state import DIST, PARALLEL, read_system_config, record_run
+from ..serial_entry import EvalRecorder, finish_run, finished_policy, load_cfg, resumed_limits
 from ..utils import (
     Interrupt,
     build_env_manager,
@@ -105,24 +106,44 @@ def read_parallel_config(input_cfg: ParallelConfigInput) -> Tuple[Dict[str, obje
 
 @provisional_exp_dirs()  # a run that fails before its loop starts (Ray that did not start) leaves no folder
 def parallel_pipeline(
-    input_cfg: ParallelConfigInput,
+    input_cfg: Optional[ParallelConfigInput],
     seed: int = 0,
     max_train_iter: Optional[int] = None,
     max_env_step: Optional[int] = None,
     exp_name: Optional[str] = None,
     progress: bool = True,
+    resume: Optional[str] = None,
 ) -> Policy:
     """Train with ``system_config.collector_num`` collector actors, a replay actor and a learner
     actor on Ray (a local instance started and stopped here, or ``system_config.address``);
     returns the trained policy with the run's summary in ``policy.result``.
 
     Off-policy policies (a replay buffer); the same stopping rules as ``serial_pipeline`` (the
-    evaluator's stop value, ``max_env_step``, ``max_train_iter``, Ctrl-C / SIGTERM)."""
-    main, create, system = read_parallel_config(input_cfg)
-    sys_cfg = compile_system_config(system)
+    evaluator's stop value, ``max_env_step``, ``max_train_iter``, Ctrl-C / SIGTERM), the same
+    ``progress.csv`` and ``result.json`` columns (the parallel ones after them). ``resume``: a
+    ``-m parallel`` run's experiment folder or checkpoint, continued as ``serial_pipeline``'s
+    ``resume=`` continues a serial run (its saved configs and limits; a run that ended is not
+    trained again): the learner, its optimiser, the replay (its snapshot as the run ended), the
+    counters and clocks go on; the collectors start fresh episodes with the learner's weights (an
+    asynchronous run is not replayed exactly, as the serial one is)."""
     import_components()
-    cfg = compile_config(copy.deepcopy(main), create_cfg=copy.deepcopy(create), seed=seed, exp_name=exp_name,
-                         save_cfg=False)
+    resume_ckpt: Optional[str] = None
+    if resume is not None:
+        cfg, resume_ckpt = load_cfg(None, seed, exp_name, resume, mode=PARALLEL)
+        assert resume_ckpt is not None  # load_cfg's for a resume
+        system = read_system_config(cfg.exp_name)
+        limits = resumed_limits(cfg.exp_name, max_env_step, max_train_iter)
+        if isinstance(limits, dict):  # the run already ended: its result
+            return finished_policy(cfg, None, resume_ckpt, limits)
+        max_env_step, max_train_iter = limits
+        sys_cfg = compile_system_config(system)
+    else:
+        if input_cfg is None:
+            raise ConfigError("give a config ([main_config, create_config, system_config] or a config file) or resume=")
+        main, create, system = read_parallel_config(input_cfg)
+        sys_cfg = compile_system_config(system)
+        cfg = compile_config(copy.deepcopy(main), create_cfg=copy.deepcopy(create), seed=seed, exp_name=exp_name,
+                             save_cfg=False)
     if cfg.policy.on_policy:
         raise ConfigError(f"policy '{cfg.policy.type}' is on-policy: -m parallel runs off-policy policies (a replay "
                           "buffer between collectors and learner); use -m serial")
@@ -139,7 +160,7 @@ def parallel_pipeline(
         check_cuda(cfg)
     else:
         check_address(sys_cfg.address)  # before anything is written
-    return train_on_ray(cfg, sys_cfg, max_train_iter, max_env_step, progress)
+    return train_on_ray(cfg, sys_cfg, max_train_iter, max_env_step, progress, resume_ckpt=resume_ckpt)
 
 
 #: what ``train_on_ray`` asks for on a connected Ray when the roles joined from other processes
@@ -150,14 +171,15 @@ FindRoles = Callable[[Config, Config], Tuple[Any, List[Tuple[Any, str, int]]]]
 def train_on_ray(cfg: Config, sys_cfg: Config, max_train_iter: Optional[int], max_env_step: Optional[int],
                  progress: bool, namespace: Optional[str] = None, find_roles: Optional[FindRoles] = None,
                  new_dir: bool = True, join_deadline: Optional[float] = None,
-                 join_wait: float = START_TIMEOUT) -> Policy:
+                 join_wait: float = START_TIMEOUT, resume_ckpt: Optional[str] = None) -> Policy:
     """The coordinator's run on a compiled config: ``parallel_pipeline``'s and ``-m dist``'s one loop.
 
     ``find_roles`` (on the connected Ray, in ``namespace``) hands over a learner and collectors that
     other processes started (``-m dist --module learner|collector``); without it the coordinator
     starts every role itself. ``new_dir=False`` uses the experiment folder as it exists (made by
     ``-m dist --module config``). ``join_deadline`` (``time.monotonic()``) bounds the connection
-    to a running cluster (``-m dist``'s ``--wait`` of ``join_wait`` s)."""
+    to a running cluster (``-m dist``'s ``--wait`` of ``join_wait`` s). ``resume_ckpt``: the run
+    in ``cfg.exp_name`` goes on from this checkpoint (its folder and records as they are)."""
     torch.set_num_threads(int(cfg.get("num_threads", 1)))
     set_pkg_seed(cfg.seed, use_cuda=cfg.policy.cuda)
     evaluator_env = build_env_manager(cfg, cfg.seed, evaluator=True)
@@ -168,19 +190,24 @@ def train_on_ray(cfg: Config, sys_cfg: Config, max_train_iter: Optional[int], ma
     tb: Optional[TBWriter] = None
     try:
         with cluster as info:  # first: a Ray that does not start leaves no experiment folder
-            cfg.exp_name = make_exp_dir(cfg.exp_name, renew=new_dir)
-            save_config(cfg, cfg.exp_name)
-            atomic_write_json(os.path.join(cfg.exp_name, "system_config.json"), dict(sys_cfg))
-            record_run(cfg.exp_name, PARALLEL if find_roles is None else DIST, max_env_step, max_train_iter)
+            if resume_ckpt is None:
+                cfg.exp_name = make_exp_dir(cfg.exp_name, renew=new_dir)
+                save_config(cfg, cfg.exp_name)
+                atomic_write_json(os.path.join(cfg.exp_name, "system_config.json"), dict(sys_cfg))
+                record_run(cfg.exp_name, PARALLEL if find_roles is None else DIST, max_env_step, max_train_iter)
             tb = build_tb_writer(cfg.exp_name)
             evaluator = BaseSerialEvaluator(cfg.policy.eval.evaluator, evaluator_env, policy.eval_mode, tb,
                                             cfg.exp_name)
+            record = EvalRecorder(cfg.exp_name)
             from ray.exceptions import RayError
 
-            coordinator = Coordinator(cfg, sys_cfg, tb, None if find_roles is None else find_roles(cfg, sys_cfg))
+            coordinator = Coordinator(cfg, sys_cfg, tb, None if find_roles is None else find_roles(cfg, sys_cfg),
+                                      resume_ckpt=resume_ckpt)
+            coordinator.register_state("evaluator", evaluator)
+            coordinator.register_state("clock", record)  # a resumed run's CPU / wall seconds go on
             keep_exp_dirs()  # Ray started and the roles are built: the folder is the run's from here on
             try:
-                result = coordinator.run(evaluator, policy, max_train_iter, max_env_step, progress)
+                result = coordinator.run(evaluator, policy, record, max_train_iter, max_env_step, progress)
             except RayError as e:  # the learner (not restarted: its state is the run) or Ray itself failed
                 reason = " ".join(str(e).split())[:400]
                 raise StrideError(f"the run stopped: {type(e).__name__}: {reason}; its checkpoints are in "
@@ -192,10 +219,7 @@ def train_on_ray(cfg: Config, sys_cfg: Config, max_train_iter: Optional[int], ma
         evaluator_env.close()
         if tb is not None:
             tb.close()
-    result.update(max_env_step=max_env_step, max_train_iter=max_train_iter)
-    atomic_write_json(os.path.join(cfg.exp_name, RESULT_FILE), result)
-    policy.result = result
-    return policy
+    return finish_run(policy, result, LearnerView(coordinator), cfg.exp_name, max_env_step, max_train_iter)
 
 
 def check_replicas(cfg: Config, sys_cfg: Config) -> None:
@@ -239,12 +263,35 @@ def replica_rendezvous() -> Tuple[str, str, int]:
     return ray.get_runtime_context().get_node_id(), DEFAULT_ADDR, free_port(DEFAULT_ADDR)
 
 
+class LearnerView:
+    """Rank 0's learner actor as the driver's evaluation and result see it (what
+    :class:`~stride.entry.serial_entry.EvalRecorder` and ``finish_run`` read of a serial learner):
+    the coordinator's iteration and last log, and checkpoints through it (with its components)."""
+
+    def __init__(self, coordinator: "Coordinator") -> None:
+        self._coordinator = coordinator
+
+    @property
+    def train_iter(self) -> int:
+        return self._coordinator.train_iter
+
+    @property
+    def last_log(self) -> Mapping[str, float]:
+        return self._coordinator.last_log
+
+    def save_checkpoint(self, ckpt_name: Optional[str] = None) -> Optional[str]:
+        return self._coordinator.save_checkpoint(ckpt_name)
+
+
 class Coordinator:
     """The driver's loop: starts the actors, routes batches and weights, restarts dead collectors.
 
     Built on a connected Ray (local or joined); ``close()`` stops every actor it started or was
     handed (``roles``: a learner and collectors that joined, see :data:`FindRoles`). ``resume_ckpt``:
-    the learner starts from that checkpoint. :meth:`next_batch` is one turn of the loop and
+    the run goes on from that checkpoint: the learner loads it (weights, optimiser, counters), the
+    replay actor its snapshot, this coordinator its counters (:meth:`state_dict`) and the driver's
+    components registered with :meth:`register_state`; the collectors start as new incarnations with
+    the learner's weights. :meth:`next_batch` is one turn of the loop and
     :meth:`summary` its end, so a run with its own evaluation (the league's,
     :mod:`.league`) drives the same coordinator; :meth:`received` sees each batch's meta first."""
 
@@ -255,6 +302,10 @@ class Coordinator:
 
         self.cfg, self.sys = cfg, sys_cfg
         self._resume_ckpt = resume_ckpt
+        # the driver's components every checkpoint carries (register_state) and those of the resumed one
+        self._held: Dict[str, Stateful] = {"coordinator": self}
+        resumed = read_checkpoint(resume_ckpt) if resume_ckpt is not None else {}
+        self._resumed = as_mapping(resumed.get("components", {}), "checkpoint 'components'")
         # a league run: the ref of the driver's League.state_dict() its collectors match from, its
         # version, and the version each collector was sent (a state is sent once per collector)
         self.league_ref: Any = None
@@ -276,9 +327,12 @@ class Coordinator:
         self.collectors: Dict[str, Tuple[Any, int, int]] = {}  # name -> (actor, index, incarnation)
         if roles is None:
             self.learners: List[Any] = self._new_learners()
+            # resumed: each collector a new incarnation of the one the replay's ledger saw last
+            seen = self._replay_incarnations() if resume_ckpt is not None else {}
             for i in range(sys_cfg.collector_num):
                 name = f"collector{i}"
-                self.collectors[name] = (self._new_collector(name, i, 0), i, 0)
+                first = seen.get(name, -1) + 1
+                self.collectors[name] = (self._new_collector(name, i, first), i, first)
         else:  # -m dist: the learner and collectors that joined
             self.learners = [roles[0]]
             self.collectors = {name: (actor, index, 0) for actor, name, index in roles[1]}
@@ -290,10 +344,54 @@ class Coordinator:
         self.weights: Any = None  # ref of the learner's latest collect-mode state_dict (None: initial weights)
         self.restarts: List[Dict[str, Any]] = []
         self.lost_batches = 0
-        self.staleness: List[int] = []
+        self.staleness: List[int] = []  # this process's batches; the resumed ones' are in self._before
         self.replay_pids: List[int] = []
         self._replay_last: Dict[str, Any] = {}
         self.last_log: Dict[str, Any] = {}
+        self._before = {"batches": 0, "staleness_sum": 0, "staleness_max": 0, "replay_restarts": 0}
+        self._cpu_seen: Dict[str, float] = {}  # each actor's CPU-seconds at the last actor_cpu()
+        if resume_ckpt is not None:  # the counters go on from the checkpoint's; the collectors load its weights
+            self.envstep = as_int(resumed["envstep"], "checkpoint 'envstep'")
+            self.train_iter = as_int(resumed["train_iter"], "checkpoint 'train_iter'")
+            if "coordinator" in self._resumed:
+                self.load_state_dict(as_mapping(self._resumed["coordinator"], "checkpoint 'components.coordinator'"))
+            self.weights = self.learner.collect_state.remote()
+
+    def _replay_incarnations(self) -> Dict[str, int]:
+        import ray
+
+        seen: Dict[str, int] = ray.get(self.replay.incarnations.remote())
+        return seen
+
+    def register_state(self, name: str, component: Stateful) -> None:
+        """Carry ``component.state_dict()`` (a driver's: the evaluator, the run's clock) in every
+        checkpoint from now on, as ``components[name]``; a resumed run's is loaded into it here."""
+        self._held[name] = component
+        if name in self._resumed:
+            component.load_state_dict(as_mapping(self._resumed[name], f"checkpoint 'components.{name}'"))
+
+    def _hold(self) -> None:
+        """The registered components' states to the learner, for its next checkpoints."""
+        for name, component in self._held.items():
+            self.learner.hold.remote(name, component.state_dict())
+
+    def state_dict(self) -> Dict[str, object]:
+        """The run's counters (batches, staleness, losses, restarts): a resumed run goes on from them."""
+        stale = self.staleness or [0]
+        return {"envstep": self.envstep, "batches": self._before["batches"] + len(self.staleness),
+                "staleness_sum": self._before["staleness_sum"] + sum(self.staleness),
+                "staleness_max": max(self._before["staleness_max"], max(stale)), "lost_batches": self.lost_batches,
+                "collector_restarts": [dict(r) for r in self.restarts],
+                "replay_restarts": self._before["replay_restarts"] + max(0, len(self.replay_pids) - 1)}
+
+    def load_state_dict(self, state: Mapping[str, object]) -> None:
+        """Go on from saved counters (:meth:`state_dict`)."""
+        self._before = {key: as_int(state[key], f"coordinator state '{key}'")
+                        for key in ("batches", "staleness_sum", "staleness_max", "replay_restarts")}
+        self.envstep = max(self.envstep, as_int(state["envstep"], "coordinator state 'envstep'"))
+        self.lost_batches = as_int(state["lost_batches"], "coordinator state 'lost_batches'")
+        self.restarts = [dict(as_mapping(r, "coordinator state 'collector_restarts'"))
+                         for r in as_list(state["collector_restarts"], "coordinator state 'collector_restarts'")]
 
     def _new_learners(self) -> List[Any]:
         """One learner actor, or ``learner_num`` replicas on one node (see the module docstring)."""
@@ -474,83 +572,107 @@ class Coordinator:
         return meta
 
     def save_checkpoint(self, name: Optional[str] = None) -> Optional[str]:
-        """The learner's checkpoint now (rank 0); its path."""
+        """The learner's checkpoint now (rank 0), with the run's env steps and the registered
+        components; its path."""
         import ray
 
-        path: Optional[str] = ray.get(self.learner.save_checkpoint.remote(name))
+        self._hold()
+        path: Optional[str] = ray.get(self.learner.save_checkpoint.remote(name, self.envstep))
         return path
 
-    def run(self, evaluator: BaseSerialEvaluator, policy: Policy, max_train_iter: Optional[int],
+    def run(self, evaluator: BaseSerialEvaluator, policy: Policy, record: EvalRecorder, max_train_iter: Optional[int],
             max_env_step: Optional[int], progress: bool) -> Dict[str, object]:
-        """Collect, store, learn and evaluate until the stop value, a limit or a signal."""
+        """Collect, store, learn and evaluate until the stop value, a limit or a signal; ``record``
+        (the serial pipeline's) writes the evaluations' rows and keeps the clocks, which count the
+        actors' CPU as training (register ``evaluator`` and ``record`` first: a resumed run's go on)."""
         import ray
 
-        exp = self.cfg.exp_name
         train_limit = math.inf if max_train_iter is None else max_train_iter
         env_limit = math.inf if max_env_step is None else max_env_step
-        csv = ProgressCSV(os.path.join(exp, "progress.csv"))
-        bar = ProgressBar(enabled=progress, total=env_limit, initial=0)
-        wall0, cpu0, evaluator_cpu = time.perf_counter(), time.process_time(), 0.0
-        stop, interrupted, last_return = False, False, None
+        bar = ProgressBar(enabled=progress, total=env_limit, initial=self.envstep)
+        stop, interrupted = False, False
+        learner = LearnerView(self)
 
         self.start()
         with Interrupt() as interrupt:
             while True:
                 if interrupt.requested:
                     interrupted = True
+                    record.clock.add_cpu(self.actor_cpu())
                     self.save_checkpoint()
                     break
                 if evaluator.should_eval(self.train_iter, self.envstep):
                     policy.eval_mode.load_state_dict(ray.get(self.learner.eval_state.remote()))
-                    stop, returns = evaluator.eval(self.save_checkpoint, self.train_iter, self.envstep)
-                    evaluator_cpu += evaluator.last_eval_cpu_seconds
-                    last_return = evaluator.last_eval_return
-                    if evaluator.last_confirm_return is not None:
-                        last_return = evaluator.last_confirm_return
-                    recent = self.staleness[-100:] or [0]
-                    csv.write({"train_iter": self.train_iter, "envstep": self.envstep,
-                               "eval_return_mean": evaluator.last_eval_return,
-                               "confirm_return_mean": evaluator.last_confirm_return,
-                               "eval_return_min": min(returns), "eval_return_max": max(returns),
-                               "wall_seconds": round(time.perf_counter() - wall0, 3),
-                               "staleness_mean": sum(recent) / len(recent), "staleness_max": max(recent),
-                               "lost_batches": self.lost_batches + int(self._replay_last.get("gaps", 0)),
-                               **{f"learner_{k}": v for k, v in self.last_log.items()}})
-                    bar.update(self.envstep, self.train_iter, last_return)
+                    record.clock.add_cpu(self.actor_cpu())
+                    stop, _ = record.evaluate(evaluator, learner, self.envstep, extra=self.columns())
+                    bar.update(self.envstep, self.train_iter, record.last_return)
                     if stop:
                         break
                 if self.next_batch(max_train_iter) is None:
                     continue
-                bar.update(self.envstep, self.train_iter, last_return)
+                bar.update(self.envstep, self.train_iter, record.last_return)
                 if self.envstep >= env_limit or self.train_iter >= train_limit:
                     break
         bar.close()
+        record.clock.add_cpu(self.actor_cpu())
+        summary = self.summary(policy)  # the final checkpoint: the clock's state as it ends
         return {"stop": bool(stop), "interrupted": interrupted, "signal": interrupt.signal_name,
-                "eval_return": last_return, "wall_seconds": time.perf_counter() - wall0,
-                **self.summary(policy, time.process_time() - cpu0 - evaluator_cpu), "eval_cpu_seconds": evaluator_cpu}
+                "env_step": self.envstep, "train_iter": self.train_iter, **record.summary(), "exp_dir": self.cfg.exp_name,
+                **summary}
 
-    def summary(self, policy: Policy, driver_cpu: float) -> Dict[str, object]:
-        """The end of a run: the learners' ``after_run`` (final checkpoint), rank 0's learn state
-        loaded into ``policy``, and the counters (CPU: every actor's plus ``driver_cpu``, the
-        driver's own less its evaluations)."""
+    def columns(self) -> Dict[str, object]:
+        """A parallel run's columns of ``progress.csv``, after the serial ones: the last 100 batches'
+        staleness and the batches lost so far."""
+        recent = self.staleness[-100:] or [0]
+        return {"staleness_mean": sum(recent) / len(recent), "staleness_max": max(recent),
+                "lost_batches": self.lost_batches + int(self._replay_last.get("gaps", 0))}
+
+    def actor_cpu(self) -> float:
+        """CPU-seconds the actors spent since the last call (the first: since they started), which
+        the run's clock counts as training (an actor that died since its last call: not known)."""
+        import ray
+        from ray.exceptions import RayError
+
+        actors = {f"learner{rank}": actor for rank, actor in enumerate(self.learners)}
+        actors["replay"] = self.replay
+        actors.update({f"{name}#{incarnation}": actor for name, (actor, _, incarnation) in self.collectors.items()})
+        refs = {name: actor.cpu_seconds.remote() for name, actor in actors.items()}
+        now: Dict[str, float] = {}
+        for name, ref in refs.items():
+            try:
+                now[name] = float(ray.get(ref))
+            except RayError:  # died (its replacement is counted from its next call)
+                continue
+        spent = 0.0
+        for name, cpu in now.items():
+            before = self._cpu_seen.get(name, 0.0)
+            spent += cpu - before if cpu >= before else cpu  # less than before: a restarted (new) process
+        self._cpu_seen = now
+        return spent
+
+    def summary(self, policy: Policy) -> Dict[str, object]:
+        """The end of a run: the replay's snapshot (a resumed run starts from it), the learners'
+        ``after_run`` (the final checkpoint, with the registered components), rank 0's learn state
+        loaded into ``policy``, and the run's counters (a resumed run's included)."""
         import ray
 
         exp = self.cfg.exp_name
         replay = ray.get(self.replay.summary.remote())
-        actors = [*self.learners, self.replay] + [a for a, _, _ in self.collectors.values()]
-        cpu = sum(ray.get([a.cpu_seconds.remote() for a in actors])) + driver_cpu
+        ray.get(self.replay.snapshot.remote())
         states = ray.get([learner.learn_state.remote() for learner in self.learners])
-        ray.get([learner.finish.remote() for learner in self.learners])
+        self._hold()
+        ray.get([learner.finish.remote(self.envstep) for learner in self.learners])
         policy.learn_mode.load_state_dict(states[0])
-        stale = self.staleness or [0]
+        counters = self.state_dict()
+        batches = as_int(counters["batches"], "batches")
         return {
-            "env_step": self.envstep, "train_iter": self.train_iter, "exp_dir": exp,
             "final_checkpoint": os.path.join(exp, "ckpt", f"iteration_{self.train_iter}.pth.tar"),
-            "batches": len(self.staleness), "batches_stored": replay["stored"], "duplicates": replay["duplicates"],
+            "batches": batches, "batches_stored": replay["stored"], "duplicates": replay["duplicates"],
             "gaps": replay["gaps"], "lost_batches": self.lost_batches + int(replay["gaps"]),
-            "collector_restarts": self.restarts, "replay_restarts": max(0, len(self.replay_pids) - 1),
-            "staleness_mean": sum(stale) / len(stale), "staleness_max": max(stale),
-            "train_cpu_seconds": cpu, "learners": len(self.learners), "replica_max_weight_diff": replica_divergence(states),
+            "collector_restarts": counters["collector_restarts"], "replay_restarts": counters["replay_restarts"],
+            "staleness_mean": as_int(counters["staleness_sum"], "staleness") / max(batches, 1),
+            "staleness_max": counters["staleness_max"],
+            "learners": len(self.learners), "replica_max_weight_diff": replica_divergence(states),
         }
 
     def close(self) -> None:

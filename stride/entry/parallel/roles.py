@@ -34,7 +34,7 @@ from ...utils.narrow import as_mapping
 from ...utils.registry import import_components
 from ...utils.seed import set_pkg_seed
 from ...worker import BaseLearner, create_collector
-from ...worker.learner.learner import Batch
+from ...worker.learner.learner import Batch, read_checkpoint
 from ..utils import build_env_manager, build_policy
 from .tags import BatchTag, TagLedger
 
@@ -252,6 +252,10 @@ class ReplayRole:
     def count(self) -> int:
         return int(self._buffer.count())
 
+    def incarnations(self) -> Dict[str, int]:
+        """The newest incarnation of each collector the ledger has seen (a restored one's included)."""
+        return self._ledger.incarnations()
+
     def summary(self) -> Dict[str, object]:
         return {"restored": self.restored, "count": self.count(), **self._ledger.summary()}
 
@@ -314,6 +318,11 @@ class LearnerRole:
         self._held: Dict[str, HeldState] = {}
         self._learner.call_hook("before_run")
         if resume_ckpt is not None:
+            # the driver's components the checkpoint carries stay in every checkpoint from here on
+            # (the hooks' periodic ones too), until the driver holds newer ones
+            components = as_mapping(read_checkpoint(resume_ckpt).get("components", {}), "checkpoint 'components'")
+            for name, state in components.items():
+                self.hold(str(name), as_mapping(state, f"checkpoint 'components.{name}'"))
             self._learner.load_checkpoint(resume_ckpt)
 
     def hold(self, name: str, state: Mapping[str, object]) -> None:
@@ -359,12 +368,18 @@ class LearnerRole:
     def train_iter(self) -> int:
         return self._learner.train_iter
 
-    def save_checkpoint(self, name: Optional[str] = None) -> Optional[str]:
+    def save_checkpoint(self, name: Optional[str] = None, envstep: Optional[int] = None) -> Optional[str]:
+        """A checkpoint now; ``envstep``: the run's env steps, which it records (the learner's own
+        count is the one of its last train call)."""
+        if envstep is not None:
+            self._learner.collector_envstep = envstep
         return self._learner.save_checkpoint(name)
 
-    def finish(self) -> None:
-        """``after_run`` hooks (log flush, final checkpoint), the TensorBoard file closed and the
-        replicas' process group left."""
+    def finish(self, envstep: Optional[int] = None) -> None:
+        """``after_run`` hooks (log flush, final checkpoint at ``envstep``, as in :meth:`save_checkpoint`),
+        the TensorBoard file closed and the replicas' process group left."""
+        if envstep is not None:
+            self._learner.collector_envstep = envstep
         self._learner.call_hook("after_run")
         if self._tb is not None:
             self._tb.close()
