@@ -41,6 +41,13 @@ DI-engine's parallel entry runs its own Flask coordinator over pickled files and
 report, hangs or loses collectors; RLlib restarts env runners but drops their samples silently and
 takes 10-17 s to its first training step. Here the serial workers run unchanged in the actors,
 every batch is tagged, and every loss is counted and logged.
+
+Resume (``resume=``, ``stride -m parallel --resume RUN``): the driver's checkpoints (Ctrl-C, best
+evaluation, the final one) carry, beside the learner's state, the coordinator's counters, the run's
+clocks and the evaluator's state (the hooks' periodic ones: as last saved), and every
+run ends (stop, limit, Ctrl-C / SIGTERM) with a replay snapshot; a resumed run loads them all and
+starts its collectors as new incarnations with the learner's weights, so its env steps, batches,
+losses, CPU and wall seconds go on (``progress.csv`` and ``result.json`` count the whole run).
 """
 
 from __future__ import annotations
