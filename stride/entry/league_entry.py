@@ -18,9 +18,9 @@ learn state with an empty buffer. It starts once the main player has a first sna
 
 The league (players with their frozen weights, payoff, ratings, the opponents of the running
 episodes) is in every checkpoint beside the replay buffer and the envs' in-flight episodes, so
-``resume=`` continues the run exactly. Built from the serial pipeline's public pieces
-(``load_cfg``, ``resumed_limits``, ``finished_policy``, ``WarmUp``, ``finish_run``); only
-the loop differs (no serial evaluator: the league's evaluation plays both seats, which a
+``resume=`` continues the run exactly. Built on the run core (:class:`~stride.entry.run.Run`: folder,
+limits, seeding, TensorBoard, checkpoint components, signals, callbacks, ``result.json``) and the
+serial pipeline's public pieces (``load_cfg``, ``finished_policy``, ``WarmUp``); only the loop differs (no serial evaluator: the league's evaluation plays both seats, which a
 fixed-seat evaluator cannot; :mod:`.league_eval`, shared with the Ray run).
 
 ``workers=N > 1`` (``stride -m league --workers N``) runs the same league with N collector actors
@@ -33,30 +33,26 @@ from __future__ import annotations
 import copy
 import math
 import sys
-from typing import Any, Dict, Mapping, Optional
+from typing import Any, Dict, Mapping, Optional, Sequence
 
 import torch
 
-from ..config import Config, save_config
-from ..config.compile import keep_exp_dirs, make_exp_dir, provisional_exp_dirs
+from ..config import Config
 from ..data import create_buffer
 from ..league import League, policy_opponent
 from ..league.league import EXPLOITER, MAIN
 from ..policy.base_policy import Policy
 from ..utils.errors import ConfigError
-from ..utils.log import build_tb_writer
 from ..utils.narrow import as_int, as_mapping
 from ..utils.registry import import_components
-from ..utils.seed import set_pkg_seed
 from ..worker import BaseLearner, create_collector
 from .league_eval import LeagueEvaluation, league_table
-from .progress import ProgressBar
-from .run_state import LEAGUE, record_run, run_mode, write_workers
-from .serial_entry import WarmUp, finish_run, finished_policy, load_cfg, resumed_limits
-from .utils import ConfigInput, Interrupt, build_env_manager, build_policy, check_spaces
+from .run import Callback, Run
+from .run_state import LEAGUE, run_mode, write_workers
+from .serial_entry import WarmUp, finished_policy, load_cfg
+from .utils import ConfigInput, build_env_manager, build_policy, check_spaces
 
 
-@provisional_exp_dirs()  # a run that fails before its loop starts (Ray that did not start) leaves no folder
 def league_pipeline(
     input_cfg: Optional[ConfigInput],
     seed: int = 0,
@@ -66,6 +62,7 @@ def league_pipeline(
     resume: Optional[str] = None,
     progress: bool = True,
     workers: int = 1,
+    callbacks: Optional[Sequence[Callback]] = None,
 ) -> Policy:
     """Train the main player of a self-play league; returns its policy (``eval_mode.forward``
     takes PettingZoo's per-agent observation keyed by env id), the run's summary in ``policy.result``.
@@ -79,42 +76,38 @@ def league_pipeline(
         workers: collectors; > 1: that many collector actors on a local Ray instance with the
             league in this process (:mod:`stride.entry.parallel.league`; needs ``stride-rl[dist]``).
             A resumed Ray run keeps its number unless given.
+        callbacks: as :func:`stride.entry.serial_pipeline` (``on_eval`` gets each snapshot's
+            ``league.csv`` row); in the serial league only (``workers=1``) for now.
     """
     if workers < 1:
         raise ConfigError(f"workers={workers}: valid choices: a whole number >= 1 (1: serial, N > 1: N collectors on Ray)")
     import_components()
     cfg, resume_ckpt = load_cfg(input_cfg, seed, exp_name, resume, mode=LEAGUE)
     _check(cfg)
-    recorded = workers  # the collector actors run.json records
-    if resume_ckpt is not None:
-        limits = resumed_limits(cfg.exp_name, max_env_step, None)
-        if isinstance(limits, dict):
-            return finished_policy(cfg, model, resume_ckpt, limits)
-        max_env_step = limits[0]
-        recorded = run_mode(cfg.exp_name)[1]
-        workers = workers if workers > 1 else recorded  # a run on Ray keeps its number
-    if workers > 1:
-        if model is not None:
-            raise ConfigError("league_pipeline(workers > 1) builds its models in the Ray actors from the config; "
-                              "valid choices: model=None, or workers=1 with a model")
-        if cfg.league.main_exploiter.use:
-            raise ConfigError("league.main_exploiter.use=True runs in the serial league only; valid choices: "
-                              "workers=1 with the exploiter, or league.main_exploiter.use=False on Ray")
-        if workers != recorded:  # resumed with another --workers: the next resume keeps it
-            write_workers(cfg.exp_name, workers)
-        return _league_on_ray(cfg, resume_ckpt, workers, max_env_step, progress)
-    torch.set_num_threads(int(cfg.get("num_threads", 1)))
-    set_pkg_seed(cfg.seed, use_cuda=cfg.policy.cuda)
+    with Run(cfg, LEAGUE, max_env_step=max_env_step, resume_ckpt=resume_ckpt, progress=progress,
+             callbacks=callbacks, workers=workers) as run:
+        done = run.already_finished()
+        if resume_ckpt is not None and done is not None:
+            return finished_policy(cfg, model, resume_ckpt, done)
+        recorded = workers if resume_ckpt is None else run_mode(cfg.exp_name)[1]  # the collector actors run.json records
+        run.workers = workers if workers > 1 else recorded  # a resumed run on Ray keeps its number
+        if run.workers > 1:
+            _check_ray(cfg, model, callbacks)
+        if run.workers != recorded:  # resumed with another --workers: the next resume keeps it
+            write_workers(cfg.exp_name, run.workers)
+        return _league_on_ray(run) if run.workers > 1 else _league(run, model)
+
+
+def _league(run: Run, model: Optional[torch.nn.Module]) -> Policy:
+    """The serial league run."""
+    cfg = run.cfg
     policy = build_policy(cfg, model)
     league = League(cfg.league, make_actor=lambda weights: policy_opponent(policy.league_mode.frozen(weights)))
     collector_env = build_env_manager(cfg, cfg.seed, env_objects={"matchmaker": league})
     check_spaces(cfg, collector_env)
-    if resume_ckpt is None:
-        cfg.exp_name = make_exp_dir(cfg.exp_name)
-        save_config(cfg, cfg.exp_name)
-        record_run(cfg.exp_name, LEAGUE, max_env_step, None)
+    run.open()
     exp: str = cfg.exp_name
-    tb = build_tb_writer(exp)
+    tb = run.tb
     exploiter: Optional[MainExploiter] = None
     try:
         learner = BaseLearner(cfg.policy.learn.learner, policy.learn_mode, tb, exp)
@@ -127,14 +120,11 @@ def league_pipeline(
         # the league first: loading the collector replays the envs' running episodes against it
         for name, comp in (("league", league), ("collector", collector), ("buffer", buffer),
                            ("league_evaluation", evaluation), ("main_exploiter", exploiter)):
-            if comp is not None:
-                learner.register_state(name, comp)
-        learner.call_hook("before_run")
-        if resume_ckpt is not None:
-            learner.load_checkpoint(resume_ckpt)
+            run.register_state(name, comp)
+        run.start(learner)
+        if run.resume_ckpt is not None:
             collector.envstep = learner.envstep
-        keep_exp_dirs()  # built: the folder is the run's from here on
-        result = _run(cfg, policy, league, learner, collector, buffer, evaluation, max_env_step, progress, exploiter)
+        result = _run(cfg, policy, league, learner, collector, buffer, evaluation, run, exploiter)
         learner.call_hook("after_run")  # the last checkpoint: the true training state (what resume continues)
         best = result.pop("best_snapshot", None)
         if best is not None and not result["stop"] and not result["interrupted"] and cfg.league.return_best:
@@ -146,29 +136,38 @@ def league_pipeline(
         collector_env.close()
         if exploiter is not None:
             exploiter.close()
-        if tb is not None:
-            tb.close()
-    return finish_run(policy, result, learner, exp, max_env_step, None)
+    policy.result = run.finish(result, learner.train_iter)
+    return policy
 
 
-def _league_on_ray(cfg: Config, resume_ckpt: Optional[str], workers: int, max_env_step: Optional[int],
-                   progress: bool) -> Policy:
-    """The league run with ``workers`` collector actors: checked here as the serial one, run by
+def _check_ray(cfg: Config, model: Optional[torch.nn.Module], callbacks: Optional[Sequence[Callback]]) -> None:
+    """What a league on Ray refuses (before anything is written)."""
+    if model is not None:
+        raise ConfigError("league_pipeline(workers > 1) builds its models in the Ray actors from the config; "
+                          "valid choices: model=None, or workers=1 with a model")
+    if cfg.league.main_exploiter.use:
+        raise ConfigError("league.main_exploiter.use=True runs in the serial league only; valid choices: "
+                          "workers=1 with the exploiter, or league.main_exploiter.use=False on Ray")
+    if callbacks:
+        raise ConfigError("league_pipeline(workers > 1) takes no callbacks yet; valid choices: callbacks=None, "
+                          "or workers=1 with callbacks")
+
+
+def _league_on_ray(run: Run) -> Policy:
+    """The league run with ``run.workers`` collector actors: checked here as the serial one, run by
     :func:`stride.entry.parallel.league.league_on_ray`."""
     from .parallel.league import league_on_ray
 
-    import_components()
+    cfg = run.cfg
     league = League(cfg.league)  # the collectors play the historical players; the driver only keeps them
     probe = build_env_manager(cfg, cfg.seed, env_objects={"matchmaker": league})
     try:
         check_spaces(cfg, probe)
     finally:
         probe.close()
-    if resume_ckpt is None:
-        cfg.exp_name = make_exp_dir(cfg.exp_name)
-        save_config(cfg, cfg.exp_name)
-        record_run(cfg.exp_name, LEAGUE, max_env_step, None, workers=workers)
-    return league_on_ray(cfg, league, resume_ckpt, workers, max_env_step, progress)
+    run.open()
+    run.close()  # league_on_ray opens its own writer (until it runs on the Run too)
+    return league_on_ray(cfg, league, run.resume_ckpt, run.workers, run.max_env_step, run.progress)
 
 
 def _check(cfg: Config) -> None:
@@ -260,44 +259,46 @@ class MainExploiter:
 
 
 def _run(cfg: Config, policy: Policy, league: League, learner: BaseLearner, collector: Any, buffer: Any,
-         evaluation: "LeagueEvaluation", max_env_step: Optional[int], progress: bool,
-         exploiter: Optional[MainExploiter] = None) -> Dict[str, Any]:
+         evaluation: "LeagueEvaluation", run: Run, exploiter: Optional[MainExploiter] = None) -> Dict[str, Any]:
     """The loop: collect (the league matches each episode), learn, snapshot + evaluate when due."""
-    env_step_limit = math.inf if max_env_step is None else max_env_step
+    env_step_limit = math.inf if run.max_env_step is None else run.max_env_step
     learn = cfg.policy.learn
     use_priority = bool(cfg.policy.priority)
-    bar = ProgressBar(enabled=progress, total=env_step_limit, initial=collector.envstep)
-    stop, interrupted = False, False
+    bar = run.bar(total=env_step_limit, initial=collector.envstep)
+    stop = False
     warm = WarmUp(cfg, policy, collector, buffer, learner)
-    with Interrupt() as interrupt:  # from here a signal stops the run at the next collect, warm-up included
-        note = warm.note(max_env_step)
+    with run.signals():  # from here a signal stops the run at the next collect, warm-up included
+        note = warm.note(run.max_env_step)
         if note is not None:
             print(note, file=sys.stderr, flush=True)
         while True:
-            if interrupt.requested:
-                interrupted = True
-                learner.save_checkpoint()
+            if run.stop_requested:
+                run.halt(learner.save_checkpoint)
                 break
             if warm.pending():  # the random warm-up, one collect a loop (the serial loop's)
                 warm.collect()
+                run.collected(collector.envstep, learner.train_iter)
                 bar.update(collector.envstep, learner.train_iter, evaluation.last_return)
                 if collector.envstep >= env_step_limit:
                     break
                 continue
             kwargs = policy.collect_mode.collect_kwargs(collector.envstep, learner.train_iter)
             new_data = collector.collect(train_iter=learner.train_iter, policy_kwargs=kwargs)
+            run.collected(collector.envstep, learner.train_iter)
             buffer.push(new_data, cur_collector_envstep=collector.envstep)
             for _ in range(learn.update_per_collect):
                 batch = buffer.sample_batch(learn.batch_size, learner.train_iter)
                 if batch is None:
                     break
-                learner.train(batch, collector.envstep)
+                log = learner.train(batch, collector.envstep)
                 if use_priority:
                     buffer.update(learner.priority_info)
+                run.trained(learner.train_iter, log)
             if league.should_snapshot(learner.train_iter):
                 player = league.snapshot(policy.league_mode.snapshot(), learner.train_iter)
                 stop, row = evaluation.evaluate(policy, league, player.player_id, learner.train_iter, collector.envstep)
                 learner.logger.info(league_table(league, row))
+                run.evaluated(dict(row, stop=bool(stop)))
                 if stop:
                     learner.save_checkpoint()
                     break
@@ -310,7 +311,7 @@ def _run(cfg: Config, policy: Policy, league: League, learner: BaseLearner, coll
             if collector.envstep >= env_step_limit:
                 break
     bar.close()
-    return {"stop": bool(stop), "interrupted": interrupted, "signal": interrupt.signal_name,
+    return {"stop": bool(stop), **run.outcome(),
             "env_step": collector.envstep, "train_iter": learner.train_iter, "snapshots": sum(league.players[p].parent_id == MAIN for p in league.historical()),
             **({} if exploiter is None else {"exploiter_env_step": exploiter.envstep,
                                               "exploiter_train_iter": exploiter.train_iter,

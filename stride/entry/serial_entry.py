@@ -32,21 +32,18 @@ import copy
 import math
 import os
 import sys
-from typing import Any, Callable, Dict, List, Mapping, NamedTuple, Optional, Protocol, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, List, Mapping, NamedTuple, Optional, Protocol, Sequence, Tuple
 
 import numpy as np
 import torch
 
-from ..config import Config, compile_config, save_config
-from ..config.compile import keep_exp_dirs, load_saved_config, make_exp_dir, provisional_exp_dirs
+from ..config import Config, compile_config
+from ..config.compile import load_saved_config
 from ..data import create_buffer
 from ..utils.errors import ConfigError
-from ..utils.files import atomic_write_json
 from ..utils.narrow import as_mapping
-from ..utils.log import ProgressCSV, build_tb_writer
 from ..policy.random_policy import random_collect_mode
 from ..utils.registry import import_components
-from ..utils.seed import set_pkg_seed
 from ..policy.base_policy import Policy
 from ..torch_utils.dist import any_rank, dist_finalize, dist_init, get_rank, get_world_size, in_process_group
 from ..config.compile import env_kwargs
@@ -58,11 +55,13 @@ from ..worker.collector import EpisodeCollector, SampleCollector
 from ..worker.collector.base import SerialCollectorBase
 from ..worker.protocols import EnvManager, ScalarWriter
 from ..worker.learner.learner import read_checkpoint
-from .clock import RunClock
 from .demonstrations import with_demonstrations
-from .progress import ProgressBar
-from .run_state import SERIAL, RESULT_FILE, check_resume_mode, finished, read_limits, read_result, record_run, write_limits
-from .utils import ConfigInput, Interrupt, build_env_managers, build_policy, check_cuda, check_spaces, read_config, resolve_resume
+from .run import Callback, EvalRecorder, Run, resumed_limits, with_on_eval
+from .run_state import SERIAL, check_resume_mode
+from .utils import ConfigInput, build_env_managers, build_policy, check_cuda, check_spaces, read_config, resolve_resume
+
+__all__ = ["serial_pipeline", "load_cfg", "resumed_limits", "EvalRecorder", "WarmUp", "random_collect",
+           "finished_policy", "build_learner_evaluator", "Workers"]
 
 
 def load_cfg(input_cfg: Optional[ConfigInput], seed: int, exp_name: Optional[str], resume: Optional[str],
@@ -88,7 +87,6 @@ def load_cfg(input_cfg: Optional[ConfigInput], seed: int, exp_name: Optional[str
     return cfg, None
 
 
-@provisional_exp_dirs()  # a run that fails before its loop starts leaves no folder
 def serial_pipeline(
     input_cfg: Optional[ConfigInput],
     seed: int = 0,
@@ -99,6 +97,7 @@ def serial_pipeline(
     resume: Optional[str] = None,
     progress: bool = True,
     on_eval: Optional[Callable[[Dict[str, Any]], None]] = None,
+    callbacks: Optional[Sequence[Callback]] = None,
 ) -> Policy:
     """Train an algorithm (off- or on-policy, as ``policy.on_policy`` says); returns the policy,
     with the run's summary in ``policy.result``.
@@ -116,7 +115,11 @@ def serial_pipeline(
         progress: a bar on a terminal; progress lines every 10 s where stdout is not one.
         on_eval: called after each evaluation with the row ``progress.csv`` gets (env step, returns,
             train CPU-seconds...); an exception it raises ends the run (envs closed, nothing
-            half-written) and propagates -- how ``stride -m tune`` prunes a trial.
+            half-written) and propagates -- how ``stride -m tune`` prunes a trial. (A shorthand of
+            a :class:`~stride.entry.run.RunCallback`'s ``on_eval``.)
+        callbacks: :class:`~stride.entry.run.RunCallback` objects (called after each collect, train
+            step and evaluation; one may stop the run cleanly) and learner hooks
+            (:class:`~stride.worker.LearnerHook`, registered on the run's learner).
     """
     import_components()
     cfg, resume_ckpt = load_cfg(input_cfg, seed, exp_name, resume)
@@ -127,15 +130,17 @@ def serial_pipeline(
     if replicas and resume_ckpt is not None:
         raise ConfigError("resume= with policy.learn.multi_gpu=True is not supported: every replica would restart "
                           "rank 0's envs and buffer; start a new run, or resume with --set policy.learn.multi_gpu=False")
-    if resume_ckpt is not None:
-        limits = resumed_limits(cfg.exp_name, max_env_step, max_train_iter)
-        if isinstance(limits, dict):  # the run already ended: its result
-            return finished_policy(cfg, model, resume_ckpt, limits)
-        max_env_step, max_train_iter = limits
     own_group = _join_replicas(cfg) if replicas else False
     ended = False
     try:
-        policy = _train(cfg, model, resume_ckpt, max_train_iter, max_env_step, progress, replicas, on_eval)
+        main = get_rank() == 0
+        if not main:  # its own envs, exploration and replay sampling; rank 0 keeps the user's seed
+            cfg.seed = cfg.seed + get_rank()
+        with Run(cfg, SERIAL, max_env_step=max_env_step, max_train_iter=max_train_iter, resume_ckpt=resume_ckpt,
+                 progress=progress and main, callbacks=with_on_eval(callbacks, on_eval), writes=main) as run:
+            done = run.already_finished()
+            policy = finished_policy(cfg, model, resume_ckpt, done) if resume_ckpt is not None and done is not None \
+                else _train(run, model, replicas)
         ended = True
         return policy
     finally:
@@ -160,83 +165,35 @@ def _join_replicas(cfg: Config) -> bool:
         raise ConfigError(f"policy.learn.multi_gpu=True: {e}") from None
 
 
-def _train(cfg: Config, model: Optional[torch.nn.Module], resume_ckpt: Optional[str], max_train_iter: Optional[int],
-           max_env_step: Optional[int], progress: bool, replicas: bool,
-           on_eval: Optional[Callable[[Dict[str, Any]], None]] = None) -> Policy:
+def _train(run: Run, model: Optional[torch.nn.Module], replicas: bool) -> Policy:
     """One run (or one replica's share of it: see the module docstring)."""
-    main = get_rank() == 0
-    if not main:  # its own envs, exploration and replay sampling; rank 0 keeps the user's seed
-        cfg.seed = cfg.seed + get_rank()
-    seed = cfg.seed
-    torch.set_num_threads(int(cfg.get("num_threads", 1)))
-    set_pkg_seed(seed, use_cuda=cfg.policy.cuda)
-    collector_env, evaluator_env = build_env_managers(cfg, seed)
+    cfg = run.cfg
+    collector_env, evaluator_env = build_env_managers(cfg, cfg.seed)
     check_spaces(cfg, collector_env)  # fail before anything is written
     policy = build_policy(cfg, model)
-    if resume_ckpt is None and main:
-        cfg.exp_name = make_exp_dir(cfg.exp_name)
-        save_config(cfg, cfg.exp_name)
-        record_run(cfg.exp_name, SERIAL, max_env_step, max_train_iter)
-    exp = cfg.exp_name if main else None  # other replicas write nothing
-    tb = build_tb_writer(exp)
+    run.open()
     goal_env = _reward_model_env(cfg)
     try:
-        workers = _build_workers(cfg, policy, collector_env, evaluator_env, tb, exp, goal_env)
+        workers = _build_workers(cfg, policy, collector_env, evaluator_env, run, goal_env)
         learner = workers.learner
-        record = EvalRecorder(exp)
-        learner.register_state("clock", record)  # a resumed run's CPU / wall seconds go on from the checkpoint's
-        learner.call_hook("before_run")
-        if resume_ckpt is not None:
-            learner.load_checkpoint(resume_ckpt)
+        run.register_state("clock", run.record)  # a resumed run's CPU / wall seconds go on from the checkpoint's
+        run.start(learner)
+        if run.resume_ckpt is not None:
             workers.collector.envstep = learner.envstep
-        agree = any_rank if replicas else _alone
-        keep_exp_dirs()  # built: the folder is the run's from here on
-        result = _run(cfg, policy, workers, record, exp, max_train_iter, max_env_step, progress and main, agree,
-                      on_eval)
+        result = _run(cfg, policy, workers, run, any_rank if replicas else _alone)
         learner.call_hook("after_run")
     finally:
         collector_env.close()
         evaluator_env.close()
         if goal_env is not None:
             goal_env.close()
-        if tb is not None:
-            tb.close()
-    return finish_run(policy, result, learner, exp, max_env_step, max_train_iter,
-                      replicas=get_world_size() if replicas else 1)
-
-
-def finish_run(policy: Policy, result: Dict[str, Any], learner: RecordedLearner, exp: Optional[str],
-               max_env_step: Optional[int], max_train_iter: Optional[int], replicas: int = 1) -> Policy:
-    """``policy`` with the run's summary as ``policy.result`` (final checkpoint and limits added),
-    also written atomically to ``<exp>/result.json`` (what ``--resume`` reads to see a run ended)."""
-    final = os.path.join(exp, "ckpt", f"iteration_{learner.train_iter}.pth.tar") if exp is not None else None
-    result.update(final_checkpoint=final, max_env_step=max_env_step, max_train_iter=max_train_iter,
-                  replicas=replicas)
-    if exp is not None:
-        atomic_write_json(os.path.join(exp, RESULT_FILE), result)
-    policy.result = result
+    policy.result = run.finish(result, learner.train_iter, replicas=get_world_size() if replicas else 1)
     return policy
 
 
 def _alone(flag: bool) -> bool:
     """A single learner's stop decision is its own."""
     return flag
-
-
-def resumed_limits(exp_dir: str, max_env_step: Optional[int], max_train_iter: Optional[int]
-                   ) -> Union[Dict[str, Any], Tuple[Optional[int], Optional[int]]]:
-    """A resumed run's limits: the ones given, else the ones it was started with (recorded again
-    when given); the run's result instead when it already ended within them."""
-    saved_env_step, saved_train_iter = read_limits(exp_dir)
-    given = (max_env_step, max_train_iter) != (None, None)
-    max_env_step = saved_env_step if max_env_step is None else max_env_step
-    max_train_iter = saved_train_iter if max_train_iter is None else max_train_iter
-    done = read_result(exp_dir)
-    if done is not None and finished(done, max_env_step, max_train_iter):
-        return done
-    if given:
-        write_limits(exp_dir, max_env_step, max_train_iter)
-    return max_env_step, max_train_iter
 
 
 class Workers(NamedTuple):
@@ -269,10 +226,12 @@ def build_learner_evaluator(cfg: Config, policy: Policy, evaluator_env: EnvManag
     return learner, evaluator
 
 
-def _build_workers(cfg: Config, policy: Policy, collector_env: EnvManager, evaluator_env: EnvManager,
-                   tb: Optional[ScalarWriter], exp: Optional[str], goal_env: Optional[BaseEnv] = None) -> Workers:
+def _build_workers(cfg: Config, policy: Policy, collector_env: EnvManager, evaluator_env: EnvManager, run: Run,
+                   goal_env: Optional[BaseEnv] = None) -> Workers:
     """Learner, collector, evaluator, (off-policy) replay buffer and (if configured) reward model;
-    their states go into checkpoints (none without ``exp``: a replica other than rank 0 writes no file)."""
+    their states go into the run's checkpoints (none without ``run.exp``: a replica other than rank 0
+    writes no file)."""
+    tb, exp = run.tb, run.exp
     learner, evaluator = build_learner_evaluator(cfg, policy, evaluator_env, tb, exp)
     collector = create_collector(cfg.policy.collect.collector, collector_env, policy.collect_mode,
                                  tb_logger=tb, exp_name=exp)
@@ -285,8 +244,7 @@ def _build_workers(cfg: Config, policy: Policy, collector_env: EnvManager, evalu
         create_reward_model(cfg.reward_model, env=goal_env, seed=cfg.seed)
     for name, comp in (("collector", collector), ("buffer", buffer), ("evaluator", evaluator),
                        ("reward_model", reward_model)):
-        if comp is not None:
-            learner.register_state(name, comp)
+        run.register_state(name, comp)
     return Workers(learner, collector, evaluator, buffer, reward_model)
 
 
@@ -404,52 +362,51 @@ def random_collect(cfg: Config, policy: Policy, collector: SerialCollectorBase, 
         warm.collect()
 
 
-def _run(cfg: Config, policy: Policy, workers: Workers, record: "EvalRecorder", exp: Optional[str],
-         max_train_iter: Optional[int], max_env_step: Optional[int], progress: bool, agree: Callable[[bool], bool],
-         on_eval: Optional[Callable[[Dict[str, Any]], None]] = None) -> Dict[str, Any]:
+def _run(cfg: Config, policy: Policy, workers: Workers, run: Run, agree: Callable[[bool], bool]) -> Dict[str, Any]:
     """The loop. ``agree(flag)`` turns one process's wish to stop into every replica's decision
-    (the identity for a single learner); only the process with ``exp`` evaluates and writes."""
+    (the identity for a single learner); only the process with ``run.exp`` evaluates and writes."""
     learner, collector, evaluator, buffer, reward_model = workers
+    exp, record = run.exp, run.record
     clear_every = int(cfg.reward_model.clear_buffer_per_iters) if reward_model is not None else 0
-    train_limit = math.inf if max_train_iter is None else max_train_iter
-    env_step_limit = math.inf if max_env_step is None else max_env_step
+    train_limit = math.inf if run.max_train_iter is None else run.max_train_iter
+    env_step_limit = math.inf if run.max_env_step is None else run.max_env_step
     learn = cfg.policy.learn
     use_priority = bool(cfg.policy.priority)
-    bar = ProgressBar(enabled=progress, total=env_step_limit, initial=collector.envstep)
-    stop, interrupted = False, False
+    bar = run.bar(total=env_step_limit, initial=collector.envstep)
+    stop = False
     warm = WarmUp(cfg, policy, collector, buffer, learner)
-    with Interrupt() as interrupt:  # from here a signal stops the run at the next collect, warm-up included
-        note = warm.note(max_env_step)
+    with run.signals():  # from here a signal stops the run at the next collect, warm-up included
+        note = warm.note(run.max_env_step)
         if note is not None and exp is not None:
             print(note, file=sys.stderr, flush=True)
         while True:
-            if agree(interrupt.requested):
-                interrupted = True
-                learner.save_checkpoint()
+            if agree(run.stop_requested):
+                run.halt(learner.save_checkpoint)
                 break
             if agree(warm.pending()):  # a rank whose warm-up is done waits for the others
                 warm.collect()
+                run.collected(collector.envstep, learner.train_iter)
                 bar.update(collector.envstep, learner.train_iter, record.last_return)
                 if agree(collector.envstep >= env_step_limit):
                     break
                 continue
             if exp is not None and evaluator.should_eval(learner.train_iter, collector.envstep):
-                stop, row = record.evaluate(evaluator, learner, collector.envstep)
+                stop = run.evaluate(evaluator, learner, collector.envstep)
                 bar.update(collector.envstep, learner.train_iter, record.last_return)
-                if on_eval is not None:
-                    on_eval(dict(row, stop=bool(stop)))
             if agree(stop):
                 stop = True
                 break
             kwargs = policy.collect_mode.collect_kwargs(collector.envstep, learner.train_iter)
             new_data = collector.collect(train_iter=learner.train_iter, policy_kwargs=kwargs)
+            run.collected(collector.envstep, learner.train_iter)
             if reward_model is not None:
                 reward_model.collect_data(new_data)
                 reward_model.train()
             iter_before = learner.train_iter
             if buffer is None:  # on-policy: the fresh samples are the batch
                 batch = _samples(new_data)
-                learner.train(batch if reward_model is None else reward_model.estimate(batch), collector.envstep)
+                log = learner.train(batch if reward_model is None else reward_model.estimate(batch), collector.envstep)
+                run.trained(learner.train_iter, log)
             else:
                 buffer.push(new_data, cur_collector_envstep=collector.envstep)
                 items = learn.batch_size if reward_model is None else reward_model.batch_items(learn.batch_size)
@@ -457,9 +414,11 @@ def _run(cfg: Config, policy: Policy, workers: Workers, record: "EvalRecorder", 
                     batch = buffer.sample_batch(items, learner.train_iter)
                     if agree(batch is None) or learner.train_iter >= train_limit:
                         break
-                    learner.train(batch if reward_model is None else reward_model.estimate(batch), collector.envstep)
+                    log = learner.train(batch if reward_model is None else reward_model.estimate(batch),
+                                        collector.envstep)
                     if use_priority:
                         buffer.update(learner.priority_info)
+                    run.trained(learner.train_iter, log)
             # every clear_every train iterations (derived from train_iter: a resumed run clears alike)
             if reward_model is not None and clear_every and learner.train_iter // clear_every > iter_before // clear_every:
                 reward_model.clear_data()
@@ -468,73 +427,6 @@ def _run(cfg: Config, policy: Policy, workers: Workers, record: "EvalRecorder", 
                 break
     bar.close()
     return {
-        "stop": bool(stop), "interrupted": interrupted, "signal": interrupt.signal_name,
+        "stop": bool(stop), **run.outcome(),
         "env_step": collector.envstep, "train_iter": learner.train_iter, **record.summary(), "exp_dir": exp,
     }
-
-
-class RecordedLearner(Protocol):
-    """What :class:`EvalRecorder` and :func:`finish_run` read of a learner: a :class:`BaseLearner`,
-    or a parallel run's view of its learner actor."""
-
-    @property
-    def train_iter(self) -> int:
-        """Train iterations so far."""
-
-    @property
-    def last_log(self) -> Mapping[str, float]:
-        """The last train iteration's log values."""
-
-    def save_checkpoint(self, ckpt_name: Optional[str] = None) -> Optional[str]:
-        """A checkpoint now; its path."""
-
-
-class EvalRecorder:
-    """A run's evaluations and their ``progress.csv`` rows (in ``exp``; none without it), with the
-    run's clocks (:class:`~stride.entry.clock.RunClock`: train CPU-seconds are the process's CPU
-    time less the evaluations', what the benchmarks compare). Every serial entry, online or offline,
-    evaluates through it. It is a checkpoint component (``state_dict``: the clocks), so a resumed
-    run's ``result.json`` and ``progress.csv`` count the whole run, not the last process."""
-
-    def __init__(self, exp: Optional[str]) -> None:
-        self.csv = ProgressCSV(os.path.join(exp, "progress.csv")) if exp is not None else None
-        self.clock = RunClock()
-        self.last_return: Optional[float] = None  # the latest decisive mean (the confirmation's where one ran)
-
-    def train_cpu(self) -> float:
-        """CPU seconds spent so far outside evaluations."""
-        return self.clock.train_cpu()
-
-    def evaluate(self, evaluator: BaseSerialEvaluator, learner: RecordedLearner, envstep: int,
-                 extra: Optional[Mapping[str, object]] = None) -> Tuple[bool, Dict[str, Any]]:
-        """One evaluation (best checkpoint saved through the learner) and its CSV row (``extra``'s
-        columns after the serial ones: a parallel run's); returns ``(stop, row)``."""
-        stop, returns = evaluator.eval(learner.save_checkpoint, learner.train_iter, envstep)
-        self.clock.add_eval(evaluator.last_eval_cpu_seconds)
-        self.last_return = evaluator.last_eval_return
-        if evaluator.last_confirm_return is not None:  # the decisive evaluation
-            self.last_return = evaluator.last_confirm_return
-        row = {"train_iter": learner.train_iter, "envstep": envstep,
-               # the screen's mean, and the confirmation's where one ran (the decisive one)
-               "eval_return_mean": evaluator.last_eval_return,
-               "confirm_return_mean": evaluator.last_confirm_return,
-               "eval_return_min": min(returns), "eval_return_max": max(returns),
-               "train_cpu_seconds": round(self.clock.train_cpu(), 3),
-               "wall_seconds": round(self.clock.wall(), 3),
-               **{f"learner_{k}": v for k, v in learner.last_log.items()}, **(extra or {})}
-        if self.csv is not None:
-            self.csv.write(row)
-        return stop, row
-
-    def state_dict(self) -> Dict[str, object]:
-        """The clocks so far."""
-        return self.clock.state_dict()
-
-    def load_state_dict(self, state_dict: Mapping[str, object]) -> None:
-        """Go on from saved clocks."""
-        self.clock.load_state_dict(state_dict)
-
-    def summary(self) -> Dict[str, Any]:
-        """The result's timing and return entries."""
-        return {"eval_return": self.last_return, "train_cpu_seconds": self.clock.train_cpu(),
-                "eval_cpu_seconds": self.clock.eval_cpu, "wall_seconds": self.clock.wall()}

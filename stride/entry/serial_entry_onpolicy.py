@@ -11,13 +11,14 @@ frequencies count collects.
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Optional, Sequence
 
 import torch
 
 from ..utils.errors import ConfigError
 from ..policy.base_policy import Policy
 from .serial_entry import load_cfg, serial_pipeline
+from .run import Callback
 from .utils import ConfigInput
 
 
@@ -30,6 +31,7 @@ def serial_pipeline_onpolicy(
     exp_name: Optional[str] = None,
     resume: Optional[str] = None,
     progress: bool = True,
+    callbacks: Optional[Sequence[Callback]] = None,
 ) -> Policy:
     """Train an on-policy algorithm (PPO, A2C...); returns the policy (``policy.result`` holds the summary).
 
@@ -44,4 +46,5 @@ def serial_pipeline_onpolicy(
         if not cfg.policy.on_policy:
             raise ConfigError(f"policy '{cfg.policy.type}' is off-policy: use serial_pipeline (stride -m serial)")
     return serial_pipeline(input_cfg, seed=seed, model=model, max_train_iter=max_train_iter,
-                           max_env_step=max_env_step, exp_name=exp_name, resume=resume, progress=progress)
+                           max_env_step=max_env_step, exp_name=exp_name, resume=resume, progress=progress,
+                           callbacks=callbacks)

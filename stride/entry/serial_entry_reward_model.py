@@ -12,13 +12,14 @@ beside the plain one and checkpoints no reward model; here a resumed run restore
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Optional, Sequence
 
 import torch
 
 from ..policy.base_policy import Policy
 from ..utils.errors import ConfigError
 from .serial_entry import load_cfg, serial_pipeline
+from .run import Callback
 from .utils import ConfigInput
 
 
@@ -32,6 +33,7 @@ def serial_pipeline_reward_model(
     resume: Optional[str] = None,
     progress: bool = True,
     on_policy: Optional[bool] = None,
+    callbacks: Optional[Sequence[Callback]] = None,
 ) -> Policy:
     """Train with the config's reward model; returns the policy (``policy.result`` holds the summary).
 
@@ -51,7 +53,8 @@ def serial_pipeline_reward_model(
         raise ConfigError(f"policy '{cfg.policy.type}' is {kind}-policy: use serial_pipeline_reward_model"
                           f"{'' if on_policy else '_onpolicy'}")
     return serial_pipeline(input_cfg, seed=seed, model=model, max_train_iter=max_train_iter,
-                           max_env_step=max_env_step, exp_name=exp_name, resume=resume, progress=progress)
+                           max_env_step=max_env_step, exp_name=exp_name, resume=resume, progress=progress,
+                           callbacks=callbacks)
 
 
 def serial_pipeline_reward_model_onpolicy(
@@ -63,8 +66,9 @@ def serial_pipeline_reward_model_onpolicy(
     exp_name: Optional[str] = None,
     resume: Optional[str] = None,
     progress: bool = True,
+    callbacks: Optional[Sequence[Callback]] = None,
 ) -> Policy:
     """:func:`serial_pipeline_reward_model` for on-policy policies (PPO + RND); refuses off-policy ones."""
     return serial_pipeline_reward_model(input_cfg, seed=seed, model=model, max_train_iter=max_train_iter,
                                         max_env_step=max_env_step, exp_name=exp_name, resume=resume,
-                                        progress=progress, on_policy=True)
+                                        progress=progress, on_policy=True, callbacks=callbacks)
