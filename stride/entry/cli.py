@@ -314,7 +314,7 @@ def _parallel(args: argparse.Namespace) -> int:
 
     if not args.config or args.resume:
         raise ConfigError("-m parallel needs -c CONFIG_FILE (e.g. stride/zoo/cartpole/config/parallel/"
-                          "cartpole_dqn_config.py) and does not resume")
+                          "cartpole_dqn_config.py), or --resume RUN")
     parts = read_config_file(args.config)
     main_settings, system_settings = split_system_settings(args.settings)
     main = apply_settings(_copy(parts["main_config"]), main_settings)

@@ -61,31 +61,20 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 import torch
 
-from ...config import Config, compile_config, save_config
-from ...config.compile import keep_exp_dirs, make_exp_dir, provisional_exp_dirs
+from ...config import Config, compile_config
 from ...policy.base_policy import Policy
 from ...torch_utils.dist import DEFAULT_ADDR, free_port
 from ...utils.errors import ConfigError, StrideError
-from ...utils.files import atomic_write_json
-from ...utils.log import TBWriter, build_logger, build_tb_writer
+from ...utils.log import build_logger
 from ...utils.narrow import as_int, as_list, as_mapping
 from ...utils.registry import import_components
-from ...utils.seed import set_pkg_seed
 from ...worker import BaseSerialEvaluator
 from ...worker.learner.learner import read_checkpoint
-from ...worker.protocols import ScalarWriter, Stateful
-from ..progress import ProgressBar
-from ..run_state import DIST, PARALLEL, read_system_config, record_run
-from ..serial_entry import EvalRecorder, finish_run, finished_policy, load_cfg, resumed_limits
-from ..utils import (
-    Interrupt,
-    build_env_manager,
-    build_policy,
-    check_cuda,
-    check_spaces,
-    read_config_file,
-    resolve_resume,
-)
+from ...worker.protocols import ScalarWriter
+from ..run import Callback, Run
+from ..run_state import DIST, PARALLEL, read_system_config
+from ..serial_entry import finished_policy, load_cfg
+from ..utils import build_env_manager, build_policy, check_cuda, check_spaces, read_config_file, resolve_resume
 from .cluster import START_TIMEOUT, check_address, joined_ray, local_ray, require_ray
 from .roles import CollectorRole, LearnerRole, ReplayRole, Replica
 from .system import compile_system_config, cpus_needed
@@ -111,7 +100,6 @@ def read_parallel_config(input_cfg: ParallelConfigInput) -> Tuple[Dict[str, obje
     return main, create, system
 
 
-@provisional_exp_dirs()  # a run that fails before its loop starts (Ray that did not start) leaves no folder
 def parallel_pipeline(
     input_cfg: Optional[ParallelConfigInput],
     seed: int = 0,
@@ -120,30 +108,28 @@ def parallel_pipeline(
     exp_name: Optional[str] = None,
     progress: bool = True,
     resume: Optional[str] = None,
+    callbacks: Optional[Sequence[Callback]] = None,
 ) -> Policy:
     """Train with ``system_config.collector_num`` collector actors, a replay actor and a learner
     actor on Ray (a local instance started and stopped here, or ``system_config.address``);
     returns the trained policy with the run's summary in ``policy.result``.
 
-    Off-policy policies (a replay buffer); the same stopping rules as ``serial_pipeline`` (the
-    evaluator's stop value, ``max_env_step``, ``max_train_iter``, Ctrl-C / SIGTERM), the same
-    ``progress.csv`` and ``result.json`` columns (the parallel ones after them). ``resume``: a
-    ``-m parallel`` run's experiment folder or checkpoint, continued as ``serial_pipeline``'s
-    ``resume=`` continues a serial run (its saved configs and limits; a run that ended is not
-    trained again): the learner, its optimiser, the replay (its snapshot as the run ended), the
-    counters and clocks go on; the collectors start fresh episodes with the learner's weights (an
-    asynchronous run is not replayed exactly, as the serial one is)."""
+    Off-policy policies (a replay buffer); a run of the run core (:class:`~stride.entry.run.Run`)
+    as ``serial_pipeline``'s: the same stopping rules (the evaluator's stop value,
+    ``max_env_step``, ``max_train_iter``, Ctrl-C / SIGTERM, a callback), the same ``progress.csv``
+    and ``result.json`` columns (the parallel ones after them). ``resume``: a ``-m parallel`` run's
+    experiment folder or checkpoint, continued as ``serial_pipeline``'s ``resume=`` continues a
+    serial run (its saved configs and limits; a run that ended is not trained again): the learner,
+    its optimiser, the replay (its snapshot as the run ended), the counters and clocks go on; the
+    collectors start fresh episodes with the learner's weights (an asynchronous run is not replayed
+    exactly, as the serial one is). ``callbacks``: :class:`~stride.entry.run.RunCallback` objects
+    (``on_collect`` after each batch, ``on_train`` after each train call, ``on_eval``); learner
+    hooks run in the learner actor."""
     import_components()
     resume_ckpt: Optional[str] = None
     if resume is not None:
         cfg, resume_ckpt = load_cfg(None, seed, exp_name, resume, mode=PARALLEL)
-        assert resume_ckpt is not None  # load_cfg's for a resume
-        system = read_system_config(cfg.exp_name)
-        limits = resumed_limits(cfg.exp_name, max_env_step, max_train_iter)
-        if isinstance(limits, dict):  # the run already ended: its result
-            return finished_policy(cfg, None, resume_ckpt, limits)
-        max_env_step, max_train_iter = limits
-        sys_cfg = compile_system_config(system)
+        sys_cfg = compile_system_config(read_system_config(cfg.exp_name))
     else:
         if input_cfg is None:
             raise ConfigError("give a config ([main_config, create_config, system_config] or a config file) or resume=")
@@ -167,7 +153,8 @@ def parallel_pipeline(
         check_cuda(cfg)
     else:
         check_address(sys_cfg.address)  # before anything is written
-    return train_on_ray(cfg, sys_cfg, max_train_iter, max_env_step, progress, resume_ckpt=resume_ckpt)
+    return train_on_ray(cfg, sys_cfg, max_train_iter, max_env_step, progress, resume_ckpt=resume_ckpt,
+                        callbacks=callbacks)
 
 
 #: what ``train_on_ray`` asks for on a connected Ray when the roles joined from other processes
@@ -178,8 +165,11 @@ FindRoles = Callable[[Config, Config], Tuple[Any, List[Tuple[Any, str, int]]]]
 def train_on_ray(cfg: Config, sys_cfg: Config, max_train_iter: Optional[int], max_env_step: Optional[int],
                  progress: bool, namespace: Optional[str] = None, find_roles: Optional[FindRoles] = None,
                  new_dir: bool = True, join_deadline: Optional[float] = None,
-                 join_wait: float = START_TIMEOUT, resume_ckpt: Optional[str] = None) -> Policy:
-    """The coordinator's run on a compiled config: ``parallel_pipeline``'s and ``-m dist``'s one loop.
+                 join_wait: float = START_TIMEOUT, resume_ckpt: Optional[str] = None,
+                 callbacks: Optional[Sequence[Callback]] = None) -> Policy:
+    """The coordinator's run on a compiled config: ``parallel_pipeline``'s and ``-m dist``'s one loop,
+    on the run core (:class:`~stride.entry.run.Run`: folder, limits, seeding, TensorBoard,
+    checkpoint components, signals, evaluations and clocks, ``result.json``).
 
     ``find_roles`` (on the connected Ray, in ``namespace``) hands over a learner and collectors that
     other processes started (``-m dist --module learner|collector``); without it the coordinator
@@ -187,46 +177,40 @@ def train_on_ray(cfg: Config, sys_cfg: Config, max_train_iter: Optional[int], ma
     ``-m dist --module config``). ``join_deadline`` (``time.monotonic()``) bounds the connection
     to a running cluster (``-m dist``'s ``--wait`` of ``join_wait`` s). ``resume_ckpt``: the run
     in ``cfg.exp_name`` goes on from this checkpoint (its folder and records as they are)."""
-    torch.set_num_threads(int(cfg.get("num_threads", 1)))
-    set_pkg_seed(cfg.seed, use_cuda=cfg.policy.cuda)
-    evaluator_env = build_env_manager(cfg, cfg.seed, evaluator=True)
-    check_spaces(cfg, evaluator_env)
-    policy = build_policy(cfg, enable_field=["learn", "eval"])
-    cluster = local_ray(sys_cfg.num_cpus) if sys_cfg.address is None else \
-        joined_ray(sys_cfg.address, namespace, deadline=join_deadline, wait=join_wait)
-    tb: Optional[TBWriter] = None
-    try:
-        with cluster as info:  # first: a Ray that does not start leaves no experiment folder
-            if resume_ckpt is None:
-                cfg.exp_name = make_exp_dir(cfg.exp_name, renew=new_dir)
-                save_config(cfg, cfg.exp_name)
-                atomic_write_json(os.path.join(cfg.exp_name, "system_config.json"), dict(sys_cfg))
-                record_run(cfg.exp_name, PARALLEL if find_roles is None else DIST, max_env_step, max_train_iter)
-            tb = build_tb_writer(cfg.exp_name)
-            evaluator = BaseSerialEvaluator(cfg.policy.eval.evaluator, evaluator_env, policy.eval_mode, tb,
-                                            cfg.exp_name)
-            record = EvalRecorder(cfg.exp_name)
-            from ray.exceptions import RayError
+    mode = PARALLEL if find_roles is None else DIST
+    with Run(cfg, mode, max_env_step=max_env_step, max_train_iter=max_train_iter, resume_ckpt=resume_ckpt,
+             progress=progress, callbacks=callbacks) as run:
+        done = run.already_finished()
+        if resume_ckpt is not None and done is not None:  # the run already ended: its result
+            return finished_policy(cfg, None, resume_ckpt, done)
+        evaluator_env = build_env_manager(cfg, cfg.seed, evaluator=True)
+        try:
+            check_spaces(cfg, evaluator_env)
+            policy = build_policy(cfg, enable_field=["learn", "eval"])
+            cluster = local_ray(sys_cfg.num_cpus) if sys_cfg.address is None else \
+                joined_ray(sys_cfg.address, namespace, deadline=join_deadline, wait=join_wait)
+            with cluster as info:  # first: a Ray that does not start leaves no experiment folder
+                run.open(files={"system_config.json": dict(sys_cfg)}, renew=new_dir)
+                evaluator = BaseSerialEvaluator(cfg.policy.eval.evaluator, evaluator_env, policy.eval_mode, run.tb,
+                                                run.exp)
+                from ray.exceptions import RayError
 
-            coordinator = Coordinator(cfg, sys_cfg, tb, None if find_roles is None else find_roles(cfg, sys_cfg),
-                                      resume_ckpt=resume_ckpt)
-            coordinator.register_state("evaluator", evaluator)
-            coordinator.register_state("clock", record)  # a resumed run's CPU / wall seconds go on
-            keep_exp_dirs()  # Ray started and the roles are built: the folder is the run's from here on
-            try:
-                result = coordinator.run(evaluator, policy, record, max_train_iter, max_env_step, progress)
-            except RayError as e:  # the learner (not restarted: its state is the run) or Ray itself failed
-                reason = " ".join(str(e).split())[:400]
-                raise StrideError(f"the run stopped: {type(e).__name__}: {reason}; its checkpoints are in "
-                                  f"{os.path.join(cfg.exp_name, 'ckpt')}") from None
-            finally:
-                coordinator.close()
-            result["ray_start_seconds"] = round(float(info["start_seconds"]), 3)  # type: ignore[arg-type]
-    finally:
-        evaluator_env.close()
-        if tb is not None:
-            tb.close()
-    return finish_run(policy, result, LearnerView(coordinator), cfg.exp_name, max_env_step, max_train_iter)
+                coordinator = Coordinator(cfg, sys_cfg, run, None if find_roles is None else find_roles(cfg, sys_cfg))
+                run.register_state("evaluator", evaluator)
+                run.register_state("clock", run.record)  # a resumed run's CPU / wall seconds go on
+                try:
+                    result = coordinator.run(evaluator, policy)
+                except RayError as e:  # the learner (not restarted: its state is the run) or Ray itself failed
+                    reason = " ".join(str(e).split())[:400]
+                    raise StrideError(f"the run stopped: {type(e).__name__}: {reason}; its checkpoints are in "
+                                      f"{os.path.join(cfg.exp_name, 'ckpt')}") from None
+                finally:
+                    coordinator.close()
+                result["ray_start_seconds"] = round(float(info["start_seconds"]), 3)  # type: ignore[arg-type]
+        finally:
+            evaluator_env.close()
+        policy.result = run.finish(result, coordinator.train_iter)
+    return policy
 
 
 def check_replicas(cfg: Config, sys_cfg: Config) -> None:
@@ -270,55 +254,39 @@ def replica_rendezvous() -> Tuple[str, str, int]:
     return ray.get_runtime_context().get_node_id(), DEFAULT_ADDR, free_port(DEFAULT_ADDR)
 
 
-class LearnerView:
-    """Rank 0's learner actor as the driver's evaluation and result see it (what
-    :class:`~stride.entry.serial_entry.EvalRecorder` and ``finish_run`` read of a serial learner):
-    the coordinator's iteration and last log, and checkpoints through it (with its components)."""
-
-    def __init__(self, coordinator: "Coordinator") -> None:
-        self._coordinator = coordinator
-
-    @property
-    def train_iter(self) -> int:
-        return self._coordinator.train_iter
-
-    @property
-    def last_log(self) -> Mapping[str, float]:
-        return self._coordinator.last_log
-
-    def save_checkpoint(self, ckpt_name: Optional[str] = None) -> Optional[str]:
-        return self._coordinator.save_checkpoint(ckpt_name)
-
-
 class Coordinator:
     """The driver's loop: starts the actors, routes batches and weights, restarts dead collectors.
 
-    Built on a connected Ray (local or joined); ``close()`` stops every actor it started or was
-    handed (``roles``: a learner and collectors that joined, see :data:`FindRoles`). ``resume_ckpt``:
-    the run goes on from that checkpoint: the learner loads it (weights, optimiser, counters), the
-    replay actor its snapshot, this coordinator its counters (:meth:`state_dict`) and the driver's
-    components registered with :meth:`register_state`; the collectors start as new incarnations with
-    the learner's weights. :meth:`next_batch` is one turn of the loop and
+    Built on a connected Ray (local or joined) for a :class:`~stride.entry.run.Run` (its folder
+    open); ``close()`` stops every actor it started or was handed (``roles``: a learner and
+    collectors that joined, see :data:`FindRoles`). The run's checkpoint components (this
+    coordinator's counters among them, :meth:`state_dict`) go into the learner actor's checkpoints
+    (:meth:`save_checkpoint`). A resumed run (``run.resume_ckpt``) goes on from its checkpoint: the
+    learner loads it (weights, optimiser, counters), the replay actor its snapshot, the run's
+    components their states (:meth:`begin`); the collectors start as new incarnations with the
+    learner's weights. :meth:`next_batch` is one turn of the loop and
     :meth:`summary` its end, so a run with its own evaluation (the league's,
     :mod:`.league`) drives the same coordinator; :meth:`received` sees each batch's meta first."""
 
-    def __init__(self, cfg: Config, sys_cfg: Config, tb: Optional[ScalarWriter],
-                 roles: Optional[Tuple[Any, List[Tuple[Any, str, int]]]] = None,
-                 resume_ckpt: Optional[str] = None) -> None:
+    def __init__(self, cfg: Config, sys_cfg: Config, run: Run,
+                 roles: Optional[Tuple[Any, List[Tuple[Any, str, int]]]] = None) -> None:
         import ray
 
-        self.cfg, self.sys = cfg, sys_cfg
-        self._resume_ckpt = resume_ckpt
-        # the driver's components every checkpoint carries (register_state) and those of the resumed one
-        self._held: Dict[str, Stateful] = {"coordinator": self}
+        if run.learner_hooks:
+            raise ConfigError(f"learner hooks ({', '.join(type(h).__name__ for h in run.learner_hooks)}) run in a "
+                              "local learner; -m parallel's learner is a Ray actor: valid choices: RunCallback "
+                              "objects (on_train sees every train call), or -m serial with the hooks")
+        self.cfg, self.sys, self.core = cfg, sys_cfg, run
+        self._resume_ckpt = resume_ckpt = run.resume_ckpt
         resumed = read_checkpoint(resume_ckpt) if resume_ckpt is not None else {}
-        self._resumed = as_mapping(resumed.get("components", {}), "checkpoint 'components'")
+        self._resumed = {str(name): as_mapping(state, f"checkpoint 'components.{name}'") for name, state in
+                         as_mapping(resumed.get("components", {}), "checkpoint 'components'").items()}
         # a league run: the ref of the driver's League.state_dict() its collectors match from, its
         # version, and the version each collector was sent (a state is sent once per collector)
         self.league_ref: Any = None
         self.league_version = 0
         self._league_sent: Dict[str, int] = {}
-        self._tb = tb
+        self._tb: Optional[ScalarWriter] = run.tb
         self._log = build_logger(cfg.exp_name, "coordinator")
         resources: Dict[str, float] = ray.cluster_resources()  # type: ignore[no-untyped-call]  # (untyped in Ray 2.60)
         available = float(resources.get("CPU", 0.0))
@@ -360,9 +328,8 @@ class Coordinator:
         if resume_ckpt is not None:  # the counters go on from the checkpoint's; the collectors load its weights
             self.envstep = as_int(resumed["envstep"], "checkpoint 'envstep'")
             self.train_iter = as_int(resumed["train_iter"], "checkpoint 'train_iter'")
-            if "coordinator" in self._resumed:
-                self.load_state_dict(as_mapping(self._resumed["coordinator"], "checkpoint 'components.coordinator'"))
             self.weights = self.learner.collect_state.remote()
+        run.register_state("coordinator", self)
 
     def _replay_incarnations(self) -> Dict[str, int]:
         import ray
@@ -370,17 +337,18 @@ class Coordinator:
         seen: Dict[str, int] = ray.get(self.replay.incarnations.remote())
         return seen
 
-    def register_state(self, name: str, component: Stateful) -> None:
-        """Carry ``component.state_dict()`` (a driver's: the evaluator, the run's clock) in every
-        checkpoint from now on, as ``components[name]``; a resumed run's is loaded into it here."""
-        self._held[name] = component
-        if name in self._resumed:
-            component.load_state_dict(as_mapping(self._resumed[name], f"checkpoint 'components.{name}'"))
+    def begin(self) -> None:
+        """The loop starts: a resumed run's components (registered with the run by now: these
+        counters, the evaluator, the clocks, a league) load the checkpoint's states, and the run starts
+        (its folder kept, the callbacks' ``on_run_start``)."""
+        if self._resumed:
+            self.core.load_components(self._resumed)
+        self.core.start()
 
     def _hold(self) -> None:
-        """The registered components' states to the learner, for its next checkpoints."""
-        for name, component in self._held.items():
-            self.learner.hold.remote(name, component.state_dict())
+        """The run's components' states to the learner, for its next checkpoints."""
+        for name, state in self.core.components_state().items():
+            self.learner.hold.remote(name, state)
 
     def state_dict(self) -> Dict[str, object]:
         """The run's counters (batches, staleness, losses, restarts): a resumed run goes on from them."""
@@ -587,45 +555,46 @@ class Coordinator:
         path: Optional[str] = ray.get(self.learner.save_checkpoint.remote(name, self.envstep))
         return path
 
-    def run(self, evaluator: BaseSerialEvaluator, policy: Policy, record: EvalRecorder, max_train_iter: Optional[int],
-            max_env_step: Optional[int], progress: bool) -> Dict[str, object]:
-        """Collect, store, learn and evaluate until the stop value, a limit or a signal; ``record``
-        (the serial pipeline's) writes the evaluations' rows and keeps the clocks, which count the
-        actors' CPU as training (register ``evaluator`` and ``record`` first: a resumed run's go on)."""
+    def run(self, evaluator: BaseSerialEvaluator, policy: Policy) -> Dict[str, object]:
+        """Collect, store, learn and evaluate until the stop value, a limit, a signal or a callback
+        (register ``evaluator`` and ``run.record`` with the run first: a resumed run's go on). The
+        run's clocks count the actors' CPU as training."""
         import ray
 
-        train_limit = math.inf if max_train_iter is None else max_train_iter
-        env_limit = math.inf if max_env_step is None else max_env_step
-        bar = ProgressBar(enabled=progress, total=env_limit, initial=self.envstep)
-        stop, interrupted = False, False
-        learner = LearnerView(self)
-
+        run, record = self.core, self.core.record
+        train_limit = math.inf if run.max_train_iter is None else run.max_train_iter
+        env_limit = math.inf if run.max_env_step is None else run.max_env_step
+        self.begin()
+        bar = run.bar(env_limit, initial=self.envstep)
+        stop = False
         self.start()
-        with Interrupt() as interrupt:
+        with run.signals():
             while True:
-                if interrupt.requested:
-                    interrupted = True
+                if run.stop_requested:
                     record.clock.add_cpu(self.actor_cpu())
-                    self.save_checkpoint()
+                    run.halt(self.save_checkpoint)
                     break
                 if evaluator.should_eval(self.train_iter, self.envstep):
                     policy.eval_mode.load_state_dict(ray.get(self.learner.eval_state.remote()))
                     record.clock.add_cpu(self.actor_cpu())
-                    stop, _ = record.evaluate(evaluator, learner, self.envstep, extra=self.columns())
+                    stop = run.evaluate(evaluator, self, self.envstep, extra=self.columns())
                     bar.update(self.envstep, self.train_iter, record.last_return)
                     if stop:
                         break
-                if self.next_batch(max_train_iter) is None:
+                iter_before = self.train_iter
+                if self.next_batch(run.max_train_iter) is None:
                     continue
+                run.collected(self.envstep, self.train_iter)
+                if self.train_iter != iter_before:
+                    run.trained(self.train_iter, self.last_log)
                 bar.update(self.envstep, self.train_iter, record.last_return)
                 if self.envstep >= env_limit or self.train_iter >= train_limit:
                     break
         bar.close()
         record.clock.add_cpu(self.actor_cpu())
         summary = self.summary(policy)  # the final checkpoint: the clock's state as it ends
-        return {"stop": bool(stop), "interrupted": interrupted, "signal": interrupt.signal_name,
-                "env_step": self.envstep, "train_iter": self.train_iter, **record.summary(), "exp_dir": self.cfg.exp_name,
-                **summary}
+        return {"stop": bool(stop), **run.outcome(), "env_step": self.envstep, "train_iter": self.train_iter,
+                **record.summary(), "exp_dir": run.exp, **summary}
 
     def columns(self) -> Dict[str, object]:
         """A parallel run's columns of ``progress.csv``, after the serial ones: the last 100 batches'

@@ -32,9 +32,9 @@ from ...utils.files import atomic_write
 from ...utils.log import build_tb_writer
 from ...utils.narrow import as_mapping
 from ...utils.registry import import_components
-from ...utils.seed import set_pkg_seed
 from ...worker import BaseLearner, create_collector
 from ...worker.learner.learner import Batch, read_checkpoint
+from ..run import seed_run
 from ..utils import build_env_manager, build_policy
 from .tags import BatchTag, TagLedger
 
@@ -45,8 +45,7 @@ SEED_STRIDE = 1000
 def _prepare(cfg: Config, seed: int) -> None:
     """What every role process does first: registries filled, one torch thread, its RNGs seeded."""
     import_components()
-    torch.set_num_threads(int(cfg.get("num_threads", 1)))
-    set_pkg_seed(seed, use_cuda=bool(cfg.policy.cuda))
+    seed_run(cfg, seed)  # the run core's: threads and RNGs, as the driver's
 
 
 def read_snapshot(path: str) -> Dict[str, object]:
