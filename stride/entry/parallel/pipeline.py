@@ -123,8 +123,8 @@ def parallel_pipeline(
     its optimiser, the replay (its snapshot as the run ended), the counters and clocks go on; the
     collectors start fresh episodes with the learner's weights (an asynchronous run is not replayed
     exactly, as the serial one is). ``callbacks``: :class:`~stride.entry.run.RunCallback` objects
-    (``on_collect`` after each batch, ``on_train`` after each train call, ``on_eval``); learner
-    hooks run in the learner actor."""
+    (``on_collect`` after each batch, ``on_train`` after each train call that moved the learner,
+    ``on_eval``); learner hooks are refused (the learner is a Ray actor)."""
     import_components()
     resume_ckpt: Optional[str] = None
     if resume is not None:

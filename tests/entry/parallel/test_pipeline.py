@@ -232,6 +232,44 @@ def test_ctrl_c_and_the_printed_resume_command_reach_the_stop_counters_and_clock
     assert again.result["already_finished"] and again.result["train_iter"] == result["train_iter"]
 
 
+# a run in its own process: Ray must not be imported before the pipeline starts it (this module imports it)
+CALLBACK_RUN = """
+import json, sys
+from stride.entry.parallel.pipeline import parallel_pipeline
+from stride.entry.run import RunCallback
+
+class StopAt(RunCallback):
+    def __init__(self, n):
+        self.n, self.seen = n, {"collects": 0, "trains": 0, "evals": 0}
+    def on_collect(self, envstep, train_iter):
+        self.seen["collects"] += 1
+    def on_eval(self, row):
+        self.seen["evals"] += 1
+    def on_train(self, train_iter, log):
+        self.seen["trains"] += 1
+        return train_iter >= self.n
+
+if __name__ == "__main__":
+    stop_at = StopAt(50)
+    result = parallel_pipeline(sys.argv[1], seed=0, max_env_step=100000, exp_name=sys.argv[2], progress=False,
+                               callbacks=[stop_at]).result
+    print(json.dumps(dict(stop_at.seen, stopped_by=result["stopped_by"], interrupted=result["interrupted"])))
+"""
+
+
+@pytest.mark.slow  # a Ray start
+def test_run_callbacks_see_every_batch_train_call_and_evaluation_and_may_stop_the_run(tmp_path):
+    (tmp_path / "run.py").write_text(CALLBACK_RUN)
+    done = subprocess.run([sys.executable, "run.py", _config(tmp_path), str(tmp_path / "exp")], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    result = json.loads((tmp_path / "exp" / "result.json").read_text())
+    assert seen["stopped_by"] == result["stopped_by"] == "StopAt" and not result["interrupted"] and not result["stop"]
+    assert result["train_iter"] >= 50 and os.path.isfile(result["final_checkpoint"])
+    assert seen["collects"] == result["batches"] and 0 < seen["trains"] <= result["batches"] and seen["evals"] == 1
+
+
 @pytest.mark.slow
 def test_a_collector_killed_every_20_s_for_2_minutes(tmp_path):
     shm_before = set(os.listdir("/dev/shm"))
