@@ -22,7 +22,6 @@ import os
 from typing import Any, Dict, List, Mapping, Optional
 
 import numpy as np
-import torch
 
 from ..config.compile import env_kwargs
 from ..data.demo import stack_episode, write_demo_dataset
@@ -30,10 +29,10 @@ from ..policy.base_policy import CollectMode, EvalMode, is_terminated
 from ..utils.errors import ConfigError
 from ..utils.narrow import as_mapping
 from ..utils.registry import import_components
-from ..utils.seed import set_pkg_seed
 from ..worker import create_collector
 from ..worker.collector.episode_collector import EpisodeCollector
 from ..worker.learner.learner import read_checkpoint
+from .run import seed_run
 from .serial_entry import load_cfg
 from .utils import ConfigInput, build_env_manager, build_policy, check_spaces, resolve_resume
 
@@ -91,8 +90,7 @@ def collect_demo_data(input_cfg: ConfigInput, seed: int, expert_model_path: str,
     if os.path.exists(out):
         raise ConfigError(f"'{out}' already exists (a dataset is never overwritten): give a new --out folder")
     ckpt = _checkpoint(expert_model_path)
-    torch.set_num_threads(int(cfg.get("num_threads", 1)))
-    set_pkg_seed(seed, use_cuda=cfg.policy.cuda)
+    seed_run(cfg, seed)
     policy = build_policy(cfg, enable_field=["eval"])
     model_state = as_mapping(read_checkpoint(ckpt)["policy"], "checkpoint 'policy'").get("model")
     try:

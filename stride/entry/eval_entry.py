@@ -18,7 +18,6 @@ import os
 from typing import List, Optional, TypedDict
 
 import numpy as np
-import torch
 
 from ..config.compile import load_saved_config
 from ..envs.replay import require_video
@@ -26,9 +25,9 @@ from ..utils.errors import ConfigError
 from ..utils.files import atomic_write_json
 from ..utils.narrow import as_int, as_mapping
 from ..utils.registry import import_components
-from ..utils.seed import set_pkg_seed
 from ..worker import BaseSerialEvaluator
 from ..worker.learner.learner import read_checkpoint
+from .run import seed_run
 from .utils import build_env_managers, build_policy, resolve_resume
 
 FRESH_SEED_OFFSET = 10_000  # evaluator envs of training are seeded with the run's seed
@@ -78,8 +77,7 @@ def eval_pipeline(path: str, n_episode: Optional[int] = None, seed: Optional[int
     n_episode = int(n_episode if n_episode is not None else (confirm or cfg.env.n_evaluator_episode))
     seed = int(seed if seed is not None else cfg.seed + FRESH_SEED_OFFSET)
     import_components()
-    torch.set_num_threads(int(cfg.get("num_threads", 1)))
-    set_pkg_seed(seed, use_cuda=cfg.policy.cuda)
+    seed_run(cfg, seed)
     policy = build_policy(cfg, enable_field=["eval"])
     state = read_checkpoint(ckpt)
     policy.eval_mode.load_state_dict({"model": as_mapping(state["policy"], "checkpoint 'policy'")["model"]})

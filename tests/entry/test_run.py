@@ -24,7 +24,7 @@ pytestmark = pytest.mark.timeout(120)
 
 def _dqn(eval_freq: int = 10**9) -> List[Dict[str, Any]]:
     main = copy.deepcopy(cartpole_dqn_config.main_config)
-    main["env"]["stop_value"] = 1e9  # never stops on an evaluation
+    main["env"].update(stop_value=1e9, collector_env_num=2, evaluator_env_num=2, n_evaluator_episode=2)  # cheap, never stops
     main["policy"]["eval"] = dict(evaluator=dict(eval_freq_envstep=eval_freq, confirm_episode=0))
     main["policy"]["learn"]["learner"] = dict(hook=dict(save_ckpt_after_iter=10_000))
     return [main, copy.deepcopy(cartpole_dqn_config.create_config)]
@@ -37,6 +37,7 @@ class Log(RunCallback):
         self.calls: List[str] = []
         self.collects: List[int] = []
         self.trains: List[int] = []
+        self.logs: List[Dict[str, object]] = []
         self.rows: List[Mapping[str, object]] = []
         self.exp: Optional[str] = None
         self.result: Optional[Mapping[str, object]] = None
@@ -50,7 +51,7 @@ class Log(RunCallback):
 
     def on_train(self, train_iter: int, log: Mapping[str, object]) -> None:
         self.trains.append(train_iter)
-        assert "cur_lr" in log or log  # the policy's log of that step
+        self.logs.append(dict(log))
 
     def on_eval(self, row: Mapping[str, object]) -> None:
         self.rows.append(dict(row))
@@ -62,13 +63,14 @@ class Log(RunCallback):
 
 def test_a_logging_callback_sees_every_collect_train_step_and_evaluation(tmp_path):
     log = Log()
-    policy = serial_pipeline(_dqn(eval_freq=200), seed=0, max_env_step=600, exp_name=str(tmp_path / "run"),
+    policy = serial_pipeline(_dqn(eval_freq=100), seed=0, max_env_step=240, exp_name=str(tmp_path / "run"),
                              progress=False, callbacks=[log])
     result = policy.result
     assert log.calls == ["start", "end"] and log.exp == result["exp_dir"]
     assert log.collects == sorted(log.collects) and log.collects[-1] == result["env_step"]
     assert log.trains == list(range(1, result["train_iter"] + 1))  # once per learner.train, in order
-    assert len(log.rows) >= 3 and all(row["stop"] is False for row in log.rows)
+    assert all({"cur_lr", "total_loss"} <= set(step) for step in log.logs)  # the policy's log of that step
+    assert len(log.rows) >= 2 and all(row["stop"] is False for row in log.rows)
     with open(tmp_path / "run" / "progress.csv") as f:
         assert len(f.read().splitlines()) == len(log.rows) + 1  # the rows progress.csv got
     assert log.result == json.loads((tmp_path / "run" / "result.json").read_text())
@@ -100,16 +102,16 @@ def test_a_callback_stops_the_run_with_a_checkpoint_and_resume_continues_exactly
     assert all(torch.equal(a[k], b[k]) for k in a)
 
 
-class EveryTen(LearnerHook):
-    """A user's learner hook: notes every tenth iteration, stops the run at ``stop``."""
+class EveryFive(LearnerHook):
+    """A user's learner hook: notes every fifth iteration, stops the run at ``stop``."""
 
     def __init__(self, stop: int) -> None:
-        super().__init__("every_ten", "after_iter", priority=90)
+        super().__init__("every_five", "after_iter", priority=90)
         self.seen: List[int] = []
         self.stop = stop
 
     def __call__(self, learner: Any) -> None:
-        if learner.train_iter % 10 == 0:
+        if learner.train_iter % 5 == 0:
             self.seen.append(learner.train_iter)
         if learner.train_iter == self.stop:
             raise StopRun("enough")
@@ -118,11 +120,15 @@ class EveryTen(LearnerHook):
 def test_a_learner_hook_given_as_a_callback_runs_in_the_learner_and_may_stop_the_run(tmp_path):
     main, create = copy.deepcopy(cartpole_ppo_config.main_config), copy.deepcopy(cartpole_ppo_config.create_config)
     main["policy"]["eval"] = dict(evaluator=dict(eval_freq_envstep=10**9, confirm_episode=0))
-    hook = EveryTen(stop=20)
-    policy = serial_pipeline_onpolicy([main, create], seed=0, max_train_iter=50, exp_name=str(tmp_path / "ppo"),
+    main["env"]["collector_env_num"] = 2
+    main["policy"]["collect"]["n_sample"] = 64
+    main["policy"]["learn"].update(epoch_per_collect=1, batch_size=64)
+    hook = EveryFive(stop=10)
+    policy = serial_pipeline_onpolicy([main, create], seed=0, max_train_iter=30, exp_name=str(tmp_path / "ppo"),
                                       progress=False, callbacks=[hook])
-    assert hook.seen == [10, 20] and policy.result["train_iter"] == 20  # on-policy: one train a collect
-    assert policy.result["stopped_by"] == "EveryTen: enough"
+    assert hook.seen == [5, 10] and policy.result["train_iter"] == 10  # on-policy: one train a collect
+    assert policy.result["stopped_by"] == "EveryFive: enough"
+    assert os.path.isfile(policy.result["final_checkpoint"])
 
 
 def test_on_eval_is_a_callback_and_what_it_raises_ends_the_run(tmp_path):
