@@ -470,7 +470,7 @@ MODES: Dict[str, Mode] = {mode.name: mode for mode in (
          seeds=False, why={"--resume": "give the run to evaluate with --load"}),
     Mode("parallel", "parallel.pipeline:parallel_pipeline", "train on Ray (stride-rl[dist]), collectors and "
          "learner overlapping", config=FILE,
-         takes=("--train-iter", "--env-step"),  # resumes once parallel_pipeline takes resume=: add "--resume"
+         takes=("--resume", "--train-iter", "--env-step"),
          why={"--workers": "its collectors are system_config.collector_num"}),
     Mode("dist", "parallel.dist", "train on a running Ray cluster, a process per --module (README 'On a Ray "
          "cluster')", run=_dist, config=FILE, seeds=False, check=_dist_reads_config),

@@ -34,6 +34,11 @@ class RunClock:
         """Wall seconds so far."""
         return time.perf_counter() - self.wall0
 
+    def add_cpu(self, cpu_seconds: float) -> None:
+        """CPU-seconds other processes spent training for the run (a parallel run's actors), counted
+        as this process's (a resumed run's saved clock holds them)."""
+        self.cpu0 -= cpu_seconds
+
     def add_eval(self, cpu_seconds: float, wall_seconds: float = 0.0) -> None:
         """One evaluation's cost, taken out of the training's."""
         self.eval_cpu += cpu_seconds

@@ -165,9 +165,7 @@ def _league_on_ray(run: Run) -> Policy:
         check_spaces(cfg, probe)
     finally:
         probe.close()
-    run.open()
-    run.close()  # league_on_ray opens its own writer (until it runs on the Run too)
-    return league_on_ray(cfg, league, run.resume_ckpt, run.workers, run.max_env_step, run.progress)
+    return league_on_ray(run, league)  # opens the run's folder once Ray started
 
 
 def _check(cfg: Config) -> None:

@@ -30,7 +30,7 @@ RUN_FILE = "run.json"
 SERIAL, OFFLINE, LEAGUE, PARALLEL, DIST = "serial", "offline", "league", "parallel", "dist"
 #: the ``-m`` modes that run each recorded mode's pipeline (so may resume its runs)
 RESUMED_BY = {SERIAL: ("serial", "serial_onpolicy", "serial_reward_model"), OFFLINE: ("offline",),
-              LEAGUE: ("league",), PARALLEL: (), DIST: ()}
+              LEAGUE: ("league",), PARALLEL: ("parallel",), DIST: ()}
 RESULT_FILE = "result.json"
 #: exit codes of an interrupted run, by signal (128 + the signal's number, as a shell reports them)
 EXIT_CODES = {"SIGINT": 130, "SIGTERM": 143}
@@ -124,6 +124,11 @@ def read_limits(exp_dir: str) -> Tuple[Optional[int], Optional[int]]:
         return None, None
     data = _read_json(path)
     return _limit(data.get("max_env_step"), path), _limit(data.get("max_train_iter"), path)
+
+
+def read_system_config(exp_dir: str) -> Dict[str, Any]:
+    """The ``system_config`` a run on Ray saved (``<exp>/system_config.json``): what its resume runs on."""
+    return _read_json(os.path.join(exp_dir, "system_config.json"))
 
 
 def read_result(exp_dir: str) -> Optional[Dict[str, object]]:

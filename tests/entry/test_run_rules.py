@@ -123,11 +123,17 @@ def test_run_mode_is_recorded_and_inferred_for_older_runs(tmp_path):
                                           r"with: stride -m league --resume .*league$"):
         check_resume_mode(league, "serial")
     check_resume_mode(league, "league")
-    for mode in (PARALLEL, DIST):
-        exp = _folder(tmp_path, mode, {"policy": {}})
-        record_run(exp, mode, None, 100)
-        with pytest.raises(ConfigError, match=f"is a -m {mode} run, which cannot be resumed .*-m eval --load"):
-            check_resume_mode(exp, "serial")
+    parallel = _folder(tmp_path, PARALLEL, {"policy": {}})
+    record_run(parallel, PARALLEL, None, 100)
+    with pytest.raises(ConfigError, match=r"is a -m parallel run, not a -m serial run: resume it with: "
+                                          r"stride -m parallel --resume .*parallel$"):
+        check_resume_mode(parallel, "serial")
+    check_resume_mode(parallel, "parallel")
+    dist = _folder(tmp_path, DIST, {"policy": {}})
+    record_run(dist, DIST, None, 100)
+    for mode in ("serial", "parallel"):
+        with pytest.raises(ConfigError, match=f"is a -m {DIST} run, which cannot be resumed .*-m eval --load"):
+            check_resume_mode(dist, mode)
     # older runs (run.json without a mode, or none): their files tell
     Path(league, "run.json").write_text(json.dumps({"max_env_step": 1000, "max_train_iter": None}))
     assert run_mode(league) == (LEAGUE, 1)

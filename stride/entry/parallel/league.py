@@ -27,25 +27,19 @@ from __future__ import annotations
 
 import math
 import os
-import time
 from typing import Dict, Mapping, Optional
 
-import torch
-
 from ...config import Config
-from ...config.compile import keep_exp_dirs
 from ...league import League
 from ...policy.base_policy import Policy
 from ...utils.errors import StrideError
 from ...utils.files import atomic_write_json
-from ...utils.log import build_logger, build_tb_writer
-from ...utils.narrow import as_int, as_list, as_mapping
-from ...utils.seed import set_pkg_seed
+from ...utils.log import build_logger
+from ...utils.narrow import as_list, as_mapping
 from ...worker.learner.learner import read_checkpoint
 from ..league_eval import LeagueEvaluation, league_table
-from ..progress import ProgressBar
-from ..run_state import RESULT_FILE
-from ..utils import Interrupt, build_policy
+from ..run import Run
+from ..utils import build_policy
 from .cluster import local_ray, require_ray
 from .pipeline import Coordinator, latest_checkpoint
 from .system import compile_system_config, cpus_needed
@@ -66,12 +60,14 @@ def league_system_config(workers: int, num_cpus: Optional[int] = None) -> Config
 
 
 class LeagueCoordinator(Coordinator):
-    """The coordinator with the league: records the games each batch brings, snapshots, evaluates."""
+    """The coordinator with the league: records the games each batch brings, snapshots, evaluates.
+    The league and its evaluation are the run's checkpoint components (a resumed run's go on)."""
 
-    def __init__(self, cfg: Config, sys_cfg: Config, league: League, evaluation: LeagueEvaluation,
-                 resume_ckpt: Optional[str] = None) -> None:
-        super().__init__(cfg, sys_cfg, evaluation.tb, resume_ckpt=resume_ckpt)
+    def __init__(self, cfg: Config, sys_cfg: Config, run: Run, league: League, evaluation: LeagueEvaluation) -> None:
+        super().__init__(cfg, sys_cfg, run)
         self.the_league, self.evaluation = league, evaluation
+        run.register_state("league", league)  # its snapshots and payoff
+        run.register_state("league_evaluation", evaluation)  # its best and clocks
         self.games_recorded = 0
         self._batches_since_publish = 0
         self._league_log = build_logger(cfg.exp_name, "league")
@@ -90,98 +86,83 @@ class LeagueCoordinator(Coordinator):
         self.publish_league(self.the_league.state_dict())
         self._batches_since_publish = 0
 
-    def run_league(self, policy: Policy, max_env_step: Optional[int], progress: bool) -> Dict[str, object]:
+    def run_league(self, policy: Policy) -> Dict[str, object]:
         """Collect, record games, learn, snapshot and evaluate until the stop rule, the env-step
-        limit or a signal; the driver's CPU less the evaluations' is added to the actors'."""
+        limit, a signal or a callback; the actors' CPU counts as training in the evaluation's clock."""
         import ray
 
-        league, evaluation = self.the_league, self.evaluation
-        env_limit = math.inf if max_env_step is None else max_env_step
-        bar = ProgressBar(enabled=progress, total=env_limit, initial=self.envstep)
-        cpu0, eval_cpu0 = time.process_time(), evaluation.eval_cpu
-        stop, interrupted = False, False
+        run, league, evaluation = self.core, self.the_league, self.evaluation
+        env_limit = math.inf if run.max_env_step is None else run.max_env_step
+        self.begin()
+        bar = run.bar(env_limit, initial=self.envstep)
+        stop = False
         self.publish()
         self.start()
-        with Interrupt() as interrupt:
-            while True:
-                if interrupt.requested:
-                    interrupted = True
-                    break
+        with run.signals():
+            while not run.stop_requested:
                 if self.next_batch(None) is None:
                     continue
+                run.collected(self.envstep, self.train_iter)
                 if league.should_snapshot(self.train_iter):
                     player = league.snapshot(ray.get(self.learner.league_snapshot.remote()), self.train_iter)
                     policy.eval_mode.load_state_dict(ray.get(self.learner.eval_state.remote()))
+                    evaluation.clock.add_cpu(self.actor_cpu())
                     stop, row = evaluation.evaluate(policy, league, player.player_id, self.train_iter, self.envstep)
                     self._league_log.info(league_table(league, row))
+                    run.evaluated(dict(row, stop=bool(stop)))
                     self.publish()
                     if stop:
                         break
                 bar.update(self.envstep, self.train_iter, evaluation.last_return)
                 if self.envstep >= env_limit:
                     break
-        bar.close()
-        self.publish()  # the league as it ends goes into the last checkpoint
-        if interrupted or stop:
-            self.save_checkpoint()
-        driver_cpu = time.process_time() - cpu0 - (evaluation.eval_cpu - eval_cpu0)
-        summary = self.summary(policy, driver_cpu)  # the learner's final checkpoint (after_run)
-        return {"stop": bool(stop), "interrupted": interrupted, "signal": interrupt.signal_name,
-                "snapshots": len(league.historical()), "games_recorded": self.games_recorded,
+            bar.close()
+            self.publish()  # the league as it ends goes into the last checkpoint
+            evaluation.clock.add_cpu(self.actor_cpu())
+            if run.stop_requested:
+                run.halt(self.save_checkpoint)
+            elif stop:
+                self.save_checkpoint()
+        summary = self.summary(policy)  # the learner's final checkpoint (after_run)
+        return {"stop": bool(stop), **run.outcome(), "env_step": self.envstep, "train_iter": self.train_iter,
+                "exp_dir": run.exp, "snapshots": len(league.historical()), "games_recorded": self.games_recorded,
                 **evaluation.summary(), **summary, "workers": len(self.collectors)}
 
 
-def league_on_ray(cfg: Config, league: League, resume_ckpt: Optional[str], workers: int,
-                  max_env_step: Optional[int], progress: bool) -> Policy:
-    """``league_pipeline``'s run with ``workers`` collector actors on a local Ray instance (the
-    experiment folder made and the config checked by the caller); returns the main player's policy."""
+def league_on_ray(run: Run, league: League) -> Policy:
+    """``league_pipeline``'s run (``run``: its config checked by the caller) with ``run.workers``
+    collector actors on a local Ray instance; returns the main player's policy."""
     require_ray()
+    cfg, workers = run.cfg, run.workers
     sys_cfg = league_system_config(workers)
     if cpus_needed(sys_cfg) > float(sys_cfg.num_cpus or os.cpu_count() or 1):
         raise StrideError(f"--workers {workers}: more collectors than this machine's CPUs can host")
-    exp: str = cfg.exp_name
-    atomic_write_json(os.path.join(exp, "system_config.json"), dict(sys_cfg))
-    torch.set_num_threads(int(cfg.get("num_threads", 1)))
-    set_pkg_seed(cfg.seed, use_cuda=cfg.policy.cuda)
-    policy = build_policy(cfg, enable_field=["learn", "eval"])
-    tb = build_tb_writer(exp)
-    evaluation = LeagueEvaluation(cfg, exp, tb)
-    envstep = train_iter = 0
-    if resume_ckpt is not None:  # the driver's share of the checkpoint: the league and the evaluation's best
-        state = read_checkpoint(resume_ckpt)
-        components = as_mapping(state.get("components", {}), "checkpoint 'components'")
+    if run.resume_ckpt is not None:  # the run's components load the league and the evaluation from it
+        components = as_mapping(read_checkpoint(run.resume_ckpt).get("components", {}), "checkpoint 'components'")
         if "league" not in components:
-            raise StrideError(f"checkpoint {resume_ckpt} holds no league: it is not a league run's")
-        league.load_state_dict(as_mapping(components["league"], "checkpoint 'components.league'"))
-        if "league_evaluation" in components:
-            evaluation.load_state_dict(as_mapping(components["league_evaluation"], "checkpoint league_evaluation"))
-        envstep, train_iter = as_int(state["envstep"], "envstep"), as_int(state["train_iter"], "train_iter")
-    try:
-        with local_ray(sys_cfg.num_cpus) as info:
-            from ray.exceptions import RayError
+            raise StrideError(f"checkpoint {run.resume_ckpt} holds no league: it is not a league run's")
+    policy = build_policy(cfg, enable_field=["learn", "eval"])
+    with local_ray(sys_cfg.num_cpus) as info:  # first: a Ray that does not start leaves no experiment folder
+        from ray.exceptions import RayError
 
-            coordinator = LeagueCoordinator(cfg, sys_cfg, league, evaluation, resume_ckpt)
-            coordinator.envstep, coordinator.train_iter = envstep, train_iter
-            keep_exp_dirs()  # Ray started and the roles are built: the folder is the run's from here on
-            try:
-                result = coordinator.run_league(policy, max_env_step, progress)
-            except RayError as e:  # the learner (its state is the run) or Ray itself failed
-                reason = " ".join(str(e).split())[:400]
-                raise StrideError(f"the league run stopped: {type(e).__name__}: {reason}; "
-                                  f"{latest_checkpoint(exp)}") from None
-            finally:
-                coordinator.close()
-            result["ray_start_seconds"] = round(float(info["start_seconds"]), 3)  # type: ignore[arg-type]
-    finally:
-        if tb is not None:
-            tb.close()
+        run.open()
+        exp: str = cfg.exp_name
+        atomic_write_json(os.path.join(exp, "system_config.json"), dict(sys_cfg))  # a resume's --workers too
+        coordinator = LeagueCoordinator(cfg, sys_cfg, run, league, LeagueEvaluation(cfg, exp, run.tb))
+        try:
+            result = coordinator.run_league(policy)
+        except RayError as e:  # the learner (its state is the run) or Ray itself failed
+            reason = " ".join(str(e).split())[:400]
+            raise StrideError(f"the league run stopped: {type(e).__name__}: {reason}; "
+                              f"{latest_checkpoint(exp)}") from None
+        finally:
+            coordinator.close()
+        result["ray_start_seconds"] = round(float(info["start_seconds"]), 3)  # type: ignore[arg-type]
     best = result.pop("best_snapshot", None)
     if best is not None and not result["stop"] and not result["interrupted"] and cfg.league.return_best:
         weights = league.players[best].weights if best in league.players else None
         if weights is not None:  # a snapshot the league dropped (max_historical) cannot come back
             policy.league_mode.load_snapshot(weights)
             result["returned_snapshot"] = best
-    result.update(max_env_step=max_env_step, max_train_iter=None)
-    atomic_write_json(os.path.join(exp, RESULT_FILE), result)
-    policy.result = result
+    policy.result = run.finish(result, coordinator.train_iter)
     return policy

@@ -55,6 +55,13 @@ DI-engine's parallel entry runs its own Flask coordinator over pickled files and
 report, hangs or loses collectors; RLlib restarts env runners but drops their samples silently and
 takes 10-17 s to its first training step. Here the serial workers run unchanged in the actors,
 every batch is tagged, and every loss is counted and logged.
+
+Resume (``resume=``, ``stride -m parallel --resume RUN``): the driver's checkpoints (Ctrl-C, best
+evaluation, the final one) carry, beside the learner's state, the coordinator's counters, the run's
+clocks and the evaluator's state (the hooks' periodic ones: as last saved), and every
+run ends (stop, limit, Ctrl-C / SIGTERM) with a replay snapshot; a resumed run loads them all and
+starts its collectors as new incarnations with the learner's weights, so its env steps, batches,
+losses, CPU and wall seconds go on (``progress.csv`` and ``result.json`` count the whole run).
 """
 
 from __future__ import annotations
@@ -69,30 +76,21 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 import torch
 
-from ...config import Config, compile_config, save_config
-from ...config.compile import keep_exp_dirs, make_exp_dir, provisional_exp_dirs
+from ...config import Config, compile_config
 from ...policy.base_policy import Policy
 from ...torch_utils.dist import DEFAULT_ADDR, free_port
 from ...utils.errors import ConfigError, StrideError
-from ...utils.files import atomic_write_json
-from ...utils.log import ProgressCSV, TBWriter, build_logger, build_tb_writer
-from ...utils.narrow import as_int
+from ...utils.log import build_logger
+from ...utils.narrow import as_int, as_list, as_mapping
 from ...utils.registry import import_components
-from ...utils.seed import set_pkg_seed
 from ...worker import BaseSerialEvaluator
+from ...worker.learner.learner import read_checkpoint
 from ...worker.protocols import ScalarWriter
-from ..progress import ProgressBar
 from ..demonstrations import read_dataset
-from ..run_state import DIST, PARALLEL, RESULT_FILE, record_run
-from ..utils import (
-    Interrupt,
-    build_env_manager,
-    build_policy,
-    check_cuda,
-    check_spaces,
-    read_config_file,
-    resolve_resume,
-)
+from ..run import Callback, Run
+from ..run_state import DIST, PARALLEL, read_system_config
+from ..serial_entry import finished_policy, load_cfg
+from ..utils import build_env_manager, build_policy, check_cuda, check_spaces, read_config_file, resolve_resume
 from .cluster import START_TIMEOUT, check_address, joined_ray, local_ray, require_ray
 from .ratio import compile_ratio
 from .roles import CollectorRole, LearnerRole, ReplayRole, Replica
@@ -119,27 +117,44 @@ def read_parallel_config(input_cfg: ParallelConfigInput) -> Tuple[Dict[str, obje
     return main, create, system
 
 
-@provisional_exp_dirs()  # a run that fails before its loop starts (Ray that did not start) leaves no folder
 def parallel_pipeline(
-    input_cfg: ParallelConfigInput,
+    input_cfg: Optional[ParallelConfigInput],
     seed: int = 0,
     max_train_iter: Optional[int] = None,
     max_env_step: Optional[int] = None,
     exp_name: Optional[str] = None,
     progress: bool = True,
+    resume: Optional[str] = None,
+    callbacks: Optional[Sequence[Callback]] = None,
 ) -> Policy:
     """Train with ``system_config.collector_num`` collector actors, a replay actor and a learner
     actor on Ray (a local instance started and stopped here, or ``system_config.address``);
     returns the trained policy with the run's summary in ``policy.result``.
 
     Off-policy policies through a replay buffer, on-policy ones (PPO, A2C) on each fresh unroll
-    (see the module docstring); the same stopping rules as ``serial_pipeline`` (the evaluator's
-    stop value, ``max_env_step``, ``max_train_iter``, Ctrl-C / SIGTERM)."""
-    main, create, system = read_parallel_config(input_cfg)
-    sys_cfg = compile_system_config(system)
+    (see the module docstring); a run of the run core (:class:`~stride.entry.run.Run`) as
+    ``serial_pipeline``'s: the same stopping rules (the evaluator's stop value, ``max_env_step``,
+    ``max_train_iter``, Ctrl-C / SIGTERM, a callback), the same ``progress.csv`` and
+    ``result.json`` columns (the parallel ones after them). ``resume``: a ``-m parallel`` run's
+    experiment folder or checkpoint, continued as ``serial_pipeline``'s ``resume=`` continues a
+    serial run (its saved configs and limits; a run that ended is not trained again): the learner,
+    its optimiser, the replay (its snapshot as the run ended), the counters and clocks go on; the
+    collectors start fresh episodes with the learner's weights (an asynchronous run is not replayed
+    exactly, as the serial one is). ``callbacks``: :class:`~stride.entry.run.RunCallback` objects
+    (``on_collect`` after each batch, ``on_train`` after each train call that moved the learner,
+    ``on_eval``); learner hooks are refused (the learner is a Ray actor)."""
     import_components()
-    cfg = compile_config(copy.deepcopy(main), create_cfg=copy.deepcopy(create), seed=seed, exp_name=exp_name,
-                         save_cfg=False)
+    resume_ckpt: Optional[str] = None
+    if resume is not None:
+        cfg, resume_ckpt = load_cfg(None, seed, exp_name, resume, mode=PARALLEL)
+        sys_cfg = compile_system_config(read_system_config(cfg.exp_name))
+    else:
+        if input_cfg is None:
+            raise ConfigError("give a config ([main_config, create_config, system_config] or a config file) or resume=")
+        main, create, system = read_parallel_config(input_cfg)
+        sys_cfg = compile_system_config(system)
+        cfg = compile_config(copy.deepcopy(main), create_cfg=copy.deepcopy(create), seed=seed, exp_name=exp_name,
+                             save_cfg=False)
     check_fresh(cfg, sys_cfg)
     if cfg.policy.collect.get("data_path"):  # demonstrations (R2D3, SQIL): the replay actor mixes them in
         check_demonstrations(cfg)
@@ -154,7 +169,8 @@ def parallel_pipeline(
         check_cuda(cfg)
     else:
         check_address(sys_cfg.address)  # before anything is written
-    return train_on_ray(cfg, sys_cfg, max_train_iter, max_env_step, progress)
+    return train_on_ray(cfg, sys_cfg, max_train_iter, max_env_step, progress, resume_ckpt=resume_ckpt,
+                        callbacks=callbacks)
 
 
 #: what ``train_on_ray`` asks for on a connected Ray when the roles joined from other processes
@@ -165,51 +181,51 @@ FindRoles = Callable[[Config, Config], Tuple[Any, List[Tuple[Any, str, int]]]]
 def train_on_ray(cfg: Config, sys_cfg: Config, max_train_iter: Optional[int], max_env_step: Optional[int],
                  progress: bool, namespace: Optional[str] = None, find_roles: Optional[FindRoles] = None,
                  new_dir: bool = True, join_deadline: Optional[float] = None,
-                 join_wait: float = START_TIMEOUT) -> Policy:
-    """The coordinator's run on a compiled config: ``parallel_pipeline``'s and ``-m dist``'s one loop.
+                 join_wait: float = START_TIMEOUT, resume_ckpt: Optional[str] = None,
+                 callbacks: Optional[Sequence[Callback]] = None) -> Policy:
+    """The coordinator's run on a compiled config: ``parallel_pipeline``'s and ``-m dist``'s one loop,
+    on the run core (:class:`~stride.entry.run.Run`: folder, limits, seeding, TensorBoard,
+    checkpoint components, signals, evaluations and clocks, ``result.json``).
 
     ``find_roles`` (on the connected Ray, in ``namespace``) hands over a learner and collectors that
     other processes started (``-m dist --module learner|collector``); without it the coordinator
     starts every role itself. ``new_dir=False`` uses the experiment folder as it exists (made by
     ``-m dist --module config``). ``join_deadline`` (``time.monotonic()``) bounds the connection
-    to a running cluster (``-m dist``'s ``--wait`` of ``join_wait`` s)."""
-    torch.set_num_threads(int(cfg.get("num_threads", 1)))
-    set_pkg_seed(cfg.seed, use_cuda=cfg.policy.cuda)
-    evaluator_env = build_env_manager(cfg, cfg.seed, evaluator=True)
-    check_spaces(cfg, evaluator_env)
-    policy = build_policy(cfg, enable_field=["learn", "eval"])
-    cluster = local_ray(sys_cfg.num_cpus) if sys_cfg.address is None else \
-        joined_ray(sys_cfg.address, namespace, deadline=join_deadline, wait=join_wait)
-    tb: Optional[TBWriter] = None
-    try:
-        with cluster as info:  # first: a Ray that does not start leaves no experiment folder
-            cfg.exp_name = make_exp_dir(cfg.exp_name, renew=new_dir)
-            save_config(cfg, cfg.exp_name)
-            atomic_write_json(os.path.join(cfg.exp_name, "system_config.json"), dict(sys_cfg))
-            record_run(cfg.exp_name, PARALLEL if find_roles is None else DIST, max_env_step, max_train_iter)
-            tb = build_tb_writer(cfg.exp_name)
-            evaluator = BaseSerialEvaluator(cfg.policy.eval.evaluator, evaluator_env, policy.eval_mode, tb,
-                                            cfg.exp_name)
-            from ray.exceptions import RayError
+    to a running cluster (``-m dist``'s ``--wait`` of ``join_wait`` s). ``resume_ckpt``: the run
+    in ``cfg.exp_name`` goes on from this checkpoint (its folder and records as they are)."""
+    mode = PARALLEL if find_roles is None else DIST
+    with Run(cfg, mode, max_env_step=max_env_step, max_train_iter=max_train_iter, resume_ckpt=resume_ckpt,
+             progress=progress, callbacks=callbacks) as run:
+        done = run.already_finished()
+        if resume_ckpt is not None and done is not None:  # the run already ended: its result
+            return finished_policy(cfg, None, resume_ckpt, done)
+        evaluator_env = build_env_manager(cfg, cfg.seed, evaluator=True)
+        try:
+            check_spaces(cfg, evaluator_env)
+            policy = build_policy(cfg, enable_field=["learn", "eval"])
+            cluster = local_ray(sys_cfg.num_cpus) if sys_cfg.address is None else \
+                joined_ray(sys_cfg.address, namespace, deadline=join_deadline, wait=join_wait)
+            with cluster as info:  # first: a Ray that does not start leaves no experiment folder
+                run.open(files={"system_config.json": dict(sys_cfg)}, renew=new_dir)
+                evaluator = BaseSerialEvaluator(cfg.policy.eval.evaluator, evaluator_env, policy.eval_mode, run.tb,
+                                                run.exp)
+                from ray.exceptions import RayError
 
-            coordinator = Coordinator(cfg, sys_cfg, tb, None if find_roles is None else find_roles(cfg, sys_cfg))
-            keep_exp_dirs()  # Ray started and the roles are built: the folder is the run's from here on
-            try:
-                result = coordinator.run(evaluator, policy, max_train_iter, max_env_step, progress)
-            except RayError as e:  # the learner (not restarted: its state is the run) or Ray itself failed
-                reason = " ".join(str(e).split())[:400]
-                raise StrideError(f"the run stopped: {type(e).__name__}: {reason}; its checkpoints are in "
-                                  f"{os.path.join(cfg.exp_name, 'ckpt')}") from None
-            finally:
-                coordinator.close()
-            result["ray_start_seconds"] = round(float(info["start_seconds"]), 3)  # type: ignore[arg-type]
-    finally:
-        evaluator_env.close()
-        if tb is not None:
-            tb.close()
-    result.update(max_env_step=max_env_step, max_train_iter=max_train_iter)
-    atomic_write_json(os.path.join(cfg.exp_name, RESULT_FILE), result)
-    policy.result = result
+                coordinator = Coordinator(cfg, sys_cfg, run, None if find_roles is None else find_roles(cfg, sys_cfg))
+                run.register_state("evaluator", evaluator)
+                run.register_state("clock", run.record)  # a resumed run's CPU / wall seconds go on
+                try:
+                    result = coordinator.run(evaluator, policy)
+                except RayError as e:  # the learner (not restarted: its state is the run) or Ray itself failed
+                    reason = " ".join(str(e).split())[:400]
+                    raise StrideError(f"the run stopped: {type(e).__name__}: {reason}; its checkpoints are in "
+                                      f"{os.path.join(cfg.exp_name, 'ckpt')}") from None
+                finally:
+                    coordinator.close()
+                result["ray_start_seconds"] = round(float(info["start_seconds"]), 3)  # type: ignore[arg-type]
+        finally:
+            evaluator_env.close()
+        policy.result = run.finish(result, coordinator.train_iter)
     return policy
 
 
@@ -274,26 +290,37 @@ def replica_rendezvous() -> Tuple[str, str, int]:
 class Coordinator:
     """The driver's loop: starts the actors, routes batches and weights, restarts dead collectors.
 
-    Built on a connected Ray (local or joined); ``close()`` stops every actor it started or was
-    handed (``roles``: a learner and collectors that joined, see :data:`FindRoles`). ``resume_ckpt``:
-    the learner starts from that checkpoint. :meth:`next_batch` is one turn of the loop and
+    Built on a connected Ray (local or joined) for a :class:`~stride.entry.run.Run` (its folder
+    open); ``close()`` stops every actor it started or was handed (``roles``: a learner and
+    collectors that joined, see :data:`FindRoles`). The run's checkpoint components (this
+    coordinator's counters among them, :meth:`state_dict`) go into the learner actor's checkpoints
+    (:meth:`save_checkpoint`). A resumed run (``run.resume_ckpt``) goes on from its checkpoint: the
+    learner loads it (weights, optimiser, counters), the replay actor its snapshot, the run's
+    components their states (:meth:`begin`); the collectors start as new incarnations with the
+    learner's weights. :meth:`next_batch` is one turn of the loop and
     :meth:`summary` its end, so a run with its own evaluation (the league's,
     :mod:`.league`) drives the same coordinator; :meth:`received` sees each batch's meta first."""
 
-    def __init__(self, cfg: Config, sys_cfg: Config, tb: Optional[ScalarWriter],
-                 roles: Optional[Tuple[Any, List[Tuple[Any, str, int]]]] = None,
-                 resume_ckpt: Optional[str] = None) -> None:
+    def __init__(self, cfg: Config, sys_cfg: Config, run: Run,
+                 roles: Optional[Tuple[Any, List[Tuple[Any, str, int]]]] = None) -> None:
         import ray
 
-        self.cfg, self.sys = cfg, sys_cfg
+        if run.learner_hooks:
+            raise ConfigError(f"learner hooks ({', '.join(type(h).__name__ for h in run.learner_hooks)}) run in a "
+                              "local learner; -m parallel's learner is a Ray actor: valid choices: RunCallback "
+                              "objects (on_train sees every train call), or -m serial with the hooks")
+        self.cfg, self.sys, self.core = cfg, sys_cfg, run
         self.ratio = compile_ratio(cfg, sys_cfg)  # a bad replay_ratio stops the run before any actor starts
-        self._resume_ckpt = resume_ckpt
+        self._resume_ckpt = resume_ckpt = run.resume_ckpt
+        resumed = read_checkpoint(resume_ckpt) if resume_ckpt is not None else {}
+        self._resumed = {str(name): as_mapping(state, f"checkpoint 'components.{name}'") for name, state in
+                         as_mapping(resumed.get("components", {}), "checkpoint 'components'").items()}
         # a league run: the ref of the driver's League.state_dict() its collectors match from, its
         # version, and the version each collector was sent (a state is sent once per collector)
         self.league_ref: Any = None
         self.league_version = 0
         self._league_sent: Dict[str, int] = {}
-        self._tb = tb
+        self._tb: Optional[ScalarWriter] = run.tb
         self._log = build_logger(cfg.exp_name, "coordinator")
         resources: Dict[str, float] = ray.cluster_resources()  # type: ignore[no-untyped-call]  # (untyped in Ray 2.60)
         available = float(resources.get("CPU", 0.0))
@@ -311,9 +338,12 @@ class Coordinator:
         self.collectors: Dict[str, Tuple[Any, int, int]] = {}  # name -> (actor, index, incarnation)
         if roles is None:
             self.learners: List[Any] = self._new_learners()
+            # resumed: each collector a new incarnation of the one the replay's ledger saw last
+            seen = self._replay_incarnations() if resume_ckpt is not None else {}
             for i in range(sys_cfg.collector_num):
                 name = f"collector{i}"
-                self.collectors[name] = (self._new_collector(name, i, 0), i, 0)
+                first = seen.get(name, -1) + 1
+                self.collectors[name] = (self._new_collector(name, i, first), i, first)
         else:  # -m dist: the learner and collectors that joined
             self.learners = [roles[0]]
             self.collectors = {name: (actor, index, 0) for actor, name, index in roles[1]}
@@ -325,7 +355,7 @@ class Coordinator:
         self.weights: Any = None  # ref of the learner's latest collect-mode state_dict (None: initial weights)
         self.restarts: List[Dict[str, Any]] = []
         self.lost_batches = 0
-        self.staleness: List[int] = []
+        self.staleness: List[int] = []  # this process's batches; the resumed ones' are in self._before
         self.replay_pids: List[int] = []
         self._replay_last: Dict[str, Any] = {}
         self.last_log: Dict[str, Any] = {}
@@ -347,6 +377,52 @@ class Coordinator:
         self.clocks = {"after_warmup_wall_seconds": 0.0, "learner_busy_seconds": 0.0, "learner_idle_seconds": 0.0,
                        "collector_wait_seconds": 0.0}
         self.train_calls = 0
+        self._before = {"batches": 0, "staleness_sum": 0, "staleness_max": 0, "replay_restarts": 0}
+        self._cpu_seen: Dict[str, float] = {}  # each actor's CPU-seconds at the last actor_cpu()
+        if resume_ckpt is not None:  # the counters go on from the checkpoint's; the collectors load its weights
+            self.envstep = as_int(resumed["envstep"], "checkpoint 'envstep'")
+            self.train_iter = as_int(resumed["train_iter"], "checkpoint 'train_iter'")
+            self.weights = self.learner.collect_state.remote()
+        run.register_state("coordinator", self)
+
+    def _replay_incarnations(self) -> Dict[str, int]:
+        import ray
+
+        if self.replay is None:  # on-policy: the learner's ledger starts anew with the resumed run
+            return {}
+        seen: Dict[str, int] = ray.get(self.replay.incarnations.remote())
+        return seen
+
+    def begin(self) -> None:
+        """The loop starts: a resumed run's components (registered with the run by now: these
+        counters, the evaluator, the clocks, a league) load the checkpoint's states, and the run starts
+        (its folder kept, the callbacks' ``on_run_start``)."""
+        if self._resumed:
+            self.core.load_components(self._resumed)
+        self.core.start()
+
+    def _hold(self) -> None:
+        """The run's components' states to the learner, for its next checkpoints."""
+        for name, state in self.core.components_state().items():
+            self.learner.hold.remote(name, state)
+
+    def state_dict(self) -> Dict[str, object]:
+        """The run's counters (batches, staleness, losses, restarts): a resumed run goes on from them."""
+        stale = self.staleness or [0]
+        return {"envstep": self.envstep, "batches": self._before["batches"] + len(self.staleness),
+                "staleness_sum": self._before["staleness_sum"] + sum(self.staleness),
+                "staleness_max": max(self._before["staleness_max"], max(stale)), "lost_batches": self.lost_batches,
+                "collector_restarts": [dict(r) for r in self.restarts],
+                "replay_restarts": self._before["replay_restarts"] + max(0, len(self.replay_pids) - 1)}
+
+    def load_state_dict(self, state: Mapping[str, object]) -> None:
+        """Go on from saved counters (:meth:`state_dict`)."""
+        self._before = {key: as_int(state[key], f"coordinator state '{key}'")
+                        for key in ("batches", "staleness_sum", "staleness_max", "replay_restarts")}
+        self.envstep = max(self.envstep, as_int(state["envstep"], "coordinator state 'envstep'"))
+        self.lost_batches = as_int(state["lost_batches"], "coordinator state 'lost_batches'")
+        self.restarts = [dict(as_mapping(r, "coordinator state 'collector_restarts'"))
+                         for r in as_list(state["collector_restarts"], "coordinator state 'collector_restarts'")]
 
     def _new_learners(self) -> List[Any]:
         """One learner actor, or ``learner_num`` replicas on one node (see the module docstring)."""
@@ -673,84 +749,113 @@ class Coordinator:
             return meta
 
     def save_checkpoint(self, name: Optional[str] = None) -> Optional[str]:
-        """The learner's checkpoint now (rank 0); its path."""
+        """The learner's checkpoint now (rank 0), with the run's env steps and the registered
+        components; its path."""
         import ray
 
-        path: Optional[str] = ray.get(self.learner.save_checkpoint.remote(name))
+        self._hold()
+        path: Optional[str] = ray.get(self.learner.save_checkpoint.remote(name, self.envstep))
         return path
 
-    def run(self, evaluator: BaseSerialEvaluator, policy: Policy, max_train_iter: Optional[int],
-            max_env_step: Optional[int], progress: bool) -> Dict[str, object]:
-        """Collect, store, learn and evaluate until the stop value, a limit or a signal."""
+    def run(self, evaluator: BaseSerialEvaluator, policy: Policy) -> Dict[str, object]:
+        """Collect, store, learn and evaluate until the stop value, a limit, a signal or a callback
+        (register ``evaluator`` and ``run.record`` with the run first: a resumed run's go on). The
+        run's clocks count the actors' CPU as training."""
         import ray
 
-        exp = self.cfg.exp_name
-        train_limit = math.inf if max_train_iter is None else max_train_iter
-        env_limit = math.inf if max_env_step is None else max_env_step
-        csv = ProgressCSV(os.path.join(exp, "progress.csv"))
-        bar = ProgressBar(enabled=progress, total=env_limit, initial=0)
-        wall0, cpu0, evaluator_cpu = time.perf_counter(), time.process_time(), 0.0
-        stop, interrupted, last_return = False, False, None
-
+        run, record = self.core, self.core.record
+        train_limit = math.inf if run.max_train_iter is None else run.max_train_iter
+        env_limit = math.inf if run.max_env_step is None else run.max_env_step
+        self.begin()
+        bar = run.bar(env_limit, initial=self.envstep)
+        stop = False
         self.start()
-        with Interrupt() as interrupt:
+        with run.signals():
             while True:
-                if interrupt.requested:
-                    interrupted = True
-                    self.save_checkpoint()
+                if run.stop_requested:
+                    record.clock.add_cpu(self.actor_cpu())
+                    run.halt(self.save_checkpoint)
                     break
                 if evaluator.should_eval(self.train_iter, self.envstep):
                     policy.eval_mode.load_state_dict(ray.get(self.learner.eval_state.remote()))
-                    stop, returns = evaluator.eval(self.save_checkpoint, self.train_iter, self.envstep)
-                    evaluator_cpu += evaluator.last_eval_cpu_seconds
-                    last_return = evaluator.last_eval_return
-                    if evaluator.last_confirm_return is not None:
-                        last_return = evaluator.last_confirm_return
-                    recent = self.staleness[-100:] or [0]
-                    csv.write({"train_iter": self.train_iter, "envstep": self.envstep,
-                               "eval_return_mean": evaluator.last_eval_return,
-                               "confirm_return_mean": evaluator.last_confirm_return,
-                               "eval_return_min": min(returns), "eval_return_max": max(returns),
-                               "wall_seconds": round(time.perf_counter() - wall0, 3),
-                               "staleness_mean": sum(recent) / len(recent), "staleness_max": max(recent),
-                               "lost_batches": self.lost_batches + int(self._replay_last.get("gaps", 0)),
-                               **{f"learner_{k}": v for k, v in self.last_log.items()}})
-                    bar.update(self.envstep, self.train_iter, last_return)
+                    record.clock.add_cpu(self.actor_cpu())
+                    stop = run.evaluate(evaluator, self, self.envstep, extra=self.columns())
+                    bar.update(self.envstep, self.train_iter, record.last_return)
                     if stop:
                         break
-                if self.next_batch(max_train_iter) is None:
+                iter_before = self.train_iter
+                if self.next_batch(run.max_train_iter) is None:
                     continue
-                bar.update(self.envstep, self.train_iter, last_return)
+                run.collected(self.envstep, self.train_iter)
+                if self.train_iter != iter_before:
+                    run.trained(self.train_iter, self.last_log)
+                bar.update(self.envstep, self.train_iter, record.last_return)
                 if self.envstep >= env_limit or self.train_iter >= train_limit:
                     break
         bar.close()
-        return {"stop": bool(stop), "interrupted": interrupted, "signal": interrupt.signal_name,
-                "eval_return": last_return, "wall_seconds": time.perf_counter() - wall0,
-                **self.summary(policy, time.process_time() - cpu0 - evaluator_cpu), "eval_cpu_seconds": evaluator_cpu}
+        record.clock.add_cpu(self.actor_cpu())
+        summary = self.summary(policy)  # the final checkpoint: the clock's state as it ends
+        return {"stop": bool(stop), **run.outcome(), "env_step": self.envstep, "train_iter": self.train_iter,
+                **record.summary(), "exp_dir": run.exp, **summary}
 
-    def summary(self, policy: Policy, driver_cpu: float) -> Dict[str, object]:
-        """The end of a run: the learners' ``after_run`` (final checkpoint), rank 0's learn state
-        loaded into ``policy``, and the counters (CPU: every actor's plus ``driver_cpu``, the
-        driver's own less its evaluations)."""
+    def columns(self) -> Dict[str, object]:
+        """A parallel run's columns of ``progress.csv``, after the serial ones: the last 100 batches'
+        staleness and the batches lost so far."""
+        recent = self.staleness[-100:] or [0]
+        return {"staleness_mean": sum(recent) / len(recent), "staleness_max": max(recent),
+                "lost_batches": self.lost_batches + int(self._replay_last.get("gaps", 0)),
+                **({"stale_dropped": self.stale_dropped} if self.fresh else {})}
+
+    def actor_cpu(self) -> float:
+        """CPU-seconds the actors spent since the last call (the first: since they started), which
+        the run's clock counts as training (an actor that died since its last call: not known)."""
+        import ray
+        from ray.exceptions import RayError
+
+        actors = {f"learner{rank}": actor for rank, actor in enumerate(self.learners)}
+        if self.replay is not None:
+            actors["replay"] = self.replay
+        actors.update({f"{name}#{incarnation}": actor for name, (actor, _, incarnation) in self.collectors.items()})
+        refs = {name: actor.cpu_seconds.remote() for name, actor in actors.items()}
+        now: Dict[str, float] = {}
+        for name, ref in refs.items():
+            try:
+                now[name] = float(ray.get(ref))
+            except RayError:  # died (its replacement is counted from its next call)
+                continue
+        spent = 0.0
+        for name, cpu in now.items():
+            before = self._cpu_seen.get(name, 0.0)
+            spent += cpu - before if cpu >= before else cpu  # less than before: a restarted (new) process
+        self._cpu_seen = now
+        return spent
+
+    def summary(self, policy: Policy) -> Dict[str, object]:
+        """The end of a run: the replay's snapshot (a resumed run starts from it), the learners'
+        ``after_run`` (the final checkpoint, with the registered components), rank 0's learn state
+        loaded into ``policy``, and the run's counters (a resumed run's included)."""
         import ray
 
         self.settle()
         exp = self.cfg.exp_name
-        replay = ray.get((self.learner if self.replay is None else self.replay).summary.remote())  # the ledger's holder
-        actors = [*self.learners, *([] if self.replay is None else [self.replay])] + [a for a, _, _ in self.collectors.values()]
-        cpu = sum(ray.get([a.cpu_seconds.remote() for a in actors])) + driver_cpu
+        # the ledger's holder: the replay, or an on-policy run's learner (it has no replay)
+        replay = ray.get((self.learner if self.replay is None else self.replay).summary.remote())
+        if self.replay is not None:
+            ray.get(self.replay.snapshot.remote())
         states = ray.get([learner.learn_state.remote() for learner in self.learners])
-        ray.get([learner.finish.remote() for learner in self.learners])
+        self._hold()
+        ray.get([learner.finish.remote(self.envstep) for learner in self.learners])
         policy.learn_mode.load_state_dict(states[0])
-        stale = self.staleness or [0]
+        counters = self.state_dict()
+        batches = as_int(counters["batches"], "batches")
         return {
-            "env_step": self.envstep, "train_iter": self.train_iter, "exp_dir": exp,
             "final_checkpoint": os.path.join(exp, "ckpt", f"iteration_{self.train_iter}.pth.tar"),
-            "batches": len(self.staleness), "batches_stored": replay["stored"], "duplicates": replay["duplicates"],
+            "batches": batches, "batches_stored": replay["stored"], "duplicates": replay["duplicates"],
             "gaps": replay["gaps"], "lost_batches": self.lost_batches + int(replay["gaps"]),
-            "collector_restarts": self.restarts, "replay_restarts": max(0, len(self.replay_pids) - 1),
-            "staleness_mean": sum(stale) / len(stale), "staleness_max": max(stale),
-            "train_cpu_seconds": cpu, "learners": len(self.learners), "replica_max_weight_diff": replica_divergence(states),
+            "collector_restarts": counters["collector_restarts"], "replay_restarts": counters["replay_restarts"],
+            "staleness_mean": as_int(counters["staleness_sum"], "staleness") / max(batches, 1),
+            "staleness_max": counters["staleness_max"],
+            "learners": len(self.learners), "replica_max_weight_diff": replica_divergence(states),
             "stale_dropped": self.stale_dropped,
             **self.overlap(),
         }

@@ -32,10 +32,10 @@ from ...utils.files import atomic_write
 from ...utils.log import build_tb_writer
 from ...utils.narrow import as_mapping
 from ...utils.registry import import_components
-from ...utils.seed import set_pkg_seed
 from ...worker import BaseLearner, create_collector
-from ...worker.learner.learner import Batch
+from ...worker.learner.learner import Batch, read_checkpoint
 from ..demonstrations import with_demonstrations
+from ..run import seed_run
 from ..utils import build_env_manager, build_policy
 from .tags import BatchTag, TagLedger
 
@@ -46,8 +46,7 @@ SEED_STRIDE = 1000
 def _prepare(cfg: Config, seed: int) -> None:
     """What every role process does first: registries filled, one torch thread, its RNGs seeded."""
     import_components()
-    torch.set_num_threads(int(cfg.get("num_threads", 1)))
-    set_pkg_seed(seed, use_cuda=bool(cfg.policy.cuda))
+    seed_run(cfg, seed)  # the run core's: threads and RNGs, as the driver's
 
 
 def read_snapshot(path: str) -> Dict[str, object]:
@@ -261,6 +260,10 @@ class ReplayRole:
     def count(self) -> int:
         return int(self._buffer.count())
 
+    def incarnations(self) -> Dict[str, int]:
+        """The newest incarnation of each collector the ledger has seen (a restored one's included)."""
+        return self._ledger.incarnations()
+
     def summary(self) -> Dict[str, object]:
         return {"restored": self.restored, "count": self.count(), **self._ledger.summary()}
 
@@ -326,6 +329,11 @@ class LearnerRole:
         self.stale_dropped = 0
         self._learner.call_hook("before_run")
         if resume_ckpt is not None:
+            # the driver's components the checkpoint carries stay in every checkpoint from here on
+            # (the hooks' periodic ones too), until the driver holds newer ones
+            components = as_mapping(read_checkpoint(resume_ckpt).get("components", {}), "checkpoint 'components'")
+            for name, state in components.items():
+                self.hold(str(name), as_mapping(state, f"checkpoint 'components.{name}'"))
             self._learner.load_checkpoint(resume_ckpt)
 
     def hold(self, name: str, state: Mapping[str, object]) -> None:
@@ -406,12 +414,18 @@ class LearnerRole:
     def train_iter(self) -> int:
         return self._learner.train_iter
 
-    def save_checkpoint(self, name: Optional[str] = None) -> Optional[str]:
+    def save_checkpoint(self, name: Optional[str] = None, envstep: Optional[int] = None) -> Optional[str]:
+        """A checkpoint now; ``envstep``: the run's env steps, which it records (the learner's own
+        count is the one of its last train call)."""
+        if envstep is not None:
+            self._learner.collector_envstep = envstep
         return self._learner.save_checkpoint(name)
 
-    def finish(self) -> None:
-        """``after_run`` hooks (log flush, final checkpoint), the TensorBoard file closed and the
-        replicas' process group left."""
+    def finish(self, envstep: Optional[int] = None) -> None:
+        """``after_run`` hooks (log flush, final checkpoint at ``envstep``, as in :meth:`save_checkpoint`),
+        the TensorBoard file closed and the replicas' process group left."""
+        if envstep is not None:
+            self._learner.collector_envstep = envstep
         self._learner.call_hook("after_run")
         if self._tb is not None:
             self._tb.close()

@@ -46,12 +46,14 @@ class TagLedger:
     ``admit(tag)`` stores a batch whose tag is new. Within one incarnation batches may arrive out of
     order (a retried call): a batch below the highest number seen fills the gap it had opened, one
     at or below it that was already received is a duplicate. A batch of an older incarnation than
-    the newest seen is refused (its collector was replaced; its data is stale)."""
+    the newest seen is refused (its collector was replaced; its data is stale), and the batches still
+    missing from it stay counted (:attr:`gaps` never goes back)."""
 
     def __init__(self) -> None:
         self._incarnation: Dict[str, int] = {}
         self._next: Dict[str, int] = {}  # the number after the highest received, per collector
         self._missing: Dict[str, List[int]] = {}  # numbers skipped over and not (yet) received
+        self._abandoned = 0  # numbers still missing from incarnations that were replaced (never coming)
         self.stored = 0
         self.duplicates = 0
         self.stale_incarnation = 0
@@ -66,6 +68,7 @@ class TagLedger:
             self.stale_incarnation += 1
             return Verdict(False, 0)
         if known is None or inc > known:  # a new collector or a new incarnation: numbering restarts at 0
+            self._abandoned += len(self._missing.get(name, ()))
             self._incarnation[name], self._next[name], self._missing[name] = inc, 0, []
         nxt, missing = self._next[name], self._missing[name]
         if seq >= nxt:
@@ -83,8 +86,13 @@ class TagLedger:
 
     @property
     def gaps(self) -> int:
-        """Batches skipped over and still missing, over every collector's current incarnation."""
-        return sum(len(m) for m in self._missing.values())
+        """Batches skipped over and still missing (those of replaced incarnations included)."""
+        return self._abandoned + sum(len(m) for m in self._missing.values())
+
+    def incarnations(self) -> Dict[str, int]:
+        """The newest incarnation seen of each collector: a resumed run starts its collectors above
+        them, so their numbering restarts without their batches being taken for duplicates."""
+        return dict(self._incarnation)
 
     def summary(self) -> Dict[str, int]:
         """Counters for logs and the run's result."""
@@ -94,7 +102,8 @@ class TagLedger:
     def state_dict(self) -> Dict[str, object]:
         """Plain values (what a replay snapshot holds)."""
         return {"incarnation": dict(self._incarnation), "next": dict(self._next),
-                "missing": {k: list(v) for k, v in self._missing.items()}, "stored": self.stored,
+                "missing": {k: list(v) for k, v in self._missing.items()}, "abandoned": self._abandoned,
+                "stored": self.stored,
                 "duplicates": self.duplicates, "stale_incarnation": self.stale_incarnation}
 
     def load_state_dict(self, state: Mapping[str, object]) -> None:
@@ -105,6 +114,7 @@ class TagLedger:
         self._incarnation, self._next = ints("incarnation"), ints("next")
         missing = as_mapping(state["missing"], "ledger 'missing'")
         self._missing = {str(k): [as_int(s, "ledger 'missing'") for s in as_list(v, 'ledger missing')] for k, v in missing.items()}
+        self._abandoned = as_int(state.get("abandoned", 0), "ledger 'abandoned'")  # 0: a snapshot from before it
         self.stored = as_int(state["stored"], "ledger 'stored'")
         self.duplicates = as_int(state["duplicates"], "ledger 'duplicates'")
         self.stale_incarnation = as_int(state["stale_incarnation"], "ledger 'stale_incarnation'")

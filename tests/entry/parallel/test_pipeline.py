@@ -8,8 +8,11 @@ process with it. The slow test kills a collector every 20 s for 2 minutes.
 from __future__ import annotations
 
 import copy
+import csv
 import json
 import os
+import re
+import shlex
 import signal
 import subprocess
 import sys
@@ -20,6 +23,7 @@ import pytest
 
 pytest.importorskip("ray")
 
+from stride.entry.parallel.pipeline import parallel_pipeline  # noqa: E402
 from stride.zoo.cartpole.config.parallel import cartpole_dqn_config as par  # noqa: E402
 
 STRIDE = [sys.executable, "-m", "stride"]
@@ -180,6 +184,90 @@ def test_sigkilled_driver_leaves_no_ray_process(tmp_path):
     proc.communicate()
     assert _all_gone(pids) == []
     assert not os.path.exists(temp_dir)  # Ray's logs and sockets removed by the watchdog
+
+
+# two runs (two Ray starts, ~25 s each on an idle 2-core machine, 60-90 s under load): slow-marked;
+# the fast suite has the roles' resume (test_roles.py) and the ledger's (test_tags.py)
+@pytest.mark.slow
+@pytest.mark.timeout(600)
+def test_ctrl_c_and_the_printed_resume_command_reach_the_stop_counters_and_clocks_never_go_back(tmp_path):
+    """The zoo's parallel CartPole DQN, as shipped, interrupted (SIGINT) once it trains and resumed
+    with the command it printed, reaches its stop value as the uninterrupted run of
+    ``test_the_zoo_parallel_configs_solve_cartpole`` does; every counter and clock of the resumed
+    run's ``result.json`` and ``progress.csv`` goes on from the interrupted one's."""
+    cfg = os.path.join(os.path.dirname(par.__file__), "cartpole_dqn_config.py")
+    proc = subprocess.Popen([*STRIDE, "-m", "parallel", "-c", cfg, "-s", "0", "--exp-name", "exp", "--no-progress",
+                             "--env-step", "100000"], cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, start_new_session=True)
+    _RUNS.append(proc)
+    # 50 stored batches (400 env steps): training is under way, the first evaluation after 0 comes at 1,000
+    _wait(lambda: (tmp_path / "exp" / "replay_snapshot.pth.tar").is_file(), 180, "50 batches", proc)
+    os.killpg(proc.pid, signal.SIGINT)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err[-2000:]
+    first = json.loads((tmp_path / "exp" / "result.json").read_text())
+    assert first["interrupted"] and not first["stop"] and first["train_iter"] > 0
+    command = shlex.split(re.search(r"resume with: (.*)", out).group(1))
+    assert command == ["stride", "-m", "parallel", "--resume", "exp", "--env-step", "100000"]
+    done = subprocess.run([*STRIDE, *command[1:], "--no-progress"], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    result = json.loads((tmp_path / "exp" / "result.json").read_text())
+    assert result["stop"] and not result["interrupted"] and result["eval_return"] >= 195
+    for key in ("env_step", "train_iter", "batches", "batches_stored", "train_cpu_seconds", "wall_seconds"):
+        assert result[key] > first[key], key
+    assert result["eval_cpu_seconds"] >= first["eval_cpu_seconds"]
+    # the resumed collectors are new incarnations: every batch of theirs stored, none taken for a duplicate
+    assert result["duplicates"] == 0 and result["batches_stored"] == result["batches"] and result["lost_batches"] == 0
+    with open(tmp_path / "exp" / "progress.csv") as f:
+        rows = list(csv.DictReader(f))
+    serial = ["train_iter", "envstep", "eval_return_mean", "confirm_return_mean", "eval_return_min",
+              "eval_return_max", "train_cpu_seconds", "wall_seconds"]
+    assert list(rows[0])[:len(serial)] == serial and {"staleness_mean", "lost_batches"} <= set(rows[0])
+    assert len(rows) >= 2 and float(rows[-1]["confirm_return_mean"]) >= 195
+    for key in ("train_iter", "envstep", "train_cpu_seconds", "wall_seconds"):
+        column = [float(r[key]) for r in rows]
+        assert column == sorted(column), f"{key} went back at the resume: {column}"
+    again = parallel_pipeline(None, resume=str(tmp_path / "exp"))  # a finished run is not trained again
+    assert again.result["already_finished"] and again.result["train_iter"] == result["train_iter"]
+
+
+# a run in its own process: Ray must not be imported before the pipeline starts it (this module imports it)
+CALLBACK_RUN = """
+import json, sys
+from stride.entry.parallel.pipeline import parallel_pipeline
+from stride.entry.run import RunCallback
+
+class StopAt(RunCallback):
+    def __init__(self, n):
+        self.n, self.seen = n, {"collects": 0, "trains": 0, "evals": 0}
+    def on_collect(self, envstep, train_iter):
+        self.seen["collects"] += 1
+    def on_eval(self, row):
+        self.seen["evals"] += 1
+    def on_train(self, train_iter, log):
+        self.seen["trains"] += 1
+        return train_iter >= self.n
+
+if __name__ == "__main__":
+    stop_at = StopAt(50)
+    result = parallel_pipeline(sys.argv[1], seed=0, max_env_step=100000, exp_name=sys.argv[2], progress=False,
+                               callbacks=[stop_at]).result
+    print(json.dumps(dict(stop_at.seen, stopped_by=result["stopped_by"], interrupted=result["interrupted"])))
+"""
+
+
+@pytest.mark.slow  # a Ray start
+def test_run_callbacks_see_every_batch_train_call_and_evaluation_and_may_stop_the_run(tmp_path):
+    (tmp_path / "run.py").write_text(CALLBACK_RUN)
+    done = subprocess.run([sys.executable, "run.py", _config(tmp_path), str(tmp_path / "exp")], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    result = json.loads((tmp_path / "exp" / "result.json").read_text())
+    assert seen["stopped_by"] == result["stopped_by"] == "StopAt" and not result["interrupted"] and not result["stop"]
+    assert result["train_iter"] >= 50 and os.path.isfile(result["final_checkpoint"])
+    assert seen["collects"] == result["batches"] and 0 < seen["trains"] <= result["batches"] and seen["evals"] == 1
 
 
 @pytest.mark.slow

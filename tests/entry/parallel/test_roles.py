@@ -179,6 +179,53 @@ def test_replay_snapshot_restores_buffer_and_ledger(cfg, tmp_path):
     assert verdict["admitted"] and verdict["gap"] == 1 and verdict["gaps"] == 1
 
 
+def test_a_resumed_replay_starts_its_collectors_above_the_incarnations_it_saw(cfg, tmp_path):
+    """A resumed run's replay loads the snapshot its last run took as it ended; its collectors are new
+    incarnations (numbered above the ledger's), so their batches 0, 1, ... are stored, not duplicates."""
+    path = str(tmp_path / "snap.pth.tar")
+    replay = ReplayRole(cfg, snapshot_path=path)
+    first, replaced = CollectorRole(cfg, "collector0", index=0), CollectorRole(cfg, "collector1", index=1, incarnation=2)
+    for collector in (first, first, replaced):
+        meta, data = collector.collect(None, 0, 0, 0)
+        replay.push(meta["tag"], data, 8)
+    replay.snapshot()  # what the coordinator's summary() does as every run ends
+    resumed = ReplayRole(cfg, snapshot_path=path)
+    assert resumed.restored and resumed.count() == 24
+    assert resumed.incarnations() == {"collector0": 0, "collector1": 2}
+    fresh = CollectorRole(cfg, "collector0", index=0, incarnation=resumed.incarnations()["collector0"] + 1)
+    meta, data = fresh.collect(None, 0, 0, 0)
+    assert meta["tag"].seq == 0 and resumed.push(meta["tag"], data, 8)["admitted"] and resumed.count() == 32
+
+
+def test_a_resumed_learner_goes_on_and_keeps_the_drivers_components(cfg):
+    """The learner's checkpoint holds the driver's components (the coordinator's counters, the clock,
+    the evaluator) and the run's env steps; a learner built from it goes on with the same weights,
+    optimiser and iteration, and its next checkpoints carry those components until new ones come."""
+    replay = ReplayRole(cfg, snapshot_path=None)
+    meta, data = CollectorRole(cfg, "collector0", index=0).collect(None, 0, 0, 0)
+    replay.push(meta["tag"], data, 8)
+    learner = LearnerRole(cfg)
+    learner.train(replay.sample(3, 8, 0), envstep=8)
+    learner.hold("clock", {"wall_seconds": 12.5})
+    path = learner.save_checkpoint(envstep=40)  # the coordinator's env steps, ahead of the last train call's
+    assert path is not None and torch.load(path, weights_only=True)["envstep"] == 40
+    resumed = LearnerRole(cfg, resume_ckpt=path)
+    assert resumed.train_iter == 3
+    a, b = learner.learn_state(), resumed.learn_state()
+    assert all(torch.equal(a["model"][k], b["model"][k]) for k in a["model"])
+    assert a["optimizer"]["state"].keys() == b["optimizer"]["state"].keys() and b["optimizer"]["state"]
+    again = resumed.save_checkpoint("again.pth.tar")
+    assert again is not None
+    state = torch.load(again, weights_only=True)
+    assert state["components"]["clock"] == {"wall_seconds": 12.5} and state["envstep"] == 40
+    # both go on alike from here (same batches: the same step)
+    batches = replay.sample(1, 8, 3)
+    learner.train(batches, envstep=48)
+    resumed.train(batches, envstep=48)
+    a, b = learner.learn_state()["model"], resumed.learn_state()["model"]
+    assert all(torch.equal(a[k], b[k]) for k in a)
+
+
 def test_a_damaged_snapshot_is_one_line(tmp_path):
     path = tmp_path / "snap.pth.tar"
     path.write_bytes(b"not a snapshot")

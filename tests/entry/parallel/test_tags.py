@@ -69,3 +69,18 @@ def test_staleness_is_learner_iterations_behind():
 def test_negative_numbers_are_refused():
     with pytest.raises(StrideError, match="negative"):
         TagLedger().admit(tag("c0", 0, -1))
+
+
+def test_a_replaced_incarnations_missing_batches_stay_counted():
+    """A collector replaced (or a resumed run's new collectors) does not bring back what its former
+    incarnation lost: ``gaps`` never goes back, through a snapshot too."""
+    ledger = TagLedger()
+    ledger.admit(tag("c0", 0, 0))
+    ledger.admit(tag("c0", 0, 3))  # 1 and 2 lost
+    assert ledger.admit(tag("c0", 1, 0)) == Verdict(True, 0) and ledger.gaps == 2
+    assert ledger.incarnations() == {"c0": 1}
+    restored = TagLedger()
+    restored.load_state_dict(ledger.state_dict())
+    assert restored.gaps == 2 and restored.incarnations() == {"c0": 1}
+    restored.admit(tag("c0", 2, 1))  # batch 0 of incarnation 2 lost too
+    assert restored.gaps == 3
