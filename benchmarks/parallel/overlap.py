@@ -89,6 +89,8 @@ def phase_stages(case: str, env_steps: int, learn_steps: int, exp: str, seed: in
     from stride.entry.parallel.cluster import local_ray
     from stride.entry.parallel.pipeline import Coordinator
     from stride.entry.parallel.system import compile_system_config
+    from stride.entry.run import Run
+    from stride.entry.run_state import PARALLEL
     from stride.utils.registry import import_components
 
     import_components()
@@ -100,7 +102,7 @@ def phase_stages(case: str, env_steps: int, learn_steps: int, exp: str, seed: in
     with local_ray(sys_cfg.num_cpus):
         import ray  # after local_ray: it sets Ray's environment first
 
-        co = Coordinator(cfg, sys_cfg, None)
+        co = Coordinator(cfg, sys_cfg, Run(cfg, PARALLEL, writes=False, progress=False, seed=False))
         try:
             actors = [co.learner, co.replay] + [a for a, _, _ in co.collectors.values()]
 
