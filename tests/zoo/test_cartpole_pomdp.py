@@ -58,7 +58,8 @@ def test_r2d3_config_is_r2d2s_plus_the_demonstrations():
 # Seed 0 takes ~23 process-CPU s (16k env steps to a confirmed 195, then 100 fresh episodes): it runs in CI.
 @pytest.mark.learning
 @pytest.mark.timeout(1200)
-@pytest.mark.parametrize("seed", [0, pytest.param(1, marks=pytest.mark.slow), pytest.param(2, marks=pytest.mark.slow)])
+@pytest.mark.parametrize("seed", [pytest.param(0, marks=pytest.mark.slow), pytest.param(1, marks=pytest.mark.slow),
+                                  pytest.param(2, marks=pytest.mark.slow)])
 def test_r2d2_solves_cartpole_pomdp(seed, tmp_path):
     from stride.entry import serial_pipeline
     from stride.worker import BaseSerialEvaluator
