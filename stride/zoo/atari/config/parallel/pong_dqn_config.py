@@ -7,8 +7,9 @@ collector sends is followed by 8 gradient steps of 32, the serial ratio (one ste
 
 Differences from the serial run, both from what the parallel pipeline has:
 - learning starts: the serial run's 100,000 uniformly random warm-up steps (``random_collect_size``)
-  become a replay that refuses to sample below 100,000 transitions (``min_sample_size``), filled by
-  the collectors acting with the epsilon schedule (1.0 -> 0.01 over 1e6 env steps, so still 0.9+);
+  become the replay ratio's ``learn_start`` of 100,000 env steps (``system_config``: the learner
+  is sent no step before it, and the collectors are not held back), collected with the epsilon
+  schedule (1.0 -> 0.01 over 1e6 env steps, so still 0.9+);
 - replay snapshots every 2,000 batches (64,000 env steps): a full replay is ~0.8 GB of frames, so
   the cartpole configs' every 50 would write it every 1,600 env steps.
 """
@@ -23,10 +24,7 @@ from stride.zoo.atari.config.pong_dqn_config import main_config as _serial_main
 main_config = deep_update(deep_update({}, deepcopy(_serial_main)), dict(
     exp_name="pong_dqn_parallel",
     env=dict(collector_env_num=4),  # per collector actor
-    policy=dict(
-        random_collect_size=0,
-        other=dict(replay_buffer=dict(min_sample_size=100000)),
-    ),
+    policy=dict(random_collect_size=0),
 ))
 
 create_config = deepcopy(_serial_create)
@@ -38,6 +36,7 @@ system_config = dict(
     learner_cpus=0.5,
     replay_cpus=0.0,
     replay_snapshot_freq=2000,
+    learn_start=100000,
 )
 
 if __name__ == "__main__":
