@@ -214,7 +214,8 @@ class PPOPolicy(Policy):
         lr = self._set_lr(self._optimizer)
         clip_ratio, entropy_weight = self._hp("learn.clip_ratio"), self._hp("learn.entropy_weight")
         value_weight, kl_coef = self._hp("learn.value_weight"), self._kl_coef
-        sums: Dict[str, float] = defaultdict(float)
+        # log sums stay detached tensors: no host sync per minibatch (on a GPU the loop never waits for it)
+        sums: Dict[str, torch.Tensor] = defaultdict(lambda: torch.zeros((), device=self._device))
         steps = 0
         for epoch in range(cfg.epoch_per_collect):
             if epoch > 0 and cfg.recompute_adv:
@@ -235,27 +236,27 @@ class PPOPolicy(Policy):
                 if self._intrinsic is not None:  # the intrinsic head's own value loss
                     value_loss_int = value_error(out["value"][:, 1], batch["value_int"][idx], batch["return_int"][idx],
                                                  cfg.value_clip_ratio)
-                    sums["value_loss_int"] += value_loss_int.item()
+                    sums["value_loss_int"] += value_loss_int.detach()
                     value_loss = value_loss + value_loss_int
                 total = loss.policy_loss + value_weight * value_loss - entropy_weight * loss.entropy_loss
                 if kl_coef > 0:
                     kl = kl_divergence(_rows(batch["logit"], idx), out["logit"]).mean()
                     total = total + kl_coef * kl
-                    sums["kl"] += kl.item()
+                    sums["kl"] += kl.detach()
                 # optimise
                 grad_norm = self._optimise(self._optimizer, total, cfg.grad_clip_norm)
                 if grad_norm is not None:
-                    sums["grad_norm"] += grad_norm.item()
+                    sums["grad_norm"] += grad_norm.detach()
                 # log
                 for k, v in (("total_loss", total), ("policy_loss", loss.policy_loss), ("value_loss", loss.value_loss),
                              ("entropy", loss.entropy_loss), ("approx_kl", info.approx_kl), ("clipfrac", info.clipfrac)):
-                    sums[k] += v.item()
+                    sums[k] += v.detach()
                 steps += 1
         if cfg.get("kl_target") is not None:  # beta for the next collect, from the KL after this update
             with torch.no_grad():
                 kl = kl_divergence(batch["logit"], self._learn_model.forward(batch["obs"], mode="compute_actor")["logit"])
             self._kl_coef = adapt_kl_coef(self._kl_coef, float(self._moments(kl)[1]), cfg.kl_target)
-        means = {f"{k}_mean": batch[k].mean().item()
+        means = {f"{k}_mean": batch[k].detach().mean()
                  for k in ("adv", "value", "return", "adv_int", "return_int") if k in batch}
         extra = {"kl_coef": kl_coef} if kl_coef > 0 else {}
         return {"cur_lr": lr, **{k: v / steps for k, v in sums.items()}, **means, **extra}
