@@ -39,7 +39,7 @@ import torch
 
 from ..config import Config
 from ..data import create_buffer
-from ..league import League, policy_opponent
+from ..league import League, frozen, load_snapshot, policy_opponent, snapshot
 from ..league.league import EXPLOITER, MAIN
 from ..policy.base_policy import Policy
 from ..utils.errors import ConfigError
@@ -102,7 +102,7 @@ def _league(run: Run, model: Optional[torch.nn.Module]) -> Policy:
     """The serial league run."""
     cfg = run.cfg
     policy = build_policy(cfg, model)
-    league = League(cfg.league, make_actor=lambda weights: policy_opponent(policy.league_mode.frozen(weights)))
+    league = League(cfg.league, make_actor=lambda weights: policy_opponent(frozen(policy, weights)))
     collector_env = build_env_manager(cfg, cfg.seed, env_objects={"matchmaker": league})
     check_spaces(cfg, collector_env)
     run.open()
@@ -130,7 +130,7 @@ def _league(run: Run, model: Optional[torch.nn.Module]) -> Policy:
         if best is not None and not result["stop"] and not result["interrupted"] and cfg.league.return_best:
             weights = league.players[best].weights if best in league.players else None
             if weights is not None:  # a snapshot the league dropped (max_historical) cannot come back
-                policy.league_mode.load_snapshot(weights)
+                load_snapshot(policy, weights)
                 result["returned_snapshot"] = best
     finally:
         collector_env.close()
@@ -229,7 +229,7 @@ class MainExploiter:
             self.train_iter += 1
         if not self.league.should_snapshot_exploiter(self.train_iter):
             return None
-        player = self.league.snapshot(self.policy.league_mode.snapshot(), self.train_iter, parent=EXPLOITER)
+        player = self.league.snapshot(snapshot(self.policy), self.train_iter, parent=EXPLOITER)
         self.reset()
         return player.player_id
 
@@ -293,7 +293,7 @@ def _run(cfg: Config, policy: Policy, league: League, learner: BaseLearner, coll
                     buffer.update(learner.priority_info)
                 run.trained(learner.train_iter, log)
             if league.should_snapshot(learner.train_iter):
-                player = league.snapshot(policy.league_mode.snapshot(), learner.train_iter)
+                player = league.snapshot(snapshot(policy), learner.train_iter)
                 stop, row = evaluation.evaluate(policy, league, player.player_id, learner.train_iter, collector.envstep)
                 learner.logger.info(league_table(league, row))
                 run.evaluated(dict(row, stop=bool(stop)))

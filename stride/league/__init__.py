@@ -4,7 +4,8 @@ One concept per module: :mod:`.player` (main / historical / fixed players), :mod
 (decayed win / draw / loss counts), :mod:`.matchmaking` (PFSP weights), :mod:`.rating`
 (TrueSkill), :mod:`.league` (the league that ties them together and matches the collector's
 episodes), :mod:`.replica` (its copy in a Ray collector process), :mod:`.games` (a policy as an opponent; evaluation games). The policy side is
-``policy.league_mode`` (snapshot / frozen copy / load back).
+:mod:`.snapshots` (snapshot / frozen copy / load back, over the policy's public API; the seeds'
+``league_mode``).
 """
 
 from .games import play_games, policy_opponent
@@ -14,5 +15,7 @@ from .payoff import Payoff
 from .player import Player
 from .replica import LeagueReplica
 from .rating import Ratings
+from .snapshots import LeagueMode, frozen, league_mode, load_snapshot, snapshot
 
-__all__ = ["League", "LeagueReplica", "Player", "Payoff", "Ratings", "pfsp_weights", "play_games", "policy_opponent"]
+__all__ = ["League", "LeagueReplica", "Player", "Payoff", "Ratings", "pfsp_weights", "play_games", "policy_opponent",
+           "LeagueMode", "league_mode", "snapshot", "frozen", "load_snapshot"]

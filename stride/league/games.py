@@ -1,6 +1,6 @@
 """Playing a league player: a policy as an opponent, and games against fixed opponents.
 
-:func:`policy_opponent` turns an eval mode (a frozen player's, ``policy.league_mode.frozen``) into
+:func:`policy_opponent` turns an eval mode (a frozen player's, :func:`~stride.league.frozen`) into
 the ``act(obs, rng)`` callable every opponent of :class:`~stride.envs.PettingZooEnv` is, so a
 frozen league player sits in the env's opponent slot exactly where ``'random'`` does.
 :func:`play_games` plays any such callable against a fixed opponent in a chosen seat through

@@ -93,7 +93,7 @@ class League(Configurable):
     Args:
         cfg: the ``league`` config section (validated against :meth:`declared_config`).
         make_actor: a historical player's frozen weights -> its ``act(obs, rng)`` (the entry gives
-            ``policy.league_mode.frozen`` wrapped by :func:`stride.league.games.policy_opponent`).
+            ``stride.league.frozen(policy, weights)`` wrapped by :func:`stride.league.games.policy_opponent`).
     """
 
     @classmethod
@@ -332,7 +332,7 @@ class League(Configurable):
         return target is not None and self.payoff.win_rate(EXPLOITER, target) > float(rule.strong_win_rate)
 
     def snapshot(self, weights: Mapping[str, object], train_iter: int, parent: str = MAIN) -> Player:
-        """Freeze the ``weights`` (``policy.league_mode.snapshot()``) of ``parent`` (the main player
+        """Freeze the ``weights`` (``stride.league.snapshot(policy)``) of ``parent`` (the main player
         or the exploiter) at its ``train_iter`` as a historical player rated from the parent's mean."""
         if parent not in (MAIN, EXPLOITER) or parent not in self.players:
             raise ValueError(f"snapshot parent {parent!r} is not an active player; valid choices: "

@@ -5,7 +5,7 @@ fixed scripted opponent.
 - ``'exploiter'``: the main exploiter, a second learner that plays only the main player (its
   weights live in its own policy; AlphaStar's / DI-engine's ``MainExploiter``);
 - ``'historical'``: a frozen copy of the main player's (or the exploiter's) weights at a train iteration (its
-  ``weights``: an eval-only ``state_dict``, from ``policy.league_mode.snapshot()``), which never
+  ``weights``: an eval-only ``state_dict``, from ``stride.league.snapshot(policy)``), which never
   changes again; ``parent_id`` names the player it was taken from;
 - ``'fixed'``: a scripted opponent of ``stride.envs.board_opponents`` (``'random'``,
   ``'win_block'``), named by its ``player_id``.

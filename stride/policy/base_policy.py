@@ -12,6 +12,8 @@ where it stopped.
 from __future__ import annotations
 
 import copy
+import importlib
+import warnings
 from abc import ABC, abstractmethod
 from typing import Any, Callable, ClassVar, Dict, Iterable, List, Mapping, NamedTuple, Optional, Protocol, Sequence, Tuple, Union, cast
 
@@ -94,22 +96,6 @@ class EvalMode(NamedTuple):
     load_state_dict: Callable[[Dict[str, Any]], None]
     get_attribute: Callable[[str], Any]
     set_attribute: Callable[[str, Any], None]
-
-
-class LeagueMode(NamedTuple):
-    """What a self-play league may call (``policy.league_mode``; ``stride.league``):
-
-    - ``snapshot() -> weights``: an eval-only copy of the learn state's weights (tensors cloned:
-      later training never changes it) -- a frozen league player;
-    - ``frozen(weights) -> EvalMode``: a separate eval-only policy acting with those weights (the
-      learning policy is untouched);
-    - ``load_snapshot(weights)``: back -- the learn state's model takes a frozen player's weights
-      (optimizer and target networks keep theirs, as DI-engine's ``mutate`` resets the model only).
-    """
-
-    snapshot: Callable[[], Dict[str, Any]]
-    frozen: Callable[[Mapping[str, Any]], EvalMode]
-    load_snapshot: Callable[[Mapping[str, Any]], None]
 
 
 class Policy(ABC):
@@ -249,9 +235,13 @@ class Policy(ABC):
         return self._eval_view
 
     @property
-    def league_mode(self) -> LeagueMode:
-        """Self-play's customised mode (the seeds' ``league_mode``): learn state <-> frozen player."""
-        return LeagueMode(self._league_snapshot, self._league_frozen, self._league_load_snapshot)
+    def league_mode(self) -> object:
+        """Deprecated: ``stride.league.league_mode(policy)`` (``stride.league.snapshot`` / ``frozen`` /
+        ``load_snapshot``); the league lives above the policy layer, so it is imported by name."""
+        warnings.warn("policy.league_mode is deprecated; use stride.league.league_mode(policy) (or "
+                      "stride.league.snapshot / frozen / load_snapshot)", DeprecationWarning, stacklevel=2)
+        mode: object = importlib.import_module("stride.league").league_mode(self)
+        return mode
 
     def _make_learn_mode(self) -> LearnMode:
         return LearnMode(self._forward_learn_counted, self._reset_learn, self._monitor_vars_learn, self._learn_state,
@@ -390,29 +380,6 @@ class Policy(ABC):
 
     def _load_state_dict_eval(self, state_dict: Dict[str, Any]) -> None:
         self._model.load_state_dict(state_dict["model"])
-
-    # ---- league -------------------------------------------------------------------------------
-    def _league_snapshot(self) -> Dict[str, Any]:
-        """The eval state (the model's weights) cloned: a frozen player's weights."""
-        state = self._eval_state()
-        return {k: ({n: t.detach().clone() for n, t in v.items()} if isinstance(v, Mapping) else copy.deepcopy(v))
-                for k, v in state.items()}
-
-    def _league_frozen(self, weights: Mapping[str, Any]) -> EvalMode:
-        """An eval-only policy of this class and config on a copy of the model, holding ``weights``."""
-        model = copy.deepcopy(self._model)
-        for p in model.parameters():
-            p.requires_grad_(False)
-        cfg = copy.deepcopy(self._cfg)
-        if "learn" in cfg:
-            cfg.learn.multi_gpu = False  # a frozen player joins no process group
-        frozen = type(self)(cfg, model=model, enable_field=["eval"])
-        frozen.eval_mode.load_state_dict(dict(weights))
-        return frozen.eval_mode
-
-    def _league_load_snapshot(self, weights: Mapping[str, Any]) -> None:
-        """The learn state's model takes a frozen player's weights."""
-        self._load_state_dict_eval(dict(weights))
 
     # ---- attributes the workers read ---------------------------------------------------------
     def _get_attribute(self, name: str) -> Any:

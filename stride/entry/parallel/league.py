@@ -30,7 +30,7 @@ import os
 from typing import Dict, Mapping, Optional
 
 from ...config import Config
-from ...league import League
+from ...league import League, load_snapshot
 from ...policy.base_policy import Policy
 from ...utils.errors import StrideError
 from ...utils.files import atomic_write_json
@@ -162,7 +162,7 @@ def league_on_ray(run: Run, league: League) -> Policy:
     if best is not None and not result["stop"] and not result["interrupted"] and cfg.league.return_best:
         weights = league.players[best].weights if best in league.players else None
         if weights is not None:  # a snapshot the league dropped (max_historical) cannot come back
-            policy.league_mode.load_snapshot(weights)
+            load_snapshot(policy, weights)
             result["returned_snapshot"] = best
     policy.result = run.finish(result, coordinator.train_iter)
     return policy

@@ -24,7 +24,7 @@ import torch
 
 from ...config import Config
 from ...data import create_buffer
-from ...league import LeagueReplica, policy_opponent
+from ...league import LeagueReplica, frozen, policy_opponent, snapshot
 from ...policy.base_policy import Policy
 from ...torch_utils.dist import check_same, dist_finalize, dist_init, in_process_group
 from ...utils.errors import ConfigError, StrideError
@@ -150,8 +150,8 @@ class CollectorRole:
         self._league: Optional[LeagueReplica] = None
         objects: Dict[str, object] = {}
         if cfg.get("league") is not None:
-            league_mode = self._policy.league_mode
-            self._league = LeagueReplica(cfg.league, make_actor=lambda w: policy_opponent(league_mode.frozen(w)))
+            policy = self._policy
+            self._league = LeagueReplica(cfg.league, make_actor=lambda w: policy_opponent(frozen(policy, w)))
             objects["matchmaker"] = self._league
         self._env = build_env_manager(cfg, seed, env_objects=objects or None)
         self._collector = create_collector(cfg.policy.collect.collector, self._env, self._policy.collect_mode,
@@ -345,8 +345,8 @@ class LearnerRole:
         self._held[name].load_state_dict(state)
 
     def league_snapshot(self) -> Dict[str, object]:
-        """The main player's frozen weights now (``policy.league_mode.snapshot()``)."""
-        return self._policy.league_mode.snapshot()
+        """The main player's frozen weights now (``stride.league.snapshot(policy)``)."""
+        return snapshot(self._policy)
 
     def train(self, batches: Sequence[Optional[Batch]], envstep: int, max_train_iter: Optional[int] = None
               ) -> Dict[str, object]:

@@ -1,4 +1,4 @@
-"""``policy.league_mode``: a frozen copy of the weights that later training never changes, an
+"""``stride.league.snapshots``: a frozen copy of the weights that later training never changes, an
 eval-only policy acting with it, and loading it back into the learn state -- generic over policies
 (checked on DQN with masked board observations and on PPO with vector observations)."""
 
@@ -7,7 +7,10 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+import pytest
+
 from stride.config import merge_config
+from stride.league import frozen, league_mode, load_snapshot, snapshot
 from stride.policy import DQNPolicy, PPOPolicy
 
 N = 9
@@ -44,24 +47,24 @@ def _perturb(policy):
 def test_snapshot_is_frozen_and_plays_as_the_policy_did():
     policy, data = _dqn(), _boards(64)
     before = _actions(policy.eval_mode, data)
-    weights = policy.league_mode.snapshot()
-    frozen = policy.league_mode.frozen(weights)
-    assert _actions(frozen, data) == before
+    weights = snapshot(policy)
+    player = frozen(policy, weights)
+    assert _actions(player, data) == before
     _perturb(policy)                                  # training goes on
     after = _actions(policy.eval_mode, data)
     assert after != before
-    assert _actions(frozen, data) == before           # the frozen player did not move
-    assert _actions(policy.league_mode.frozen(weights), data) == before   # nor its weights
+    assert _actions(player, data) == before           # the frozen player did not move
+    assert _actions(frozen(policy, weights), data) == before   # nor its weights
     # frozen players act legally too
-    assert all(data[k]["action_mask"][a] for k, a in _actions(frozen, data).items())
+    assert all(data[k]["action_mask"][a] for k, a in _actions(player, data).items())
 
 
 def test_load_snapshot_puts_the_weights_back_into_the_learn_state():
     policy, data = _dqn(), _boards(64, seed=1)
-    weights = policy.league_mode.snapshot()
+    weights = snapshot(policy)
     before = _actions(policy.eval_mode, data)
     _perturb(policy)
-    policy.league_mode.load_snapshot(weights)
+    load_snapshot(policy, weights)
     assert _actions(policy.eval_mode, data) == before
     learn = policy.learn_mode.state_dict()["model"]
     for k, v in weights["model"].items():
@@ -74,8 +77,17 @@ def test_generic_over_policies_ppo():
     torch.manual_seed(0)
     policy = PPOPolicy(cfg)
     obs = {i: np.random.default_rng(i).standard_normal(4).astype(np.float32) for i in range(32)}
-    weights = policy.league_mode.snapshot()
-    frozen = policy.league_mode.frozen(weights)
+    weights = snapshot(policy)
+    player = frozen(policy, weights)
     before = _actions(policy.eval_mode, obs)
     _perturb(policy)
-    assert _actions(frozen, obs) == before
+    assert _actions(player, obs) == before
+
+
+def test_policy_league_mode_is_a_deprecated_alias_of_the_adapter():
+    policy, data = _dqn(), _boards(16, seed=2)
+    with pytest.warns(DeprecationWarning, match="stride.league.league_mode"):
+        mode = policy.league_mode
+    assert mode._fields == league_mode(policy)._fields == ("snapshot", "frozen", "load_snapshot")
+    weights = mode.snapshot()
+    assert _actions(mode.frozen(weights), data) == _actions(policy.eval_mode, data)
