@@ -50,7 +50,7 @@ from .league_eval import LeagueEvaluation, league_table
 from .run import Callback, Run
 from .run_state import LEAGUE, run_mode, write_workers
 from .serial_entry import WarmUp, finished_policy, load_cfg
-from .utils import ConfigInput, build_env_manager, build_policy, check_spaces
+from .utils import ConfigInput, build_env_manager, build_policy, check_spaces, sample_transforms
 
 
 def league_pipeline(
@@ -112,7 +112,7 @@ def _league(run: Run, model: Optional[torch.nn.Module]) -> Policy:
     try:
         learner = BaseLearner(cfg.policy.learn.learner, policy.learn_mode, tb, exp)
         collector = create_collector(cfg.policy.collect.collector, collector_env, policy.collect_mode,
-                                     tb_logger=tb, exp_name=exp)
+                                     tb_logger=tb, exp_name=exp, sample_transforms=sample_transforms(cfg))
         buffer = create_buffer(cfg.policy.other.replay_buffer, seed=cfg.seed, tb_logger=tb, exp_name=exp)
         evaluation = LeagueEvaluation(cfg, exp, tb)
         if cfg.league.main_exploiter.use:
@@ -204,7 +204,7 @@ class MainExploiter:
         # its own episode seeds (the league keeps the exploiter's running episodes apart from the main player's)
         self.env = build_env_manager(cfg, int(cfg.seed) + 7_919, env_objects={"matchmaker": league.exploiter_matches()})
         self.collector = create_collector(cfg.policy.collect.collector, self.env, self.policy.collect_mode,
-                                          instance_name="exploiter_collector")
+                                          instance_name="exploiter_collector", sample_transforms=sample_transforms(cfg))
         self.buffer = create_buffer(cfg.policy.other.replay_buffer, seed=int(cfg.seed) + 7_919)
         self.train_iter = 0
         self.resets = 0

@@ -19,7 +19,7 @@ from typing import Dict, List, Mapping, Optional, Tuple
 from ..config import Config
 from ..config.compile import env_kwargs
 from ..envs import PettingZooEnv
-from ..envs.board_opponents import Opponent
+from ..envs.opponents import Opponent
 from ..league import League, play_games, policy_opponent
 from ..league.league import MAIN
 from ..policy.base_policy import Policy

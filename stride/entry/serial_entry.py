@@ -58,7 +58,8 @@ from ..worker.learner.learner import read_checkpoint
 from .demonstrations import with_demonstrations
 from .run import Callback, EvalRecorder, Run, resumed_limits, with_on_eval
 from .run_state import SERIAL, check_resume_mode
-from .utils import ConfigInput, build_env_managers, build_policy, check_cuda, check_spaces, read_config, resolve_resume
+from .utils import (ConfigInput, build_env_managers, build_policy, check_cuda, check_spaces, read_config, resolve_resume,
+                    sample_transforms)
 
 __all__ = ["serial_pipeline", "load_cfg", "resumed_limits", "EvalRecorder", "WarmUp", "random_collect",
            "finished_policy", "build_learner_evaluator", "Workers"]
@@ -234,7 +235,7 @@ def _build_workers(cfg: Config, policy: Policy, collector_env: EnvManager, evalu
     tb, exp = run.tb, run.exp
     learner, evaluator = build_learner_evaluator(cfg, policy, evaluator_env, tb, exp)
     collector = create_collector(cfg.policy.collect.collector, collector_env, policy.collect_mode,
-                                 tb_logger=tb, exp_name=exp)
+                                 tb_logger=tb, exp_name=exp, sample_transforms=sample_transforms(cfg))
     buffer = None if cfg.policy.on_policy else create_buffer(cfg.policy.other.replay_buffer, seed=cfg.seed,
                                                              tb_logger=tb, exp_name=exp)
     if buffer is not None and cfg.policy.collect.get("data_path"):  # demonstrations beside the agent's data (SQIL, R2D3)

@@ -21,6 +21,7 @@ from ..config.compile import env_kwargs
 from ..policy.action_range import parse_action_range
 from ..policy.base_policy import Policy
 from ..envs import BaseEnv, BaseEnvManager, MultiAgentManager, create_env_manager
+from ..envs.sample_transforms import SampleTransform
 from ..utils.errors import ConfigError, unknown_name_message
 from ..utils.registry import ENV_REGISTRY, POLICY_REGISTRY
 
@@ -164,6 +165,16 @@ def env_factories(cfg: Config, num: int, evaluator: bool = False,
     if evaluator:
         env_cfg = env_cls.evaluator_env_cfg(env_cfg)
     return [partial(env_cls, cfg=env_cfg, **dict(env_objects or {})) for _ in range(num)]
+
+
+def sample_transforms(cfg: Config) -> List[SampleTransform]:
+    """What the configured env family does to its collected samples (``BaseEnv.sample_transforms``;
+    PettingZoo's board games with ``env.mirror=True``: the left-right mirror): the entries hand them
+    to the collector, which knows no env family."""
+    env_cls = ENV_REGISTRY.get(cfg.env.type)
+    if not (isinstance(env_cls, type) and issubclass(env_cls, BaseEnv)):
+        raise TypeError(f"env '{cfg.env.type}' is registered as {env_cls!r}, not a BaseEnv class")
+    return env_cls.sample_transforms(env_kwargs(cfg.env))
 
 
 def build_env_managers(cfg: Config, seed: int) -> Tuple[AnyEnvManager, AnyEnvManager]:

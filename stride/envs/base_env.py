@@ -14,7 +14,7 @@ uses ``seed`` itself (DI-engine's semantics).
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import ClassVar, Dict, Generic, Mapping, Optional, SupportsFloat
+from typing import ClassVar, Dict, Generic, List, Mapping, Optional, SupportsFloat
 
 import gymnasium as gym
 import numpy as np
@@ -22,6 +22,7 @@ from typing_extensions import NamedTuple, TypeVar  # (generic NamedTuple before 
 
 from ..config.config import Configurable
 from ..utils.errors import StrideError
+from .sample_transforms import SampleTransform
 
 #: an env's observation type (``BaseEnv[ObsT, ActT]``, like ``gymnasium.Env[ObsType, ActType]``);
 #: an env or manager named without type arguments is one of ``object``
@@ -151,6 +152,13 @@ class BaseEnv(gym.Env[ObsT, ActT], Configurable, ABC):
         """The env config of the evaluator's envs, from the collector's (DI-engine's
         ``create_evaluator_env_cfg``): the same by default; Atari's evaluator plays whole games."""
         return dict(cfg)
+
+    @classmethod
+    def sample_transforms(cls, cfg: Mapping[str, object]) -> List[SampleTransform]:
+        """What this env family does to the samples collected from envs of config ``cfg``
+        (:mod:`stride.envs.sample_transforms`; the entries hand them to the collector): none by
+        default; PettingZoo's board games with ``mirror=True`` add each sample mirrored."""
+        return []
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}()"

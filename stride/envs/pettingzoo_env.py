@@ -18,7 +18,8 @@ One step of this env is one decision point of the game:
   for each agent that left in this step (terminated and truncated kept apart: TD targets
   bootstrap on truncation only); at ``done`` also ``info['eval_episode_return']`` ``{agent: return}``.
 
-A fixed ``opponent`` (``'random'``, ``'win_block'``: ``board_opponents.py``) plays
+A fixed ``opponent`` (registered by name: ``'random'``, ``'win_block'``, the board games' rules in
+``stride.zoo.pettingzoo.board_rules``) plays
 ``opponent_agent`` inside this env, so the learner sees only its own turns. A ``matchmaker`` (the
 self-play league, ``stride.league.League``) instead picks each episode's opponent and its seat at
 reset -- a frozen league player, a fixed opponent, or none (self-play: the learner plays every
@@ -50,7 +51,8 @@ from ..utils.narrow import as_int
 from ..utils.registry import ENV_REGISTRY
 from .agent_dict import AgentDict
 from .base_env import BaseEnv, BaseEnvTimestep
-from .board_opponents import OPPONENTS, Matchmaker, Opponent, get_opponent
+from .opponents import Matchmaker, Opponent, get_opponent, opponent_names
+from .sample_transforms import SampleTransform, get_sample_transform
 
 #: a PettingZoo env object (``pettingzoo.AECEnv`` or ``pettingzoo.ParallelEnv``) or a zero-argument factory of one
 EnvOrFactory = Union[object, Callable[[], object]]
@@ -109,13 +111,21 @@ class PettingZooEnv(BaseEnv[Dict[str, AgentObs], Dict[str, object]]):
             # (str) 'auto': the parallel API where the module has one, else AEC.
             api=Setting("auto", ("auto", "parallel", "aec")),
             # (str|None) a fixed opponent played inside the env: 'random' or 'win_block'.
-            opponent=Setting(None, tuple(OPPONENTS), optional=True),
+            opponent=Setting(None, tuple(opponent_names()), optional=True),
             # (str|None) the agent the opponent plays (None: the last of possible_agents).
             opponent_agent=None,
             # (int) turn-based (AEC) games only: each episode starts after k uniformly random legal moves,
             # k drawn from 0..opening_plies by the episode's seed (0: every game from the initial position).
             opening_plies=Setting(0, "[0, inf)"),
+            # (bool) board games, off-policy learners: the collector also returns each sample mirrored
+            # left-right (the sample transform 'board_mirror'), 2 x the samples for the same env steps.
+            mirror=False,
         )
+
+    @classmethod
+    def sample_transforms(cls, cfg: Mapping[str, object]) -> List[SampleTransform]:
+        """``mirror=True``: the board games' left-right mirror (``'board_mirror'``)."""
+        return [get_sample_transform("board_mirror")] if cfg.get("mirror") else []
 
     def __init__(self, env_or_factory: Optional[EnvOrFactory] = None, cfg: Optional[Mapping[str, object]] = None,
                  matchmaker: Optional[Matchmaker] = None) -> None:

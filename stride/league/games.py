@@ -15,7 +15,7 @@ from typing import Dict, Mapping, Tuple
 import numpy as np
 import numpy.typing as npt
 
-from ..envs.board_opponents import Opponent
+from ..envs.opponents import Opponent
 from ..envs.pettingzoo_env import PettingZooEnv
 from ..policy.base_policy import EvalMode
 
@@ -33,7 +33,7 @@ def policy_opponent(eval_mode: EvalMode) -> Opponent:
 def play_games(env_cfg: Mapping[str, object], player: Opponent, opponent: str, seat: str, n: int,
                seed: int = 0) -> Tuple[int, int, int]:
     """``(won, drawn, lost)`` of ``player`` in ``n`` games against the fixed ``opponent`` (a name of
-    ``stride.envs.board_opponents``), ``player`` playing the agent ``seat``; game ``i`` is seeded
+    ``stride.envs.opponents``), ``player`` playing the agent ``seat``; game ``i`` is seeded
     ``seed + i``."""
     env = PettingZooEnv(cfg={**dict(env_cfg), "opponent": None, "opponent_agent": None})
     agents = env.agents

@@ -1,7 +1,7 @@
 """``League``: the players of one self-play run, their payoff, ratings, matchmaking and snapshots.
 
 One main player learns; at each episode of its collector the league draws its opponent
-(:meth:`League.match`, the env's :class:`~stride.envs.board_opponents.Matchmaker`):
+(:meth:`League.match`, the env's :class:`~stride.envs.opponents.Matchmaker`):
 
 - ``'pfsp'``: a frozen player (a historical snapshot or a fixed opponent) drawn by prioritised
   fictitious self-play on the main player's win rates (:mod:`stride.league.matchmaking`);
@@ -53,7 +53,7 @@ import numpy as np
 
 from ..config.config import Configurable, merge_config
 from ..config.setting import Setting
-from ..envs.board_opponents import Opponent, get_opponent
+from ..envs.opponents import Opponent, get_opponent
 from ..utils.errors import ConfigError
 from ..utils.narrow import as_int, as_list, as_mapping
 from ..utils.registry import LEAGUE_REGISTRY
@@ -418,7 +418,7 @@ class League(Configurable):
 
 
 class ExploiterMatches:
-    """The main exploiter's :class:`~stride.envs.board_opponents.Matchmaker`: its envs ask the
+    """The main exploiter's :class:`~stride.envs.opponents.Matchmaker`: its envs ask the
     league (``League.match_exploiter`` / ``League.result_exploiter``), which keeps the running
     episodes in its own ``state_dict``."""
 

@@ -7,7 +7,7 @@ fixed scripted opponent.
 - ``'historical'``: a frozen copy of the main player's (or the exploiter's) weights at a train iteration (its
   ``weights``: an eval-only ``state_dict``, from ``stride.league.snapshot(policy)``), which never
   changes again; ``parent_id`` names the player it was taken from;
-- ``'fixed'``: a scripted opponent of ``stride.envs.board_opponents`` (``'random'``,
+- ``'fixed'``: a scripted opponent registered in ``stride.envs.opponents`` (``'random'``,
   ``'win_block'``), named by its ``player_id``.
 
 DI-engine splits these into class trees (``ActivePlayer``/``HistoricalPlayer``/``MainPlayer``...)

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Callable, List, Mapping, Optional, Sequence, Tuple
 
-from ..envs.board_opponents import Opponent
+from ..envs.opponents import Opponent
 from .league import League
 
 #: a finished game as :meth:`League.finish` gives it: ``(opponent, outcome)``, None for self-play
@@ -27,7 +27,7 @@ Game = Optional[Tuple[str, str]]
 
 
 class LeagueReplica:
-    """A :class:`~stride.envs.board_opponents.Matchmaker` over a copy of the driver's league.
+    """A :class:`~stride.envs.opponents.Matchmaker` over a copy of the driver's league.
 
     Args:
         cfg: the ``league`` config section (as the driver's league).

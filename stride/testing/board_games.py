@@ -6,10 +6,10 @@ learning test and benchmark judge a trained player.
 ``last`` / ``step``) against ``'random'`` (a uniformly random legal move) or ``'lookahead'`` (win
 now if possible, else block the other player's immediate win, else random). The lookahead is
 written here again, on the board PettingZoo's observation shows, independently of
-``stride.envs.board_opponents.win_block_opponent`` (which the league trains against), so a test
+``stride.zoo.pettingzoo.board_rules.win_block_opponent`` (which the league trains against), so a test
 does not grade the trainer with its own ruler; for the same reason the games' rules it needs
 (:data:`NATIVE_GAMES`: board size, stones in a row, whether stones drop) are restated here rather
-than imported from ``stride.envs.board_opponents.BOARD_GAMES``. It scans every k-in-a-row line of
+than imported from ``stride.zoo.pettingzoo.board_rules.BOARD_GAMES``. It scans every k-in-a-row line of
 the board rather than counting outward from a cell as ``win_block_opponent`` does.
 
 On tic-tac-toe the game tree is small enough to play every game at once: :func:`exact_outcomes`

@@ -10,7 +10,7 @@ import pytest
 pytest.importorskip("pettingzoo")
 
 from stride.envs import BaseEnvManager, MultiAgentManager, PettingZooEnv
-from stride.envs.board_opponents import random_opponent
+from stride.zoo.pettingzoo.board_rules import random_opponent
 from stride.utils.errors import ConfigError
 
 TICTACTOE = "pettingzoo.classic.tictactoe_v3"

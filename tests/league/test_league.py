@@ -10,7 +10,7 @@ import torch
 
 pytest.importorskip("trueskill")
 
-from stride.envs.board_opponents import random_opponent, win_block_opponent
+from stride.zoo.pettingzoo.board_rules import random_opponent, win_block_opponent
 from stride.league import League, Player
 from stride.utils.errors import ConfigError
 

@@ -8,7 +8,7 @@ import pytest
 
 pytest.importorskip("pettingzoo")
 
-from stride.envs.board_opponents import win_block_opponent
+from stride.zoo.pettingzoo.board_rules import win_block_opponent
 from stride.testing.board_games import exact_outcomes, forced_move, lookahead, losing_lines, play_native
 
 

@@ -9,7 +9,7 @@ import torch
 
 pytest.importorskip("trueskill")
 
-from stride.envs.board_opponents import random_opponent, win_block_opponent
+from stride.zoo.pettingzoo.board_rules import random_opponent, win_block_opponent
 from stride.league import League, LeagueReplica
 
 AGENTS = ["player_1", "player_2"]

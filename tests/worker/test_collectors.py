@@ -253,29 +253,48 @@ def test_a_collector_without_env_says_so():
         collector.action_space
 
 
-def test_mirror_returns_each_sample_and_its_mirror_image(tmp_path, monkeypatch):
-    pytest.importorskip("pettingzoo")
-    monkeypatch.chdir(tmp_path)  # the compiled config is saved under exp_name
-    import copy
+def test_sample_transforms_apply_in_order_to_the_samples_returned(managers):
+    def tag(samples):
+        return samples + [dict(s, tagged=True) for s in samples]
 
-    import numpy as np
+    def count(samples):
+        return samples + [{"n": len(samples)}]
 
+    c = create_collector({"type": "sample"}, managers(2), make_policy().collect_mode, sample_transforms=[tag, count])
+    data = c.collect(n_sample=4, policy_kwargs=EPS)
+    assert len(data) == 9 and data[-1] == {"n": 8}
+    assert [s.get("tagged", False) for s in data[:8]] == [False] * 4 + [True] * 4
+    assert [key(s["obs"]) for s in data[4:8]] == [key(s["obs"]) for s in data[:4]]
+    assert len(c.collect(n_sample=4, policy_kwargs=EPS)) == 9   # the surplus kept holds no transformed sample
+
+
+def _keep(samples):
+    return samples
+
+
+def test_sample_transforms_are_refused_where_they_cannot_apply(managers):
+    on_policy = SampleCollector(None, managers(1), make_policy(on_policy=True).collect_mode, sample_transforms=[_keep])
+    with pytest.raises(ConfigError, match=r"sample transforms \(_keep\) need an off-policy policy"):
+        on_policy.collect(n_sample=2)
+    with pytest.raises(ConfigError, match="EpisodeCollector applies no sample transforms"):
+        EpisodeCollector(None, managers(1), make_policy().collect_mode, sample_transforms=[_keep])
+
+
+def test_the_seeds_collectors_run_on_a_compiled_dqn_config():
+    """The seeds' example: both collectors take ``cfg.policy.collect.collector`` of a compiled config
+    (no collector key of one env family in it) and collect."""
     from stride.config import compile_config
     from stride.entry.utils import build_env_manager, build_policy
-    from stride.envs.board_opponents import mirror_transition
-    from stride.zoo.pettingzoo.config import connect_four_league_config as zoo
+    from stride.zoo.cartpole.config.cartpole_dqn_config import create_config, main_config
 
-    main = copy.deepcopy(zoo.main_config)
-    main["env"]["collector_env_num"] = 2
-    main["policy"]["collect"]["collector"] = dict(mirror=True)
-    cfg = compile_config(main, zoo.create_config, seed=0)  # no matchmaker: self-play, both seats
-    policy = build_policy(cfg, None)
-    collector = create_collector(cfg.policy.collect.collector, build_env_manager(cfg, 0), policy.collect_mode)
-    data = collector.collect(n_sample=6, policy_kwargs=dict(eps=1.0))
-    assert len(data) == 12                                  # 6 samples, then their 6 mirror images
-    for real, image in zip(data[:6], data[6:]):
-        assert int(image["action"]) == 6 - int(real["action"])
-        assert np.array_equal(image["obs"]["observation"], real["obs"]["observation"][:, ::-1])
-        assert np.array_equal(image["next_obs"]["action_mask"], mirror_transition(real)["next_obs"]["action_mask"])
-    with pytest.raises(ConfigError, match="mirror=True needs an off-policy policy"):
-        SampleCollector(dict(mirror=True), make_manager(1), make_policy(on_policy=True).collect_mode).collect(n_sample=2)
+    cfg = compile_config(main_config, create_config, save_cfg=False)
+    cfg.env.collector_env_num = 2
+    policy = build_policy(cfg)
+    env = build_env_manager(cfg, 0)
+    try:
+        samples = SampleCollector(cfg.policy.collect.collector, env, policy.collect_mode).collect(n_sample=4)
+        assert len(samples) == 4 and {"obs", "action", "reward", "next_obs"} <= set(samples[0])
+        episodes = EpisodeCollector(cfg.policy.collect.collector, env, policy.collect_mode).collect(n_episode=1)
+        assert len(episodes) == 1 and episodes[0][-1]["done"]
+    finally:
+        env.close()

@@ -36,7 +36,7 @@ from ...worker import BaseLearner, create_collector
 from ...worker.learner.learner import Batch, read_checkpoint
 from ..demonstrations import with_demonstrations
 from ..run import seed_run
-from ..utils import build_env_manager, build_policy
+from ..utils import build_env_manager, build_policy, sample_transforms
 from .tags import BatchTag, TagLedger
 
 #: a role's seed offset per collector index and incarnation: distinct env and exploration streams
@@ -155,7 +155,8 @@ class CollectorRole:
             objects["matchmaker"] = self._league
         self._env = build_env_manager(cfg, seed, env_objects=objects or None)
         self._collector = create_collector(cfg.policy.collect.collector, self._env, self._policy.collect_mode,
-                                           exp_name=cfg.exp_name, instance_name=name)
+                                           exp_name=cfg.exp_name, instance_name=name,
+                                           sample_transforms=sample_transforms(cfg))
         self._policy_iter = -1  # the learner iteration of the loaded weights (-1: the initial ones)
 
     def collect(self, weights: Optional[Mapping[str, object]], policy_iter: int, envstep: int, train_iter: int,

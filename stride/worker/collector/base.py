@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, cast
+from typing import Any, ClassVar, Dict, List, Mapping, Optional, Sequence, Tuple, cast
 
 import gymnasium as gym
 
@@ -13,8 +13,9 @@ from ...config.config import Configurable, merge_config
 from ...config.setting import Setting
 from ...utils.log import build_logger
 from ...envs.base_env import BaseEnvTimestep
+from ...envs.sample_transforms import SampleTransform
 from ...policy.base_policy import CollectMode
-from ...utils.errors import StrideError
+from ...utils.errors import ConfigError, StrideError
 from ...utils.registry import COLLECTOR_REGISTRY
 from ...utils.narrow import as_int, as_list, as_mapping
 from ..protocols import EnvManager, ScalarWriter, Stateful
@@ -47,7 +48,12 @@ def from_plain(obj: object) -> object:
 
 
 class SerialCollectorBase(Configurable):
-    """Owns an env manager and a policy's collect mode; counts env steps and episodes."""
+    """Owns an env manager and a policy's collect mode; counts env steps and episodes.
+    ``sample_transforms``: what the env family does to its samples (the entries take them from
+    ``BaseEnv.sample_transforms``); a collector that cannot apply them refuses them."""
+
+    #: whether :meth:`collect` applies ``sample_transforms`` (an episode is not a sample: no)
+    takes_sample_transforms: ClassVar[bool] = False
 
     @classmethod
     def declared_config(cls) -> Dict[str, object]:
@@ -59,8 +65,13 @@ class SerialCollectorBase(Configurable):
 
     def __init__(self, cfg: Optional[Mapping[str, object]] = None, env: Optional[EnvManager] = None,
                  policy: Optional[CollectMode] = None, tb_logger: Optional[ScalarWriter] = None,
-                 exp_name: Optional[str] = None, instance_name: str = "collector") -> None:
+                 exp_name: Optional[str] = None, instance_name: str = "collector",
+                 sample_transforms: Sequence[SampleTransform] = ()) -> None:
         merged = merge_config(self.declared_config(), cfg or {}, prefix="policy.collect.collector.")
+        if sample_transforms and not self.takes_sample_transforms:
+            raise ConfigError(f"{type(self).__name__} applies no sample transforms (the env's, e.g. env.mirror=True); "
+                              "valid choices: collector type 'sample', or no transforms")
+        self._sample_transforms = list(sample_transforms)
         self._cfg = merged
         self._tb = tb_logger
         self._logger = build_logger(exp_name, instance_name)
@@ -247,7 +258,10 @@ class SerialCollectorBase(Configurable):
 
 
 def create_collector(cfg: Mapping[str, object], env: EnvManager, policy: CollectMode, tb_logger: Optional[ScalarWriter] = None,
-                     exp_name: Optional[str] = None, instance_name: str = "collector") -> SerialCollectorBase:
-    """Build the collector named by ``cfg['type']``."""
+                     exp_name: Optional[str] = None, instance_name: str = "collector",
+                     sample_transforms: Sequence[SampleTransform] = ()) -> SerialCollectorBase:
+    """Build the collector named by ``cfg['type']`` (``sample_transforms``: the env family's, see
+    :class:`SerialCollectorBase`)."""
     return COLLECTOR_REGISTRY.build_as(SerialCollectorBase, str(cfg.get("type", "sample")), cfg, env, policy,
-                                       tb_logger=tb_logger, exp_name=exp_name, instance_name=instance_name)
+                                       tb_logger=tb_logger, exp_name=exp_name, instance_name=instance_name,
+                                       sample_transforms=sample_transforms)

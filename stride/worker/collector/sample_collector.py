@@ -12,9 +12,9 @@ them) -- except for on-policy policies, whose samples must all come from the cur
 their partial segments are emitted at the end of every call. An abnormal episode (crashed env) is
 discarded, never stitched to the next one.
 
-``mirror=True`` (PettingZoo's board games, off-policy learners) also returns each sample mirrored
-left-right (:func:`stride.envs.board_opponents.mirror_transition`): 2 x ``n_sample`` samples per
-call for the same env steps, the symmetry the learner would otherwise have to learn from play.
+Sample transforms (``sample_transforms``: what an env family does to its samples, e.g. PettingZoo's
+board games add each sample mirrored left-right; :mod:`stride.envs.sample_transforms`) apply to
+the samples a call returns, in order; off-policy policies only. The collector knows no game.
 """
 
 from __future__ import annotations
@@ -22,7 +22,6 @@ from __future__ import annotations
 import math
 from typing import Any, Dict, List, Mapping, Optional, cast
 
-from ...envs.board_opponents import mirror_transition
 from ...utils.errors import ConfigError
 from ...utils.registry import COLLECTOR_REGISTRY
 from ...policy.base_policy import CollectMode
@@ -33,12 +32,8 @@ from .base import SerialCollectorBase
 class SampleCollector(SerialCollectorBase):
     """Collect by samples (transitions)."""
 
-    @classmethod
-    def declared_config(cls) -> Dict[str, object]:
-        cfg = super().declared_config()
-        # (bool) also return every sample mirrored left-right (board games; off-policy policies only).
-        cfg.update(mirror=False)
-        return cfg
+    #: applies the sample transforms it is given to the samples it returns
+    takes_sample_transforms = True
 
     def reset_policy(self, policy: Optional[CollectMode] = None, keep_samples: bool = False) -> None:
         """A new policy (collect mode); ``None`` resets the current one. ``keep_samples``: the
@@ -60,25 +55,40 @@ class SampleCollector(SerialCollectorBase):
     def collect(self, n_sample: Optional[int] = None, train_iter: int = 0,
                 policy_kwargs: Optional[Mapping[str, object]] = None) -> List[Dict[str, object]]:
         """Step the envs until ``n_sample`` training samples are ready and return exactly that many
-        (on-policy: every sample collected in this call, at least ``n_sample``, none kept back)."""
+        (on-policy: every sample collected in this call, at least ``n_sample``, none kept back),
+        through the sample transforms."""
         n_sample = n_sample if n_sample is not None else self._default_n_sample
         if n_sample is None:
             raise ConfigError("collect needs n_sample (argument or policy.collect.n_sample)")
-        env, policy = self._require_env(), self._require_policy()
-        kwargs = policy_kwargs or {}
+        env = self._require_env()
+        if self._on_policy and self._sample_transforms:
+            names = ", ".join(getattr(t, "__name__", repr(t)) for t in self._sample_transforms)
+            raise ConfigError(f"sample transforms ({names}) need an off-policy policy (on-policy samples carry the "
+                              "collecting policy's log-probabilities); valid choices: no transforms (env.mirror=False)")
         # a segment holds whole unrolls: n_sample counts train samples, unroll_len transitions each
         traj_len = self._unroll_len * max(1, math.ceil(n_sample / env.env_num))
-        cut = traj_len + self._lookahead
+        self._envstep += self._step_until(n_sample, traj_len + self._lookahead, policy_kwargs or {})
+        self._maybe_log(train_iter)
+        if self._on_policy:
+            return self._emit_all()
+        samples = self._surplus
+        self._surplus = samples[n_sample:]
+        out = samples[:n_sample]
+        for transform in self._sample_transforms:
+            out = transform(out)
+        return out
+
+    def _step_until(self, n_sample: int, cut: int, kwargs: Mapping[str, object]) -> int:
+        """Step the envs until ``n_sample`` samples wait in the surplus (on-policy: ``n_sample`` env
+        steps), cutting a segment at ``cut`` transitions; returns the env steps taken."""
+        policy = self._require_policy()
         lookahead, unroll_len = self._lookahead, self._unroll_len
         samples = self._surplus
         trajs, ep_len = self._traj, self._ep_len
         process, get_samples = policy.process_transition, policy.get_train_sample
         steps = 0
         on_policy = self._on_policy
-        if on_policy and self._cfg.mirror:
-            raise ConfigError("policy.collect.collector.mirror=True needs an off-policy policy (on-policy samples carry "
-                              "the collecting policy's log-probabilities); valid choices: False")
-        while (steps if on_policy else len(samples)) < n_sample:  # on-policy: n_sample env steps, all emitted below
+        while (steps if on_policy else len(samples)) < n_sample:  # on-policy: n_sample env steps, all emitted later
             timesteps, obs, output = self._step_envs(kwargs)
             steps += len(timesteps)
             for env_id, ts in timesteps.items():
@@ -103,21 +113,18 @@ class SampleCollector(SerialCollectorBase):
                     else:
                         samples.extend(new)
                         trajs[env_id] = []
-        self._envstep += steps
-        self._maybe_log(train_iter)
-        if on_policy:
-            # on-policy data must come from the current weights only: emit every partial segment now
-            # (a mid-episode segment bootstraps from its last next_obs) and keep nothing for later
-            for env_id, traj in trajs.items():
-                if traj:
-                    samples.extend(get_samples(traj))
-                    trajs[env_id] = []
-            self._surplus = []
-            return samples
-        self._surplus = samples[n_sample:]
-        if self._cfg.mirror:
-            return samples[:n_sample] + [mirror_transition(s) for s in samples[:n_sample]]
-        return samples[:n_sample]
+        return steps
+
+    def _emit_all(self) -> List[Dict[str, object]]:
+        """On-policy data must come from the current weights only: every sample collected, with
+        every partial segment's (a mid-episode segment bootstraps from its last next_obs); nothing kept."""
+        samples, get_samples = self._surplus, self._require_policy().get_train_sample
+        for env_id, traj in self._traj.items():
+            if traj:
+                samples.extend(get_samples(traj))
+                self._traj[env_id] = []
+        self._surplus = []
+        return samples
 
     def state_dict(self) -> Dict[str, object]:
         from .base import to_plain

@@ -24,7 +24,7 @@ README.md): with ``fixed_opponents`` ``random`` + ``win_block`` at 50 % and self
 episodes against ``win_block``) and 2 updates per 10-step collect, the main player won 43 % / 13 %
 of its games against ``win_block`` first / second at 114k env steps; with ``win_block`` alone at
 60 %, self-play 20 % and 3 updates per collect (this file), 56 % / 22 % already at 59k. Each
-collected transition also goes to replay mirrored left-right (``collector.mirror``; same updates
+collected transition also goes to replay mirrored left-right (``env.mirror``: the board games' sample transform; same updates
 and train CPU per env step): over seeds 0-2 at 150k env steps the medians rose from 89 / 77 to
 92 / 84 % won against random and from 56 / 26 to 56 / 30 against the lookahead (first / second
 seat), though seed 1 alone lost ground against the lookahead first (52 -> 29). A conv encoder
@@ -40,6 +40,7 @@ main_config = dict(
         evaluator_env_num=1,
         n_evaluator_episode=2,
         stop_value=1.0,  # unused: the league's own evaluation decides when to stop
+        mirror=True,  # every transition also goes to replay mirrored left-right (the board is symmetric)
     ),
     policy=dict(
         model=dict(obs_shape=[6, 7, 2], action_shape=7, encoder="mlp", encoder_hidden_size_list=[256, 256, 256],
@@ -54,8 +55,7 @@ main_config = dict(
             target_update_freq=500,
             learner=dict(hook=dict(save_ckpt_after_iter=5000)),
         ),
-        # every transition also goes to replay mirrored left-right (the board is symmetric)
-        collect=dict(n_sample=10, collector=dict(mirror=True)),
+        collect=dict(n_sample=10),
         other=dict(
             eps=dict(type="linear", start=0.2, end=0.05, decay=50000),
             replay_buffer=dict(replay_buffer_size=100000),

@@ -1,47 +1,37 @@
-"""Fixed opponents for PettingZoo's two-player board games, played inside :class:`PettingZooEnv`.
+"""The rules of PettingZoo's two-player board games: fixed opponents and the left-right mirror.
 
-An opponent is ``act(obs, rng) -> action`` on PettingZoo's per-agent observation
-``{'observation': planes, 'action_mask': legal}`` (plane 0: the mover's stones, plane 1: the
-other player's). ``'random'`` plays a uniformly random legal move; ``'win_block'`` plays a move
-that wins now if there is one, else one that stops the other player winning on their next move,
-else a random legal move -- the usual first benchmark above random for tic-tac-toe and connect
-four. The rule works on the observation only (no access to the game's internals); what it needs
-to know of a game is data, one :class:`BoardGame` row per game in :data:`BOARD_GAMES`, found by
-the observation's board shape: tic-tac-toe's ``(3, 3, 2)`` planes (action ``a`` is cell
-``divmod(a, 3)``, three in a row) and connect four's ``(6, 7, 2)`` (action = column, the stone
-drops to the lowest free row, four in a row). A third game of this kind is one more row.
+An opponent is ``act(obs, rng) -> action`` (:data:`stride.envs.opponents.Opponent`) on
+PettingZoo's per-agent observation ``{'observation': planes, 'action_mask': legal}`` (plane 0: the
+mover's stones, plane 1: the other player's). ``'random'`` plays a uniformly random legal move;
+``'win_block'`` plays a move that wins now if there is one, else one that stops the other player
+winning on their next move, else a random legal move -- the usual first benchmark above random for
+tic-tac-toe and connect four. The rule works on the observation only (no access to the game's
+internals); what it needs to know of a game is data, one :class:`BoardGame` row per game in
+:data:`BOARD_GAMES`, found by the observation's board shape: tic-tac-toe's ``(3, 3, 2)`` planes
+(action ``a`` is cell ``divmod(a, 3)``, three in a row) and connect four's ``(6, 7, 2)`` (action =
+column, the stone drops to the lowest free row, four in a row). A third game of this kind is one
+more row.
 
-An opponent is any such callable -- a frozen league player is one too (``stride.league``). Who
-plays the learner can also change per episode: a :class:`Matchmaker` (the league) is asked at each
-reset for the episode's opponent and seat and told the episode's result; the env still steps the
-opponent through the same ``act(obs, rng)`` call.
+Both games are symmetric left-right: :func:`mirror_samples` (the sample transform
+``'board_mirror'``, which ``PettingZooEnv`` offers the collector with ``env.mirror=True``) adds
+each collected sample seen in the mirror. The generic code knows none of this: the opponents and
+the transform are registered here by name (:data:`~stride.envs.opponents.OPPONENT_REGISTRY`,
+:data:`~stride.envs.sample_transforms.SAMPLE_TRANSFORM_REGISTRY`), and the env and the league
+look them up by name.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Dict, Mapping, Optional, Protocol, Sequence, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 import numpy as np
 import numpy.typing as npt
 
-from ..utils.errors import ConfigError
+from ...envs.opponents import OPPONENT_REGISTRY
+from ...envs.sample_transforms import SAMPLE_TRANSFORM_REGISTRY
 
-#: ``act(obs, rng) -> action``
-Opponent = Callable[[Mapping[str, npt.NDArray[np.generic]], np.random.Generator], int]
 _DIRECTIONS = ((0, 1), (1, 0), (1, 1), (1, -1))
-
-
-class Matchmaker(Protocol):
-    """Who plays the learner, episode by episode (``PettingZooEnv(matchmaker=...)``; the league is one)."""
-
-    def match(self, seed: int, agents: Sequence[str]) -> Optional[Tuple[str, Opponent]]:
-        """The opponent of the episode started with ``seed``: ``(the agent it plays, its act)``, or
-        None (self-play: the learner plays every agent). Asked again with the same seed (an episode
-        replayed on resume), it gives the same answer."""
-
-    def result(self, seed: int, returns: Mapping[str, float]) -> None:
-        """The episode started with ``seed`` ended; ``returns``: the learner's agents' returns."""
 
 
 def _legal(obs: Mapping[str, npt.NDArray[np.generic]]) -> npt.NDArray[np.intp]:
@@ -126,6 +116,12 @@ def mirror_transition(item: Mapping[str, object]) -> Dict[str, object]:
             "action": np.array(mirrored, dtype=action.dtype).reshape(action.shape)[()]}
 
 
+def mirror_samples(samples: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
+    """The sample transform ``'board_mirror'`` (``env.mirror=True``): ``samples`` and then each of
+    them mirrored (:func:`mirror_transition`) -- 2 x the samples for the same env steps."""
+    return samples + [mirror_transition(s) for s in samples]
+
+
 def _wins(stones: npt.NDArray[np.generic], cell: Tuple[int, int], k: int) -> bool:
     """Whether a stone at ``cell`` completes ``k`` in a row of ``stones`` (a 0/1 plane)."""
     rows, cols = stones.shape
@@ -155,12 +151,6 @@ def win_block_opponent(obs: Mapping[str, npt.NDArray[np.generic]], rng: np.rando
     return int(rng.choice(legal))
 
 
-OPPONENTS: Dict[str, Opponent] = {"random": random_opponent, "win_block": win_block_opponent}
-
-
-def get_opponent(name: str) -> Opponent:
-    """The opponent called ``name``, or a one-line error naming the choices."""
-    try:
-        return OPPONENTS[name]
-    except KeyError:
-        raise ConfigError(f"unknown opponent {name!r}; valid choices: {', '.join(sorted(OPPONENTS))}") from None
+OPPONENT_REGISTRY.register("random", random_opponent)
+OPPONENT_REGISTRY.register("win_block", win_block_opponent)
+SAMPLE_TRANSFORM_REGISTRY.register("board_mirror", mirror_samples)

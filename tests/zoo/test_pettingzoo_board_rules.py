@@ -1,4 +1,4 @@
-"""``stride.envs.board_opponents``'s game data (``BOARD_GAMES``): checked against PettingZoo's own
+"""``stride.zoo.pettingzoo.board_rules``'s game data (``BOARD_GAMES``): checked against PettingZoo's own
 envs, and where a move lands on each board."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import pytest
 
 pytest.importorskip("pettingzoo")
 
-from stride.envs.board_opponents import BOARD_GAMES, board_game, mirror_obs, mirror_transition, win_block_opponent
+from stride.zoo.pettingzoo.board_rules import BOARD_GAMES, board_game, mirror_obs, mirror_transition, win_block_opponent
 
 
 @pytest.mark.parametrize("name", sorted(BOARD_GAMES))
@@ -111,3 +111,35 @@ def test_mirror_transition_maps_obs_action_and_keeps_the_rest():
                                   next_obs=dict(observation=ttt, action_mask=np.ones(9, np.int8))))["action"] == 3
     with pytest.raises(ValueError, match="needs board observations"):
         mirror_transition(dict(obs=np.zeros(4), action=0, next_obs=np.zeros(4)))
+
+
+def test_env_mirror_makes_the_collector_return_each_sample_and_its_mirror_image(tmp_path, monkeypatch):
+    """``env.mirror=True`` (connect four's league config): the env family's sample transform, which
+    the entries take from the env class and hand to the collector."""
+    import copy
+
+    from stride.config import compile_config
+    from stride.entry.utils import build_env_manager, build_policy, sample_transforms
+    from stride.envs import PettingZooEnv
+    from stride.worker import create_collector
+    from stride.zoo.pettingzoo.board_rules import mirror_samples
+    from stride.zoo.pettingzoo.config import connect_four_league_config as zoo
+
+    monkeypatch.chdir(tmp_path)  # the compiled config is saved under exp_name
+    main = copy.deepcopy(zoo.main_config)
+    main["env"]["collector_env_num"] = 2
+    cfg = compile_config(main, zoo.create_config, seed=0)  # no matchmaker: self-play, both seats
+    assert sample_transforms(cfg) == [mirror_samples] and PettingZooEnv.sample_transforms({}) == []
+    policy = build_policy(cfg, None)
+    env = build_env_manager(cfg, 0)
+    collector = create_collector(cfg.policy.collect.collector, env, policy.collect_mode,
+                                 sample_transforms=sample_transforms(cfg))
+    try:
+        data = collector.collect(n_sample=6, policy_kwargs=dict(eps=1.0))
+    finally:
+        env.close()
+    assert len(data) == 12                                  # 6 samples, then their 6 mirror images
+    for real, image in zip(data[:6], data[6:]):
+        assert int(image["action"]) == 6 - int(real["action"])
+        assert np.array_equal(image["obs"]["observation"], real["obs"]["observation"][:, ::-1])
+        assert np.array_equal(image["next_obs"]["action_mask"], mirror_transition(real)["next_obs"]["action_mask"])
