@@ -24,7 +24,7 @@ import numpy as np
 from ..utils.errors import ConfigError
 from ..utils.registry import (
     BUFFER_REGISTRY, COLLECTOR_REGISTRY, ENV_MANAGER_REGISTRY, ENV_REGISTRY, EVALUATOR_REGISTRY, LEARNER_REGISTRY,
-    MODEL_REGISTRY, POLICY_REGISTRY, REWARD_MODEL_REGISTRY, LEAGUE_REGISTRY,
+    MODEL_REGISTRY, POLICY_REGISTRY, SECTION_REGISTRIES,
 )
 from .config import (
     Config, declaration, deep_update, load_json_config, merge_config, missing_required, save_config, section, type_name,
@@ -152,15 +152,12 @@ def default_main_config(create_cfg: Mapping[str, object], user_cfg: Optional[Map
     policy["other"] = other
     tree: Dict[str, object] = dict(exp_name="default_experiment", seed=0, num_threads=Setting(1, "[1, inf)"),
                                    env=env, policy=policy)
-    # a reward model (GAIL, HER, RND) is named by create_config.reward_model.type or the main
-    # config's reward_model.type; its declared settings become the 'reward_model' section
-    reward_type = type_name(create_cfg, "reward_model") or type_name(user_cfg or {}, "reward_model")
-    if reward_type is not None:
-        tree["reward_model"] = dict(declaration(REWARD_MODEL_REGISTRY.get(reward_type)), type=reward_type)
-    # a self-play league (stride -m league) likewise: create_config.league.type or the main config's
-    league_type = type_name(create_cfg, "league") or type_name(user_cfg or {}, "league")
-    if league_type is not None:
-        tree["league"] = dict(declaration(LEAGUE_REGISTRY.get(league_type)), type=league_type)
+    # an optional section (a reward model: GAIL, HER, RND; a self-play league) is named by
+    # create_config.<section>.type or the main config's; its component's declared settings become it
+    for name, registry in SECTION_REGISTRIES.items():
+        chosen = type_name(create_cfg, name) or type_name(user_cfg or {}, name)
+        if chosen is not None:
+            tree[name] = dict(declaration(registry.get(chosen)), type=chosen)
     return Config(tree)
 
 
@@ -227,12 +224,10 @@ def load_saved_config(path: str) -> Config:
         node = policy.get(dotted[0], {}).get(dotted[1], {})
         if isinstance(node, Mapping) and node.get("type"):
             create[key] = {"type": node["type"]}
-    reward_type = type_name(saved, "reward_model")
-    if reward_type is not None:
-        create["reward_model"] = {"type": reward_type}
-    league_type = type_name(saved, "league")
-    if league_type is not None:
-        create["league"] = {"type": league_type}
+    for name in SECTION_REGISTRIES:  # the optional sections (reward model, league) it names
+        chosen = type_name(saved, name)
+        if chosen is not None:
+            create[name] = {"type": chosen}
     try:
         cfg = merge_config(default_main_config(create, saved), saved)
         _check_required(cfg)

@@ -10,7 +10,7 @@ train CPU-seconds -- goes to ``<exp>/league.csv``, TensorBoard (``league/...``) 
 the run stops once that evaluation meets ``league.stop_max_loss_rate`` / ``league.stop_win_rate``
 (or at ``max_env_step``).
 
-With ``league.main_exploiter.use`` a second learner, :class:`MainExploiter` (its own policy,
+With ``league.main_exploiter.use`` a second learner, :class:`stride.league.MainExploiter` (its own policy,
 collector, envs and replay buffer, built from the same config), plays the main player's newest
 snapshot in every episode, one collect and ``update_per_collect`` updates per loop beside the
 main player's; at its snapshot rule its weights join the league and it is reset to its initial
@@ -30,20 +30,18 @@ the matches it draws and return the games.
 
 from __future__ import annotations
 
-import copy
 import math
 import sys
-from typing import Any, Dict, Mapping, Optional, Sequence
+from typing import Any, Dict, Optional, Sequence
 
 import torch
 
 from ..config import Config
 from ..data import create_buffer
-from ..league import League, frozen, load_snapshot, policy_opponent, snapshot
-from ..league.league import EXPLOITER, MAIN
+from ..league import League, MainExploiter, frozen, load_snapshot, policy_opponent, snapshot
+from ..league.league import MAIN
 from ..policy.base_policy import Policy
 from ..utils.errors import ConfigError
-from ..utils.narrow import as_int, as_mapping
 from ..utils.registry import import_components
 from ..worker import BaseLearner, create_collector
 from .league_eval import LeagueEvaluation, league_table
@@ -116,7 +114,7 @@ def _league(run: Run, model: Optional[torch.nn.Module]) -> Policy:
         buffer = create_buffer(cfg.policy.other.replay_buffer, seed=cfg.seed, tb_logger=tb, exp_name=exp)
         evaluation = LeagueEvaluation(cfg, exp, tb)
         if cfg.league.main_exploiter.use:
-            exploiter = MainExploiter(cfg, league)
+            exploiter = main_exploiter(cfg, league)
         # the league first: loading the collector replays the envs' running episodes against it
         for name, comp in (("league", league), ("collector", collector), ("buffer", buffer),
                            ("league_evaluation", evaluation), ("main_exploiter", exploiter)):
@@ -184,76 +182,18 @@ def _check(cfg: Config) -> None:
                           f"'{cfg.policy.type}' is on-policy")
 
 
-class MainExploiter:
-    """The league's main exploiter as a learner (see the module docstring and
-    :mod:`stride.league.league`): a policy built from the run's config, its own collector over
-    ``env.collector_env_num`` envs whose matchmaker is ``league.exploiter_matches()``, its own replay
-    buffer, and the learn state it started from (what :meth:`reset` goes back to). No
-    :class:`BaseLearner`: it writes no checkpoints or logs of its own -- its state is one component
-    of the main learner's checkpoint (``state_dict``), so resume is exact.
-
-    Better than DI-engine's on purpose: there every active player is a separate learner process
-    that exchanges checkpoint files through the league (and its league demo trains only the main
-    player); here the exploiter is a few lines of the same loop, in the same checkpoint.
-    """
-
-    def __init__(self, cfg: Config, league: League) -> None:
-        self.cfg, self.league = cfg, league
-        self.policy = build_policy(cfg)
-        self.initial = copy.deepcopy(self.policy.learn_mode.state_dict())
-        # its own episode seeds (the league keeps the exploiter's running episodes apart from the main player's)
-        self.env = build_env_manager(cfg, int(cfg.seed) + 7_919, env_objects={"matchmaker": league.exploiter_matches()})
-        self.collector = create_collector(cfg.policy.collect.collector, self.env, self.policy.collect_mode,
-                                          instance_name="exploiter_collector", sample_transforms=sample_transforms(cfg))
-        self.buffer = create_buffer(cfg.policy.other.replay_buffer, seed=int(cfg.seed) + 7_919)
-        self.train_iter = 0
-        self.resets = 0
-
-    @property
-    def envstep(self) -> int:
-        return int(self.collector.envstep)
-
-    def step(self) -> Optional[str]:
-        """One collect, ``update_per_collect`` updates, and its snapshot rule: the id of the snapshot
-        it took (then it was reset), else None."""
-        learn = self.cfg.policy.learn
-        kwargs = self.policy.collect_mode.collect_kwargs(self.collector.envstep, self.train_iter)
-        self.buffer.push(self.collector.collect(train_iter=self.train_iter, policy_kwargs=kwargs),
-                         cur_collector_envstep=self.collector.envstep)
-        for _ in range(learn.update_per_collect):
-            batch = self.buffer.sample_batch(learn.batch_size, self.train_iter)
-            if batch is None:
-                break
-            self.policy.learn_mode.set_attribute("envstep", self.collector.envstep)
-            self.policy.learn_mode.forward(batch)
-            self.train_iter += 1
-        if not self.league.should_snapshot_exploiter(self.train_iter):
-            return None
-        player = self.league.snapshot(snapshot(self.policy), self.train_iter, parent=EXPLOITER)
-        self.reset()
-        return player.player_id
-
-    def reset(self) -> None:
-        """Back to the initial learn state (model, target network, optimizer, schedule counters)
-        with an empty replay buffer (AlphaStar resets its main exploiters after each snapshot)."""
-        self.policy.learn_mode.load_state_dict(copy.deepcopy(self.initial))
-        self.buffer.clear()
-        self.resets += 1
-
-    def close(self) -> None:
-        self.env.close()
-
-    def state_dict(self) -> Dict[str, object]:
-        return {"learn": self.policy.learn_mode.state_dict(), "initial": self.initial, "train_iter": self.train_iter,
-                "resets": self.resets, "collector": self.collector.state_dict(), "buffer": self.buffer.state_dict()}
-
-    def load_state_dict(self, state: Mapping[str, object]) -> None:
-        self.initial = dict(as_mapping(state["initial"], "exploiter 'initial'"))
-        self.policy.learn_mode.load_state_dict(dict(as_mapping(state["learn"], "exploiter 'learn'")))
-        self.train_iter = as_int(state["train_iter"], "exploiter 'train_iter'")
-        self.resets = as_int(state["resets"], "exploiter 'resets'")
-        self.collector.load_state_dict(as_mapping(state["collector"], "exploiter 'collector'"))
-        self.buffer.load_state_dict(as_mapping(state["buffer"], "exploiter 'buffer'"))
+def main_exploiter(cfg: Config, league: League) -> MainExploiter:
+    """The league's main exploiter (:class:`stride.league.MainExploiter`) with its parts built from
+    the run's config: a policy, a collector over ``env.collector_env_num`` envs whose matchmaker is
+    ``league.exploiter_matches()``, and a replay buffer."""
+    policy = build_policy(cfg)
+    # its own episode seeds (the league keeps the exploiter's running episodes apart from the main player's)
+    env = build_env_manager(cfg, int(cfg.seed) + 7_919, env_objects={"matchmaker": league.exploiter_matches()})
+    collector = create_collector(cfg.policy.collect.collector, env, policy.collect_mode,
+                                 instance_name="exploiter_collector", sample_transforms=sample_transforms(cfg))
+    buffer = create_buffer(cfg.policy.other.replay_buffer, seed=int(cfg.seed) + 7_919)
+    learn = cfg.policy.learn
+    return MainExploiter(league, policy, collector, buffer, learn.update_per_collect, learn.batch_size)
 
 
 def _run(cfg: Config, policy: Policy, league: League, learner: BaseLearner, collector: Any, buffer: Any,

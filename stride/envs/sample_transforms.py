@@ -11,12 +11,12 @@ collector, which calls them without knowing any game. Transforms are registered 
 
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, List, cast
+from typing import Callable, Dict, List, cast
 
 from ..utils.registry import Registry
 
 #: the samples of one collect -> the samples returned instead
-SampleTransform = Callable[[List[Dict[str, Any]]], List[Dict[str, Any]]]
+SampleTransform = Callable[[List[Dict[str, object]]], List[Dict[str, object]]]
 
 #: sample transforms by name, registered by the zoo families (imported by name on the first lookup)
 SAMPLE_TRANSFORM_REGISTRY: Registry[Callable[..., object]] = Registry("sample transform", plugins="stride.zoo")

@@ -16,19 +16,19 @@ DI-engine gives every policy a ``league_mode`` of its own; here the three are on
 from __future__ import annotations
 
 import copy
-from typing import Any, Callable, Dict, Mapping, NamedTuple
+from typing import Callable, Dict, Mapping, NamedTuple
 
 from ..policy.base_policy import EvalMode, Policy
 
 
-def snapshot(policy: Policy) -> Dict[str, Any]:
+def snapshot(policy: Policy) -> Dict[str, object]:
     """``policy``'s eval state (its model's weights) cloned: a frozen player's weights."""
     state = policy.eval_mode.state_dict()
     return {k: ({n: t.detach().clone() for n, t in v.items()} if isinstance(v, Mapping) else copy.deepcopy(v))
             for k, v in state.items()}
 
 
-def frozen(policy: Policy, weights: Mapping[str, Any]) -> EvalMode:
+def frozen(policy: Policy, weights: Mapping[str, object]) -> EvalMode:
     """An eval-only policy of ``policy``'s class and config on a copy of its model, holding ``weights``."""
     model = copy.deepcopy(policy.model)
     for p in model.parameters():
@@ -41,7 +41,7 @@ def frozen(policy: Policy, weights: Mapping[str, Any]) -> EvalMode:
     return player.eval_mode
 
 
-def load_snapshot(policy: Policy, weights: Mapping[str, Any]) -> None:
+def load_snapshot(policy: Policy, weights: Mapping[str, object]) -> None:
     """``policy``'s model (shared by its learn state) takes a frozen player's weights."""
     policy.eval_mode.load_state_dict(dict(weights))
 
@@ -50,9 +50,9 @@ class LeagueMode(NamedTuple):
     """The seeds' ``policy.league_mode``: :func:`snapshot`, :func:`frozen` and :func:`load_snapshot`
     bound to one policy."""
 
-    snapshot: Callable[[], Dict[str, Any]]
-    frozen: Callable[[Mapping[str, Any]], EvalMode]
-    load_snapshot: Callable[[Mapping[str, Any]], None]
+    snapshot: Callable[[], Dict[str, object]]
+    frozen: Callable[[Mapping[str, object]], EvalMode]
+    load_snapshot: Callable[[Mapping[str, object]], None]
 
 
 def league_mode(policy: Policy) -> LeagueMode:

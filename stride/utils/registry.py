@@ -130,6 +130,14 @@ WRAPPER_REGISTRY: Registry[Callable[..., object]] = Registry("model wrapper", "s
 REWARD_MODEL_REGISTRY: Registry[Callable[..., object]] = Registry("reward model", "stride.reward_model")
 LEAGUE_REGISTRY: Registry[Callable[..., object]] = Registry("league", "stride.league")
 
+#: the optional top-level config sections a create_config (or the main config) names by ``type``, each
+#: with the registry of its components: the config compiler fills a named section from that
+#: component's declared config, naming no section or component kind itself
+SECTION_REGISTRIES: Dict[str, Registry[Callable[..., object]]] = {
+    "reward_model": REWARD_MODEL_REGISTRY,
+    "league": LEAGUE_REGISTRY,
+}
+
 ALL_REGISTRIES = (ENV_REGISTRY, ENV_MANAGER_REGISTRY, POLICY_REGISTRY, MODEL_REGISTRY, BUFFER_REGISTRY,
                   COLLECTOR_REGISTRY, LEARNER_REGISTRY, EVALUATOR_REGISTRY, WRAPPER_REGISTRY, REWARD_MODEL_REGISTRY,
                   LEAGUE_REGISTRY)

@@ -246,13 +246,13 @@ def _with_exploiter():
 
 
 def test_main_exploiter_snapshots_join_the_league_and_it_is_reset(tmp_path):
-    from stride.entry.league_entry import MainExploiter
+    from stride.entry.league_entry import main_exploiter
     from stride.entry.serial_entry import load_cfg
     from stride.league import League
 
     cfg, _ = load_cfg([_with_exploiter(), create_config], 0, str(tmp_path / "x"), None)
     league = League(cfg.league, make_actor=lambda w: (lambda obs, rng: int(obs["action_mask"].argmax())))
-    exploiter = MainExploiter(cfg, league)
+    exploiter = main_exploiter(cfg, league)
     try:
         league.snapshot({"model": {}}, 10)                    # a main player to exploit (first free cell)
         initial = {k: v.clone() for k, v in exploiter.policy.learn_mode.state_dict()["model"].items()}

@@ -23,7 +23,7 @@ look them up by name.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Dict, List, Mapping, Optional, Tuple
+from typing import Dict, List, Mapping, Optional, Tuple
 
 import numpy as np
 import numpy.typing as npt
@@ -116,7 +116,7 @@ def mirror_transition(item: Mapping[str, object]) -> Dict[str, object]:
             "action": np.array(mirrored, dtype=action.dtype).reshape(action.shape)[()]}
 
 
-def mirror_samples(samples: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
+def mirror_samples(samples: List[Dict[str, object]]) -> List[Dict[str, object]]:
     """The sample transform ``'board_mirror'`` (``env.mirror=True``): ``samples`` and then each of
     them mirrored (:func:`mirror_transition`) -- 2 x the samples for the same env steps."""
     return samples + [mirror_transition(s) for s in samples]
