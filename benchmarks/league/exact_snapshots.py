@@ -21,6 +21,7 @@ import torch
 
 from stride.entry.serial_entry import load_cfg
 from stride.entry.utils import build_policy
+from stride.league import frozen
 from stride.testing.board_games import exact_outcomes, losing_lines
 from stride.utils.registry import import_components
 from stride.zoo.pettingzoo.config.tictactoe_league_config import create_config, main_config
@@ -44,7 +45,7 @@ def main() -> None:
     for p in league["players"]:
         if p["kind"] != "historical" or p["parent_id"] != "main" or (args.snapshots and p["player_id"] not in args.snapshots):
             continue
-        ev = policy.league_mode.frozen(p["weights"])
+        ev = frozen(policy, p["weights"])
         cells = [exact_outcomes(ev, opp, seat) for opp in ("random", "lookahead") for seat in (0, 1)]
         text = "  ".join(f"{100 * w:5.1f}/{100 * d:4.1f}/{100 * l:4.2f}" for w, d, l in cells)
         print(f"{p['player_id']:<13} {text}  {len(losing_lines(ev, 0))}/{len(losing_lines(ev, 1))}", flush=True)
