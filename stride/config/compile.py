@@ -214,6 +214,10 @@ def load_saved_config(path: str) -> Config:
     if not all(isinstance(saved.get(k), Mapping) for k in ("env", "policy")):
         raise ConfigError(f"'{path}' is not a Stride config (no env and policy sections)")
     env, policy = saved.env, saved.policy
+    collector = policy.get("collect", {}).get("collector")
+    if isinstance(collector, Mapping) and "mirror" in collector:  # saved before the board games' mirror became
+        if collector.pop("mirror"):                                # their env's sample transform (env.mirror)
+            env["mirror"] = True
     create: Dict[str, object] = {"env": {"type": env.get("type", "gymnasium")},
                     "env_manager": {"type": env.get("manager", {}).get("type", "base")},
                     "policy": {"type": policy.get("type")}}
