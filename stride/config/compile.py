@@ -215,8 +215,8 @@ def load_saved_config(path: str) -> Config:
         raise ConfigError(f"'{path}' is not a Stride config (no env and policy sections)")
     env, policy = saved.env, saved.policy
     collector = policy.get("collect", {}).get("collector")
-    if isinstance(collector, Mapping) and "mirror" in collector:  # saved before the board games' mirror became
-        if collector.pop("mirror"):                                # their env's sample transform (env.mirror)
+    if isinstance(collector, dict) and "mirror" in collector:  # saved before the board games' mirror became
+        if collector.pop("mirror"):                             # their env's sample transform (env.mirror)
             env["mirror"] = True
     create: Dict[str, object] = {"env": {"type": env.get("type", "gymnasium")},
                     "env_manager": {"type": env.get("manager", {}).get("type", "base")},
