@@ -2,7 +2,9 @@
 
 from .storage import ColumnStorage
 from .frame_storage import FrameStackStorage
-from .buffer import NaiveReplayBuffer, AdvancedReplayBuffer, EpisodeReplayBuffer, FileStorage, BufferMonitor, create_buffer
+from .buffer import (
+    NaiveReplayBuffer, AdvancedReplayBuffer, EpisodeReplayBuffer, FileStorage, BufferMonitor, create_buffer, ReplayBuffer, Ticket,
+)
 from .selectors import (
     UniformSelector, PrioritizedSelector, FIFOSelector, LIFOSelector, MaxHeapSelector, MinHeapSelector,
     SelectorKeyError, EmptySelectorError,
@@ -12,7 +14,7 @@ from .adders import TransitionAdder, NStepTransitionAdder, SequenceAdder, Episod
 
 __all__ = [
     "ColumnStorage", "FrameStackStorage", "NaiveReplayBuffer", "AdvancedReplayBuffer", "EpisodeReplayBuffer", "FileStorage", "BufferMonitor",
-    "create_buffer",
+    "create_buffer", "ReplayBuffer", "Ticket",
     "UniformSelector", "PrioritizedSelector", "FIFOSelector", "LIFOSelector", "MaxHeapSelector", "MinHeapSelector",
     "SelectorKeyError", "EmptySelectorError", "RateLimiter", "MinSize", "SampleToInsertRatio", "Queue", "Stack",
     "RateLimitedError", "TransitionAdder", "NStepTransitionAdder", "SequenceAdder", "EpisodeAdder", "episode_end",

@@ -221,11 +221,11 @@ class MainExploiter:
         self.buffer.push(self.collector.collect(train_iter=self.train_iter, policy_kwargs=kwargs),
                          cur_collector_envstep=self.collector.envstep)
         for _ in range(learn.update_per_collect):
-            batch = self.buffer.sample_batch(learn.batch_size, self.train_iter)
-            if batch is None:
+            sampled = self.buffer.sample_batch(learn.batch_size, self.train_iter)
+            if sampled is None:
                 break
             self.policy.learn_mode.set_attribute("envstep", self.collector.envstep)
-            self.policy.learn_mode.forward(batch)
+            self.policy.learn_mode.forward(sampled[0])
             self.train_iter += 1
         if not self.league.should_snapshot_exploiter(self.train_iter):
             return None
@@ -285,12 +285,13 @@ def _run(cfg: Config, policy: Policy, league: League, learner: BaseLearner, coll
             run.collected(collector.envstep, learner.train_iter)
             buffer.push(new_data, cur_collector_envstep=collector.envstep)
             for _ in range(learn.update_per_collect):
-                batch = buffer.sample_batch(learn.batch_size, learner.train_iter)
-                if batch is None:
+                sampled = buffer.sample_batch(learn.batch_size, learner.train_iter)
+                if sampled is None:
                     break
+                batch, ticket = sampled
                 log = learner.train(batch, collector.envstep)
                 if use_priority:
-                    buffer.update(learner.priority_info)
+                    buffer.update(ticket, learner.priority)
                 run.trained(learner.train_iter, log)
             if league.should_snapshot(learner.train_iter):
                 player = league.snapshot(policy.league_mode.snapshot(), learner.train_iter)

@@ -42,6 +42,7 @@ import numpy as np
 import pytest
 
 from stride.data import AdvancedReplayBuffer, NaiveReplayBuffer
+from .stats_refs import with_ids
 
 def item(i: int) -> dict:
     return {"obs": np.full(4, i, np.float32), "action": i % 3, "reward": float(i) * 0.5, "done": i % 7 == 0}
@@ -94,7 +95,7 @@ def naive_digest(seed: int, replace: bool) -> str:
         b.push(item(i))
     b.push([item(i) for i in range(300, 700)])
     for k in range(30):
-        s = b.sample(17 + k) if k % 2 else b.sample_batch(33)
+        s = b.sample(17 + k) if k % 2 else with_ids(b.sample_batch(33))
         _feed(h, s)
         h.update(np.stack([d["obs"] for d in s]).tobytes() if isinstance(s, list) else s["obs"].tobytes())
     return h.hexdigest()[:16]
@@ -118,7 +119,7 @@ def advanced_digest(seed: int, prio: bool, variant: str, replace: bool) -> str:
         if b.count() < 40:
             continue
         prio_before, beta = b.priorities.copy(), b.beta
-        s = b.sample_batch(32, cur_learner_iter=it) if it % 2 else b.sample(32, cur_learner_iter=it)
+        s = with_ids(b.sample_batch(32, cur_learner_iter=it)) if it % 2 else b.sample(32, cur_learner_iter=it)
         if s is None:
             h.update(b"none")
             continue
@@ -146,7 +147,7 @@ def bench_digest(seed: int, replace: bool) -> str:
     rng = np.random.default_rng(1)
     for k in range(300):
         prio_before, beta = (b.priorities.copy(), b.beta) if k % 30 == 0 else (None, 0.0)
-        s = b.sample_batch(64)
+        s = with_ids(b.sample_batch(64))
         _feed(h, s)
         if prio_before is not None:  # (every 30th: the reference is O(N log N))
             _check_is(b, s, prio_before, beta, replace)

@@ -9,13 +9,13 @@ field such as a goal-conditioned observation is one column per key, ``obs/desire
 the other buffers' storage, and comes back as a dict), so ``sample``
 hands out copies (the seeds' form: a list of episodes, each a list of transition dicts carrying the
 episode's ``replay_unique_id`` and ``replay_buffer_idx``) and ``sample_batch`` the columns
-themselves. ``save_data``/``load_data`` write ``.npz`` without pickle (transitions concatenated
+themselves with the episodes' :class:`~.protocol.Ticket`. ``save_data``/``load_data`` write ``.npz`` without pickle (transitions concatenated
 plus the episode lengths); ``state_dict`` holds tensors and plain values.
 """
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
 import numpy.typing as npt
@@ -28,6 +28,7 @@ from ...utils.narrow import as_int, as_mapping, as_tensor, as_tensors
 from ..draws import BatchLimit, read_only
 from ..npz import load_npz, save_npz
 from ..storage import as_array, flatten_fields, nest_fields
+from .protocol import Ticket
 
 META_KEYS = ("replay_unique_id", "replay_buffer_idx")
 Episode = Sequence[Mapping[str, object]]
@@ -88,7 +89,7 @@ class EpisodeReplayBuffer(Configurable):
             return []
         return [data] if isinstance(data[0], Mapping) else [list(ep) for ep in data]
 
-    def push(self, data: Union[Episode, List[Episode]], cur_collector_envstep: int = -1) -> None:
+    def push(self, data: Union[Episode, Sequence[object]], cur_collector_envstep: int = -1) -> None:
         """Add one episode (list of transition dicts) or a list of episodes; empty episodes are skipped."""
         episodes = [ep for ep in self._episodes(data) if len(ep)]
         if not episodes:
@@ -135,21 +136,17 @@ class EpisodeReplayBuffer(Configurable):
             out.append(ep)
         return out
 
-    def sample_batch(self, size: int, cur_learner_iter: int = -1) -> Optional[List[Dict[str, object]]]:
-        """The episodes :meth:`sample` would draw, as columns: each ``{field: array[T, ...],
-        'replay_unique_id', 'replay_buffer_idx'}`` (distinct episodes unless ``replace=True``)."""
+    def sample_batch(self, size: int, cur_learner_iter: int = -1
+                     ) -> Optional[Tuple[List[Dict[str, object]], Ticket]]:
+        """The episodes :meth:`sample` would draw, as columns (each ``{field: array[T, ...]}``;
+        distinct episodes unless ``replace=True``), and their :class:`Ticket`."""
         slots = self._sample_slots(size)
         if slots is None:
             return None
-        out = []
-        for slot in slots.tolist():
-            ep = nest_fields({k: v.copy() for k, v in self._data[slot].items()})
-            ep["replay_unique_id"] = int(self._ids[slot])
-            ep["replay_buffer_idx"] = slot
-            out.append(ep)
-        return out
+        out = [nest_fields({k: v.copy() for k, v in self._data[slot].items()}) for slot in slots.tolist()]
+        return out, Ticket(self._ids.take(slots), slots.astype(np.int64))
 
-    def update(self, info: Optional[Mapping[str, object]]) -> None:
+    def update(self, ticket: Union[Ticket, Mapping[str, object], None], priorities: object = None) -> None:
         """Priorities are meaningless for uniform sampling: ignored."""
 
     # ---- queries -----------------------------------------------------------------------------
