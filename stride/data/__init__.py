@@ -1,4 +1,4 @@
-"""Data: column storage, replay buffers, and RL-Flow's adders, selectors and rate limiters."""
+"""Data: column storage, replay buffers behind one protocol, and RL-Flow's sequence adder, selectors and rate limiters."""
 
 from .storage import ColumnStorage
 from .frame_storage import FrameStackStorage
@@ -10,12 +10,12 @@ from .selectors import (
     SelectorKeyError, EmptySelectorError,
 )
 from .rate_limiters import RateLimiter, MinSize, SampleToInsertRatio, Queue, Stack, RateLimitedError
-from .adders import TransitionAdder, NStepTransitionAdder, SequenceAdder, EpisodeAdder, episode_end
+from .adders import SequenceAdder, episode_end
 
 __all__ = [
     "ColumnStorage", "FrameStackStorage", "NaiveReplayBuffer", "AdvancedReplayBuffer", "EpisodeReplayBuffer", "FileStorage", "BufferMonitor",
     "create_buffer", "ReplayBuffer", "Ticket",
     "UniformSelector", "PrioritizedSelector", "FIFOSelector", "LIFOSelector", "MaxHeapSelector", "MinHeapSelector",
     "SelectorKeyError", "EmptySelectorError", "RateLimiter", "MinSize", "SampleToInsertRatio", "Queue", "Stack",
-    "RateLimitedError", "TransitionAdder", "NStepTransitionAdder", "SequenceAdder", "EpisodeAdder", "episode_end",
+    "RateLimitedError", "SequenceAdder", "episode_end",
 ]
