@@ -271,3 +271,26 @@ def test_draws_same_at_every_simd_level(level):
     want = {r: {k: v for k, v in rec[0].items() if k != "bench_per64"}
             for r, rec in (("iid", RECORDED_IID), ("distinct", RECORDED_DISTINCT))}
     assert got == want
+
+
+def test_episode_buffer_draws_pinned():
+    """The episode buffer samples through a UniformSelector over its slots: the draws its own
+    BatchLimit gave before (recorded from that code), distinct and i.i.d., across a ring that wraps
+    and a state round trip."""
+    from stride.data import EpisodeReplayBuffer
+
+    h = hashlib.sha256()
+    for replace in (False, True):
+        for cap in (5, 50):
+            b = EpisodeReplayBuffer({"replay_buffer_size": cap, "replace": replace}, seed=3)
+            for k in range(40):
+                b.push([[{"obs": np.array([k, t], np.float32), "reward": 1.0} for t in range(1 + k % 4)]
+                        for _ in range(1 + k % 3)])
+                for size in (1, 3, 4):
+                    s = b.sample(size)
+                    if s is not None:
+                        h.update(np.array([ep[0]["replay_unique_id"] for ep in s]
+                                          + [ep[0]["replay_buffer_idx"] for ep in s], np.int64).tobytes())
+                if k == 20:
+                    b.load_state_dict(b.state_dict())
+    assert h.hexdigest() == "91683335933148afa00915b226bc352eadfb00492f81de1f337a7be2718aa69d"

@@ -1,9 +1,10 @@
 """``EpisodeReplayBuffer``: each element is a whole episode (a list of transitions).
 
 For algorithms that need whole episodes (board/card games rewarded at the end, HER, ...). A FIFO
-ring of ``replay_buffer_size`` episodes, sampled uniformly: distinct episodes, every subset alike
-(the rule of the other buffers, :class:`~stride.data.draws.BatchLimit`), or i.i.d. draws with
-``replace=True``. Each episode is stored
+ring of ``replay_buffer_size`` episodes plus RL-Flow's sampling part, a
+:class:`~stride.data.selectors.UniformSelector` over the occupied slots (storage + selector, as
+RL-Flow composes a buffer): distinct episodes, every subset alike (the rule of the other buffers,
+:class:`~stride.data.draws.BatchLimit`), or i.i.d. draws with ``replace=True``. Each episode is stored
 as columns (``{field: array[T, ...]}``, one array per field, stacked once at push; a dict-of-arrays
 field such as a goal-conditioned observation is one column per key, ``obs/desired_goal``, as in
 the other buffers' storage, and comes back as a dict), so ``sample``
@@ -25,8 +26,9 @@ from ...config.config import Configurable, merge_config
 from ...config.setting import Setting
 from ...utils.registry import BUFFER_REGISTRY
 from ...utils.narrow import as_int, as_mapping, as_tensor, as_tensors
-from ..draws import BatchLimit, read_only
+from ..draws import read_only
 from ..npz import load_npz, save_npz
+from ..selectors import UniformSelector
 from ..storage import as_array, flatten_fields, nest_fields
 from .protocol import Ticket
 
@@ -76,8 +78,8 @@ class EpisodeReplayBuffer(Configurable):
         self._next_id = 0
         self._push_count = 0
         self._rng = np.random.default_rng(seed)
-        self._replace = bool(merged["replace"])
-        self._limit = BatchLimit(self._capacity)
+        # the sampling part: a uniform selector over the occupied slots, drawing with this buffer's RNG
+        self._selector = UniformSelector(self._rng, initial_capacity=self._capacity, replace=bool(merged["replace"]))
 
     # ---- write -------------------------------------------------------------------------------
     @staticmethod
@@ -108,12 +110,22 @@ class EpisodeReplayBuffer(Configurable):
             self._ids[self._tail] = first_id + k
             self._tail = (self._tail + 1) % self._capacity
             self._size = min(self._size + 1, self._capacity)
+        self._select_occupied()
+
+    def _select_occupied(self) -> None:
+        """The selector holds the occupied slots ``0..size-1`` (the ring fills them in order)."""
+        held = len(self._selector)
+        if held > self._size:
+            self._selector.clear()
+            held = 0
+        if held < self._size:
+            self._selector.add_batch(np.arange(held, self._size))
 
     # ---- read --------------------------------------------------------------------------------
     def _sample_slots(self, size: int) -> Optional[np.ndarray]:
         if self._size < max(size, self._cfg["min_sample_size"], 1):
             return None
-        return self._limit.draw(self._rng, self._size, size, self._replace)
+        return self._selector.sample_batch(size)[0]
 
     def sample(self, size: int, cur_learner_iter: int = -1) -> Optional[List[List[Dict[str, object]]]]:
         """``size`` distinct episodes drawn uniformly (every subset alike; i.i.d. draws with
@@ -192,6 +204,7 @@ class EpisodeReplayBuffer(Configurable):
         self._ids[:] = -1
         self._tail = 0
         self._size = 0
+        self._selector.clear()
 
     def close(self) -> None:
         self.clear()
@@ -231,6 +244,7 @@ class EpisodeReplayBuffer(Configurable):
             self._data[i] = ep
             self._ids[i] = ids[i]
         self._size = len(eps)
+        self._select_occupied()
         self._tail = self._size % self._capacity
         self._next_id = next_id
 
@@ -256,6 +270,7 @@ class EpisodeReplayBuffer(Configurable):
         for i, ep in enumerate(eps):
             self._data[i] = ep
         self._size = len(eps)
+        self._select_occupied()
         self._ids[: self._size] = as_tensor(state["ids"], "buffer state 'ids'").numpy()
         self._tail = as_int(state["tail"], "buffer state 'tail'")
         self._next_id = as_int(state["next_id"], "buffer state 'next_id'")
