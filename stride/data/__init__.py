@@ -6,7 +6,7 @@ from .buffer import (
     NaiveReplayBuffer, AdvancedReplayBuffer, EpisodeReplayBuffer, FileStorage, BufferMonitor, create_buffer, ReplayBuffer, Ticket,
 )
 from .selectors import (
-    UniformSelector, PrioritizedSelector, FIFOSelector, LIFOSelector, MaxHeapSelector, MinHeapSelector,
+    UniformSelector, PrioritizedSelector, FIFOSelector, LIFOSelector,
     SelectorKeyError, EmptySelectorError,
 )
 from .rate_limiters import RateLimiter, MinSize, SampleToInsertRatio, Queue, Stack, RateLimitedError
@@ -15,7 +15,7 @@ from .adders import SequenceAdder, episode_end
 __all__ = [
     "ColumnStorage", "FrameStackStorage", "NaiveReplayBuffer", "AdvancedReplayBuffer", "EpisodeReplayBuffer", "FileStorage", "BufferMonitor",
     "create_buffer", "ReplayBuffer", "Ticket",
-    "UniformSelector", "PrioritizedSelector", "FIFOSelector", "LIFOSelector", "MaxHeapSelector", "MinHeapSelector",
+    "UniformSelector", "PrioritizedSelector", "FIFOSelector", "LIFOSelector",
     "SelectorKeyError", "EmptySelectorError", "RateLimiter", "MinSize", "SampleToInsertRatio", "Queue", "Stack",
     "RateLimitedError", "SequenceAdder", "episode_end",
 ]
