@@ -9,13 +9,13 @@ from .selectors import (
     UniformSelector, PrioritizedSelector, FIFOSelector, LIFOSelector,
     SelectorKeyError, EmptySelectorError,
 )
-from .rate_limiters import RateLimiter, MinSize, SampleToInsertRatio, Queue, Stack, RateLimitedError
+from .rate_limiters import RateLimiter, MinSize, SampleToInsertRatio, RateLimitedError
 from .adders import SequenceAdder, episode_end
 
 __all__ = [
     "ColumnStorage", "FrameStackStorage", "NaiveReplayBuffer", "AdvancedReplayBuffer", "EpisodeReplayBuffer", "FileStorage", "BufferMonitor",
     "create_buffer", "ReplayBuffer", "Ticket",
     "UniformSelector", "PrioritizedSelector", "FIFOSelector", "LIFOSelector",
-    "SelectorKeyError", "EmptySelectorError", "RateLimiter", "MinSize", "SampleToInsertRatio", "Queue", "Stack",
+    "SelectorKeyError", "EmptySelectorError", "RateLimiter", "MinSize", "SampleToInsertRatio",
     "RateLimitedError", "SequenceAdder", "episode_end",
 ]
