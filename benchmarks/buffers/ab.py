@@ -78,9 +78,8 @@ def side(data: Any, extra: Dict[str, Any], its: List[Dict[str, Any]]) -> Dict[st
     rng = np.random.default_rng(1)
 
     def per64() -> None:
-        s = per.sample_batch(64)
-        per.update({"replay_unique_id": s["replay_unique_id"], "replay_buffer_idx": s["replay_buffer_idx"],
-                    "priority": rng.random(64) + 0.01})
+        _, ticket = per.sample_batch(64)
+        per.update(ticket, rng.random(64) + 0.01)
 
     def per64_list() -> None:
         s = per.sample(64)

@@ -105,9 +105,8 @@ class StrideAdvanced(StrideNaive):
             self.per.push([{k: v[i] for k, v in cols.items()} for i in range(s, min(s + 1000, n))])
 
     def per64(self):
-        s = self.per.sample_batch(64)
-        self.per.update({"replay_unique_id": s["replay_unique_id"], "replay_buffer_idx": s["replay_buffer_idx"],
-                         "priority": self.rng.random(64) + 0.01})
+        _, ticket = self.per.sample_batch(64)
+        self.per.update(ticket, self.rng.random(64) + 0.01)
 
     def per64_list(self):
         s = self.per.sample(64)

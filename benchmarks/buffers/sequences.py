@@ -72,9 +72,8 @@ class Stride:
         return self.b.sample_batch(BATCH)
 
     def per_seq(self) -> None:
-        s = self.per.sample_batch(BATCH)
-        self.per.update({"replay_unique_id": s["replay_unique_id"], "replay_buffer_idx": s["replay_buffer_idx"],
-                         "priority": self.rng.random(BATCH) + 0.01})
+        _, ticket = self.per.sample_batch(BATCH)
+        self.per.update(ticket, self.rng.random(BATCH) + 0.01)
 
 
 class TorchRL:

@@ -44,8 +44,7 @@ def _batch(cfg: Any, n: int) -> Dict[str, Any]:
     return {"obs": rng.standard_normal((n, obs_dim)).astype(np.float32), "action": action,
             "reward": rng.standard_normal(n).astype(np.float32),
             "next_obs": rng.standard_normal((n, obs_dim)).astype(np.float32), "done": rng.random(n) < 0.05,
-            "value_gamma": np.full(n, cfg.policy.discount_factor ** cfg.policy.get("nstep", 1), np.float32),
-            "replay_unique_id": np.arange(n), "replay_buffer_idx": np.arange(n)}
+            "value_gamma": np.full(n, cfg.policy.discount_factor ** cfg.policy.get("nstep", 1), np.float32)}
 
 
 def child(name: str, variant: str, steps: int) -> None:

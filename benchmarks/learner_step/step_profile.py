@@ -114,12 +114,12 @@ def sync(device: torch.device) -> None:
 def step(buffer: Any, learner: Any, per: bool, it: int, times: Dict[str, float]) -> None:
     """One learner step: sample, train, priorities back; adds each part's seconds to ``times``."""
     t0 = time.perf_counter()
-    batch = buffer.sample_batch(32, it)
+    batch, ticket = buffer.sample_batch(32, it)
     t1 = time.perf_counter()
     learner.train(batch, it * 4)
     t2 = time.perf_counter()
     if per:
-        buffer.update(learner.priority_info)
+        buffer.update(ticket, learner.priority)
     t3 = time.perf_counter()
     times["sample"] += t1 - t0
     times["train"] += t2 - t1
@@ -164,11 +164,11 @@ def profile_train(buffer: Any, learner: Any, per: bool, steps: int, it0: int,
     activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device.type == "cuda" else [])
     with profile(activities=activities) as prof:
         for i in range(steps):
-            batch = buffer.sample_batch(32, it0 + i)
+            batch, ticket = buffer.sample_batch(32, it0 + i)
             with record_function("train"):
                 learner.train(batch, (it0 + i) * 4)
             if per:
-                buffer.update(learner.priority_info)
+                buffer.update(ticket, learner.priority)
         sync(device)
     events = list(prof.events())
     host = dict.fromkeys(SECTIONS, 0.0)

@@ -1,19 +1,21 @@
-"""Data: column storage, replay buffers, and RL-Flow's adders, selectors and rate limiters."""
+"""Data: column storage, replay buffers behind one protocol, and RL-Flow's sequence adder, selectors and rate limiters."""
 
 from .storage import ColumnStorage
 from .frame_storage import FrameStackStorage
-from .buffer import NaiveReplayBuffer, AdvancedReplayBuffer, EpisodeReplayBuffer, FileStorage, BufferMonitor, create_buffer
+from .buffer import (
+    NaiveReplayBuffer, AdvancedReplayBuffer, EpisodeReplayBuffer, FileStorage, BufferMonitor, create_buffer, ReplayBuffer, Ticket,
+)
 from .selectors import (
-    UniformSelector, PrioritizedSelector, FIFOSelector, LIFOSelector, MaxHeapSelector, MinHeapSelector,
+    UniformSelector, PrioritizedSelector, FIFOSelector, LIFOSelector,
     SelectorKeyError, EmptySelectorError,
 )
-from .rate_limiters import RateLimiter, MinSize, SampleToInsertRatio, Queue, Stack, RateLimitedError
-from .adders import TransitionAdder, NStepTransitionAdder, SequenceAdder, EpisodeAdder, episode_end
+from .rate_limiters import RateLimiter, MinSize, SampleToInsertRatio, RateLimitedError
+from .adders import SequenceAdder, episode_end
 
 __all__ = [
     "ColumnStorage", "FrameStackStorage", "NaiveReplayBuffer", "AdvancedReplayBuffer", "EpisodeReplayBuffer", "FileStorage", "BufferMonitor",
-    "create_buffer",
-    "UniformSelector", "PrioritizedSelector", "FIFOSelector", "LIFOSelector", "MaxHeapSelector", "MinHeapSelector",
-    "SelectorKeyError", "EmptySelectorError", "RateLimiter", "MinSize", "SampleToInsertRatio", "Queue", "Stack",
-    "RateLimitedError", "TransitionAdder", "NStepTransitionAdder", "SequenceAdder", "EpisodeAdder", "episode_end",
+    "create_buffer", "ReplayBuffer", "Ticket",
+    "UniformSelector", "PrioritizedSelector", "FIFOSelector", "LIFOSelector",
+    "SelectorKeyError", "EmptySelectorError", "RateLimiter", "MinSize", "SampleToInsertRatio",
+    "RateLimitedError", "SequenceAdder", "episode_end",
 ]

@@ -2,7 +2,7 @@
 
 The interface is RL-Flow's README form, extended with the action::
 
-    adder = NStepTransitionAdder(buffer.append, n_step=3, discount=0.99)
+    adder = SequenceAdder(items.append, sequence_length=80, period=40)
     obs = env.reset()
     adder.add(obs)                                   # first call of an episode: just the observation
     while True:
@@ -11,6 +11,11 @@ The interface is RL-Flow's README form, extended with the action::
         adder.add(obs, reward, done, info, action=action)
         if done:
             break                                    # the next add() starts a new episode
+
+One adder is here, the one a policy uses: R2D2 / R2D3 cut each collected episode segment into
+sequences with :class:`SequenceAdder`. Transitions and their n-step returns are made by one pure
+function, :func:`stride.rl_utils.get_nstep_return_data`, which ``Policy.get_train_sample`` calls
+(RL-Flow's transition, n-step and episode adders had no caller here and are gone).
 
 ``add(obs, rew, done, info, action)`` reports what ``env.step(action)`` returned; the first call
 after construction, after an episode end or after :meth:`reset` starts an episode and only stores
@@ -23,49 +28,35 @@ carries no valid data; the episode is closed at the last good observation as if 
 and nothing is bootstrapped across the crash). ``done`` without either key counts as termination
 (DI-engine's legacy envs); gymnasium's ``TimeLimit.truncated`` is understood too.
 
-Items are plain dicts of arrays/numbers, ready for a column buffer:
-
-* transition adders emit ``{obs, action, reward, next_obs, done, truncated}`` (+ ``discount`` for
-  n-step), where ``done`` means *terminated* and ``truncated`` marks a transition whose
-  ``next_obs`` is the last observation of an episode cut short (time limit, or a crash for the
-  transitions still open when it happened); the TD target is
-  ``reward + discount * (1 - done) * V(next_obs)``;
-* sequence and episode adders emit stacked rows ``{obs, action, reward, done, start, last, mask}``
-  (row ``t`` holds ``s_t``, ``a_t``, ``r_t`` and whether ``a_t`` terminated the episode; the final
-  observation gets its own row with ``last=True`` and zero action/reward, as in ACME; padding rows
-  have ``mask=False``).
+Items are plain dicts of arrays, ready for a column buffer: stacked rows ``{obs, action, reward,
+done, start, last, mask}`` (row ``t`` holds ``s_t``, ``a_t``, ``r_t`` and whether ``a_t`` terminated
+the episode; the final observation gets its own row with ``last=True`` and zero action/reward, as in
+ACME; padding rows have ``mask=False``).
 
 ``add(..., extras={...})`` stores what the agent knew when it acted (ACME's extras: e.g. the recurrent
-state it started from) under their own keys: in the transition, or in the step's row (the final
-observation and padding rows get zeros).
+state it started from) under their own keys, in the step's row (the final observation and padding
+rows get zeros).
 
 How this differs from the peers, on purpose:
 
-* Truncation is not termination. RL-Flow's ``TransitionAdder`` zeroes ``next_obs`` at every
-  ``done`` and DI-engine loses gymnasium's truncation flag; here a truncated step keeps its true
-  final observation and ``done=False``.
-* The n-step bootstrap discount is ``gamma ** k`` with ``k`` the number of real steps in the
-  window, also for the shorter transitions at the end of an episode (DI-engine's ``value_gamma``
-  is off by one on truncated tails).
-* Two episodes are never chained: every window, sequence and n-step sum stops at the episode end
-  (ACME's ``EndBehavior.CONTINUE`` is refused), and a crashed env's step is dropped instead of
-  being stitched to the next episode.
+* Truncation is not termination: an episode cut short keeps its true final observation (its
+  ``last`` row) and ``done=False`` (RL-Flow's ``TransitionAdder`` zeroes ``next_obs`` at every
+  ``done``; DI-engine loses gymnasium's truncation flag).
+* Two episodes are never chained: every window stops at the episode end (ACME's
+  ``EndBehavior.CONTINUE`` is refused), and a crashed env's step is dropped instead of being
+  stitched to the next episode.
 * No Reverb client: ``on_generate`` is any callable (a buffer's ``append``, a list, a queue).
 """
 
 from __future__ import annotations
 
-from collections import deque
-from typing import Any, Callable, Deque, Dict, List, Mapping, Optional, Tuple
+from typing import Any, Callable, Dict, List, Mapping, Optional
 
 import numpy as np
 
 __all__ = [
     "Adder",
-    "TransitionAdder",
-    "NStepTransitionAdder",
     "SequenceAdder",
-    "EpisodeAdder",
     "END_OF_EPISODE_BEHAVIORS",
     "episode_end",
 ]
@@ -166,25 +157,6 @@ class Adder:
         """Forget partial data."""
 
 
-class TransitionAdder(Adder):
-    """One-step transitions ``{obs, action, reward, next_obs, done, truncated}`` (RL-Flow's adder, fixed).
-
-    ``next_obs`` is always the real next observation (also at termination, where a learner
-    ignores it because ``done`` is True); ``done`` is True only for termination.
-    """
-
-    def _step(self, obs: Any, action: Any, reward: Any, next_obs: Any, end: str, extras: Dict[str, Any]) -> None:
-        item = {
-            "obs": obs,
-            "action": action,
-            "reward": reward,
-            "next_obs": next_obs,
-            "done": end == _TERMINATED,
-            "truncated": end == _TRUNCATED,
-        }
-        self.on_generate(_with_extras(item, extras))
-
-
 def _with_extras(item: Dict[str, Any], extras: Mapping[str, Any]) -> Dict[str, Any]:
     """``item`` with ``extras`` added under their own keys (a key the item already has is refused)."""
     clash = sorted(set(extras) & set(item))
@@ -197,58 +169,6 @@ def _with_extras(item: Dict[str, Any], extras: Mapping[str, Any]) -> Dict[str, A
 def _as_reward(reward: Any) -> Any:
     r = np.asarray(reward, dtype=np.float64)
     return float(r) if r.ndim == 0 else r
-
-
-class NStepTransitionAdder(Adder):
-    """n-step transitions with ACME's semantics and an exact bootstrap discount.
-
-    For each step ``t`` it emits once ``{obs: s_t, action: a_t, reward: sum_{i<k} gamma^i r_{t+i},
-    next_obs: s_{t+k}, done, truncated, discount: gamma^k}`` with ``k = n_step``, or fewer steps
-    when the episode ends inside the window (then ``next_obs`` is the final observation and
-    ``done`` says whether the episode terminated there). Rewards may be arrays (vector rewards).
-    """
-
-    def __init__(self, on_generate: Callable[[Dict[str, object]], object], n_step: int, discount: float) -> None:
-        super().__init__(on_generate)
-        if isinstance(n_step, bool) or int(n_step) != n_step or n_step < 1:
-            raise ValueError(f"n_step must be a positive integer, got {n_step!r}")
-        discount = float(discount)
-        if not 0.0 <= discount <= 1.0:
-            raise ValueError(f"discount must be in [0, 1], got {discount}")
-        self.n_step = int(n_step)
-        self.discount = discount
-        self._window: Deque[Tuple[Any, Any, Any, Dict[str, Any]]] = deque()  # (obs, action, reward, extras) not yet emitted
-
-    def _emit_oldest(self, next_obs: Any, done: bool, truncated: bool) -> None:
-        obs, action, _, extras = self._window[0]
-        ret, scale = 0.0, 1.0
-        for _, _, r, _ in self._window:
-            ret = ret + scale * r
-            scale *= self.discount
-        item = {
-            "obs": obs,
-            "action": action,
-            "reward": ret,
-            "next_obs": next_obs,
-            "done": done,
-            "truncated": truncated,
-            "discount": self.discount ** len(self._window),
-        }
-        self.on_generate(_with_extras(item, extras))
-        self._window.popleft()
-
-    def _step(self, obs: Any, action: Any, reward: Any, next_obs: Any, end: str, extras: Dict[str, Any]) -> None:
-        self._window.append((obs, action, _as_reward(reward), extras))
-        if end == _RUNNING and len(self._window) == self.n_step:
-            self._emit_oldest(next_obs, done=False, truncated=False)
-
-    def _end(self, end: str, final_obs: Any) -> None:
-        # Shorter transitions for the steps whose window the episode end cut.
-        while self._window:
-            self._emit_oldest(final_obs, done=end == _TERMINATED, truncated=end != _TERMINATED)
-
-    def _clear(self) -> None:
-        self._window.clear()
 
 
 END_OF_EPISODE_BEHAVIORS = ("zero_pad", "truncate", "write")
@@ -395,38 +315,3 @@ class SequenceAdder(_RowAdder):
             self._emit(self._rows[-real:] + [self._padding_row() for _ in range(delta)])
         else:  # 'truncate'
             self._emit(self._rows[-real:])
-
-
-class EpisodeAdder(_RowAdder):
-    """The whole episode as one item when it ends (ACME's EpisodeAdder).
-
-    An episode longer than ``max_sequence_length`` rows (final observation row included) raises
-    ``ValueError`` at the step that exceeds it, and the episode is dropped. With
-    ``pad_to_max=True`` items are padded with ``mask=False`` rows to ``max_sequence_length``.
-    """
-
-    def __init__(
-        self, on_generate: Callable[[Dict[str, object]], object], max_sequence_length: int, pad_to_max: bool = False
-    ) -> None:
-        super().__init__(on_generate)
-        if isinstance(max_sequence_length, bool) or int(max_sequence_length) != max_sequence_length or max_sequence_length < 2:
-            raise ValueError(f"max_sequence_length must be an integer >= 2, got {max_sequence_length!r}")
-        self.max_sequence_length = int(max_sequence_length)
-        self.pad_to_max = bool(pad_to_max)
-
-    def _append(self, row: Dict[str, Any]) -> None:
-        # Room must stay for the final observation row unless this is it.
-        limit = self.max_sequence_length if row["last"] else self.max_sequence_length - 1
-        if len(self._rows) + 1 > limit:
-            self.reset()
-            raise ValueError(
-                f"episode longer than max_sequence_length={self.max_sequence_length} rows "
-                "(the final observation takes a row); the episode was dropped"
-            )
-        self._rows.append(row)
-
-    def _finish(self, end: str) -> None:
-        rows = list(self._rows)
-        if self.pad_to_max:
-            rows += [self._padding_row() for _ in range(self.max_sequence_length - len(rows))]
-        self._emit(rows)

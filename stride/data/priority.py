@@ -41,7 +41,6 @@ from typing import Callable, Dict, Mapping, Optional, Tuple
 
 import numpy as np
 import numpy.typing as npt
-import torch
 
 from .block_sampler import BlockSumSampler
 from .draws import BatchLimit
@@ -181,17 +180,10 @@ class PriorityTable:
         return self.sampler
 
     # ---- the learner's priorities ----------------------------------------------------------------
-    def update(self, info: Mapping[str, object], ids: Slots) -> int:
-        """Apply ``{'replay_unique_id', 'replay_buffer_idx', 'priority'}`` where ``ids[slot]`` still
-        equals the id; returns how many entries were applied (a repeated slot keeps its last value)."""
-        slots = np.asarray(info["replay_buffer_idx"], dtype=np.int64)
-        uids = np.asarray(info["replay_unique_id"], dtype=np.int64)
-        prio = info["priority"]
-        if isinstance(prio, torch.Tensor):
-            prio = prio.detach().cpu().numpy()
-        prio = np.asarray(prio, dtype=np.float64)
-        if slots.ndim != 1 or uids.ndim != 1 or prio.ndim != 1:
-            slots, uids, prio = slots.reshape(-1), uids.reshape(-1), prio.reshape(-1)
+    def update(self, uids: Slots, slots: Slots, prio: npt.NDArray[np.float64], ids: Slots) -> int:
+        """Set the priorities ``prio`` of the items ``uids`` at ``slots`` (a sampled batch's
+        :class:`~stride.data.buffer.protocol.Ticket`) where ``ids[slot]`` still equals the id;
+        returns how many entries were applied (a repeated slot keeps its last value)."""
         if not (slots.size == uids.size == prio.size):
             raise ValueError(f"update got {uids.size} ids, {slots.size} indices and {prio.size} priorities")
         if not slots.size:

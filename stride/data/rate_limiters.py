@@ -1,6 +1,7 @@
 """Rate limiters: keep the learner's samples and the collector's inserts in a chosen ratio.
 
-Reverb's model (``MinSize``, ``SampleToInsertRatio``, ``Queue``, ``Stack``) with Reverb's counters
+Reverb's model (``MinSize``, ``SampleToInsertRatio``: the advanced buffer's rate control and the
+parallel pipeline's replay ratio; Reverb's ``Queue`` / ``Stack`` had no caller here) with Reverb's counters
 and validation: the limiter tracks ``error = inserts * samples_per_insert - samples`` and refuses
 any insert or sample that would move it outside ``[min_diff, max_diff]``; samples are also refused
 while the table holds fewer than ``min_size_to_sample`` items, and inserts are always allowed
@@ -29,7 +30,7 @@ from typing import Callable, Dict, Mapping, Tuple, Union
 
 from stride.utils.errors import StrideError
 
-__all__ = ["RateLimiter", "RateLimitedError", "MinSize", "SampleToInsertRatio", "Queue", "Stack"]
+__all__ = ["RateLimiter", "RateLimitedError", "MinSize", "SampleToInsertRatio"]
 
 _UNBOUNDED = 2.0**53  # beyond this a count is reported as math.inf
 
@@ -240,17 +241,3 @@ class SampleToInsertRatio(RateLimiter):
                 stacklevel=2,
             )
         super().__init__(samples_per_insert, min_size_to_sample, min_diff, max_diff)
-
-
-class Queue(RateLimiter):
-    """At most ``size`` items waiting, each sampled once (use with FIFO selectors and removal)."""
-
-    def __init__(self, size: int) -> None:
-        super().__init__(1.0, 1, 0.0, float(size))
-
-
-class Stack(RateLimiter):
-    """As :class:`Queue`, meant for LIFO selectors."""
-
-    def __init__(self, size: int) -> None:
-        super().__init__(1.0, 1, 0.0, float(size))

@@ -10,7 +10,7 @@ Every selector keeps a set of integer ids (any ``int``: slot numbers, counters, 
 This module holds :class:`Selector`, its errors and the id / state checks every selector shares.
 The selectors that draw at random are in :mod:`stride.data.selectors` (:class:`UniformSelector`,
 :class:`PrioritizedSelector`); the deterministic ones in :mod:`stride.data.order_selectors`
-(:class:`FIFOSelector`, :class:`LIFOSelector`, :class:`MaxHeapSelector`, :class:`MinHeapSelector`);
+(:class:`FIFOSelector`, :class:`LIFOSelector`);
 ``stride.data.selectors`` exports all of them.
 
 How it differs from the peers, on purpose:

@@ -5,7 +5,7 @@ They draw with the replay buffers' own machinery (one implementation per rule):
 :class:`~stride.data.block_sampler.BlockSumSampler`) for proportional ones, and keep dense positions
 with swap-with-last removal, so ids need not be small slot numbers. The interface and its error
 semantics are :mod:`stride.data.selector`'s; this module also exports the deterministic selectors
-of :mod:`stride.data.order_selectors`, so ``stride.data.selectors`` names all six.
+of :mod:`stride.data.order_selectors`, so ``stride.data.selectors`` names all four.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import numpy.typing as npt
 
 from .block_sampler import FloatsLike
 from .draws import BatchLimit
-from .order_selectors import FIFOSelector, LIFOSelector, MaxHeapSelector, MinHeapSelector
+from .order_selectors import FIFOSelector, LIFOSelector
 from .priority import PriorityTable
 from .selector import EmptySelectorError, Selector, SelectorKeyError, SeedLike, as_ids, as_number
 
@@ -35,8 +35,6 @@ __all__ = [
     "PrioritizedSelector",
     "FIFOSelector",
     "LIFOSelector",
-    "MaxHeapSelector",
-    "MinHeapSelector",
 ]
 
 

@@ -225,12 +225,13 @@ def _run(cfg: Config, policy: Policy, league: League, learner: BaseLearner, coll
             run.collected(collector.envstep, learner.train_iter)
             buffer.push(new_data, cur_collector_envstep=collector.envstep)
             for _ in range(learn.update_per_collect):
-                batch = buffer.sample_batch(learn.batch_size, learner.train_iter)
-                if batch is None:
+                sampled = buffer.sample_batch(learn.batch_size, learner.train_iter)
+                if sampled is None:
                     break
+                batch, ticket = sampled
                 log = learner.train(batch, collector.envstep)
                 if use_priority:
-                    buffer.update(learner.priority_info)
+                    buffer.update(ticket, learner.priority)
                 run.trained(learner.train_iter, log)
             if league.should_snapshot(learner.train_iter):
                 player = league.snapshot(snapshot(policy), learner.train_iter)

@@ -412,13 +412,14 @@ def _run(cfg: Config, policy: Policy, workers: Workers, run: Run, agree: Callabl
                 buffer.push(new_data, cur_collector_envstep=collector.envstep)
                 items = learn.batch_size if reward_model is None else reward_model.batch_items(learn.batch_size)
                 for _ in range(learn.update_per_collect):
-                    batch = buffer.sample_batch(items, learner.train_iter)
-                    if agree(batch is None) or learner.train_iter >= train_limit:
+                    sampled = buffer.sample_batch(items, learner.train_iter)
+                    if agree(sampled is None) or learner.train_iter >= train_limit:
                         break
+                    batch, ticket = sampled
                     log = learner.train(batch if reward_model is None else reward_model.estimate(batch),
                                         collector.envstep)
                     if use_priority:
-                        buffer.update(learner.priority_info)
+                        buffer.update(ticket, learner.priority)
                     run.trained(learner.train_iter, log)
             # every clear_every train iterations (derived from train_iter: a resumed run clears alike)
             if reward_model is not None and clear_every and learner.train_iter // clear_every > iter_before // clear_every:

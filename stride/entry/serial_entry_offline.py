@@ -127,14 +127,15 @@ def _run(cfg: Config, learner: BaseLearner, evaluator: BaseSerialEvaluator, buff
                 stop = run.evaluate(evaluator, learner, 0)
             if stop or learner.train_iter >= limit:
                 break
-            batch = buffer.sample_batch(batch_size, learner.train_iter)
-            if batch is None:
+            sampled = buffer.sample_batch(batch_size, learner.train_iter)
+            if sampled is None:
                 raise ConfigError(f"the replay buffer cannot give a batch of policy.learn.batch_size={batch_size} "
                                   f"from the dataset's {buffer.count()} samples: lower the batch size (or the "
                                   "buffer's min_sample_size)")
+            batch, ticket = sampled
             log = learner.train(batch, 0)
             if use_priority:
-                buffer.update(learner.priority_info)
+                buffer.update(ticket, learner.priority)
             run.trained(learner.train_iter, log)
             bar.update(learner.train_iter, learner.train_iter, run.record.last_return)
     bar.close()

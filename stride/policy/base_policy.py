@@ -54,9 +54,6 @@ def is_terminated(timestep: Timestep) -> bool:
     return bool(timestep.done and info.get("terminated", not info.get("truncated", False)))
 
 
-_ID_KEYS = ("replay_unique_id", "replay_buffer_idx")  # bookkeeping for the buffer, not learn inputs
-
-
 class LearnMode(NamedTuple):
     """What the learner may call: ``forward(batch) -> {name: scalar}`` and the state methods. A scalar
     is a number or a detached one-element tensor on the policy's device: the learner's log hook reads
@@ -498,7 +495,7 @@ class Policy(ABC):
             columns = default_collate(data)
         else:
             columns = {k: to_tensor(v) for k, v in data.items()
-                       if k not in _ID_KEYS and (not isinstance(v, (list, str)) or k == "IS")}
+                       if not isinstance(v, (list, str)) or k == "IS"}
         if not isinstance(columns, dict):
             raise TypeError(f"a learn batch is a list of dict samples or a dict of columns, not {type(data).__name__}")
         # what each algorithm reads are tensors (a dict observation: a dict of them), moved once: pinned,

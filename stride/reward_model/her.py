@@ -49,7 +49,6 @@ STRATEGIES = ("future", "final", "episode")
 GOAL_KEYS = ("observation", "achieved_goal", "desired_goal")
 #: ``compute_reward`` / ``compute_terminated``: (achieved goals [B, G], desired goals [B, G], info) -> [B]
 GoalFn = Callable[[npt.NDArray[np.generic], npt.NDArray[np.generic], Mapping[str, object]], object]
-_META = ("replay_unique_id", "replay_buffer_idx")
 
 
 def goal_indices(strategy: str, t: npt.NDArray[np.int64], length: npt.NDArray[np.int64],
@@ -84,7 +83,7 @@ def relabel(columns: Mapping[str, object], rows: npt.NDArray[np.int64], goal_row
     reward, done = np.asarray(columns["reward"])[rows], np.asarray(columns["done"])[rows]
     out: Dict[str, object] = {}
     for key, value in columns.items():
-        if key in _META or key in ("obs", "next_obs", "reward", "done"):
+        if key in ("obs", "next_obs", "reward", "done"):
             continue
         out[key] = {k: np.asarray(v)[rows] for k, v in value.items()} if isinstance(value, Mapping) \
             else np.asarray(value)[rows]
@@ -178,11 +177,9 @@ class HerRewardModel(BaseRewardModel):
 
 
 def _concat(episodes: Sequence[Mapping[str, Any]]) -> Dict[str, Any]:
-    """Episodes' columns end to end (dict fields per key); metadata dropped."""
+    """Episodes' columns end to end (dict fields per key)."""
     out: Dict[str, Any] = {}
     for key, value in episodes[0].items():
-        if key in _META:
-            continue
         if isinstance(value, Mapping):
             out[key] = {k: np.concatenate([ep[key][k] for ep in episodes]) for k in value}
         else:

@@ -1,4 +1,4 @@
-"""Slow references and chi-square bounds shared by the replay sampling tests (not a test module)."""
+"""Slow references, chi-square bounds and the ids of a sampled batch, shared by the replay sampling tests (not a test module)."""
 
 from __future__ import annotations
 
@@ -76,3 +76,16 @@ def check_inclusion(counts: np.ndarray, pi: np.ndarray, reps: int) -> None:
     expected = reps * pi[m]
     stat = float(((counts[m] - expected) ** 2 / (expected * (1.0 - pi[m]))).sum())
     assert stat < bound(int(m.sum())), f"chi2 {stat:.1f} over {int(m.sum())} items"
+
+
+def with_ids(sampled):
+    """A ``sample_batch`` result as one batch with its ticket's ids and slots as the columns
+    ``replay_unique_id`` / ``replay_buffer_idx`` (the form ``sample`` gives), for the tests that
+    compare draws; None stays None."""
+    if sampled is None:
+        return None
+    batch, ticket = sampled
+    assert not {"replay_unique_id", "replay_buffer_idx"} & set(batch if isinstance(batch, dict) else batch[0])
+    if isinstance(batch, list):
+        return [dict(ep, replay_unique_id=int(i), replay_buffer_idx=int(s)) for ep, i, s in zip(batch, *ticket)]
+    return {**batch, "replay_unique_id": ticket.ids, "replay_buffer_idx": ticket.slots}

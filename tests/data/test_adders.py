@@ -1,4 +1,4 @@
-"""Adders against slow references on random episode streams with terminations, truncations, crashes."""
+"""The sequence adder against a slow reference on random episode streams with terminations, truncations, crashes."""
 
 from __future__ import annotations
 
@@ -7,13 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from stride.data.adders import (
-    EpisodeAdder,
-    NStepTransitionAdder,
-    SequenceAdder,
-    TransitionAdder,
-    episode_end,
-)
+from stride.data.adders import SequenceAdder, episode_end
 
 END_INFO = {
     "terminated": {"terminated": True, "truncated": False},
@@ -47,98 +41,6 @@ def feed(adder, episodes, open_tail=0):
         adder.add(np.array([100 * e]))
         for t in range(open_tail):
             adder.add(np.array([100 * e + t + 1]), 1.0, False, {}, action=np.array(t))
-
-
-def reference_nstep(episodes, n, gamma, open_tail=0):
-    """Straight from the definition, one transition per real step, windows cut at the episode end."""
-    out = []
-    streams = [(s, end, r) for s, end, r in episodes] + ([(open_tail + 1, "open", [1.0] * (open_tail + 1))] if open_tail else [])
-    for e, (steps, end, rewards) in enumerate(streams):
-        # A crash drops its step: the episode has steps-1 real steps ending at the last good obs.
-        real = steps - 1 if end in ("abnormal", "open") else steps
-        for t in range(real):
-            k = min(n, real - t)
-            if end == "open" and t + n > real:
-                continue  # not complete yet
-            ret = sum(gamma**i * rewards[t + i] for i in range(k))
-            at_end = t + k == real and end != "open"
-            if end == "abnormal" and t + n <= real:
-                at_end = False  # complete before the crash was known: emitted as a normal transition
-            terminated = at_end and end in ("terminated", "legacy_done")
-            out.append(
-                dict(obs=100 * e + t, action=t, reward=ret, next_obs=100 * e + t + k, done=terminated,
-                     truncated=at_end and not terminated, discount=gamma**k)
-            )
-    return out
-
-
-def simplify(items):
-    return [
-        dict(obs=int(x["obs"][0]), action=int(x["action"]), reward=x["reward"], next_obs=int(x["next_obs"][0]),
-             done=x["done"], truncated=x["truncated"], discount=x.get("discount"))
-        for x in items
-    ]
-
-
-@settings(max_examples=80, deadline=None)
-@given(
-    episodes=st.lists(episode, min_size=1, max_size=5),
-    n=st.integers(1, 5),
-    gamma=st.sampled_from([0.0, 0.5, 0.9, 1.0]),
-    open_tail=st.integers(0, 6),
-)
-def test_nstep_adder_matches_reference(episodes, n, gamma, open_tail):
-    got = []
-    feed(NStepTransitionAdder(got.append, n_step=n, discount=gamma), episodes, open_tail)
-    want = reference_nstep(episodes, n, gamma, open_tail)
-    got = simplify(got)
-    assert len(got) == len(want)
-    for g, w in zip(got, want):
-        assert g["reward"] == pytest.approx(w["reward"], abs=1e-9)
-        assert g["discount"] == pytest.approx(w["discount"], abs=1e-12)
-        assert {k: g[k] for k in ("obs", "action", "next_obs", "done", "truncated")} == {
-            k: w[k] for k in ("obs", "action", "next_obs", "done", "truncated")
-        }
-        assert g["next_obs"] // 100 == g["obs"] // 100, "two episodes were chained"
-
-
-@settings(max_examples=40, deadline=None)
-@given(episodes=st.lists(episode, min_size=1, max_size=5), open_tail=st.integers(0, 4))
-def test_transition_adder_is_one_step_reference(episodes, open_tail):
-    got = []
-    feed(TransitionAdder(got.append), episodes, open_tail)
-    want = reference_nstep(episodes, 1, 1.0, open_tail)
-    assert [{k: v for k, v in g.items() if k != "discount"} for g in simplify(got)] == [
-        {k: v for k, v in w.items() if k != "discount"} for w in want
-    ]
-    assert all(set(x) == {"obs", "action", "reward", "next_obs", "done", "truncated"} for x in got)
-
-
-def test_truncation_keeps_true_final_obs_and_bootstraps():
-    got = []
-    adder = NStepTransitionAdder(got.append, n_step=3, discount=0.5)
-    adder.add("s0")
-    adder.add("s1", 1.0, False, {}, action="a0")
-    adder.add("s2", 2.0, True, {"terminated": False, "truncated": True}, action="a1")
-    assert [(x["obs"], x["reward"], x["next_obs"], x["done"], x["truncated"], x["discount"]) for x in got] == [
-        ("s0", 1.0 + 0.5 * 2.0, "s2", False, True, 0.25),
-        ("s1", 2.0, "s2", False, True, 0.5),
-    ]
-    got.clear()
-    adder.add("u0")  # a new episode: nothing of the previous one leaks in
-    adder.add("u1", 4.0, True, {"terminated": True, "truncated": True}, action="b0")  # both: terminated wins
-    assert [(x["obs"], x["next_obs"], x["done"], x["truncated"], x["discount"]) for x in got] == [
-        ("u0", "u1", True, False, 0.5)
-    ]
-
-
-def test_vector_rewards_are_discounted_elementwise():
-    got = []
-    adder = NStepTransitionAdder(got.append, n_step=2, discount=0.9)
-    adder.add(0)
-    adder.add(1, np.array([1.0, 2.0]), False, {}, action=0)
-    adder.add(2, np.array([3.0, 4.0]), False, {}, action=1)
-    np.testing.assert_allclose(got[0]["reward"], [1.0 + 0.9 * 3.0, 2.0 + 0.9 * 4.0])
 
 
 def reference_rows(steps, end, rewards):
@@ -198,39 +100,10 @@ def test_sequence_adder_windows_match_reference(episodes, length, period, behavi
         assert len(episode_ids) == 1
 
 
-@settings(max_examples=40, deadline=None)
-@given(episodes=st.lists(episode, min_size=1, max_size=4), pad=st.booleans())
-def test_episode_adder_emits_whole_episodes(episodes, pad):
-    got = []
-    feed(EpisodeAdder(got.append, max_sequence_length=10, pad_to_max=pad), episodes)
-    want = [reference_rows(*ep) for ep in episodes if not (ep[1] == "abnormal" and ep[0] == 1)]
-    assert len(got) == len(want)
-    for g, w in zip(got, want):
-        rows = unstack(g)
-        if pad:
-            assert len(rows) == 10 and not any(r["mask"] for r in rows[len(w):])
-        assert rows[: len(w)] == w
-
-
-def test_episode_adder_refuses_too_long_episodes_and_recovers():
-    got = []
-    adder = EpisodeAdder(got.append, max_sequence_length=3)
-    adder.add(0)
-    adder.add(1, 1.0, False, {}, action=0)
-    adder.add(2, 1.0, False, {}, action=1)  # 2 step rows + the final observation row fit in 3
-    with pytest.raises(ValueError, match="max_sequence_length=3"):
-        adder.add(3, 1.0, False, {}, action=2)  # 3 step rows + the final observation row do not
-    adder.add(10)  # the dropped episode does not leak into the next one
-    adder.add(11, 1.0, False, {}, action=0)
-    adder.add(12, 1.0, True, {"terminated": True}, action=1)  # exactly 3 rows: allowed
-    assert len(got) == 1 and [int(o) for o in got[0]["obs"]] == [10, 11, 12]
-    assert got[0]["done"].tolist() == [False, True, False] and got[0]["last"].tolist() == [False, False, True]
-
-
 def test_interface_errors():
     with pytest.raises(ValueError, match="first call"):
-        TransitionAdder(print).add(0, 1.0, True, {"terminated": True})
-    adder = TransitionAdder(lambda x: None)
+        SequenceAdder(print, 2, 1).add(0, 1.0, True, {"terminated": True})
+    adder = SequenceAdder(lambda x: None, 2, 1)
     adder.add_first(0)
     with pytest.raises(ValueError, match="episode is open"):
         adder.add_first(1)
@@ -242,23 +115,21 @@ def test_interface_errors():
         seq.add(1, 0.0, False, {})
     with pytest.raises(ValueError, match="never span two episodes"):
         SequenceAdder(print, 2, 1, end_of_episode_behavior="continue")
-    with pytest.raises(ValueError, match="n_step"):
-        NStepTransitionAdder(print, 0, 0.9)
-    with pytest.raises(ValueError, match="discount"):
-        NStepTransitionAdder(print, 1, 1.5)
+    with pytest.raises(ValueError, match="sequence_length"):
+        SequenceAdder(print, 0, 1)
     with pytest.raises(TypeError, match="callable"):
-        TransitionAdder(None)
+        SequenceAdder(None, 2, 1)
 
 
 def test_reset_drops_partial_windows():
     got = []
-    adder = NStepTransitionAdder(got.append, n_step=3, discount=0.9)
-    adder.add(0)
-    adder.add(1, 1.0, False, {}, action=0)
+    adder = SequenceAdder(got.append, sequence_length=3, period=3, end_of_episode_behavior="truncate")
+    adder.add(np.array([0]))
+    adder.add(np.array([1]), 1.0, False, {}, action=0)
     adder.reset()
-    adder.add(10)
-    adder.add(11, 1.0, True, {"terminated": True}, action=0)
-    assert [(x["obs"], x["next_obs"]) for x in got] == [(10, 11)]
+    adder.add(np.array([10]))
+    adder.add(np.array([11]), 1.0, True, {"terminated": True}, action=0)
+    assert [x["obs"][:, 0].tolist() for x in got] == [[10, 11]]
 
 
 def test_episode_end_classification():
@@ -269,14 +140,7 @@ def test_episode_end_classification():
 
 
 # ---- extras and resumed episodes (what R2D2 stores) -------------------------------------------------
-def test_extras_ride_with_their_step_in_every_adder():
-    out = []
-    adder = NStepTransitionAdder(out.append, n_step=2, discount=0.5)
-    adder.add(np.array([0]))
-    for t in range(3):
-        adder.add(np.array([t + 1]), 1.0, t == 2, END_INFO["terminated"] if t == 2 else None, action=t,
-                  extras={"state": np.array([10.0 * t])})
-    assert [o["state"][0] for o in out] == [0.0, 10.0, 20.0]
+def test_extras_ride_with_their_step():
     seqs = []
     seq = SequenceAdder(seqs.append, sequence_length=5, period=5)
     seq.add(np.array([0]))
@@ -288,7 +152,7 @@ def test_extras_ride_with_their_step_in_every_adder():
     assert item["state"].tolist() == [[1.0, 2.0], [2.0, 2.0], [0.0, 0.0], [0.0, 0.0], [0.0, 0.0]]
     assert item["mask"].tolist() == [True, True, True, False, False] and item["last"].tolist() == [False, False, True, False, False]
     with pytest.raises(ValueError, match=r"extras key\(s\) \['reward'\] clash"):
-        t_adder = TransitionAdder([].append)
+        t_adder = SequenceAdder([].append, 2, 1)
         t_adder.add(np.array([0]))
         t_adder.add(np.array([1]), 0.0, False, None, action=0, extras={"reward": 1})
 

@@ -13,6 +13,7 @@ import torch
 from stride.data import AdvancedReplayBuffer, NaiveReplayBuffer, create_buffer
 from stride.utils.errors import ConfigError
 from stride.worker import AdvancedReplayBuffer as WorkerAdvanced
+from .stats_refs import with_ids
 
 
 def item(i: int) -> dict:
@@ -97,7 +98,7 @@ def test_meta_keys_not_stored_and_initial_priority():
 
 def test_sample_list_of_dicts_and_batch_columns():
     b = buf(8)
-    assert b.sample(2) is None and b.sample_batch(2) is None
+    assert b.sample(2) is None and with_ids(b.sample_batch(2)) is None
     b.push([item(i) for i in range(8)])
     s = b.sample(5, cur_learner_iter=0)
     assert isinstance(s, list) and len(s) == 5
@@ -105,7 +106,7 @@ def test_sample_list_of_dicts_and_batch_columns():
         assert set(d) == {"obs", "action", "reward", "done", "replay_unique_id", "replay_buffer_idx", "IS"}
         assert isinstance(d["replay_unique_id"], int) and isinstance(d["replay_buffer_idx"], int)
         assert int(d["obs"][0]) == d["replay_unique_id"] and d["IS"] == pytest.approx(1.0)
-    bb = b.sample_batch(6, cur_learner_iter=0)
+    bb = with_ids(b.sample_batch(6, cur_learner_iter=0))
     assert bb["obs"].shape == (6, 3) and bb["obs"].dtype == np.float32
     assert bb["replay_unique_id"].dtype == np.int64 and bb["IS"].dtype == np.float32
     np.testing.assert_array_equal(bb["obs"][:, 0].astype(int), bb["replay_unique_id"])
@@ -115,7 +116,7 @@ def test_sample_list_of_dicts_and_batch_columns():
 def test_uniform_mode_has_no_is_and_ignores_update():
     b = buf(6, priority=False)
     b.push([item(i) for i in range(6)])
-    s = b.sample_batch(4)
+    s = with_ids(b.sample_batch(4))
     assert "IS" not in s
     assert b.update({"replay_unique_id": s["replay_unique_id"], "replay_buffer_idx": s["replay_buffer_idx"],
                      "priority": [1, 2, 3, 4]}) == 0
@@ -124,16 +125,16 @@ def test_uniform_mode_has_no_is_and_ignores_update():
 def test_min_sample_size():
     b = buf(10, min_sample_size=5)
     b.push([item(i) for i in range(4)])
-    assert b.sample_batch(2) is None and b.monitor_info()["sample_insufficient"] == 1
+    assert with_ids(b.sample_batch(2)) is None and b.monitor_info()["sample_insufficient"] == 1
     b.push(item(4))
-    assert b.sample_batch(2) is not None
+    assert with_ids(b.sample_batch(2)) is not None
 
 
 # ---- priorities -----------------------------------------------------------------------------------
 def test_update_sets_priority_and_ignores_stale_ids():
     b = buf(4, alpha=1.0)
     b.push([item(i) for i in range(4)])
-    s = b.sample_batch(4)
+    s = with_ids(b.sample_batch(4))
     b.push([item(10), item(11)])  # overwrite slots 0 and 1 (ids 0, 1)
     info = {"replay_unique_id": [0, 1, 2, 3], "replay_buffer_idx": [0, 1, 2, 3], "priority": [9.0, 9.0, 2.0, 3.0]}
     assert b.update(info) == 2  # ids 0 and 1 no longer sit in their slots
@@ -161,7 +162,7 @@ def test_is_weights_formula_and_beta_annealing():
     for k in range(12):
         beta = min(1.0, 0.4 + 0.6 * k / 10)
         assert b.beta == pytest.approx(beta)
-        s = b.sample_batch(4)
+        s = with_ids(b.sample_batch(4))
         expect = (4 * p[s["replay_buffer_idx"]]) ** -beta / (4 * p.min()) ** -beta
         np.testing.assert_allclose(s["IS"], expect, rtol=1e-5)
         assert (s["IS"] <= 1.0 + 1e-6).all()
@@ -173,19 +174,19 @@ def test_evicted_items_never_sampled_and_zero_is_never_returned():
     b.push([item(i) for i in range(6)])
     seen = []
     while b.count():
-        s = b.sample_batch(1)
+        s = with_ids(b.sample_batch(1))
         seen.append(int(s["replay_unique_id"][0]))
     assert sorted(seen) == list(range(6))  # each sampled exactly once, then evicted
-    assert b.sample_batch(1) is None
+    assert with_ids(b.sample_batch(1)) is None
 
 
 # ---- max_use / staleness ----------------------------------------------------------------------------
 def test_max_use_counts_every_copy_and_caps_the_batch():
     b = buf(2, max_use=3, alpha=1.0, replace=True)
     b.push([{**item(0), "priority": 1e-6}, {**item(1), "priority": 1e6}])  # item 1 drawn almost surely
-    s = b.sample_batch(2)
+    s = with_ids(b.sample_batch(2))
     assert s["replay_unique_id"].tolist() == [1, 1] and b.count() == 2 and b.use_counts[1] == 2
-    s = b.sample_batch(2)  # one use left: the second copy is drawn again from the others, then item 1 goes
+    s = with_ids(b.sample_batch(2))  # one use left: the second copy is drawn again from the others, then item 1 goes
     assert s["replay_unique_id"].tolist() == [1, 0] and b.count() == 1 and b.live_slots().tolist() == [0]
     assert b.monitor_info()["removed_max_use"] == 1 and b.use_counts[0] == 1
 
@@ -194,25 +195,25 @@ def test_staleness_eviction_and_collect_iter_sources():
     b = buf(10, max_staleness=5)
     b.push([item(0), item(1)], collect_iter=0)
     b.push([{**item(2), "collect_iter": 3}])
-    b.sample_batch(1, cur_learner_iter=5)  # staleness 5, 5, 2: nothing evicted (evict when > 5)
+    with_ids(b.sample_batch(1, cur_learner_iter=5))  # staleness 5, 5, 2: nothing evicted (evict when > 5)
     assert b.count() == 3
     b.push(item(3))  # stamped with the latest learner iter seen (5)
     assert b.collect_iters[3] == 5
-    b.sample_batch(1, cur_learner_iter=6)
+    with_ids(b.sample_batch(1, cur_learner_iter=6))
     assert b.count() == 2 and sorted(live_actions(b)) == [2, 3]
     assert b.monitor_info()["removed_staleness"] == 2
-    b.sample_batch(1, cur_learner_iter=100)  # everything too old: evicted, then too few to sample
+    with_ids(b.sample_batch(1, cur_learner_iter=100))  # everything too old: evicted, then too few to sample
     assert b.count() == 0
 
 
 def test_holes_are_refilled_by_the_ring_and_uniform_skips_them():
     b = buf(4, priority=False, max_use=1)
     b.push([item(i) for i in range(4)])
-    s = b.sample_batch(1)
+    s = with_ids(b.sample_batch(1))
     gone = int(s["replay_unique_id"][0])
     assert b.count() == 3
     for _ in range(50):
-        assert gone not in b.sample_batch(1)["replay_unique_id"].tolist() or b.count() < 3
+        assert gone not in with_ids(b.sample_batch(1))["replay_unique_id"].tolist() or b.count() < 3
         b.push(item(100))  # keeps the ring moving
     assert b.count() <= 4
 
@@ -222,16 +223,16 @@ def test_rate_limiter_refuses_samples_and_drops_pushes_without_blocking():
     b = buf(100, rate_limiter=dict(type="sample_to_insert_ratio", samples_per_insert=1.0, min_size_to_sample=4,
                                    error_buffer=4.0))
     b.push([item(i) for i in range(3)])
-    assert b.sample_batch(2) is None and b.monitor_info()["sample_refused"] == 1  # below min size
+    assert with_ids(b.sample_batch(2)) is None and b.monitor_info()["sample_refused"] == 1  # below min size
     b.push(item(3))
-    assert b.sample_batch(2) is not None
+    assert with_ids(b.sample_batch(2)) is not None
     # offset = 4: error = inserts - samples must stay in [0, 8]
     accepted = b.push([item(i) for i in range(10, 20)])
     assert accepted < 10 and b.monitor_info()["push_refused"] == 10 - accepted
     assert b.rate_limiter.error <= b.rate_limiter.max_diff
     # the loop can always make progress by sampling
     for _ in range(3):
-        assert b.sample_batch(2) is not None
+        assert with_ids(b.sample_batch(2)) is not None
     assert b.push(item(50)) == 1
 
 
@@ -257,7 +258,7 @@ def test_monitor_counts_and_periodic_tb_log(tmp_path):
     b = AdvancedReplayBuffer({"replay_buffer_size": 8, "monitor": {"log_freq": 2}}, seed=0, tb_logger=tb,
                              exp_name=str(tmp_path))
     b.push([item(i) for i in range(10)])
-    b.sample_batch(3, cur_learner_iter=7)
+    with_ids(b.sample_batch(3, cur_learner_iter=7))
     assert not tb.scalars
     b.sample(2, cur_learner_iter=8)
     tags = {t for t, _, _ in tb.scalars}
@@ -283,9 +284,9 @@ def test_file_storage_keeps_only_metadata_and_cleans_up(tmp_path):
     assert len(os.listdir(folder)) == 4 == b.count()
     s = b.sample(3)
     assert all(int(d["obs"][0]) == d["replay_unique_id"] for d in s)
-    bb = b.sample_batch(2)
+    bb = with_ids(b.sample_batch(2))
     assert bb["obs"].shape == (2, 3)
-    b.sample_batch(4)  # some reach max_use=2
+    with_ids(b.sample_batch(4))  # some reach max_use=2
     assert len(os.listdir(folder)) == b.count()
     b.clear()
     assert os.listdir(folder) == []
@@ -314,7 +315,7 @@ def test_file_storage_save_load_and_state_dict(tmp_path):
     c = AdvancedReplayBuffer(cfg, seed=5)
     c.load_state_dict(sd)
     for _ in range(5):
-        np.testing.assert_array_equal(a.sample_batch(4)["obs"], c.sample_batch(4)["obs"])
+        np.testing.assert_array_equal(with_ids(a.sample_batch(4))["obs"], with_ids(c.sample_batch(4))["obs"])
     assert len(os.listdir(c.file_folder)) == c.count()
     a.close()
     c.close()
@@ -324,7 +325,7 @@ def test_file_storage_save_load_and_state_dict(tmp_path):
 def test_save_load_npz_no_pickle_restores_priorities_and_ids(tmp_path):
     a = buf(5, alpha=1.0)
     a.push([item(i) for i in range(7)])
-    s = a.sample_batch(5)
+    s = with_ids(a.sample_batch(5))
     a.update({**{k: s[k] for k in ("replay_unique_id", "replay_buffer_idx")}, "priority": np.arange(5) + 2.0})
     path = str(tmp_path / "buf.npz")
     a.save_data(path)
@@ -349,7 +350,7 @@ def test_state_dict_exact_resume_after_wrap_and_evictions(tmp_path):
     a = buf(8, seed=3, **cfg)
     a.push([item(i) for i in range(11)])
     for k in range(4):
-        s = a.sample_batch(4, cur_learner_iter=k)
+        s = with_ids(a.sample_batch(4, cur_learner_iter=k))
         a.update({**{x: s[x] for x in ("replay_unique_id", "replay_buffer_idx")}, "priority": np.arange(4) + k + 1.0})
     sd = a.state_dict()
     path = tmp_path / "ckpt.pt"
@@ -358,7 +359,7 @@ def test_state_dict_exact_resume_after_wrap_and_evictions(tmp_path):
     b = buf(8, seed=99, **cfg)
     b.load_state_dict(sd2)
     for k in range(4, 12):
-        sa, sb = a.sample_batch(4, cur_learner_iter=k), b.sample_batch(4, cur_learner_iter=k)
+        sa, sb = with_ids(a.sample_batch(4, cur_learner_iter=k)), with_ids(b.sample_batch(4, cur_learner_iter=k))
         if sa is None:
             assert sb is None
         else:
@@ -388,7 +389,7 @@ def test_same_contract_as_naive():
         b.push([item(i) for i in range(5)])
         s = b.sample(3, 0)
         assert {"replay_unique_id", "replay_buffer_idx"} <= set(s[0])
-        bb = b.sample_batch(3, 0)
+        bb = with_ids(b.sample_batch(3, 0))
         assert bb["obs"].shape == (3, 3)
         b.update({"replay_unique_id": [0], "replay_buffer_idx": [0], "priority": [1.0]})
         assert b.count() == 5
@@ -401,17 +402,19 @@ class _PriorityPolicy:
         return {"total_loss": 0.0, "priority": np.abs(np.asarray(batch["obs"])[:, 0] - 3.0) + 0.5}
 
 
-def test_learner_priority_info_loop_through_buffer():
-    """BaseLearner.priority_info (column batch) -> buffer.update, as serial_pipeline does with priority=True."""
+def test_learner_priority_loop_through_buffer_with_the_ticket():
+    """(batch, ticket) -> BaseLearner.train(batch) -> buffer.update(ticket, learner.priority), as serial_pipeline
+    does with priority=True; the policy's batch holds no buffer ids."""
     from stride.worker import BaseLearner
 
     learner = BaseLearner({}, _PriorityPolicy())
     b = buf(16, alpha=1.0)
     b.push([item(i) for i in range(16)])
     for _ in range(20):
-        batch = b.sample_batch(8, learner.train_iter)
+        batch, ticket = b.sample_batch(8, learner.train_iter)
         learner.train(batch)
-        assert b.update(learner.priority_info) == 8
+        assert not {"replay_unique_id", "replay_buffer_idx"} & set(batch)
+        assert b.update(ticket, learner.priority) == 8
     live = b.live_slots()
     touched = b.priorities[live] != 1.0  # items whose priority came back from the learner
     expect = np.abs(b.storage.get_columns(live)["obs"][:, 0] - 3.0) + 0.5

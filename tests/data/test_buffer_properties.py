@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from stride.data import AdvancedReplayBuffer
 
-from .stats_refs import ref_inclusion
+from .stats_refs import ref_inclusion, with_ids
 
 SETTINGS = settings(max_examples=25, deadline=None)
 
@@ -39,7 +39,7 @@ def test_sampling_frequency_proportional_to_priority_pow_alpha(prios, alpha, rep
     batches = 2400 // k
     counts = np.zeros(n)
     for _ in range(batches):
-        s = b.sample_batch(k)
+        s = with_ids(b.sample_batch(k))
         np.add.at(counts, s["replay_unique_id"], 1)
     w = np.power(np.asarray(prios), alpha)
     share = k * w / w.sum() if replace else ref_inclusion(w, k)
@@ -66,7 +66,7 @@ def test_is_weights_equal_formula_and_at_most_one(prios, alpha, beta, extra):
         w = np.power(np.asarray(prios), alpha)
         q = w / w.sum() if replace else ref_inclusion(w, k) / k
         w_all = (n * q) ** -beta
-        s = b.sample_batch(k)
+        s = with_ids(b.sample_batch(k))
         expect = (n * q[s["replay_unique_id"]]) ** -beta / w_all.max()
         np.testing.assert_allclose(s["IS"], expect, rtol=1e-5, atol=1e-7)
         assert (s["IS"] <= 1.0 + 1e-6).all() and (s["IS"] > 0).all()
@@ -107,7 +107,7 @@ def test_max_use_eviction(n, max_use, batch, priority, seed):
     for call in range(200):
         if b.count() < batch:
             break
-        s = b.sample_batch(batch)
+        s = with_ids(b.sample_batch(batch))
         ids = s["replay_unique_id"]
         assert not any(i in evicted_at for i in ids.tolist()), "an evicted item was sampled"
         np.add.at(uses, ids, 1)
@@ -128,7 +128,7 @@ def test_staleness_eviction(cits, max_staleness, cur):
     n = len(cits)
     b = make(n, max_staleness=max_staleness)
     b.push([{**item(i), "collect_iter": c} for i, c in enumerate(cits)])
-    s = b.sample_batch(1, cur_learner_iter=cur)
+    s = with_ids(b.sample_batch(1, cur_learner_iter=cur))
     fresh = [i for i, c in enumerate(cits) if cur - c <= max_staleness]
     assert live_ids(b) == fresh
     if fresh:
@@ -168,7 +168,7 @@ def test_save_load_loses_and_duplicates_nothing(tmp_path_factory, cap, ops, max_
         np.testing.assert_array_equal(obs_c[:, 0], ids_c)
         np.testing.assert_array_equal(b.priorities[b.live_slots()], c.priorities[c.live_slots()])
         np.testing.assert_array_equal(b.use_counts[b.live_slots()], c.use_counts[c.live_slots()])
-        got = c.sample_batch(c.count())
+        got = with_ids(c.sample_batch(c.count()))
         assert set(got["replay_unique_id"].tolist()) <= set(ids_b)
     c.push(item(10_000))
     assert live_ids(c)[-1] == b.next_id  # ids continue, never reused

@@ -11,6 +11,7 @@ import pytest
 from stride.data import AdvancedReplayBuffer, NaiveReplayBuffer
 from stride.data.buffer.demo_mix import DemoMixBuffer, demo_count
 from stride.utils.errors import ConfigError
+from .stats_refs import with_ids
 
 
 def items(n: int, reward: float, start: int = 0):
@@ -26,11 +27,11 @@ def make(fraction: float = 0.25, seed: int = 0) -> DemoMixBuffer:
 
 def test_fraction_order_and_pushes_to_the_agent():
     buf = make(0.25)
-    assert buf.count() == 0 and buf.sample_batch(8) is None  # the agent has nothing yet
+    assert buf.count() == 0 and with_ids(buf.sample_batch(8)) is None  # the agent has nothing yet
     buf.push(items(5, 0.0))
-    assert buf.count() == 5 and buf.sample_batch(8) is None  # 6 agent samples needed
+    assert buf.count() == 5 and with_ids(buf.sample_batch(8)) is None  # 6 agent samples needed
     buf.push(items(10, 0.0, start=5))
-    batch = buf.sample_batch(8)
+    batch = with_ids(buf.sample_batch(8))
     assert batch["reward"].tolist() == [1.0, 1.0] + [0.0] * 6
     assert (batch["obs"][:2, 0] >= 1000).all() and (batch["obs"][2:, 0] < 1000).all()
     assert buf.demo.count() == 50  # demonstrations are never pushed to
@@ -39,10 +40,10 @@ def test_fraction_order_and_pushes_to_the_agent():
 def test_state_round_trip_draws_the_same_batches():
     a = make(0.5)
     a.push(items(30, 0.0))
-    a.sample_batch(10)
+    with_ids(a.sample_batch(10))
     b = make(0.5, seed=7)
     b.load_state_dict(a.state_dict())
-    x, y = a.sample_batch(10), b.sample_batch(10)
+    x, y = with_ids(a.sample_batch(10)), with_ids(b.sample_batch(10))
     assert all(np.array_equal(x[k], y[k]) for k in x)
 
 
@@ -67,7 +68,7 @@ def test_batch_holds_exactly_round_pho_b_demonstrations_first(size, fraction):
     n = demo_count(size, fraction)
     assert n == round(size * fraction)
     for _ in range(5):
-        batch = mix.sample_batch(size)
+        batch = with_ids(mix.sample_batch(size))
         demo = batch["reward"] == 1.0
         assert batch["reward"].shape == (size,) and int(demo.sum()) == n and demo[:n].all()
         # demonstrations carry -1 - id, the agent's rows their own ids
@@ -78,7 +79,7 @@ def test_batch_holds_exactly_round_pho_b_demonstrations_first(size, fraction):
 
 def test_priorities_go_back_to_the_store_each_row_came_from():
     mix = make_prioritised(0.25)
-    batch = mix.sample_batch(16)
+    batch = with_ids(mix.sample_batch(16))
     demo_slots, agent_slots = batch["replay_buffer_idx"][:4], batch["replay_buffer_idx"][4:]
     before_demo, before_agent = mix.demo.priorities.copy(), mix.agent.priorities.copy()
     prio = np.concatenate([np.full(4, 7.0), np.full(12, 3.0)])
@@ -103,7 +104,7 @@ def test_demonstrations_are_drawn_by_their_own_priorities_whatever_the_agents_sc
                 "priority": np.where(np.arange(20) == 5, 1000.0, 1.0)})
     hits = 0
     for _ in range(200):
-        batch = mix.sample_batch(8)
+        batch = with_ids(mix.sample_batch(8))
         assert int((batch["reward"] == 1.0).sum()) == 2  # the share is fixed, not a priority contest
         hits += int(5 in (-1 - batch["replay_unique_id"][:2]).tolist())
     assert hits == 200  # inclusion probability min(1, 2 * 1000 / 1019) = 1
@@ -121,7 +122,7 @@ def test_agent_only_updates_and_stale_entries():
 
 def test_prioritised_state_round_trip_draws_the_same_batches():
     a = make_prioritised(0.25)
-    batch = a.sample_batch(8)
+    batch = with_ids(a.sample_batch(8))
     a.update({"replay_unique_id": batch["replay_unique_id"], "replay_buffer_idx": batch["replay_buffer_idx"],
               "priority": np.linspace(0.1, 5.0, 8)})
     b = make_prioritised(0.25, seed=7)
@@ -129,5 +130,5 @@ def test_prioritised_state_round_trip_draws_the_same_batches():
     np.testing.assert_array_equal(a.demo.priorities, b.demo.priorities)
     np.testing.assert_array_equal(a.agent.priorities, b.agent.priorities)
     for _ in range(3):
-        x, y = a.sample_batch(8), b.sample_batch(8)
+        x, y = with_ids(a.sample_batch(8)), with_ids(b.sample_batch(8))
         assert all(np.array_equal(x[k], y[k]) for k in x)

@@ -11,6 +11,7 @@ import torch
 from stride.data import EpisodeReplayBuffer, create_buffer
 from stride.utils.errors import ConfigError
 from stride.worker import EpisodeReplayBuffer as WorkerEpisode
+from .stats_refs import with_ids
 
 
 def episode(k: int, length: int) -> list:
@@ -60,7 +61,7 @@ def test_sample_returns_whole_episodes_as_copies():
         assert ep[-1]["done"] and not any(t["done"] for t in ep[:-1])
     eps[0][0]["obs"][0] = -1  # a copy: the stored episode is untouched
     assert all((b.episode_at(s)["obs"] >= 0).all() for s in range(4))
-    batch = b.sample_batch(3)
+    batch = with_ids(b.sample_batch(3))
     assert all(ep["obs"].shape == (ep["replay_unique_id"] + 2, 2) for ep in batch)
     assert b.sample(5) is None
     b.update({"priority": [1.0]})  # ignored
@@ -126,7 +127,7 @@ def test_dict_observations_are_columns_per_key_and_survive_checkpoints(tmp_path)
     b.push([goal_episode(1, 3), goal_episode(2, 2)])
     stored = b.episode_at(int(b.slots()[0]))
     assert stored["obs/desired_goal"].shape == (3, 3) and stored["obs/desired_goal"].dtype == np.float32
-    cols = {ep["obs"]["observation"][0, 0]: ep for ep in b.sample_batch(2)}
+    cols = {ep["obs"]["observation"][0, 0]: ep for ep in with_ids(b.sample_batch(2))}
     np.testing.assert_array_equal(cols[10.0]["next_obs"]["achieved_goal"][:, 0], [1, 2, 3])
     np.testing.assert_array_equal(cols[20.0]["obs"]["desired_goal"], np.full((2, 3), -2))
     items = b.sample(1)[0]

@@ -15,6 +15,7 @@ import torch
 from stride.data import AdvancedReplayBuffer, NaiveReplayBuffer
 from stride.data.frame_storage import FrameStackStorage, column_storage
 from stride.utils.errors import ConfigError
+from .stats_refs import with_ids
 
 K = 4
 SHAPE = (6, 5)
@@ -92,7 +93,7 @@ def test_samples_equal_a_plain_buffer_byte_for_byte(kind: str, nstep: int) -> No
             b.push(items[0]) if len(items) == 1 else b.push(items)
         assert frame.count() == plain.count()
         if it % 3 == 0:
-            assert_same(frame.sample_batch(16, it), plain.sample_batch(16, it))
+            assert_same(with_ids(frame.sample_batch(16, it)), with_ids(plain.sample_batch(16, it)))
         else:
             got, want = frame.sample(16, it), plain.sample(16, it)
             assert (got is None) == (want is None)
@@ -100,8 +101,8 @@ def test_samples_equal_a_plain_buffer_byte_for_byte(kind: str, nstep: int) -> No
                 assert g.keys() == w.keys() and g["obs"].tobytes() == w["obs"].tobytes()
                 assert g["next_obs"].tobytes() == w["next_obs"].tobytes() and g["action"] == w["action"]
         if kind == "prioritized":
-            batch = plain.sample_batch(8, it)
-            assert_same(frame.sample_batch(8, it), batch)
+            batch = with_ids(plain.sample_batch(8, it))
+            assert_same(with_ids(frame.sample_batch(8, it)), batch)
             if batch is None:
                 continue
             info = {"replay_unique_id": batch["replay_unique_id"], "replay_buffer_idx": batch["replay_buffer_idx"],
@@ -152,7 +153,7 @@ def test_early_eviction_is_fifo_and_never_samples_lost_frames() -> None:
                       "next_obs": rng.integers(0, 256, (K, *SHAPE), dtype=np.uint8)} for _ in range(5)]
             b.push(items)
             truth.update({b.next_id - len(items) + i: it for i, it in enumerate(items)})
-            batch = b.sample_batch(min(4, b.count()), 0)
+            batch = with_ids(b.sample_batch(min(4, b.count()), 0))
             for uid, obs, nxt in zip(batch["replay_unique_id"], batch["obs"], batch["next_obs"]):
                 assert obs.tobytes() == truth[int(uid)]["obs"].tobytes()
                 assert nxt.tobytes() == truth[int(uid)]["next_obs"].tobytes()
@@ -171,7 +172,7 @@ def test_max_use_and_staleness_as_plain() -> None:
         items = streams.take(5)
         frame.push(items)
         plain.push(items)
-        assert_same(frame.sample_batch(6, it), plain.sample_batch(6, it))
+        assert_same(with_ids(frame.sample_batch(6, it)), with_ids(plain.sample_batch(6, it)))
         assert frame.count() == plain.count()
 
 
@@ -200,7 +201,7 @@ def test_checkpoint_resume_continues_exactly(cls) -> None:
     a = cls(cfg, seed=4)
     streams = Streams(4, seed=13)
     a.push(streams.take(70))
-    a.sample_batch(8, 1)
+    with_ids(a.sample_batch(8, 1))
     buf = io.BytesIO()
     torch.save(a.state_dict(), buf)
     buf.seek(0)
@@ -210,7 +211,7 @@ def test_checkpoint_resume_continues_exactly(cls) -> None:
     for it in range(6):
         a.push(more[it * 5:(it + 1) * 5])
         b.push(more[it * 5:(it + 1) * 5])
-        assert_same(a.sample_batch(8, it), b.sample_batch(8, it))
+        assert_same(with_ids(a.sample_batch(8, it)), with_ids(b.sample_batch(8, it)))
     assert a.storage.frame_head == b.storage.frame_head  # the same frames found again: nothing stored twice
 
 

@@ -12,6 +12,7 @@ import torch
 
 from stride.data import NaiveReplayBuffer, create_buffer
 from stride.utils.errors import ConfigError, UnknownNameError
+from .stats_refs import with_ids
 
 
 def item(i: int) -> dict:
@@ -78,7 +79,7 @@ def test_sample_and_sample_batch_agree():
     for x in (a, b):
         x.push([item(i) for i in range(11)])
     for _ in range(3):
-        items, cols = a.sample(5), b.sample_batch(5)
+        items, cols = a.sample(5), with_ids(b.sample_batch(5))
         assert cols["obs"].shape == (5, 3) and cols["obs"].dtype == np.float32
         for k in ("obs", "action", "reward", "done", "replay_unique_id", "replay_buffer_idx"):
             assert np.array_equal(np.stack([np.asarray(d[k]) for d in items]), np.asarray(cols[k])), k
@@ -87,12 +88,12 @@ def test_sample_and_sample_batch_agree():
 def test_none_when_too_few():
     """A batch never asks for more items than the buffer holds (API: None then), nor below min_sample_size."""
     b = buf(10, min_sample_size=5)
-    assert b.sample(1) is None and b.sample_batch(1) is None
+    assert b.sample(1) is None and with_ids(b.sample_batch(1)) is None
     b.push([item(i) for i in range(3)])
-    assert b.sample(4) is None and b.sample_batch(4) is None
+    assert b.sample(4) is None and with_ids(b.sample_batch(4)) is None
     assert b.sample(3) is None  # min_sample_size not reached
     b.push([item(i) for i in range(3, 5)])
-    assert len(b.sample(3)) == 3 and b.sample_batch(5)["obs"].shape == (5, 3)
+    assert len(b.sample(3)) == 3 and with_ids(b.sample_batch(5))["obs"].shape == (5, 3)
 
 
 def test_sampled_items_can_be_pushed_again():
@@ -107,7 +108,7 @@ def test_sampled_items_can_be_pushed_again():
 def test_sampling_is_uniform_over_contents(replace):
     b = buf(5, seed=0, replace=replace)
     b.push([item(i) for i in range(5)])
-    ids = np.concatenate([b.sample_batch(2)["replay_unique_id"] for _ in range(1000)])
+    ids = np.concatenate([with_ids(b.sample_batch(2))["replay_unique_id"] for _ in range(1000)])
     freq = np.bincount(ids, minlength=5) / len(ids)
     assert np.all(np.abs(freq - 0.2) < 0.03), freq  # (sd ~0.006)
 
@@ -177,11 +178,11 @@ def test_state_dict_round_trip_continues_sampling_before_wrap():
     b.load_state_dict(_roundtrip(a.state_dict()))
     assert b.count() == 6 and b.push_count == 6
     for _ in range(3):
-        x, y = a.sample_batch(4), b.sample_batch(4)
+        x, y = with_ids(a.sample_batch(4)), with_ids(b.sample_batch(4))
         assert x["replay_unique_id"].tolist() == y["replay_unique_id"].tolist()
     a.push(item(6))
     b.push(item(6))
-    assert a.sample_batch(7)["replay_unique_id"].tolist() == b.sample_batch(7)["replay_unique_id"].tolist()
+    assert with_ids(a.sample_batch(7))["replay_unique_id"].tolist() == with_ids(b.sample_batch(7))["replay_unique_id"].tolist()
 
 
 def test_state_dict_round_trip_continues_sampling_after_wrap():
@@ -192,4 +193,4 @@ def test_state_dict_round_trip_continues_sampling_after_wrap():
     b.load_state_dict(_roundtrip(a.state_dict()))
     assert ids_in(b)[1] == ids_in(a)[1]
     for _ in range(3):
-        assert a.sample_batch(4)["replay_unique_id"].tolist() == b.sample_batch(4)["replay_unique_id"].tolist()
+        assert with_ids(a.sample_batch(4))["replay_unique_id"].tolist() == with_ids(b.sample_batch(4))["replay_unique_id"].tolist()

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from stride.data.rate_limiters import MinSize, Queue, RateLimitedError, SampleToInsertRatio
+from stride.data.rate_limiters import MinSize, RateLimitedError, SampleToInsertRatio
 
 
 def test_sample_to_insert_ratio_hand_computed():
@@ -44,15 +44,6 @@ def test_min_size_blocks_samples_until_warm_then_allows_everything():
     assert lim.can_sample(10**9) and lim.max_samples() == math.inf and lim.max_inserts() == math.inf
     lim.sample(10**6)
     assert lim.can_insert(10**6)
-
-
-def test_queue_allows_at_most_size_pending_items():
-    lim = Queue(3)
-    lim.insert(3)
-    assert not lim.can_insert(1)
-    lim.sample(1)
-    assert lim.can_insert(1) and not lim.can_insert(2)
-    assert lim.max_samples() == 2
 
 
 @pytest.mark.parametrize(

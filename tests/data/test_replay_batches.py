@@ -20,7 +20,7 @@ import torch
 
 from stride.data import AdvancedReplayBuffer, EpisodeReplayBuffer, NaiveReplayBuffer
 
-from .stats_refs import bound, check_inclusion, chi2, ref_inclusion, successive_inclusion
+from .stats_refs import bound, check_inclusion, chi2, ref_inclusion, successive_inclusion, with_ids
 
 
 def item(i: int) -> dict:
@@ -40,7 +40,7 @@ def advanced(cap: int, seed: int = 0, replace: bool = False, **cfg) -> AdvancedR
 # ---- distinct items in every batch ------------------------------------------------------------------
 def _draw(b, size: int, list_form: bool, **kw) -> Tuple[List[int], List[int]]:
     """(ids, slots) of one batch, through ``sample`` (list of dicts / episodes) or ``sample_batch``."""
-    out = b.sample(size, **kw) if list_form else b.sample_batch(size, **kw)
+    out = b.sample(size, **kw) if list_form else with_ids(b.sample_batch(size, **kw))
     if out is None:
         return None
     if isinstance(out, dict):
@@ -66,7 +66,7 @@ def test_batches_hold_distinct_items(kind):
     elif kind == "uniform_holes":  # every third item too old at the first sample: holes in the ring
         b.push([{**item(i), "collect_iter": 0 if i % 3 == 0 else 10} for i in range(n_items)])
         kw = {"cur_learner_iter": 12}
-        b.sample_batch(1, **kw)
+        with_ids(b.sample_batch(1, **kw))
         n_items = b.count()
     else:
         b.push([{**item(i), "priority": float(rng.random() * 10 + 0.1)} for i in range(n_items)])
@@ -102,9 +102,9 @@ def test_uniform_subsets_are_equally_likely(kind, n_items, size, reps):
     counts = np.zeros(len(subsets))
     for _ in range(reps):
         if kind == "episode":
-            ids = tuple(sorted(int(ep["replay_unique_id"]) for ep in b.sample_batch(size)))
+            ids = tuple(sorted(int(ep["replay_unique_id"]) for ep in with_ids(b.sample_batch(size))))
         else:
-            ids = tuple(sorted(b.sample_batch(size)["replay_unique_id"].tolist()))
+            ids = tuple(sorted(with_ids(b.sample_batch(size))["replay_unique_id"].tolist()))
         assert len(set(ids)) == size
         counts[subsets[ids]] += 1
     assert chi2(counts, np.full(len(subsets), reps / len(subsets))) < bound(len(subsets) - 1)
@@ -117,7 +117,7 @@ def test_uniform_pairs_with_holes_are_equally_likely():
     pairs = Counter()
     reps, size = 20000, 5
     for _ in range(reps):
-        ids = b.sample_batch(size, cur_learner_iter=12)["replay_unique_id"].tolist()
+        ids = with_ids(b.sample_batch(size, cur_learner_iter=12))["replay_unique_id"].tolist()
         assert len(set(ids)) == size
         pairs.update(itertools.combinations(sorted(ids), 2))
     live = [i for i in range(60) if i % 3]
@@ -132,7 +132,7 @@ def test_uniform_pairs_with_holes_are_equally_likely():
 def _inclusion_counts(b: AdvancedReplayBuffer, size: int, reps: int, n_items: int) -> np.ndarray:
     counts = np.zeros(n_items)
     for _ in range(reps):
-        ids = b.sample_batch(size)["replay_unique_id"]
+        ids = with_ids(b.sample_batch(size))["replay_unique_id"]
         assert np.unique(ids).size == size
         counts[ids] += 1
     return counts
@@ -172,7 +172,7 @@ def test_is_weights_follow_the_design_and_are_unbiased(replace):
     is_ref = q.min() / q  # beta = 1
     est = np.empty(reps)
     for r in range(reps):
-        s = b.sample_batch(n)
+        s = with_ids(b.sample_batch(n))
         ids = s["replay_unique_id"]
         np.testing.assert_allclose(s["IS"], is_ref[ids], rtol=1e-6)
         est[r] = float((s["IS"] * y[ids]).sum())
@@ -193,7 +193,7 @@ def test_is_weights_beta_annealing_in_distinct_batches():
     q = ref_inclusion(w, 4) / 4
     for k in range(12):
         beta = min(1.0, 0.4 + 0.6 * k / 10)
-        s = b.sample_batch(4)
+        s = with_ids(b.sample_batch(4))
         ids = s["replay_unique_id"]
         np.testing.assert_allclose(s["IS"], (q[ids] / q.min()) ** -beta, rtol=1e-5)
         assert (s["IS"] <= 1.0 + 1e-6).all()
@@ -209,7 +209,7 @@ def test_max_use_never_exceeded_within_a_batch(replace, priority):
     evicted = set()
     batches = 0
     while True:
-        s = b.sample_batch(5)
+        s = with_ids(b.sample_batch(5))
         if s is None:
             assert b.count() < 5
             break
@@ -236,13 +236,13 @@ def test_max_use_never_exceeded_within_a_batch(replace, priority):
 def test_replace_true_keeps_iid_draws_and_caps_only_excess_copies():
     b = advanced(2, seed=0, replace=True, max_use=3, alpha=1.0)
     b.push([{**item(0), "priority": 1e-6}, {**item(1), "priority": 1e6}])  # item 1 drawn almost surely
-    assert b.sample_batch(2)["replay_unique_id"].tolist() == [1, 1] and b.count() == 2
-    s = b.sample_batch(2)  # one use left to item 1: the second copy is drawn again, from item 0
+    assert with_ids(b.sample_batch(2))["replay_unique_id"].tolist() == [1, 1] and b.count() == 2
+    s = with_ids(b.sample_batch(2))  # one use left to item 1: the second copy is drawn again, from item 0
     assert s["replay_unique_id"].tolist() == [1, 0] and b.count() == 1 and b.live_slots().tolist() == [0]
     assert b.monitor_info()["removed_max_use"] == 1
     u = advanced(4, seed=1, replace=True, priority=False)
     u.push([item(i) for i in range(4)])
-    ids = np.concatenate([u.sample_batch(4)["replay_unique_id"] for _ in range(50)])
+    ids = np.concatenate([with_ids(u.sample_batch(4))["replay_unique_id"] for _ in range(50)])
     assert any(np.unique(ids[k:k + 4]).size < 4 for k in range(0, 200, 4))  # repeats allowed without max_use
 
 

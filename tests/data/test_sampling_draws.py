@@ -42,6 +42,7 @@ import numpy as np
 import pytest
 
 from stride.data import AdvancedReplayBuffer, NaiveReplayBuffer
+from .stats_refs import with_ids
 
 def item(i: int) -> dict:
     return {"obs": np.full(4, i, np.float32), "action": i % 3, "reward": float(i) * 0.5, "done": i % 7 == 0}
@@ -94,7 +95,7 @@ def naive_digest(seed: int, replace: bool) -> str:
         b.push(item(i))
     b.push([item(i) for i in range(300, 700)])
     for k in range(30):
-        s = b.sample(17 + k) if k % 2 else b.sample_batch(33)
+        s = b.sample(17 + k) if k % 2 else with_ids(b.sample_batch(33))
         _feed(h, s)
         h.update(np.stack([d["obs"] for d in s]).tobytes() if isinstance(s, list) else s["obs"].tobytes())
     return h.hexdigest()[:16]
@@ -118,7 +119,7 @@ def advanced_digest(seed: int, prio: bool, variant: str, replace: bool) -> str:
         if b.count() < 40:
             continue
         prio_before, beta = b.priorities.copy(), b.beta
-        s = b.sample_batch(32, cur_learner_iter=it) if it % 2 else b.sample(32, cur_learner_iter=it)
+        s = with_ids(b.sample_batch(32, cur_learner_iter=it)) if it % 2 else b.sample(32, cur_learner_iter=it)
         if s is None:
             h.update(b"none")
             continue
@@ -146,7 +147,7 @@ def bench_digest(seed: int, replace: bool) -> str:
     rng = np.random.default_rng(1)
     for k in range(300):
         prio_before, beta = (b.priorities.copy(), b.beta) if k % 30 == 0 else (None, 0.0)
-        s = b.sample_batch(64)
+        s = with_ids(b.sample_batch(64))
         _feed(h, s)
         if prio_before is not None:  # (every 30th: the reference is O(N log N))
             _check_is(b, s, prio_before, beta, replace)
@@ -270,3 +271,26 @@ def test_draws_same_at_every_simd_level(level):
     want = {r: {k: v for k, v in rec[0].items() if k != "bench_per64"}
             for r, rec in (("iid", RECORDED_IID), ("distinct", RECORDED_DISTINCT))}
     assert got == want
+
+
+def test_episode_buffer_draws_pinned():
+    """The episode buffer samples through a UniformSelector over its slots: the draws its own
+    BatchLimit gave before (recorded from that code), distinct and i.i.d., across a ring that wraps
+    and a state round trip."""
+    from stride.data import EpisodeReplayBuffer
+
+    h = hashlib.sha256()
+    for replace in (False, True):
+        for cap in (5, 50):
+            b = EpisodeReplayBuffer({"replay_buffer_size": cap, "replace": replace}, seed=3)
+            for k in range(40):
+                b.push([[{"obs": np.array([k, t], np.float32), "reward": 1.0} for t in range(1 + k % 4)]
+                        for _ in range(1 + k % 3)])
+                for size in (1, 3, 4):
+                    s = b.sample(size)
+                    if s is not None:
+                        h.update(np.array([ep[0]["replay_unique_id"] for ep in s]
+                                          + [ep[0]["replay_buffer_idx"] for ep in s], np.int64).tobytes())
+                if k == 20:
+                    b.load_state_dict(b.state_dict())
+    assert h.hexdigest() == "91683335933148afa00915b226bc352eadfb00492f81de1f337a7be2718aa69d"

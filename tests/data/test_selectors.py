@@ -11,14 +11,12 @@ from stride.data.selectors import (
     EmptySelectorError,
     FIFOSelector,
     LIFOSelector,
-    MaxHeapSelector,
-    MinHeapSelector,
     PrioritizedSelector,
     SelectorKeyError,
     UniformSelector,
 )
 
-ALL = [UniformSelector, PrioritizedSelector, FIFOSelector, LIFOSelector, MaxHeapSelector, MinHeapSelector]
+ALL = [UniformSelector, PrioritizedSelector, FIFOSelector, LIFOSelector]
 
 
 class Reference:
@@ -44,10 +42,6 @@ class Reference:
             return min(it, key=lambda k: it[k][1])
         if cls is LIFOSelector:
             return max(it, key=lambda k: it[k][1])
-        if cls is MaxHeapSelector:
-            return min(it, key=lambda k: (-it[k][0], it[k][2]))
-        if cls is MinHeapSelector:
-            return min(it, key=lambda k: (it[k][0], it[k][2]))
         return None
 
 
@@ -203,23 +197,6 @@ def test_prioritized_refuses_negative_priority_and_exponent():
     assert len(sel) == 0
 
 
-def test_heap_ties_prefer_least_recently_inserted_or_updated():
-    sel = MaxHeapSelector()
-    sel.add_batch([1, 2, 3], [5.0, 5.0, 1.0])
-    assert sel.sample() == 1
-    sel.update_priorities(1, 5.0)  # same priority, but now the most recently touched
-    assert sel.sample() == 2
-    sel.update_priorities(3, 7.0)
-    assert sel.sample() == 3
-    ids, prob = sel.sample_batch(3)
-    assert ids.tolist() == [3, 3, 3] and prob.tolist() == [1.0, 1.0, 1.0]
-    low = MinHeapSelector()
-    low.add_batch([4, 5], [-1.0, -1.0])
-    assert low.sample() == 4
-    low.remove(4)
-    assert low.sample() == 5
-
-
 def test_fifo_lifo_orders_survive_many_removals():
     fifo, lifo = FIFOSelector(), LIFOSelector()
     for sel in (fifo, lifo):
@@ -251,9 +228,8 @@ def test_state_dict_round_trip_reproduces_samples(cls):
     assert other.sample() == sel.sample()
 
 
-@pytest.mark.parametrize("cls", [PrioritizedSelector, MaxHeapSelector])
-def test_repeated_id_in_one_priority_update_keeps_the_last_value(cls):
-    sel = cls()
+def test_repeated_id_in_one_priority_update_keeps_the_last_value():
+    sel = PrioritizedSelector()
     sel.add_batch([1, 2], [1.0, 1.0])
     sel.update_priorities_batch([1, 2, 1, 1], [5.0, 2.0, 0.0, 3.0])
     state = sel.state_dict()

@@ -48,8 +48,7 @@ def to_columns(batch: list) -> dict:
     return {"obs": np.stack([d["obs"] for d in batch]), "action": np.stack([d["action"] for d in batch]),
             "reward": np.array([d["reward"] for d in batch], dtype=np.float32),
             "next_obs": np.stack([d["next_obs"] for d in batch]), "done": np.array([d["done"] for d in batch]),
-            "value_gamma": np.full(len(batch), 0.99, dtype=np.float32),
-            "replay_unique_id": np.arange(len(batch)), "replay_buffer_idx": np.arange(len(batch))}
+            "value_gamma": np.full(len(batch), 0.99, dtype=np.float32)}
 
 
 def params(module) -> list:

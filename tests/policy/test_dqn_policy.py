@@ -47,7 +47,6 @@ def to_columns(batch: list) -> dict:
         "reward": np.array([d["reward"] for d in batch], dtype=np.float32),
         "next_obs": np.stack([d["next_obs"] for d in batch]), "done": np.array([d["done"] for d in batch]),
         "value_gamma": np.array([d["value_gamma"] for d in batch], dtype=np.float32),
-        "replay_unique_id": np.arange(len(batch)), "replay_buffer_idx": np.arange(len(batch)),
     }
 
 

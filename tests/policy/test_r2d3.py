@@ -96,16 +96,25 @@ def test_every_batch_holds_round_pho_b_demonstrations_and_their_priorities_reach
     from stride.entry import serial_pipeline
 
     main, create = small_config(pomdp_demo)
-    seen = []
-    learn = R2D3Policy._forward_learn
+    from stride.data.buffer import DemoMixBuffer
+
+    seen, learnt = [], []
+    learn, sample = R2D3Policy._forward_learn, DemoMixBuffer.sample_batch
 
     def spy(self, data):
-        seen.append(np.asarray(data["replay_unique_id"]).copy())
+        learnt.append(not {"replay_unique_id", "replay_buffer_idx"} & set(data))  # the policy sees no buffer ids
         return learn(self, data)
 
+    def spy_sample(self, size, cur_learner_iter=-1):
+        out = sample(self, size, cur_learner_iter)
+        if out is not None:
+            seen.append(out[1].ids.copy())
+        return out
+
     monkeypatch.setattr(R2D3Policy, "_forward_learn", spy)
+    monkeypatch.setattr(DemoMixBuffer, "sample_batch", spy_sample)
     policy = serial_pipeline([main, create], seed=0, max_train_iter=12, exp_name=str(tmp_path / "r2d3"), progress=False)
-    assert len(seen) == 12
+    assert len(seen) == len(learnt) == 12 and all(learnt)
     for ids in seen:  # round(0.3 * 10) = 3 demonstration sequences (ids -1 - id), first
         assert (ids[:3] < 0).all() and (ids[3:] >= 0).all()
     state = torch.load(policy.result["final_checkpoint"], weights_only=True)["components"]["buffer"]

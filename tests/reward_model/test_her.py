@@ -24,7 +24,6 @@ def _episode(states=S, goal=G):
         "action": np.array([0, 1, 0], dtype=np.int64)[:T],
         "reward": np.zeros(T, dtype=np.float32),
         "done": np.zeros(T, dtype=bool),
-        "replay_unique_id": 7, "replay_buffer_idx": 3,
     }
 
 
@@ -50,7 +49,6 @@ def test_relabel_by_hand():
     np.testing.assert_array_equal(out["obs"]["desired_goal"][3], G)
     np.testing.assert_array_equal(out["obs"]["observation"], S[[0, 1, 2, 2]])
     np.testing.assert_array_equal(out["action"], [0, 1, 0, 0])
-    assert "replay_unique_id" not in out
     # the stored episode is untouched
     np.testing.assert_array_equal(ep["obs"]["desired_goal"], np.repeat(G[None], 3, 0))
     assert not ep["reward"].any()

@@ -130,37 +130,32 @@ def test_start_runs_train_iterations_between_run_hooks():
     assert rec.calls == 3 and learner.envstep == 7
 
 
-# ---- priority_info ----------------------------------------------------------------------------
-def test_priority_info_from_list_batch():
+# ---- priority ----------------------------------------------------------------------------------
+def test_priority_is_the_last_steps_and_leaves_the_log():
     learner = BaseLearner(None, Recorder(priority=True).mode())
-    assert learner.priority_info is None
-    data = [{"obs": 0, "replay_unique_id": 10 + i, "replay_buffer_idx": 5 - i} for i in range(3)]
-    out = learner.train(data)
+    assert learner.priority is None
+    out = learner.train([{"obs": 0} for _ in range(3)])
     assert "priority" not in out
-    assert learner.priority_info == {"priority": [0.0, 1.0, 2.0], "replay_unique_id": [10, 11, 12],
-                                     "replay_buffer_idx": [5, 4, 3]}
+    assert learner.priority == [0.0, 1.0, 2.0]
+    learner.train({"obs": np.zeros((4, 2))})
+    assert learner.priority == [0.0, 1.0, 2.0, 3.0]
 
 
-def test_priority_info_from_column_batch():
-    learner = BaseLearner(None, Recorder(priority=True).mode())
-    data = {"obs": np.zeros((4, 2)), "replay_unique_id": np.arange(4) + 100, "replay_buffer_idx": np.arange(4)[::-1]}
-    learner.train(data)
-    info = learner.priority_info
-    assert info["priority"] == [0.0, 1.0, 2.0, 3.0]
-    assert np.asarray(info["replay_unique_id"]).tolist() == [100, 101, 102, 103]
-    assert np.asarray(info["replay_buffer_idx"]).tolist() == [3, 2, 1, 0]
+def test_priority_is_none_when_the_policy_gives_none():
+    learner = BaseLearner(None, Recorder(priority=False).mode())
+    learner.train([{"obs": 0}])
+    assert learner.priority is None
 
 
-def test_priority_info_with_real_dqn_policy():
+def test_priority_with_real_dqn_policy():
     policy = make_policy(priority=True)
     learner = BaseLearner(None, policy.learn_mode)
     rng = np.random.default_rng(0)
     data = {"obs": rng.standard_normal((6, 3)).astype(np.float32), "action": np.zeros(6, np.int64),
             "reward": np.ones(6, np.float32), "next_obs": rng.standard_normal((6, 3)).astype(np.float32),
-            "done": np.zeros(6, bool), "replay_unique_id": np.arange(6), "replay_buffer_idx": np.arange(6)}
+            "done": np.zeros(6, bool)}
     learner.train(data)
-    assert len(learner.priority_info["priority"]) == 6
-    assert np.asarray(learner.priority_info["replay_unique_id"]).tolist() == list(range(6))
+    assert len(learner.priority) == 6
 
 
 # ---- log hook ---------------------------------------------------------------------------------

@@ -73,7 +73,7 @@ def test_her_relabels_fetch_rewards_through_the_env_and_never_terminates():
     np.testing.assert_array_equal(out["done"], [False] * 4)
     np.testing.assert_allclose(out["obs"]["desired_goal"][:, 0], [0.03, 0.12, 0.12, 0.07])
     # HerRewardModel.estimate on the same episode: every relabelled reward agrees with the distance rule
-    batch = her.estimate([dict(ep, replay_unique_id=1, replay_buffer_idx=0)] * 4)
+    batch = her.estimate([ep] * 4)
     d = np.linalg.norm(batch["next_obs"]["achieved_goal"] - batch["next_obs"]["desired_goal"], axis=-1)
     np.testing.assert_array_equal(batch["reward"], -(d > 0.05).astype(np.float32))
     assert not batch["done"].any()

@@ -89,7 +89,7 @@ def test_atari_parallel_roles_carry_uint8_frames_to_the_learner(name, tmp_path):
             out = learner.train_fresh(meta["tag"], data, meta["envstep"], int(compile_system_config(system).max_staleness))
         else:
             replay = ReplayRole(cfg, None)
-            replay.push(meta["tag"], data, meta["envstep"])
+            replay.push(data, meta["envstep"], tag=meta["tag"])
             out = learner.train(replay.sample(1, int(cfg.policy.learn.batch_size), 0), meta["envstep"])
         assert out["train_iter"] == 1
         meta2, _ = collector.collect(learner.collect_state(), 1, envstep=meta["envstep"], train_iter=1)

@@ -27,9 +27,9 @@ DI-engine's features):
   text log and TensorBoard, every ``monitor.log_freq`` sample calls.
 
 ``sample`` returns the seeds' list of dicts (built column-wise, :mod:`stride.data.items`);
-``sample_batch`` returns columns (``{field: array[size, ...]}``) with no Python object per item --
-that is what the serial pipeline uses. The learner sends ``update({'replay_unique_id',
-'replay_buffer_idx', 'priority'})`` back; an entry whose id no longer sits in that slot is ignored.
+``sample_batch`` returns columns (``{field: array[size, ...]}``) with no Python object per item and
+the batch's :class:`~.protocol.Ticket` -- that is what the pipelines use. The loop sends
+``update(ticket, priorities)`` back; an entry whose id no longer sits in that slot is ignored.
 ``save_data``/``load_data`` use ``.npz`` without pickle and keep ids, priorities, use counts and
 collect iterations (the live items oldest first: what a new buffer, maybe of another capacity or
 storage type, loads -- the newest ``capacity`` items if more); ``state_dict``/``load_state_dict``
@@ -60,7 +60,7 @@ counts items (deterministic, resumable) instead of decaying counters over wall-c
 from __future__ import annotations
 
 import logging
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -82,6 +82,7 @@ from .eviction import UseStalenessEviction
 from .monitor import BufferMonitor, ScalarWriter
 from ..priority import PriorityTable
 from .rate_control import RateControl
+from .protocol import Ticket, priority_update
 
 META_KEYS = ("replay_unique_id", "replay_buffer_idx", "IS", "priority", "collect_iter")
 _ID_KEYS = ("replay_unique_id", "replay_buffer_idx")
@@ -252,7 +253,7 @@ class AdvancedReplayBuffer(Configurable):
         return self._n_live
 
     # ---- write -------------------------------------------------------------------------------
-    def push(self, data: Union[Mapping[str, object], Sequence[Mapping[str, object]]], cur_collector_envstep: int = -1,
+    def push(self, data: Union[Mapping[str, object], Sequence[object]], cur_collector_envstep: int = -1,
              collect_iter: Optional[int] = None) -> int:
         """Add one item or a list of items; returns how many were accepted.
 
@@ -261,7 +262,7 @@ class AdvancedReplayBuffer(Configurable):
         ``collect_iter`` argument, else the latest ``cur_learner_iter`` given to ``sample``).
         Those and ``replay_unique_id`` / ``replay_buffer_idx`` / ``IS`` are not stored as fields.
         """
-        items = [data] if isinstance(data, Mapping) else list(data)
+        items = [data] if isinstance(data, Mapping) else list(cast(Sequence[Mapping[str, object]], data))
         if not items:
             return 0
         n = len(items)
@@ -470,31 +471,33 @@ class AdvancedReplayBuffer(Configurable):
         self._after_sample(slots, cur_learner_iter)
         return items
 
-    def sample_batch(self, size: int, cur_learner_iter: int = -1) -> Optional[Dict[str, np.ndarray]]:
+    def sample_batch(self, size: int, cur_learner_iter: int = -1
+                     ) -> Optional[Tuple[Dict[str, np.ndarray], Ticket]]:
         """As :meth:`sample` (the same draws: distinct items unless ``replace=True``), as columns:
-        ``{field: array[size, ...]}`` plus ``replay_unique_id``, ``replay_buffer_idx`` (int64) and
-        ``IS`` (float32) arrays."""
+        ``({field: array[size, ...]}`` with ``IS`` (float32) when weighted, the items' :class:`Ticket`)."""
         drawn = self._draw(size, cur_learner_iter)
         if drawn is None:
             return None
         slots, is_w = drawn
         batch = self._storage.get_columns(slots)
-        batch["replay_unique_id"] = self._ids.take(slots)
-        batch["replay_buffer_idx"] = slots
         if is_w is not None:
             batch["IS"] = is_w
+        ticket = Ticket(self._ids.take(slots), slots)
         self._after_sample(slots, cur_learner_iter)
-        return batch
+        return batch, ticket
 
-    def update(self, info: Optional[Mapping[str, object]]) -> int:
-        """Set priorities: ``{'replay_unique_id', 'replay_buffer_idx', 'priority'}`` (lists or arrays).
+    def update(self, ticket: Union[Ticket, Mapping[str, object], None], priorities: object = None) -> int:
+        """Set the priorities of the items a :class:`Ticket` names (or of one dict ``{'replay_unique_id',
+        'replay_buffer_idx', 'priority'}``, for items from :meth:`sample`; lists, arrays or tensors).
 
         Entries whose slot no longer holds that id (overwritten or evicted since sampling) are
         ignored. A repeated slot keeps its last priority. Returns how many entries were applied.
         """
-        if not info or self._tree is None:
+        given = priority_update(ticket, priorities)
+        if given is None or self._tree is None:
             return 0
-        return self._pri.update(info, self._ids)
+        (ids, slots), prio = given
+        return self._pri.update(ids, slots, prio, self._ids)
 
     # ---- monitor -----------------------------------------------------------------------------
     def monitor_info(self) -> Dict[str, float]:

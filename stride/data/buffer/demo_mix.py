@@ -11,10 +11,9 @@ Prioritised stores (R2D3): each side is its own prioritised buffer -- its own
 :class:`~stride.data.priority.PriorityTable`, so demonstrations are drawn by *their* priorities
 among themselves and the agent's by theirs, whatever the two scales are, and each side's IS
 weights are normalised within its own store. The learner's priorities go back to the store each
-row came from: a demonstration row's ``replay_unique_id`` is handed out as ``-1 - id`` (negative;
-the agent's ids are >= 0), so :meth:`update` splits the learner's ``{'replay_unique_id',
-'replay_buffer_idx', 'priority'}`` by sign with no memory of which batch it came from (updates may
-arrive late or for several batches at once). Both states (contents, priorities, sampling RNGs) are
+row came from: a demonstration row's id in the batch's ticket is ``-1 - id`` (negative; the agent's ids
+are >= 0), so :meth:`update` splits a ticket by sign with no memory of which batch it came from
+(updates may arrive late or for several batches at once). Both states (contents, priorities, sampling RNGs) are
 in the checkpoint, so a resumed run draws the same batches.
 
 Better than DI-engine on purpose: its SQIL and R2D3 entries keep a second collector and buffer
@@ -25,15 +24,13 @@ no batch without demonstrations by chance).
 
 from __future__ import annotations
 
-from typing import Any, Dict, Mapping, Optional, Sequence, Union
+from typing import Dict, Mapping, Optional, Sequence, Union
 
 import numpy as np
-import torch
 
 from ...utils.errors import ConfigError
 from ...utils.narrow import as_mapping
-
-_ID = "replay_unique_id"
+from .protocol import ReplayBuffer, Sampled, SampledBatch, Ticket, priority_update
 
 
 def demo_count(size: int, demo_fraction: float) -> int:
@@ -44,47 +41,48 @@ def demo_count(size: int, demo_fraction: float) -> int:
 class DemoMixBuffer:
     """``agent`` (pushed to, sampled for ``1 - demo_fraction`` of a batch) + ``demo`` (the rest)."""
 
-    def __init__(self, agent: Any, demo: Any, demo_fraction: float) -> None:
+    def __init__(self, agent: ReplayBuffer, demo: ReplayBuffer, demo_fraction: float) -> None:
         if not 0.0 < demo_fraction < 1.0:
             raise ConfigError(f"the demonstrations' share of a batch must be in (0, 1), got {demo_fraction!r}")
         self.agent, self.demo, self.demo_fraction = agent, demo, float(demo_fraction)
 
-    def push(self, data: Union[Mapping[str, object], Sequence[Mapping[str, object]]], cur_collector_envstep: int = -1) -> None:
+    def push(self, data: Sequence[object], cur_collector_envstep: int = -1) -> None:
         """The agent's transitions (the demonstrations are fixed)."""
         self.agent.push(data, cur_collector_envstep=cur_collector_envstep)
 
-    def sample_batch(self, size: int, cur_learner_iter: int = -1) -> Optional[Dict[str, np.ndarray]]:
-        """``round(size * demo_fraction)`` demonstration samples then the agent's, as columns; the
-        demonstrations' ``replay_unique_id`` is ``-1 - id`` (see the module docstring)."""
+    def sample_batch(self, size: int, cur_learner_iter: int = -1) -> Optional[Sampled]:
+        """``round(size * demo_fraction)`` demonstration samples then the agent's, as columns, and their
+        ticket, where the demonstrations' ids are ``-1 - id`` (see the module docstring)."""
         n_demo = demo_count(size, self.demo_fraction)
         if self.agent.count() < size - n_demo or self.demo.count() < n_demo:
             return None  # (neither buffer draws: its RNG only moves for batches that are used)
-        demo: Optional[Dict[str, np.ndarray]] = self.demo.sample_batch(n_demo, cur_learner_iter) if n_demo else None
-        if demo is not None and _ID in demo:
-            demo[_ID] = -1 - np.asarray(demo[_ID], dtype=np.int64)
-        agent: Optional[Dict[str, np.ndarray]] = \
-            self.agent.sample_batch(size - n_demo, cur_learner_iter) if n_demo < size else None
+        demo = self.demo.sample_batch(n_demo, cur_learner_iter) if n_demo else None
+        if demo is not None:
+            demo = demo[0], Ticket(-1 - demo[1].ids, demo[1].slots)
+        agent = self.agent.sample_batch(size - n_demo, cur_learner_iter) if n_demo < size else None
         if demo is None or agent is None:
             return agent if n_demo == 0 else demo if n_demo == size else None
-        missing = set(demo) ^ set(agent)
+        d, a = _columns(demo[0]), _columns(agent[0])
+        missing = set(d) ^ set(a)
         if missing:
             raise ConfigError(f"demonstration and agent samples differ in the fields {sorted(missing)}: the dataset "
                               "must be replayed through the same policy that collects, into buffers of one type")
-        return {k: np.concatenate([demo[k], np.asarray(agent[k], dtype=np.result_type(demo[k], agent[k]))])
-                for k in demo}
+        batch = {k: np.concatenate([np.asarray(d[k]), np.asarray(a[k], dtype=np.result_type(d[k], a[k]))]) for k in d}
+        return batch, Ticket(np.concatenate([demo[1].ids, agent[1].ids]), np.concatenate([demo[1].slots, agent[1].slots]))
 
-    def update(self, info: Optional[Mapping[str, object]]) -> None:
-        """The learner's priorities, each back to its own store: rows with a negative
-        ``replay_unique_id`` (``-1 - id``) to the demonstrations', the rest to the agent's."""
-        if not info or _ID not in info:
+    def update(self, ticket: Union[Ticket, Mapping[str, object], None], priorities: object = None) -> None:
+        """The learner's priorities, each back to its own store: rows with a negative id
+        (``-1 - id``) to the demonstrations', the rest to the agent's."""
+        given = priority_update(ticket, priorities)
+        if given is None:
             return
-        uid, idx, prio = (_flat(info[k]) for k in (_ID, "replay_buffer_idx", "priority"))
-        is_demo = uid.astype(np.int64) < 0
+        (uid, idx), prio = given
+        is_demo = uid < 0
         if is_demo.any():
-            self.demo.update({_ID: -1 - uid[is_demo], "replay_buffer_idx": idx[is_demo], "priority": prio[is_demo]})
+            self.demo.update(Ticket(-1 - uid[is_demo], idx[is_demo]), prio[is_demo])
         if not is_demo.all():
             keep = ~is_demo
-            self.agent.update({_ID: uid[keep], "replay_buffer_idx": idx[keep], "priority": prio[keep]})
+            self.agent.update(Ticket(uid[keep], idx[keep]), prio[keep])
 
     def count(self) -> int:
         """The agent's items (what the pipeline's warm-up and sampling wait for)."""
@@ -92,6 +90,10 @@ class DemoMixBuffer:
 
     def __len__(self) -> int:
         return self.count()
+
+    def clear(self) -> None:
+        """Drop the agent's items (the demonstrations stay)."""
+        self.agent.clear()
 
     def state_dict(self) -> Dict[str, object]:
         return {"agent": self.agent.state_dict(), "demo": self.demo.state_dict()}
@@ -101,8 +103,8 @@ class DemoMixBuffer:
         self.demo.load_state_dict(as_mapping(state["demo"], "buffer state 'demo'"))
 
 
-def _flat(values: object) -> np.ndarray:
-    """A learner's list / array / tensor as a flat NumPy array."""
-    if isinstance(values, torch.Tensor):
-        values = values.detach().cpu().numpy()
-    return np.asarray(values).reshape(-1)
+def _columns(batch: SampledBatch) -> Dict[str, np.ndarray]:
+    """A buffer's column batch (a mix of episode lists is not defined)."""
+    if not isinstance(batch, Mapping):
+        raise ConfigError("demonstrations mix with buffers that sample columns (naive, advanced), not episodes")
+    return {k: np.asarray(v) for k, v in batch.items()}

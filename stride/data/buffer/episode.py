@@ -1,21 +1,22 @@
 """``EpisodeReplayBuffer``: each element is a whole episode (a list of transitions).
 
 For algorithms that need whole episodes (board/card games rewarded at the end, HER, ...). A FIFO
-ring of ``replay_buffer_size`` episodes, sampled uniformly: distinct episodes, every subset alike
-(the rule of the other buffers, :class:`~stride.data.draws.BatchLimit`), or i.i.d. draws with
-``replace=True``. Each episode is stored
+ring of ``replay_buffer_size`` episodes plus RL-Flow's sampling part, a
+:class:`~stride.data.selectors.UniformSelector` over the occupied slots (storage + selector, as
+RL-Flow composes a buffer): distinct episodes, every subset alike (the rule of the other buffers,
+:class:`~stride.data.draws.BatchLimit`), or i.i.d. draws with ``replace=True``. Each episode is stored
 as columns (``{field: array[T, ...]}``, one array per field, stacked once at push; a dict-of-arrays
 field such as a goal-conditioned observation is one column per key, ``obs/desired_goal``, as in
 the other buffers' storage, and comes back as a dict), so ``sample``
 hands out copies (the seeds' form: a list of episodes, each a list of transition dicts carrying the
 episode's ``replay_unique_id`` and ``replay_buffer_idx``) and ``sample_batch`` the columns
-themselves. ``save_data``/``load_data`` write ``.npz`` without pickle (transitions concatenated
+themselves with the episodes' :class:`~.protocol.Ticket`. ``save_data``/``load_data`` write ``.npz`` without pickle (transitions concatenated
 plus the episode lengths); ``state_dict`` holds tensors and plain values.
 """
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
 import numpy.typing as npt
@@ -25,9 +26,11 @@ from ...config.config import Configurable, merge_config
 from ...config.setting import Setting
 from ...utils.registry import BUFFER_REGISTRY
 from ...utils.narrow import as_int, as_mapping, as_tensor, as_tensors
-from ..draws import BatchLimit, read_only
+from ..draws import read_only
 from ..npz import load_npz, save_npz
+from ..selectors import UniformSelector
 from ..storage import as_array, flatten_fields, nest_fields
+from .protocol import Ticket
 
 META_KEYS = ("replay_unique_id", "replay_buffer_idx")
 Episode = Sequence[Mapping[str, object]]
@@ -75,8 +78,8 @@ class EpisodeReplayBuffer(Configurable):
         self._next_id = 0
         self._push_count = 0
         self._rng = np.random.default_rng(seed)
-        self._replace = bool(merged["replace"])
-        self._limit = BatchLimit(self._capacity)
+        # the sampling part: a uniform selector over the occupied slots, drawing with this buffer's RNG
+        self._selector = UniformSelector(self._rng, initial_capacity=self._capacity, replace=bool(merged["replace"]))
 
     # ---- write -------------------------------------------------------------------------------
     @staticmethod
@@ -88,7 +91,7 @@ class EpisodeReplayBuffer(Configurable):
             return []
         return [data] if isinstance(data[0], Mapping) else [list(ep) for ep in data]
 
-    def push(self, data: Union[Episode, List[Episode]], cur_collector_envstep: int = -1) -> None:
+    def push(self, data: Union[Episode, Sequence[object]], cur_collector_envstep: int = -1) -> None:
         """Add one episode (list of transition dicts) or a list of episodes; empty episodes are skipped."""
         episodes = [ep for ep in self._episodes(data) if len(ep)]
         if not episodes:
@@ -107,12 +110,22 @@ class EpisodeReplayBuffer(Configurable):
             self._ids[self._tail] = first_id + k
             self._tail = (self._tail + 1) % self._capacity
             self._size = min(self._size + 1, self._capacity)
+        self._select_occupied()
+
+    def _select_occupied(self) -> None:
+        """The selector holds the occupied slots ``0..size-1`` (the ring fills them in order)."""
+        held = len(self._selector)
+        if held > self._size:
+            self._selector.clear()
+            held = 0
+        if held < self._size:
+            self._selector.add_batch(np.arange(held, self._size))
 
     # ---- read --------------------------------------------------------------------------------
     def _sample_slots(self, size: int) -> Optional[np.ndarray]:
         if self._size < max(size, self._cfg["min_sample_size"], 1):
             return None
-        return self._limit.draw(self._rng, self._size, size, self._replace)
+        return self._selector.sample_batch(size)[0]
 
     def sample(self, size: int, cur_learner_iter: int = -1) -> Optional[List[List[Dict[str, object]]]]:
         """``size`` distinct episodes drawn uniformly (every subset alike; i.i.d. draws with
@@ -135,21 +148,17 @@ class EpisodeReplayBuffer(Configurable):
             out.append(ep)
         return out
 
-    def sample_batch(self, size: int, cur_learner_iter: int = -1) -> Optional[List[Dict[str, object]]]:
-        """The episodes :meth:`sample` would draw, as columns: each ``{field: array[T, ...],
-        'replay_unique_id', 'replay_buffer_idx'}`` (distinct episodes unless ``replace=True``)."""
+    def sample_batch(self, size: int, cur_learner_iter: int = -1
+                     ) -> Optional[Tuple[List[Dict[str, object]], Ticket]]:
+        """The episodes :meth:`sample` would draw, as columns (each ``{field: array[T, ...]}``;
+        distinct episodes unless ``replace=True``), and their :class:`Ticket`."""
         slots = self._sample_slots(size)
         if slots is None:
             return None
-        out = []
-        for slot in slots.tolist():
-            ep = nest_fields({k: v.copy() for k, v in self._data[slot].items()})
-            ep["replay_unique_id"] = int(self._ids[slot])
-            ep["replay_buffer_idx"] = slot
-            out.append(ep)
-        return out
+        out = [nest_fields({k: v.copy() for k, v in self._data[slot].items()}) for slot in slots.tolist()]
+        return out, Ticket(self._ids.take(slots), slots.astype(np.int64))
 
-    def update(self, info: Optional[Mapping[str, object]]) -> None:
+    def update(self, ticket: Union[Ticket, Mapping[str, object], None], priorities: object = None) -> None:
         """Priorities are meaningless for uniform sampling: ignored."""
 
     # ---- queries -----------------------------------------------------------------------------
@@ -195,6 +204,7 @@ class EpisodeReplayBuffer(Configurable):
         self._ids[:] = -1
         self._tail = 0
         self._size = 0
+        self._selector.clear()
 
     def close(self) -> None:
         self.clear()
@@ -234,6 +244,7 @@ class EpisodeReplayBuffer(Configurable):
             self._data[i] = ep
             self._ids[i] = ids[i]
         self._size = len(eps)
+        self._select_occupied()
         self._tail = self._size % self._capacity
         self._next_id = next_id
 
@@ -259,6 +270,7 @@ class EpisodeReplayBuffer(Configurable):
         for i, ep in enumerate(eps):
             self._data[i] = ep
         self._size = len(eps)
+        self._select_occupied()
         self._ids[: self._size] = as_tensor(state["ids"], "buffer state 'ids'").numpy()
         self._tail = as_int(state["tail"], "buffer state 'tail'")
         self._next_id = as_int(state["next_id"], "buffer state 'next_id'")

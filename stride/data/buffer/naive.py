@@ -14,7 +14,7 @@ longer than the capacity keeps the newest items (DI-engine over-counts there).
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Union, cast
+from typing import Dict, List, Mapping, Optional, Sequence, Tuple, Union, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -28,6 +28,7 @@ from ..npz import load_npz, save_npz
 from ..draws import BatchLimit, read_only
 from ..frame_storage import column_storage, expanded_chunks
 from ..storage import ColumnStorage, PhysicalState
+from .protocol import ReplayBuffer, Ticket
 
 META_KEYS = ("replay_unique_id", "replay_buffer_idx")
 
@@ -66,7 +67,7 @@ class NaiveReplayBuffer(Configurable):
         self._limit = BatchLimit(self._storage.capacity)
 
     # ---- write -------------------------------------------------------------------------------
-    def push(self, data: Union[Mapping[str, object], Sequence[Mapping[str, object]]], cur_collector_envstep: int = -1) -> None:
+    def push(self, data: Union[Mapping[str, object], Sequence[object]], cur_collector_envstep: int = -1) -> None:
         """Add one item or a list of items (dicts with the same fields)."""
         items = [data] if isinstance(data, dict) else list(cast(Sequence[Mapping[str, object]], data))
         if not items:
@@ -126,18 +127,16 @@ class NaiveReplayBuffer(Configurable):
         # built column-wise (stride.data.items): one gather per field, one dict display per item
         return self._storage.get_items(slots, META_KEYS, (self._ids.take(slots).tolist(), slots.tolist()))
 
-    def sample_batch(self, size: int, cur_learner_iter: int = -1) -> Optional[Dict[str, np.ndarray]]:
+    def sample_batch(self, size: int, cur_learner_iter: int = -1
+                     ) -> Optional[Tuple[Dict[str, np.ndarray], Ticket]]:
         """Like :meth:`sample` (the same draws: distinct items unless ``replace=True``) but as columns:
-        ``{field: array[size, ...]}`` plus the id arrays."""
+        ``({field: array[size, ...]}, ticket)``, the ids in the :class:`Ticket`, not in the batch."""
         slots = self._sample_slots(size)
         if slots is None:
             return None
-        batch = self._storage.get_columns(slots)
-        batch["replay_unique_id"] = self._ids.take(slots)
-        batch["replay_buffer_idx"] = slots
-        return batch
+        return self._storage.get_columns(slots), Ticket(self._ids.take(slots), slots)
 
-    def update(self, info: Optional[Mapping[str, object]]) -> None:
+    def update(self, ticket: Union[Ticket, Mapping[str, object], None], priorities: object = None) -> None:
         """Priorities are meaningless for uniform sampling: ignored."""
 
     def count(self) -> int:
@@ -227,7 +226,13 @@ class NaiveReplayBuffer(Configurable):
         self._push_count = as_int(state.get("push_count", 0), "buffer state 'push_count'")
 
 
-def create_buffer(cfg: Mapping[str, object], seed: Optional[int] = None, **kwargs: object) -> Any:
+def create_buffer(cfg: Mapping[str, object], seed: Optional[int] = None, **kwargs: object) -> ReplayBuffer:
     """Build the buffer named by ``cfg['type']`` (default ``'naive'``): any class registered in
-    ``BUFFER_REGISTRY``, user buffers too, so the type is only known at run time (hence ``Any``)."""
-    return BUFFER_REGISTRY.get(str(cfg.get("type", "naive")))(cfg, seed=seed, **kwargs)
+    ``BUFFER_REGISTRY``, user buffers too; whichever it is, it must meet :class:`ReplayBuffer`."""
+    name = str(cfg.get("type", "naive"))
+    buffer = BUFFER_REGISTRY.get(name)(cfg, seed=seed, **kwargs)
+    if not isinstance(buffer, ReplayBuffer):
+        missing = [m for m in ("push", "sample_batch", "update", "count", "clear", "state_dict", "load_state_dict")
+                   if not callable(getattr(buffer, m, None))]
+        raise TypeError(f"buffer type '{name}' lacks the ReplayBuffer methods {missing}")
+    return buffer

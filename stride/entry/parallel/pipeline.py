@@ -597,7 +597,7 @@ class Coordinator:
             self.weights = self.learner.collect_state.remote()
             priorities = [p for o in outs for p in o["priorities"]]
             if any(priorities):
-                self.replay.update.remote(priorities)
+                self.replay.update_all.remote(priorities)
         self.last_log = out["last_log"]
 
     def _send(self, name: str) -> None:
@@ -622,7 +622,7 @@ class Coordinator:
 
     def _route(self, tag: BatchTag, data: Any) -> None:
         """Where a batch goes: its samples' reference to the replay (recorded when stored)."""
-        self._pushes.append((tag, self.replay.push.remote(tag, data, self.envstep)))
+        self._pushes.append((tag, self.replay.push.remote(data, self.envstep, tag)))
 
     def _record_pushes(self, wait: bool) -> None:
         """Record the replay's verdicts on the batches routed so far, in their order (``wait``:

@@ -23,7 +23,8 @@ import numpy as np
 import torch
 
 from ...config import Config
-from ...data import create_buffer
+from ...data import ReplayBuffer, Ticket, create_buffer
+from ...data.buffer.protocol import Sampled
 from ...league import LeagueReplica, frozen, policy_opponent, snapshot
 from ...policy.base_policy import Policy
 from ...torch_utils.dist import check_same, dist_finalize, dist_init, in_process_group
@@ -37,7 +38,7 @@ from ...worker.learner.learner import Batch, read_checkpoint
 from ..demonstrations import with_demonstrations
 from ..run import seed_run
 from ..utils import build_env_manager, build_policy, sample_transforms
-from .tags import BatchTag, TagLedger
+from .tags import BatchTag, TagLedger, Verdict
 
 #: a role's seed offset per collector index and incarnation: distinct env and exploration streams
 SEED_STRIDE = 1000
@@ -91,6 +92,16 @@ def shard_batch(batch: Optional[Batch], shards: int) -> List[Optional[Batch]]:
                           f"a policy.learn.batch_size divisible by system_config.learner_num={shards}")
     k = len(items) // shards
     return [items[i * k:(i + 1) * k] for i in range(shards)]
+
+
+def shard_sampled(sampled: Optional[Sampled], shards: int) -> List[Optional[Sampled]]:
+    """A sampled ``(batch, ticket)`` cut as :func:`shard_batch` cuts the batch, each part with its rows' ticket."""
+    if sampled is None:
+        return [None] * shards
+    batch, ticket = sampled
+    k = len(ticket.ids) // shards
+    return [(part, ticket.part(i * k, (i + 1) * k)) for i, part in enumerate(shard_batch(batch, shards))
+            if part is not None]
 
 
 def _rows(columns: Mapping[str, object]) -> int:
@@ -215,7 +226,8 @@ class ReplayRole:
 
     def __init__(self, cfg: Config, snapshot_path: Optional[str], snapshot_freq: int = 50) -> None:
         _prepare(cfg, int(cfg.seed))
-        self._buffer = create_buffer(cfg.policy.other.replay_buffer, seed=int(cfg.seed), exp_name=cfg.exp_name)
+        self._buffer: ReplayBuffer = create_buffer(cfg.policy.other.replay_buffer, seed=int(cfg.seed),
+                                                   exp_name=cfg.exp_name)
         if cfg.policy.collect.get("data_path"):
             spaces = build_env_manager(cfg, int(cfg.seed), evaluator=True)  # not launched: its spaces only
             self._buffer = with_demonstrations(cfg, build_policy(cfg, enable_field=["collect"]), self._buffer,
@@ -225,41 +237,59 @@ class ReplayRole:
         self._since_snapshot = 0
         self.restored = False
         if snapshot_path is not None and os.path.isfile(snapshot_path):
-            state = read_snapshot(snapshot_path)
-            self._buffer.load_state_dict(as_mapping(state["buffer"], "replay snapshot 'buffer'"))
-            self._ledger.load_state_dict(as_mapping(state["ledger"], "replay snapshot 'ledger'"))
+            self.load_state_dict(read_snapshot(snapshot_path))
             self.restored = True
 
-    def push(self, tag: BatchTag, data: Sequence[Mapping[str, object]], envstep: int) -> Dict[str, object]:
-        """Store ``data`` unless its tag was seen; returns the verdict and the ledger's counters."""
-        verdict = self._ledger.admit(tag)
+    def push(self, data: Sequence[object], cur_collector_envstep: int = -1, tag: Optional[BatchTag] = None
+             ) -> Dict[str, object]:
+        """Store ``data`` unless its tag was seen (untagged data: always); returns the verdict and the
+        ledger's counters."""
+        verdict = self._ledger.admit(tag) if tag is not None else Verdict(True, 0)
         if verdict.store:
-            self._buffer.push(data, cur_collector_envstep=envstep)
+            self._buffer.push(data, cur_collector_envstep=cur_collector_envstep)
             self._since_snapshot += 1
             if self._path is not None and self._since_snapshot >= self._freq:
                 self.snapshot()
         return {"admitted": verdict.store, "gap": verdict.gap, "restored": self.restored, "pid": os.getpid(),
                 **self._ledger.summary()}
 
-    def sample(self, n: int, size: int, train_iter: int) -> List[Optional[Batch]]:
-        """``n`` batches of ``size`` (None where the buffer refuses one: too few items)."""
-        return [self._buffer.sample_batch(size, train_iter) for _ in range(n)]
+    def sample_batch(self, size: int, cur_learner_iter: int = -1) -> Optional[Sampled]:
+        """One ``(batch, ticket)`` of ``size`` (None while the buffer refuses: too few items)."""
+        return self._buffer.sample_batch(size, cur_learner_iter)
 
-    def sample_shards(self, n: int, size: int, train_iter: int, shards: int) -> List[List[Optional[Batch]]]:
-        """``n`` batches of ``size``, each cut by :func:`shard_batch`: element ``i`` holds every batch's
+    def sample(self, n: int, size: int, train_iter: int) -> List[Optional[Sampled]]:
+        """``n`` of :meth:`sample_batch` (one Ray call)."""
+        return [self.sample_batch(size, train_iter) for _ in range(n)]
+
+    def sample_shards(self, n: int, size: int, train_iter: int, shards: int) -> List[List[Optional[Sampled]]]:
+        """``n`` batches of ``size``, each cut by :func:`shard_sampled`: element ``i`` holds every batch's
         part ``i``, the share of learner replica ``i`` (one Ray return each: the parts go from here
         to their replica directly)."""
-        parts = [shard_batch(b, shards) for b in self.sample(n, size, train_iter)]
+        parts = [shard_sampled(b, shards) for b in self.sample(n, size, train_iter)]
         return [[p[i] for p in parts] for i in range(shards)]
 
-    def update(self, infos: Sequence[Optional[Mapping[str, object]]]) -> None:
-        """Priorities the learner computed, one info per trained batch."""
-        for info in infos:
-            if info:
-                self._buffer.update(info)
+    def update(self, ticket: Ticket, priorities: object) -> None:
+        """The learner's priorities for the rows ``ticket`` names."""
+        self._buffer.update(ticket, priorities)
+
+    def update_all(self, pairs: Sequence[Tuple[Ticket, object]]) -> None:
+        """:meth:`update` for each ``(ticket, priorities)`` the learners sent back (one Ray call)."""
+        for ticket, priorities in pairs:
+            self.update(ticket, priorities)
 
     def count(self) -> int:
         return int(self._buffer.count())
+
+    def clear(self) -> None:
+        self._buffer.clear()
+
+    def state_dict(self) -> Dict[str, object]:
+        """The buffer's and the ledger's states (what a snapshot holds)."""
+        return {"buffer": self._buffer.state_dict(), "ledger": self._ledger.state_dict()}
+
+    def load_state_dict(self, state: Mapping[str, object]) -> None:
+        self._buffer.load_state_dict(as_mapping(state["buffer"], "replay snapshot 'buffer'"))
+        self._ledger.load_state_dict(as_mapping(state["ledger"], "replay snapshot 'ledger'"))
 
     def incarnations(self) -> Dict[str, int]:
         """The newest incarnation of each collector the ledger has seen (a restored one's included)."""
@@ -272,7 +302,7 @@ class ReplayRole:
         """Write the buffer and the ledger (a checkpoint-format file: tensors and plain values only)."""
         if self._path is None:
             return
-        state = {"buffer": self._buffer.state_dict(), "ledger": self._ledger.state_dict()}
+        state = self.state_dict()
         atomic_write(self._path, lambda f: torch.save(state, f), binary=True)
         self._since_snapshot = 0
 
@@ -349,21 +379,23 @@ class LearnerRole:
         """The main player's frozen weights now (``stride.league.snapshot(policy)``)."""
         return snapshot(self._policy)
 
-    def train(self, batches: Sequence[Optional[Batch]], envstep: int, max_train_iter: Optional[int] = None
+    def train(self, batches: Sequence[Optional[Sampled]], envstep: int, max_train_iter: Optional[int] = None
               ) -> Dict[str, object]:
-        """One ``BaseLearner.train`` per batch (None batches skipped, none past ``max_train_iter``);
-        returns the iteration reached, the learner's last written log, the priority infos (one per batch trained) and
+        """One ``BaseLearner.train`` per sampled ``(batch, ticket)`` (None skipped, none past ``max_train_iter``);
+        returns the iteration reached, the learner's last written log, the ``(ticket, priorities)`` pairs and
         the call's wall ``seconds`` (the learner's busy time: the pipeline reports its idle time)."""
         start = time.perf_counter()
         learner = self._learner
-        priorities: List[Optional[Dict[str, object]]] = []
+        priorities: List[Tuple[Ticket, object]] = []
         # replicas must step together (each step all-reduces): a mismatch is an error, never a hang
         check_same(sum(b is not None for b in batches), "the batches of one train call")
-        for batch in batches:
-            if batch is None or (max_train_iter is not None and learner.train_iter >= max_train_iter):
+        for sampled in batches:
+            if sampled is None or (max_train_iter is not None and learner.train_iter >= max_train_iter):
                 continue
+            batch, ticket = sampled
             learner.train(batch, envstep)
-            priorities.append(learner.priority_info)
+            if learner.priority is not None:
+                priorities.append((ticket, learner.priority))
         # the step's own log stays in the actor (its values may be device tensors); last_log is the
         # learner's latest written log, plain numbers
         return {"train_iter": learner.train_iter, "last_log": dict(learner.last_log),

@@ -87,7 +87,7 @@ class BaseLearner(Configurable):
         self._envstep = 0
         self.log_buffer: Dict[str, Any] = {}
         self.last_log: Dict[str, float] = {}
-        self._priority_info: Optional[Dict[str, object]] = None
+        self._priority: object = None
         self._hooks: Dict[str, List[LearnerHook]] = {p: [] for p in POSITIONS}
         self._states: Dict[str, Stateful] = {}
         hook = merged["hook"]
@@ -125,19 +125,12 @@ class BaseLearner(Configurable):
         for hook in hooks["before_iter"]:
             hook(self)
         log = self.policy.forward(data)
-        if "priority" in log:
-            self._priority_info = {"priority": log.pop("priority"), **self._ids_of(data)}
+        self._priority = log.pop("priority", None)
         self.log_buffer = log
         self._train_iter += 1
         for hook in hooks["after_iter"]:
             hook(self)
         return log
-
-    @staticmethod
-    def _ids_of(data: Batch) -> Dict[str, object]:
-        if isinstance(data, Mapping):
-            return {k: data[k] for k in ("replay_unique_id", "replay_buffer_idx") if k in data}
-        return {k: [d[k] for d in data] for k in ("replay_unique_id", "replay_buffer_idx") if k in data[0]}
 
     def start(self, get_data: Callable[[], Batch], envstep_fn: Optional[Callable[[], int]] = None) -> None:
         """Parallel mode: ``before_run``, ``train_iterations`` steps on ``get_data()``, ``after_run``."""
@@ -168,8 +161,10 @@ class BaseLearner(Configurable):
         self._envstep = int(value)
 
     @property
-    def priority_info(self) -> Optional[Dict[str, object]]:
-        return self._priority_info
+    def priority(self) -> object:
+        """The last step's new priorities (one per batch row; None if the policy gave none): the loop
+        hands them to the buffer with the batch's ticket (``buffer.update(ticket, learner.priority)``)."""
+        return self._priority
 
     @property
     def policy(self) -> LearnMode:

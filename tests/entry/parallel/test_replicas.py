@@ -25,7 +25,7 @@ import torch
 
 from stride.config import compile_config
 from stride.entry.parallel.pipeline import check_replicas, replica_divergence
-from stride.entry.parallel.roles import CollectorRole, LearnerRole, ReplayRole, Replica, shard_batch
+from stride.entry.parallel.roles import CollectorRole, LearnerRole, ReplayRole, Replica, shard_batch, shard_sampled
 from stride.entry.parallel.system import compile_system_config
 from stride.torch_utils.dist import free_port, in_process_group
 from stride.utils.errors import ConfigError
@@ -70,13 +70,15 @@ def test_sample_shards_cuts_the_batches_the_replay_would_draw(tmp_path):
     data = CollectorRole(cfg, "collector0", index=0).collect(None, 0, 0, 0)[1]
     a, b = ReplayRole(cfg, snapshot_path=None), ReplayRole(cfg, snapshot_path=None)  # same seed: same draws
     for replay in (a, b):
-        replay.push(par_tag(), data, 8)
+        replay.push(data, 8, tag=par_tag())
     whole = a.sample(2, 8, 0)
     parts = b.sample_shards(2, 8, 0, shards=2)
     assert len(parts) == 2 and all(len(p) == 2 for p in parts)
     for k in range(2):
-        joined = np.concatenate([parts[0][k]["obs"], parts[1][k]["obs"]])
-        assert np.array_equal(joined, whole[k]["obs"])
+        joined = np.concatenate([parts[0][k][0]["obs"], parts[1][k][0]["obs"]])
+        assert np.array_equal(joined, whole[k][0]["obs"])
+        ids = np.concatenate([parts[0][k][1].ids, parts[1][k][1].ids])  # each part with its rows' ticket
+        assert np.array_equal(ids, whole[k][1].ids) and len(parts[0][k][1].ids) == 4
 
 
 def par_tag():
@@ -114,7 +116,7 @@ def test_replica_divergence():
 def _replica_main(rank: int, world: int, port: int, cfg, batches, out: str) -> None:
     torch.set_num_threads(1)
     role = LearnerRole(cfg, replica=Replica(rank, world, "127.0.0.1", port))
-    result = role.train([shard_batch(b, world)[rank] for b in batches], envstep=64)
+    result = role.train([shard_sampled(b, world)[rank] for b in batches], envstep=64)
     torch.save({"state": role.learn_state(), "train_iter": result["train_iter"]}, out)
     role.finish()
 
@@ -125,7 +127,7 @@ def test_two_replicas_on_halves_take_the_steps_one_learner_takes_on_the_whole_ba
     collector = CollectorRole(cfg, "collector0", index=0)
     for seq in range(3):
         meta, data = collector.collect(None, 0, 0, 0)
-        replay.push(meta["tag"], data, 8 * (seq + 1))
+        replay.push(data, 8 * (seq + 1), tag=meta["tag"])
     batches = replay.sample(3, 8, 0)
     single = LearnerRole(cfg)
     initial = copy.deepcopy(single.learn_state()["model"])

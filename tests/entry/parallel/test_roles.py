@@ -34,8 +34,8 @@ def test_collect_push_sample_train_and_broadcast(cfg):
     learner = LearnerRole(cfg)
     meta, data = collector.collect(None, 0, envstep=0, train_iter=0)
     assert meta["tag"] == BatchTag("collector0", 0, 0, 0) and meta["envstep"] >= 8 and len(data) == 8
-    assert replay.push(meta["tag"], data, 8)["admitted"]
-    again = replay.push(meta["tag"], data, 8)  # a retried push: not stored twice
+    assert replay.push(data, 8, tag=meta["tag"])["admitted"]
+    again = replay.push(data, 8, tag=meta["tag"])  # a retried push: not stored twice
     assert not again["admitted"] and again["duplicates"] == 1 and replay.count() == 8
     out = learner.train(replay.sample(2, 8, 0), envstep=8)
     assert out["train_iter"] == 2
@@ -55,7 +55,7 @@ def test_learner_skips_refused_batches_and_respects_the_iteration_limit(cfg):
     assert learner.train(replay.sample(3, 8, 0), envstep=0)["train_iter"] == 0  # empty buffer: None batches
     collector = CollectorRole(cfg, "collector0", index=0)
     meta, data = collector.collect(None, 0, 0, 0)
-    replay.push(meta["tag"], data, 8)
+    replay.push(data, 8, tag=meta["tag"])
     assert learner.train(replay.sample(3, 8, 0), envstep=8, max_train_iter=2)["train_iter"] == 2
 
 
@@ -135,12 +135,14 @@ def test_r2d2_collector_carries_each_envs_recurrent_state_across_collects_and_we
             checked.add((ka, kb))
     assert (0, 1) in checked and (1, 1) in checked  # an episode's chain went on into the second collect
     for meta, data in (first, second):
-        replay.push(meta["tag"], data, 32)
+        replay.push(data, 32, tag=meta["tag"])
     batches = replay.sample(2, 4, 0)
-    assert all(b is not None and b["obs"].shape == (4, 7, 2) and b["prev_state"].shape == (4, 128) for b in batches)
+    assert all(b is not None and b[0]["obs"].shape == (4, 7, 2) and b[0]["prev_state"].shape == (4, 128)
+               for b in batches)
     out = learner.train(batches, envstep=64)
-    assert out["train_iter"] == 2 and all(p is not None and len(p["priority"]) == 4 for p in out["priorities"])
-    replay.update(out["priorities"])
+    assert out["train_iter"] == 2 and len(out["priorities"]) == 2
+    assert all(len(t.ids) == len(p) == 4 for t, p in out["priorities"])
+    replay.update_all(out["priorities"])
 
 
 def test_r2d3_replay_mixes_the_demonstrations_in(tmp_path):
@@ -153,13 +155,13 @@ def test_r2d3_replay_mixes_the_demonstrations_in(tmp_path):
     c = _r2d2_cfg(tmp_path, "r2d3", data_path=demo)
     collector, replay, learner = CollectorRole(c, "collector0", index=0), ReplayRole(c, None), LearnerRole(c)
     meta, data = collector.collect(None, 0, envstep=0, train_iter=0)
-    replay.push(meta["tag"], data, 32)
-    batch = replay.sample(1, 4, 0)[0]
-    assert batch is not None and batch["prev_state"].shape == (4, 128)
-    ids = np.asarray(batch["replay_unique_id"])
+    replay.push(data, 32, tag=meta["tag"])
+    sampled = replay.sample(1, 4, 0)[0]
+    assert sampled is not None and sampled[0]["prev_state"].shape == (4, 128)
+    ids = sampled[1].ids
     assert (ids < 0).sum() == 1 and (ids >= 0).sum() == 3  # a quarter of demonstrations (demo_fraction 0.25)
-    out = learner.train([batch], envstep=32)
-    replay.update(out["priorities"])
+    out = learner.train([sampled], envstep=32)
+    replay.update_all(out["priorities"])
     assert out["train_iter"] == 1
 
 
@@ -169,13 +171,13 @@ def test_replay_snapshot_restores_buffer_and_ledger(cfg, tmp_path):
     collector = CollectorRole(cfg, "collector1", index=1)
     batches = [collector.collect(None, 0, 0, 0) for _ in range(3)]
     for meta, data in batches:
-        replay.push(meta["tag"], data, 8)
+        replay.push(data, 8, tag=meta["tag"])
     assert os.path.isfile(path)  # written after the 2nd stored batch, not after the 3rd
     restored = ReplayRole(cfg, snapshot_path=path, snapshot_freq=2)
     assert restored.restored and restored.count() == 16
-    assert not restored.push(batches[1][0]["tag"], batches[1][1], 8)["admitted"]  # in the snapshot: duplicate
+    assert not restored.push(batches[1][1], 8, tag=batches[1][0]["tag"])["admitted"]  # in the snapshot: duplicate
     nxt = collector.collect(None, 0, 0, 0)[0]["tag"]  # seq 3: seq 2 (taken after the snapshot) counts as lost
-    verdict = restored.push(nxt, batches[0][1], 8)
+    verdict = restored.push(batches[0][1], 8, tag=nxt)
     assert verdict["admitted"] and verdict["gap"] == 1 and verdict["gaps"] == 1
 
 
@@ -187,14 +189,14 @@ def test_a_resumed_replay_starts_its_collectors_above_the_incarnations_it_saw(cf
     first, replaced = CollectorRole(cfg, "collector0", index=0), CollectorRole(cfg, "collector1", index=1, incarnation=2)
     for collector in (first, first, replaced):
         meta, data = collector.collect(None, 0, 0, 0)
-        replay.push(meta["tag"], data, 8)
+        replay.push(data, 8, tag=meta["tag"])
     replay.snapshot()  # what the coordinator's summary() does as every run ends
     resumed = ReplayRole(cfg, snapshot_path=path)
     assert resumed.restored and resumed.count() == 24
     assert resumed.incarnations() == {"collector0": 0, "collector1": 2}
     fresh = CollectorRole(cfg, "collector0", index=0, incarnation=resumed.incarnations()["collector0"] + 1)
     meta, data = fresh.collect(None, 0, 0, 0)
-    assert meta["tag"].seq == 0 and resumed.push(meta["tag"], data, 8)["admitted"] and resumed.count() == 32
+    assert meta["tag"].seq == 0 and resumed.push(data, 8, tag=meta["tag"])["admitted"] and resumed.count() == 32
 
 
 def test_a_resumed_learner_goes_on_and_keeps_the_drivers_components(cfg):
@@ -203,7 +205,7 @@ def test_a_resumed_learner_goes_on_and_keeps_the_drivers_components(cfg):
     optimiser and iteration, and its next checkpoints carry those components until new ones come."""
     replay = ReplayRole(cfg, snapshot_path=None)
     meta, data = CollectorRole(cfg, "collector0", index=0).collect(None, 0, 0, 0)
-    replay.push(meta["tag"], data, 8)
+    replay.push(data, 8, tag=meta["tag"])
     learner = LearnerRole(cfg)
     learner.train(replay.sample(3, 8, 0), envstep=8)
     learner.hold("clock", {"wall_seconds": 12.5})
