@@ -1,7 +1,9 @@
 """``compile_config``: defaults of every component merged with the user's config, validated, saved.
 
-Bottom-up: each component's ``default_config()`` (env, env manager, policy, model signature,
-collector, evaluator, learner, replay buffer) forms the default tree; the user's ``main_config``
+Bottom-up: each component's ``default_config()`` forms the default tree -- the compiler's own
+sections (top level, env, policy, the model's signature), then each registry's
+(:class:`~stride.utils.registry.Section`: env manager, replay buffer, collector, learner,
+evaluator, reward model, league), so no kind of component is named here; the user's ``main_config``
 is merged over it (the user wins); unknown keys fail with the full dotted key and the closest
 valid one; required keys (``env.stop_value``, ``env.n_evaluator_episode``, ``policy.on_policy``,
 exactly one of ``policy.collect.n_sample`` / ``n_episode``) are checked; the result is saved as
@@ -22,12 +24,10 @@ import gymnasium as gym
 import numpy as np
 
 from ..utils.errors import ConfigError
-from ..utils.registry import (
-    BUFFER_REGISTRY, COLLECTOR_REGISTRY, ENV_MANAGER_REGISTRY, ENV_REGISTRY, EVALUATOR_REGISTRY, LEARNER_REGISTRY,
-    MODEL_REGISTRY, POLICY_REGISTRY, REWARD_MODEL_REGISTRY, LEAGUE_REGISTRY,
-)
+from ..utils.registry import ALL_REGISTRIES, ENV_REGISTRY, MODEL_REGISTRY, POLICY_REGISTRY, Section
 from .config import (
-    Config, declaration, deep_update, load_json_config, merge_config, missing_required, save_config, section, type_name,
+    Config, declaration, deep_update, get_dotted, load_json_config, merge_config, missing_required, save_config, section,
+    type_name,
 )
 from .setting import REQUIRED, Setting
 
@@ -107,22 +107,19 @@ def fill_action_range(cfg: Config) -> None:
 
 
 def default_main_config(create_cfg: Mapping[str, object], user_cfg: Optional[Mapping[str, object]] = None) -> Config:
-    """The default config tree for the components named in ``create_cfg``."""
+    """The default config tree for the components named in ``create_cfg`` (and in the user's
+    config, whose ``<section>.type`` wins as it wins in the merge). The env, the policy and its
+    model are the compiler's own sections; every other kind of component is asked for its section
+    by its registry (:class:`stride.utils.registry.Section`), so a new kind needs no line here."""
+    user = user_cfg or {}
     env_type = type_name(create_cfg, "env") or "gymnasium"
-    # a main config's env.manager.type (e.g. --set env.manager.type=vector) wins over create_config's,
-    # as it wins in the merge: the defaults must be that manager's
-    manager_type = type_name(section(user_cfg or {}, "env"), "manager") or type_name(create_cfg, "env_manager") or "base"
     policy_type = type_name(create_cfg, "policy")
     if policy_type is None:
         raise ConfigError("create_config.policy.type is required (the registered policy name, e.g. 'dqn')")
-    env_cls = ENV_REGISTRY.get(env_type)
-    manager_cls = ENV_MANAGER_REGISTRY.get(manager_type)
     policy_cls = POLICY_REGISTRY.get(policy_type)
 
-    env = _env_defaults(env_cls)
+    env = _env_defaults(ENV_REGISTRY.get(env_type))
     env["type"] = env_type
-    env["manager"] = dict(declaration(manager_cls), type=manager_type)
-
     policy = declaration(policy_cls)
     policy["type"] = policy_type
     named_model = type_name(create_cfg, "model")
@@ -131,37 +128,54 @@ def default_main_config(create_cfg: Mapping[str, object], user_cfg: Optional[Map
     if named_model is not None:  # recorded, so the policy builds this model (and a resumed run finds it)
         model_defaults["type"] = named_model
     policy["model"] = deep_update(model_defaults, section(policy, "model"))
-    learn = dict(section(policy, "learn"))
-    learn["learner"] = declaration(LEARNER_REGISTRY.get("base"))
-    policy["learn"] = learn
-    collect = dict(section(policy, "collect"))
-    given = {**collect, **section(section(user_cfg or {}, "policy"), "collect")}
-    by_episode = given.get("n_episode") is not None and given.get("n_sample") is None
-    collector_type = type_name(create_cfg, "collector") or ("episode" if by_episode else "sample")
-    collect["collector"] = dict(declaration(COLLECTOR_REGISTRY.get(collector_type)), type=collector_type)
-    policy["collect"] = collect
-    ev = dict(section(policy, "eval"))
-    ev["evaluator"] = declaration(EVALUATOR_REGISTRY.get("base"))
-    policy["eval"] = ev
-    other = dict(section(policy, "other"))
-    if not policy.get("on_policy"):
-        buffer_type = type_name(create_cfg, "replay_buffer") or type_name(other, "replay_buffer") or "naive"
-        other["replay_buffer"] = deep_update(
-            declaration(BUFFER_REGISTRY.get(buffer_type)), {**section(other, "replay_buffer"), "type": buffer_type}
-        )
-    policy["other"] = other
     tree: Dict[str, object] = dict(exp_name="default_experiment", seed=0, num_threads=Setting(1, "[1, inf)"),
                                    env=env, policy=policy)
-    # a reward model (GAIL, HER, RND) is named by create_config.reward_model.type or the main
-    # config's reward_model.type; its declared settings become the 'reward_model' section
-    reward_type = type_name(create_cfg, "reward_model") or type_name(user_cfg or {}, "reward_model")
-    if reward_type is not None:
-        tree["reward_model"] = dict(declaration(REWARD_MODEL_REGISTRY.get(reward_type)), type=reward_type)
-    # a self-play league (stride -m league) likewise: create_config.league.type or the main config's
-    league_type = type_name(create_cfg, "league") or type_name(user_cfg or {}, "league")
-    if league_type is not None:
-        tree["league"] = dict(declaration(LEAGUE_REGISTRY.get(league_type)), type=league_type)
+    for registry in ALL_REGISTRIES:
+        if registry.section is not None:
+            _add_section(tree, registry.section, registry.get, create_cfg, user)
     return Config(tree)
+
+
+def _add_section(tree: Dict[str, object], where: Section, component: Callable[[str], object],
+                 create_cfg: Mapping[str, object], user: Mapping[str, object]) -> None:
+    """The declaration of the component (registered as ``component(name)``) that a registry's
+    section ``where`` names, written at its path (over the defaults already there: a policy's own
+    ``other.replay_buffer`` settings)."""
+
+    def lookup(dotted: str) -> object:
+        given = get_dotted(user, dotted, _ABSENT)
+        return get_dotted(tree, dotted) if given is _ABSENT else given
+
+    *parents, key = where.path.split(".")
+    node = tree
+    for part in parents:
+        node = _own_dict(node, part)
+    named = type_name(_at(user, parents), key) or type_name(create_cfg, where.create_key) or type_name(node, key)
+    kind = named or where.default_type(lookup)
+    if kind is None:
+        return
+    declared = deep_update(declaration(component(kind)), section(node, key))
+    if where.record_type:
+        declared["type"] = kind
+    node[key] = declared
+
+
+#: a dotted key the user's config does not give
+_ABSENT = object()
+
+
+def _own_dict(node: Dict[str, object], key: str) -> Dict[str, object]:
+    """``node[key]`` as a dict of ``node``'s own (copied in place), created where missing."""
+    child = dict(section(node, key))
+    node[key] = child
+    return child
+
+
+def _at(tree: Mapping[str, object], parts: List[str]) -> Mapping[str, object]:
+    """The sub-tree at ``parts`` (empty where any is missing)."""
+    for part in parts:
+        tree = section(tree, part)
+    return tree
 
 
 def _default_model_name(policy_type: str, policy_cls: object) -> str:
@@ -216,24 +230,12 @@ def load_saved_config(path: str) -> Config:
     saved = load_json_config(path)
     if not all(isinstance(saved.get(k), Mapping) for k in ("env", "policy")):
         raise ConfigError(f"'{path}' is not a Stride config (no env and policy sections)")
-    env, policy = saved.env, saved.policy
-    create: Dict[str, object] = {"env": {"type": env.get("type", "gymnasium")},
-                    "env_manager": {"type": env.get("manager", {}).get("type", "base")},
-                    "policy": {"type": policy.get("type")}}
-    model_type = policy.get("model", {}).get("type")  # a model create_config named (recorded by compile_config)
-    if isinstance(model_type, str):
-        create["model"] = {"type": model_type}
-    for key, dotted in (("replay_buffer", ("other", "replay_buffer")), ("collector", ("collect", "collector"))):
-        node = policy.get(dotted[0], {}).get(dotted[1], {})
-        if isinstance(node, Mapping) and node.get("type"):
-            create[key] = {"type": node["type"]}
-    reward_type = type_name(saved, "reward_model")
-    if reward_type is not None:
-        create["reward_model"] = {"type": reward_type}
-    league_type = type_name(saved, "league")
-    if league_type is not None:
-        create["league"] = {"type": league_type}
+    # the compiler's own sections' types; every registry's section type (env manager, collector,
+    # replay buffer, reward model, league) is read from the saved config by default_main_config
     try:
+        create: Dict[str, object] = {"env": {"type": type_name(saved, "env")},
+                                     "policy": {"type": type_name(saved, "policy")},
+                                     "model": {"type": type_name(section(saved, "policy"), "model")}}
         cfg = merge_config(default_main_config(create, saved), saved)
         _check_required(cfg)
     except ConfigError as e:

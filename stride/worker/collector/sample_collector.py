@@ -20,25 +20,30 @@ call for the same env steps, the symmetry the learner would otherwise have to le
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any, Dict, List, Mapping, Optional, cast
 
 from ...envs.board_opponents import mirror_transition
 from ...utils.errors import ConfigError
 from ...utils.registry import COLLECTOR_REGISTRY
 from ...policy.base_policy import CollectMode
-from .base import SerialCollectorBase
+from .base import CollectorConfig, SerialCollectorBase
+
+
+@dataclass(frozen=True)
+class SampleCollectorConfig(CollectorConfig):
+    """``policy.collect.collector`` of a :class:`SampleCollector`."""
+
+    #: (bool) also return every sample mirrored left-right (board games; off-policy policies only).
+    mirror: bool = False
 
 
 @COLLECTOR_REGISTRY.register("sample")
 class SampleCollector(SerialCollectorBase):
     """Collect by samples (transitions)."""
 
-    @classmethod
-    def declared_config(cls) -> Dict[str, object]:
-        cfg = super().declared_config()
-        # (bool) also return every sample mirrored left-right (board games; off-policy policies only).
-        cfg.update(mirror=False)
-        return cfg
+    config_view = SampleCollectorConfig
+    _cfg: SampleCollectorConfig
 
     def reset_policy(self, policy: Optional[CollectMode] = None, keep_samples: bool = False) -> None:
         """A new policy (collect mode); ``None`` resets the current one. ``keep_samples``: the
