@@ -89,18 +89,28 @@ class _PolicyClass(Protocol):
     def default_model(self) -> Tuple[str, Mapping[str, object]]: ...
 
 
-def fill_action_range(cfg: Config) -> None:
-    """A continuous policy's ``action_range`` left None is taken from the action space of the env
-    the config names (a bounded float Box), so its actions leave in the env's own units."""
-    if "action_range" not in cfg.policy or cfg.policy.action_range is not None:
-        return
+def needs_action_range(cfg: Config) -> bool:
+    """Whether the policy takes its ``action_range`` from the env (a continuous policy's, left None)."""
+    return "action_range" in cfg.policy and cfg.policy.action_range is None
+
+
+def env_action_space(cfg: Config) -> gym.Space[object]:
+    """The action space of the env the compiled ``cfg`` names (one env built and closed): the one
+    place the compiler builds an env, and only for a policy that :func:`needs_action_range`."""
     env = ENV_REGISTRY.get(cfg.env.type)(cfg=env_kwargs(cfg.env))
     if not isinstance(env, _EnvWithActions):
         raise TypeError(f"env '{cfg.env.type}' built a {type(env).__name__}, which has no action_space and close()")
     try:
-        space = env.action_space
+        return env.action_space
     finally:
         env.close()
+
+
+def fill_action_range(cfg: Config, space: gym.Space[object]) -> None:
+    """A continuous policy's ``action_range`` left None is taken from the env's action space
+    ``space`` (a bounded float Box), so its actions leave in the env's own units."""
+    if not needs_action_range(cfg):
+        return
     if isinstance(space, gym.spaces.Box) and space.dtype.kind == "f" and np.all(np.isfinite(space.low)) \
             and np.all(np.isfinite(space.high)):
         cfg.policy.action_range = [space.low.astype(float).reshape(-1).tolist(), space.high.astype(float).reshape(-1).tolist()]
@@ -213,7 +223,8 @@ def compile_config(
     cfg = merge_config(defaults, user)
     cfg.seed = int(seed)
     _check_required(cfg)
-    fill_action_range(cfg)
+    if needs_action_range(cfg):
+        fill_action_range(cfg, env_action_space(cfg))
     ev = cfg.policy.eval.evaluator
     ev.stop_value = cfg.env.stop_value
     ev.n_episode = cfg.env.n_evaluator_episode
