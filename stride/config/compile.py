@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import copy
+import dataclasses
 import inspect
 import os
 import shutil
@@ -30,6 +31,7 @@ from .config import (
     type_name,
 )
 from .setting import REQUIRED, Setting
+from .view import ConfigView, setting
 
 
 def _model_defaults(model_cls: Callable[..., object]) -> Dict[str, object]:
@@ -47,24 +49,43 @@ def _model_defaults(model_cls: Callable[..., object]) -> Dict[str, object]:
     return out
 
 
+@dataclasses.dataclass(frozen=True)
+class ExperimentConfig(ConfigView):
+    """The top level of a compiled config (beside its ``env`` and ``policy`` sections)."""
+
+    #: (str) the experiment folder.
+    exp_name: str = "default_experiment"
+    #: (int) seeds every RNG (set by ``compile_config``'s ``seed``).
+    seed: int = 0
+    #: (int) torch's CPU threads.
+    num_threads: int = setting(1, "[1, inf)")
+
+
+@dataclasses.dataclass(frozen=True)
+class EnvPipelineConfig(ConfigView):
+    """The keys of ``env`` that configure the pipeline (evaluation, env counts), not the env itself;
+    the env class's own declaration is merged beside them."""
+
+    #: (str) the registered env name.
+    type: str = "gymnasium"
+    #: (float) stop training when the evaluator's mean return reaches this.
+    stop_value: float = setting(REQUIRED, kind=float)
+    #: (int) episodes per evaluation.
+    n_evaluator_episode: int = setting(REQUIRED, "[1, inf)", kind=int)
+    #: (int) envs of the collector's / the evaluator's env manager.
+    collector_env_num: int = setting(8, "[1, inf)")
+    evaluator_env_num: int = setting(5, "[1, inf)")
+
+
 def _env_defaults(env_cls: object) -> Dict[str, object]:
-    base: Dict[str, object] = dict(
-        type="gymnasium",
-        # (float) stop training when the evaluator's mean return reaches this.
-        stop_value=Setting(REQUIRED, kind=float),
-        # (int) episodes per evaluation.
-        n_evaluator_episode=Setting(REQUIRED, "[1, inf)", kind=int),
-        # (int) envs of the collector's / the evaluator's env manager.
-        collector_env_num=Setting(8, "[1, inf)"),
-        evaluator_env_num=Setting(5, "[1, inf)"),
-    )
+    base = EnvPipelineConfig.declaration()
     if hasattr(env_cls, "default_config"):
         base = deep_update(base, declaration(env_cls))
     return base
 
 
 #: keys of ``env`` that configure the pipeline (manager, evaluation, env counts), not the env itself
-ENV_KEYS_NOT_FOR_ENV = ("manager", "stop_value", "n_evaluator_episode", "collector_env_num", "evaluator_env_num", "type")
+ENV_KEYS_NOT_FOR_ENV = ("manager", *(f.name for f in dataclasses.fields(EnvPipelineConfig)))
 
 
 def env_kwargs(env_cfg: Mapping[str, object]) -> Dict[str, object]:
@@ -138,8 +159,7 @@ def default_main_config(create_cfg: Mapping[str, object], user_cfg: Optional[Map
     if named_model is not None:  # recorded, so the policy builds this model (and a resumed run finds it)
         model_defaults["type"] = named_model
     policy["model"] = deep_update(model_defaults, section(policy, "model"))
-    tree: Dict[str, object] = dict(exp_name="default_experiment", seed=0, num_threads=Setting(1, "[1, inf)"),
-                                   env=env, policy=policy)
+    tree: Dict[str, object] = dict(ExperimentConfig.declaration(), env=env, policy=policy)
     for registry in ALL_REGISTRIES:
         if registry.section is not None:
             _add_section(tree, registry.section, registry.get, create_cfg, user)

@@ -22,7 +22,7 @@ import re
 from typing import Dict, Iterator, List, Mapping, Optional, Set, Tuple
 
 import stride
-from stride.config.compile import _env_defaults
+from stride.config.compile import EnvPipelineConfig, ExperimentConfig
 from stride.config.config import declaration
 from stride.config.setting import REQUIRED, Setting
 from stride.utils.registry import ALL_REGISTRIES, POLICY_REGISTRY, import_components
@@ -58,8 +58,8 @@ def _common(prefix: str, trees: List[Mapping[str, object]]) -> Set[str]:
 def always_declared() -> Set[str]:
     """Absolute dotted keys that every compiled config holds with a declared default."""
     import_components()
-    keys = {"exp_name", "seed", "num_threads"}
-    keys |= {f"env.{k}" for k in _defaults(_env_defaults(None))}
+    keys = _defaults(ExperimentConfig.declaration())
+    keys |= {f"env.{k}" for k in _defaults(EnvPipelineConfig.declaration())}
     keys |= _common("policy.", [declaration(POLICY_REGISTRY.get(n)) for n in POLICY_REGISTRY.names()])
     for registry in ALL_REGISTRIES:
         if registry.section is not None:
