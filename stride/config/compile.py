@@ -1,7 +1,9 @@
 """``compile_config``: defaults of every component merged with the user's config, validated, saved.
 
-Bottom-up: each component's ``default_config()`` (env, env manager, policy, model signature,
-collector, evaluator, learner, replay buffer) forms the default tree; the user's ``main_config``
+Bottom-up: each component's ``default_config()`` forms the default tree -- the compiler's own
+sections (top level, env, policy, the model's signature), then each registry's
+(:class:`~stride.utils.registry.Section`: env manager, replay buffer, collector, learner,
+evaluator, reward model, league), so no kind of component is named here; the user's ``main_config``
 is merged over it (the user wins); unknown keys fail with the full dotted key and the closest
 valid one; required keys (``env.stop_value``, ``env.n_evaluator_episode``, ``policy.on_policy``,
 exactly one of ``policy.collect.n_sample`` / ``n_episode``) are checked; the result is saved as
@@ -13,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import copy
+import dataclasses
 import inspect
 import os
 import shutil
@@ -22,14 +25,13 @@ import gymnasium as gym
 import numpy as np
 
 from ..utils.errors import ConfigError
-from ..utils.registry import (
-    BUFFER_REGISTRY, COLLECTOR_REGISTRY, ENV_MANAGER_REGISTRY, ENV_REGISTRY, EVALUATOR_REGISTRY, LEARNER_REGISTRY,
-    MODEL_REGISTRY, POLICY_REGISTRY, SECTION_REGISTRIES,
-)
+from ..utils.registry import ALL_REGISTRIES, ENV_REGISTRY, MODEL_REGISTRY, POLICY_REGISTRY, Section
 from .config import (
-    Config, declaration, deep_update, load_json_config, merge_config, missing_required, save_config, section, type_name,
+    Config, declaration, deep_update, get_dotted, load_json_config, merge_config, missing_required, save_config, section,
+    type_name,
 )
 from .setting import REQUIRED, Setting
+from .view import ConfigView, setting
 
 
 def _model_defaults(model_cls: Callable[..., object]) -> Dict[str, object]:
@@ -47,24 +49,43 @@ def _model_defaults(model_cls: Callable[..., object]) -> Dict[str, object]:
     return out
 
 
+@dataclasses.dataclass(frozen=True)
+class ExperimentConfig(ConfigView):
+    """The top level of a compiled config (beside its ``env`` and ``policy`` sections)."""
+
+    #: (str) the experiment folder.
+    exp_name: str = "default_experiment"
+    #: (int) seeds every RNG (set by ``compile_config``'s ``seed``).
+    seed: int = 0
+    #: (int) torch's CPU threads.
+    num_threads: int = setting(1, "[1, inf)")
+
+
+@dataclasses.dataclass(frozen=True)
+class EnvPipelineConfig(ConfigView):
+    """The keys of ``env`` that configure the pipeline (evaluation, env counts), not the env itself;
+    the env class's own declaration is merged beside them."""
+
+    #: (str) the registered env name.
+    type: str = "gymnasium"
+    #: (float) stop training when the evaluator's mean return reaches this.
+    stop_value: float = setting(REQUIRED, kind=float)
+    #: (int) episodes per evaluation.
+    n_evaluator_episode: int = setting(REQUIRED, "[1, inf)", kind=int)
+    #: (int) envs of the collector's / the evaluator's env manager.
+    collector_env_num: int = setting(8, "[1, inf)")
+    evaluator_env_num: int = setting(5, "[1, inf)")
+
+
 def _env_defaults(env_cls: object) -> Dict[str, object]:
-    base: Dict[str, object] = dict(
-        type="gymnasium",
-        # (float) stop training when the evaluator's mean return reaches this.
-        stop_value=Setting(REQUIRED, kind=float),
-        # (int) episodes per evaluation.
-        n_evaluator_episode=Setting(REQUIRED, "[1, inf)", kind=int),
-        # (int) envs of the collector's / the evaluator's env manager.
-        collector_env_num=Setting(8, "[1, inf)"),
-        evaluator_env_num=Setting(5, "[1, inf)"),
-    )
+    base = EnvPipelineConfig.declaration()
     if hasattr(env_cls, "default_config"):
         base = deep_update(base, declaration(env_cls))
     return base
 
 
 #: keys of ``env`` that configure the pipeline (manager, evaluation, env counts), not the env itself
-ENV_KEYS_NOT_FOR_ENV = ("manager", "stop_value", "n_evaluator_episode", "collector_env_num", "evaluator_env_num", "type")
+ENV_KEYS_NOT_FOR_ENV = ("manager", *(f.name for f in dataclasses.fields(EnvPipelineConfig)))
 
 
 def env_kwargs(env_cfg: Mapping[str, object]) -> Dict[str, object]:
@@ -89,40 +110,47 @@ class _PolicyClass(Protocol):
     def default_model(self) -> Tuple[str, Mapping[str, object]]: ...
 
 
-def fill_action_range(cfg: Config) -> None:
-    """A continuous policy's ``action_range`` left None is taken from the action space of the env
-    the config names (a bounded float Box), so its actions leave in the env's own units."""
-    if "action_range" not in cfg.policy or cfg.policy.action_range is not None:
-        return
+def needs_action_range(cfg: Config) -> bool:
+    """Whether the policy takes its ``action_range`` from the env (a continuous policy's, left None)."""
+    return "action_range" in cfg.policy and cfg.policy.action_range is None
+
+
+def env_action_space(cfg: Config) -> gym.Space[object]:
+    """The action space of the env the compiled ``cfg`` names (one env built and closed): the one
+    place the compiler builds an env, and only for a policy that :func:`needs_action_range`."""
     env = ENV_REGISTRY.get(cfg.env.type)(cfg=env_kwargs(cfg.env))
     if not isinstance(env, _EnvWithActions):
         raise TypeError(f"env '{cfg.env.type}' built a {type(env).__name__}, which has no action_space and close()")
     try:
-        space = env.action_space
+        return env.action_space
     finally:
         env.close()
+
+
+def fill_action_range(cfg: Config, space: gym.Space[object]) -> None:
+    """A continuous policy's ``action_range`` left None is taken from the env's action space
+    ``space`` (a bounded float Box), so its actions leave in the env's own units."""
+    if not needs_action_range(cfg):
+        return
     if isinstance(space, gym.spaces.Box) and space.dtype.kind == "f" and np.all(np.isfinite(space.low)) \
             and np.all(np.isfinite(space.high)):
         cfg.policy.action_range = [space.low.astype(float).reshape(-1).tolist(), space.high.astype(float).reshape(-1).tolist()]
 
 
 def default_main_config(create_cfg: Mapping[str, object], user_cfg: Optional[Mapping[str, object]] = None) -> Config:
-    """The default config tree for the components named in ``create_cfg``."""
+    """The default config tree for the components named in ``create_cfg`` (and in the user's
+    config, whose ``<section>.type`` wins as it wins in the merge). The env, the policy and its
+    model are the compiler's own sections; every other kind of component is asked for its section
+    by its registry (:class:`stride.utils.registry.Section`), so a new kind needs no line here."""
+    user = user_cfg or {}
     env_type = type_name(create_cfg, "env") or "gymnasium"
-    # a main config's env.manager.type (e.g. --set env.manager.type=vector) wins over create_config's,
-    # as it wins in the merge: the defaults must be that manager's
-    manager_type = type_name(section(user_cfg or {}, "env"), "manager") or type_name(create_cfg, "env_manager") or "base"
     policy_type = type_name(create_cfg, "policy")
     if policy_type is None:
         raise ConfigError("create_config.policy.type is required (the registered policy name, e.g. 'dqn')")
-    env_cls = ENV_REGISTRY.get(env_type)
-    manager_cls = ENV_MANAGER_REGISTRY.get(manager_type)
     policy_cls = POLICY_REGISTRY.get(policy_type)
 
-    env = _env_defaults(env_cls)
+    env = _env_defaults(ENV_REGISTRY.get(env_type))
     env["type"] = env_type
-    env["manager"] = dict(declaration(manager_cls), type=manager_type)
-
     policy = declaration(policy_cls)
     policy["type"] = policy_type
     named_model = type_name(create_cfg, "model")
@@ -131,34 +159,53 @@ def default_main_config(create_cfg: Mapping[str, object], user_cfg: Optional[Map
     if named_model is not None:  # recorded, so the policy builds this model (and a resumed run finds it)
         model_defaults["type"] = named_model
     policy["model"] = deep_update(model_defaults, section(policy, "model"))
-    learn = dict(section(policy, "learn"))
-    learn["learner"] = declaration(LEARNER_REGISTRY.get("base"))
-    policy["learn"] = learn
-    collect = dict(section(policy, "collect"))
-    given = {**collect, **section(section(user_cfg or {}, "policy"), "collect")}
-    by_episode = given.get("n_episode") is not None and given.get("n_sample") is None
-    collector_type = type_name(create_cfg, "collector") or ("episode" if by_episode else "sample")
-    collect["collector"] = dict(declaration(COLLECTOR_REGISTRY.get(collector_type)), type=collector_type)
-    policy["collect"] = collect
-    ev = dict(section(policy, "eval"))
-    ev["evaluator"] = declaration(EVALUATOR_REGISTRY.get("base"))
-    policy["eval"] = ev
-    other = dict(section(policy, "other"))
-    if not policy.get("on_policy"):
-        buffer_type = type_name(create_cfg, "replay_buffer") or type_name(other, "replay_buffer") or "naive"
-        other["replay_buffer"] = deep_update(
-            declaration(BUFFER_REGISTRY.get(buffer_type)), {**section(other, "replay_buffer"), "type": buffer_type}
-        )
-    policy["other"] = other
-    tree: Dict[str, object] = dict(exp_name="default_experiment", seed=0, num_threads=Setting(1, "[1, inf)"),
-                                   env=env, policy=policy)
-    # an optional section (a reward model: GAIL, HER, RND; a self-play league) is named by
-    # create_config.<section>.type or the main config's; its component's declared settings become it
-    for name, registry in SECTION_REGISTRIES.items():
-        chosen = type_name(create_cfg, name) or type_name(user_cfg or {}, name)
-        if chosen is not None:
-            tree[name] = dict(declaration(registry.get(chosen)), type=chosen)
+    tree: Dict[str, object] = dict(ExperimentConfig.declaration(), env=env, policy=policy)
+    for registry in ALL_REGISTRIES:
+        if registry.section is not None:
+            _add_section(tree, registry.section, registry.get, create_cfg, user)
     return Config(tree)
+
+
+def _add_section(tree: Dict[str, object], where: Section, component: Callable[[str], object],
+                 create_cfg: Mapping[str, object], user: Mapping[str, object]) -> None:
+    """The declaration of the component (registered as ``component(name)``) that a registry's
+    section ``where`` names, written at its path (over the defaults already there: a policy's own
+    ``other.replay_buffer`` settings)."""
+
+    def lookup(dotted: str) -> object:
+        given = get_dotted(user, dotted, _ABSENT)
+        return get_dotted(tree, dotted) if given is _ABSENT else given
+
+    *parents, key = where.path.split(".")
+    node = tree
+    for part in parents:
+        node = _own_dict(node, part)
+    named = type_name(_at(user, parents), key) or type_name(create_cfg, where.create_key) or type_name(node, key)
+    kind = named or where.default_type(lookup)
+    if kind is None:
+        return
+    declared = deep_update(declaration(component(kind)), section(node, key))
+    if where.record_type:
+        declared["type"] = kind
+    node[key] = declared
+
+
+#: a dotted key the user's config does not give
+_ABSENT = object()
+
+
+def _own_dict(node: Dict[str, object], key: str) -> Dict[str, object]:
+    """``node[key]`` as a dict of ``node``'s own (copied in place), created where missing."""
+    child = dict(section(node, key))
+    node[key] = child
+    return child
+
+
+def _at(tree: Mapping[str, object], parts: List[str]) -> Mapping[str, object]:
+    """The sub-tree at ``parts`` (empty where any is missing)."""
+    for part in parts:
+        tree = section(tree, part)
+    return tree
 
 
 def _default_model_name(policy_type: str, policy_cls: object) -> str:
@@ -196,7 +243,8 @@ def compile_config(
     cfg = merge_config(defaults, user)
     cfg.seed = int(seed)
     _check_required(cfg)
-    fill_action_range(cfg)
+    if needs_action_range(cfg):
+        fill_action_range(cfg, env_action_space(cfg))
     ev = cfg.policy.eval.evaluator
     ev.stop_value = cfg.env.stop_value
     ev.n_episode = cfg.env.n_evaluator_episode
@@ -213,26 +261,16 @@ def load_saved_config(path: str) -> Config:
     saved = load_json_config(path)
     if not all(isinstance(saved.get(k), Mapping) for k in ("env", "policy")):
         raise ConfigError(f"'{path}' is not a Stride config (no env and policy sections)")
-    env, policy = saved.env, saved.policy
-    collector = policy.get("collect", {}).get("collector")
+    # the compiler's own sections' types; every registry's section type (env manager, collector,
+    # replay buffer, reward model, league) is read from the saved config by default_main_config
+    collector = section(section(saved.policy, "collect"), "collector")
     if isinstance(collector, dict) and "mirror" in collector:  # saved before the board games' mirror became
         if collector.pop("mirror"):                             # their env's sample transform (env.mirror)
-            env["mirror"] = True
-    create: Dict[str, object] = {"env": {"type": env.get("type", "gymnasium")},
-                    "env_manager": {"type": env.get("manager", {}).get("type", "base")},
-                    "policy": {"type": policy.get("type")}}
-    model_type = policy.get("model", {}).get("type")  # a model create_config named (recorded by compile_config)
-    if isinstance(model_type, str):
-        create["model"] = {"type": model_type}
-    for key, dotted in (("replay_buffer", ("other", "replay_buffer")), ("collector", ("collect", "collector"))):
-        node = policy.get(dotted[0], {}).get(dotted[1], {})
-        if isinstance(node, Mapping) and node.get("type"):
-            create[key] = {"type": node["type"]}
-    for name in SECTION_REGISTRIES:  # the optional sections (reward model, league) it names
-        chosen = type_name(saved, name)
-        if chosen is not None:
-            create[name] = {"type": chosen}
+            saved.env["mirror"] = True
     try:
+        create: Dict[str, object] = {"env": {"type": type_name(saved, "env")},
+                                     "policy": {"type": type_name(saved, "policy")},
+                                     "model": {"type": type_name(section(saved, "policy"), "model")}}
         cfg = merge_config(default_main_config(create, saved), saved)
         _check_required(cfg)
     except ConfigError as e:

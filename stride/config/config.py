@@ -13,11 +13,15 @@ import json
 import math
 import os
 import pprint
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple
+from typing import Any, ClassVar, Dict, Iterable, List, Mapping, Optional, Tuple, Type, TypeVar
 
 from ..utils.errors import ConfigError, closest
 from ..utils.files import atomic_write_text
 from .setting import REQUIRED, Setting, check_like, plain
+from .view import ConfigView
+
+#: a :class:`~stride.config.view.ConfigView` subclass
+V = TypeVar("V", bound=ConfigView)
 
 
 class Config(Dict[str, Any]):
@@ -57,13 +61,25 @@ class Config(Dict[str, Any]):
 
 
 class Configurable:
-    """A component that declares its config once, in :meth:`declared_config` (plain defaults or
+    """A component that declares its config once: as the fields of its :attr:`config_view` (a
+    typed :class:`~stride.config.view.ConfigView`), or in :meth:`declared_config` (plain defaults or
     :class:`~stride.config.setting.Setting` leaves); :meth:`default_config` gives the plain values."""
+
+    #: the typed view of this component's config; its fields are the declaration
+    config_view: ClassVar[Optional[Type[ConfigView]]] = None
 
     @classmethod
     def declared_config(cls) -> Dict[str, object]:
         """The config declaration: defaults with their valid values (see ``stride.config.setting``)."""
-        return {}
+        return cls.config_view.declaration() if cls.config_view is not None else {}
+
+    def typed_config(self, kind: Type[V], cfg: Optional[Mapping[str, object]], prefix: str = "") -> V:
+        """``cfg`` merged over :meth:`declared_config` (checked: unknown keys, types, ranges) and read
+        as this class's :attr:`config_view`, which must be a ``kind``: what a constructor reads."""
+        view = type(self).config_view or kind
+        if not issubclass(view, kind):
+            raise TypeError(f"{type(self).__name__}.config_view is {view.__name__}, not a {kind.__name__}")
+        return view.from_config(merge_config(self.declared_config(), cfg or {}, prefix), prefix)
 
     @classmethod
     def default_config(cls) -> "Config":

@@ -73,7 +73,7 @@ def eval_pipeline(path: str, n_episode: Optional[int] = None, seed: Optional[int
     cfg = load_saved_config(os.path.join(exp_dir, "total_config.json"))
     if n_episode is not None and n_episode < 1:
         raise ConfigError(f"the number of evaluation episodes must be >= 1, got {n_episode}")
-    confirm = int(cfg.policy.eval.evaluator.get("confirm_episode", 0))
+    confirm = int(cfg.policy.eval.evaluator.confirm_episode)
     n_episode = int(n_episode if n_episode is not None else (confirm or cfg.env.n_evaluator_episode))
     seed = int(seed if seed is not None else cfg.seed + FRESH_SEED_OFFSET)
     import_components()

@@ -147,9 +147,9 @@ def seed_run(cfg: Config, seed: Optional[int] = None) -> None:
     denormal range, where x86 arithmetic is 10-100x slower; a Pong DQN learner slowed from 10 to 6.5
     updates/s over 3,000 updates that way (its Adam step from 3.5 to 17 ms). Values under 1.2e-38
     change no learning; PyTorch keeps them by default (so do SB3 and Tianshou), TensorFlow flushes."""
-    torch.set_num_threads(int(cfg.get("num_threads", 1)))
+    torch.set_num_threads(int(cfg.num_threads))
     torch.set_flush_denormal(True)
-    set_pkg_seed(int(cfg.seed if seed is None else seed), use_cuda=bool(cfg.policy.get("cuda", False)))
+    set_pkg_seed(int(cfg.seed if seed is None else seed), use_cuda=bool(cfg.policy.cuda))
 
 
 def resumed_limits(exp_dir: str, max_env_step: Optional[int], max_train_iter: Optional[int]

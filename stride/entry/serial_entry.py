@@ -127,7 +127,7 @@ def serial_pipeline(
     if cfg.policy.get("offline"):  # a policy that learns from a dataset alone (BC)
         raise ConfigError(f"policy '{cfg.policy.type}' learns from a dataset alone (policy.offline=True): "
                           "use serial_pipeline_offline (stride -m offline)")
-    replicas = bool(cfg.policy.learn.get("multi_gpu", False))
+    replicas = bool(cfg.policy.learn.multi_gpu)
     if replicas and resume_ckpt is not None:
         raise ConfigError("resume= with policy.learn.multi_gpu=True is not supported: every replica would restart "
                           "rank 0's envs and buffer; start a new run, or resume with --set policy.learn.multi_gpu=False")

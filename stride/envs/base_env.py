@@ -21,6 +21,7 @@ import numpy as np
 from typing_extensions import NamedTuple, TypeVar  # (generic NamedTuple before Python 3.11)
 
 from ..config.config import Configurable
+from ..config.setting import REQUIRED, plain
 from ..utils.errors import StrideError
 from .sample_transforms import SampleTransform
 
@@ -57,6 +58,11 @@ def episode_end_info(info: Mapping[str, object], terminated: bool, truncated: bo
     return out
 
 
+def declared_defaults(env_cls: type[Configurable]) -> Dict[str, object]:
+    """The defaults an env class declares (``REQUIRED`` keys left out: the env's own check names them)."""
+    return {k: v for k, v in plain(env_cls.declared_config()).items() if not (isinstance(v, str) and v == REQUIRED)}
+
+
 class BaseEnv(gym.Env[ObsT, ActT], Configurable, ABC):
     """Abstract environment: ``reset() -> obs``, ``step(action) -> BaseEnvTimestep``.
 
@@ -71,7 +77,8 @@ class BaseEnv(gym.Env[ObsT, ActT], Configurable, ABC):
     agent_keyed: ClassVar[bool] = False
 
     def __init__(self, cfg: Optional[Mapping[str, object]] = None) -> None:
-        self._cfg: Mapping[str, object] = cfg if cfg is not None else {}
+        # the declared defaults under the given values: an env built directly reads what a compiled one does
+        self._cfg: Mapping[str, object] = {**declared_defaults(type(self)), **(cfg or {})}
         self._seed: Optional[int] = None
         self._dynamic_seed = True
         self._seed_stream: Optional[np.random.Generator] = None

@@ -92,7 +92,7 @@ class MiniGridEnv(GymnasiumEnv[Any, Any]):
 
     def __init__(self, env_or_id: Optional[str] = None, cfg: Optional[Mapping[str, object]] = None) -> None:
         super().__init__(env_or_id, cfg)
-        obs_type = self._cfg.get("obs_type", "flat")
+        obs_type = self._cfg["obs_type"]
         if obs_type not in OBS_TYPES:
             raise ConfigError(f"MiniGrid obs_type must be one of {OBS_TYPES}, got {obs_type!r}")
         self._obs_type = obs_type

@@ -162,7 +162,7 @@ class PettingZooEnv(BaseEnv[Dict[str, AgentObs], Dict[str, object]]):
             kwargs = self._cfg.get("env_kwargs") or {}
             if not isinstance(kwargs, Mapping):
                 raise ConfigError(f"env_kwargs must be a dict of keyword arguments, got {kwargs!r}")
-            env: Any = make_pettingzoo(str(self._cfg["env_id"]), kwargs, str(self._cfg.get("api", "auto")))
+            env: Any = make_pettingzoo(str(self._cfg["env_id"]), kwargs, str(self._cfg["api"]))
         else:
             env = source() if callable(source) and not hasattr(source, "possible_agents") else source
         pz = _pettingzoo()

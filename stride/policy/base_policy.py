@@ -169,7 +169,7 @@ class Policy(ABC):
         model = model if model is not None else self._create_model()
         self._obs_norm = self._attach_obs_norm(model) if self._cfg.get("obs_norm") else None
         self._model = model.to(self._device)
-        self._multi_gpu = "learn" in fields and bool(self._cfg.get("learn", {}).get("multi_gpu", False))
+        self._multi_gpu = "learn" in fields and bool(self._cfg.learn.multi_gpu)
         if self._multi_gpu:  # before any mode copies the weights (target networks): all replicas start equal
             if not in_process_group():
                 raise ConfigError(f"policy.learn.multi_gpu=True needs a torch.distributed process group: {LAUNCH_HINT}")
@@ -201,7 +201,7 @@ class Policy(ABC):
         if not (isinstance(shape, int) or (isinstance(shape, (list, tuple)) and all(isinstance(s, int) for s in shape))):
             raise ConfigError(f"policy.obs_norm needs policy.model.obs_shape to be an int or a list of ints "
                               f"(a Box observation), got {shape!r}")
-        norm = RunningNorm(shape, clip=float(self._cfg.get("obs_norm_clip", 10.0)))
+        norm = RunningNorm(shape, clip=float(self._cfg.obs_norm_clip))
         model.add_module("obs_norm", norm)
         return norm
 

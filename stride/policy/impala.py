@@ -121,7 +121,7 @@ class IMPALAPolicy(PPOPolicy):
         return copy.deepcopy(deep_update(Policy.declared_config(), cls.config))
 
     def _check_config(self) -> None:
-        if self._cfg.get("random_collect_size", 0):
+        if self._cfg.random_collect_size:
             raise ConfigError(f"policy.random_collect_size={self._cfg.random_collect_size} is not supported by impala "
                               "(v-trace needs the log-probs of the policy that collected); valid choices: 0")
 

@@ -94,7 +94,7 @@ class R2D2Policy(Policy):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        if self._cfg.get("random_collect_size", 0):
+        if self._cfg.random_collect_size:
             raise ConfigError(f"policy.random_collect_size={self._cfg.random_collect_size}: r2d2 collects with its "
                               "own recurrent states only; valid choice: 0 (explore with policy.other.eps)")
 

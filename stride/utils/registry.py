@@ -13,6 +13,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import pkgutil
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Dict, Generic, Iterator, List, Optional, Type, TypeVar, Union, overload
 
 from .errors import UnknownNameError, unknown_name_message
@@ -27,14 +28,44 @@ T = TypeVar("T", bound=Callable[..., object])
 C = TypeVar("C")
 
 
+#: the value of a dotted config key: the user's where given, else the default tree's (None: absent)
+Lookup = Callable[[str], object]
+
+
+@dataclass(frozen=True)
+class Section:
+    """Where the components of one registry sit in a compiled config: the hook through which
+    ``compile_config`` asks each kind of component for its section instead of naming the kinds.
+
+    ``default`` is the type used when neither the user's config (``<path>.type``) nor
+    ``create_config[create_key].type`` names one: a registered name, None (the section exists only
+    when named: a reward model, a league), or a function of the config (a :data:`Lookup`) that
+    gives one (an episode collector where ``policy.collect.n_episode`` is given)."""
+
+    #: dotted key of the section (``'policy.collect.collector'``)
+    path: str
+    #: the ``create_config`` key that names the type (``'collector'``)
+    create_key: str
+    default: Union[str, None, Callable[[Lookup], Optional[str]]]
+    #: the section records its type (``<path>.type``), so a saved config names its components
+    record_type: bool = True
+
+    def default_type(self, lookup: Lookup) -> Optional[str]:
+        """The type used when none is named."""
+        return self.default(lookup) if callable(self.default) else self.default
+
+
 class Registry(Generic[T]):
     """A named table of classes or factories of type ``T``, filled by the package ``package`` (if
     given). The built-in tables live in this lowest layer, which cannot name the classes of the
     layers above: they hold ``Callable[..., object]`` and their users narrow what they build."""
 
-    def __init__(self, kind: str, package: Optional[str] = None, plugins: Optional[str] = None) -> None:
+    def __init__(self, kind: str, package: Optional[str] = None, plugins: Optional[str] = None,
+                 section: Optional[Section] = None) -> None:
         self.kind = kind
         self.package = package
+        #: where this kind's components sit in a compiled config (None: the compiler's own sections)
+        self.section = section
         #: a package whose subpackages register more entries (``'stride.zoo'``: Atari's env type
         #: ``'atari'``); imported, by name, only when a name is not found otherwise
         self.plugins = plugins
@@ -118,25 +149,34 @@ class Registry(Generic[T]):
         return f"Registry({self.kind!r}, {sorted(self._table)})"
 
 
+def _collector_type(lookup: Lookup) -> str:
+    """Episodes are collected where the policy counts its collects in episodes."""
+    return "episode" if lookup("policy.collect.n_episode") is not None and lookup("policy.collect.n_sample") is None \
+        else "sample"
+
+
+def _buffer_type(lookup: Lookup) -> Optional[str]:
+    """An off-policy policy replays; an on-policy one has no buffer."""
+    return None if lookup("policy.on_policy") else "naive"
+
+
 ENV_REGISTRY: Registry[Callable[..., object]] = Registry("env", "stride.envs", plugins="stride.zoo")
-ENV_MANAGER_REGISTRY: Registry[Callable[..., object]] = Registry("env manager", "stride.envs")
+ENV_MANAGER_REGISTRY: Registry[Callable[..., object]] = Registry(
+    "env manager", "stride.envs", section=Section("env.manager", "env_manager", "base"))
 POLICY_REGISTRY: Registry[Callable[..., object]] = Registry("policy", "stride.policy")
 MODEL_REGISTRY: Registry[Callable[..., nn.Module]] = Registry("model", "stride.model")
-BUFFER_REGISTRY: Registry[Callable[..., object]] = Registry("replay buffer", "stride.data")
-COLLECTOR_REGISTRY: Registry[Callable[..., object]] = Registry("collector", "stride.worker")
-LEARNER_REGISTRY: Registry[Callable[..., object]] = Registry("learner", "stride.worker")
-EVALUATOR_REGISTRY: Registry[Callable[..., object]] = Registry("evaluator", "stride.worker")
+BUFFER_REGISTRY: Registry[Callable[..., object]] = Registry(
+    "replay buffer", "stride.data", section=Section("policy.other.replay_buffer", "replay_buffer", _buffer_type))
+COLLECTOR_REGISTRY: Registry[Callable[..., object]] = Registry(
+    "collector", "stride.worker", section=Section("policy.collect.collector", "collector", _collector_type))
+LEARNER_REGISTRY: Registry[Callable[..., object]] = Registry(
+    "learner", "stride.worker", section=Section("policy.learn.learner", "learner", "base", record_type=False))
+EVALUATOR_REGISTRY: Registry[Callable[..., object]] = Registry(
+    "evaluator", "stride.worker", section=Section("policy.eval.evaluator", "evaluator", "base", record_type=False))
 WRAPPER_REGISTRY: Registry[Callable[..., object]] = Registry("model wrapper", "stride.model")
-REWARD_MODEL_REGISTRY: Registry[Callable[..., object]] = Registry("reward model", "stride.reward_model")
-LEAGUE_REGISTRY: Registry[Callable[..., object]] = Registry("league", "stride.league")
-
-#: the optional top-level config sections a create_config (or the main config) names by ``type``, each
-#: with the registry of its components: the config compiler fills a named section from that
-#: component's declared config, naming no section or component kind itself
-SECTION_REGISTRIES: Dict[str, Registry[Callable[..., object]]] = {
-    "reward_model": REWARD_MODEL_REGISTRY,
-    "league": LEAGUE_REGISTRY,
-}
+REWARD_MODEL_REGISTRY: Registry[Callable[..., object]] = Registry(
+    "reward model", "stride.reward_model", section=Section("reward_model", "reward_model", None))
+LEAGUE_REGISTRY: Registry[Callable[..., object]] = Registry("league", "stride.league", section=Section("league", "league", None))
 
 ALL_REGISTRIES = (ENV_REGISTRY, ENV_MANAGER_REGISTRY, POLICY_REGISTRY, MODEL_REGISTRY, BUFFER_REGISTRY,
                   COLLECTOR_REGISTRY, LEARNER_REGISTRY, EVALUATOR_REGISTRY, WRAPPER_REGISTRY, REWARD_MODEL_REGISTRY,

@@ -10,12 +10,13 @@ episodes, which is why its logs repeat). The manager is reset at every evaluatio
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from typing import Callable, Dict, List, Mapping, Optional, Tuple
 
 import numpy as np
 
-from ..config.config import Configurable, merge_config
-from ..config.setting import Setting
+from ..config.config import Configurable
+from ..config.view import ConfigView, setting
 from ..policy.base_policy import EvalMode
 from ..utils.errors import ConfigError, StrideError
 from ..utils.log import build_logger
@@ -58,35 +59,37 @@ class VectorEvalMonitor:
         return sum(len(v) for v in self._returns.values())
 
 
+@dataclass(frozen=True)
+class EvaluatorConfig(ConfigView):
+    """``policy.eval.evaluator``: what :class:`BaseSerialEvaluator` reads."""
+
+    #: (int) evaluate every this many train iterations.
+    eval_freq: int = setting(1000, "[1, inf)")
+    #: (int) evaluate every this many collected env steps instead (0: by eval_freq).
+    eval_freq_envstep: int = setting(0, "[0, inf)")
+    #: (float) filled from env.stop_value by compile_config.
+    stop_value: float = float("inf")
+    #: (int) filled from env.n_evaluator_episode by compile_config.
+    n_episode: int = setting(10, "[1, inf)")
+    #: (int) 0: stop when the n_episode evaluation reaches stop_value. N > 0: such an evaluation
+    #: is only a screen; N further episodes of the same policy must reach it too.
+    confirm_episode: int = setting(0, "[0, inf)")
+    #: (str) what an episode scores: 'return' (info['eval_episode_return']) or 'success' (1.0 when
+    #: the last step's info['is_success'] is true, Gymnasium-Robotics' goal envs): stop_value and
+    #: the logged means are then a success rate.
+    metric: str = setting("return", METRICS)
+
+
 @EVALUATOR_REGISTRY.register("base")
 class BaseSerialEvaluator(Configurable):
     """Evaluate a policy's eval mode on its own env manager."""
 
-    @classmethod
-    def declared_config(cls) -> Dict[str, object]:
-        return dict(
-            # (int) evaluate every this many train iterations.
-            eval_freq=Setting(1000, "[1, inf)"),
-            # (int) evaluate every this many collected env steps instead (0: by eval_freq).
-            eval_freq_envstep=Setting(0, "[0, inf)"),
-            # (float) filled from env.stop_value by compile_config.
-            stop_value=float("inf"),
-            # (int) filled from env.n_evaluator_episode by compile_config.
-            n_episode=Setting(10, "[1, inf)"),
-            # (int) 0: stop when the n_episode evaluation reaches stop_value. N > 0: such an evaluation
-            # is only a screen; N further episodes of the same policy must reach it too.
-            confirm_episode=Setting(0, "[0, inf)"),
-            # (str) what an episode scores: 'return' (info['eval_episode_return']) or 'success' (1.0 when
-            # the last step's info['is_success'] is true, Gymnasium-Robotics' goal envs): stop_value and
-            # the logged means are then a success rate.
-            metric=Setting("return", METRICS),
-        )
+    config_view = EvaluatorConfig
 
     def __init__(self, cfg: Optional[Mapping[str, object]] = None, env: Optional[EnvManager] = None,
                  policy: Optional[EvalMode] = None, tb_logger: Optional[ScalarWriter] = None,
                  exp_name: Optional[str] = None, instance_name: str = "evaluator") -> None:
-        merged = merge_config(self.declared_config(), cfg or {}, prefix="policy.eval.evaluator.")
-        self._cfg = merged
+        self._cfg = self.typed_config(EvaluatorConfig, cfg, prefix="policy.eval.evaluator.")
         self._env = env
         self._policy = policy
         self._tb = tb_logger
@@ -122,7 +125,7 @@ class BaseSerialEvaluator(Configurable):
     def should_eval(self, train_iter: int, envstep: Optional[int] = None) -> bool:
         """True at the first call and every ``eval_freq`` train iterations after the last evaluation
         (with ``eval_freq_envstep``: whenever ``envstep`` passed another multiple of it)."""
-        freq = self._cfg["eval_freq_envstep"]
+        freq = self._cfg.eval_freq_envstep
         if freq and envstep is not None:
             mark = int(envstep) // int(freq)
             if self._last_eval_mark is not None and mark <= self._last_eval_mark:
@@ -131,7 +134,7 @@ class BaseSerialEvaluator(Configurable):
             self._last_eval_iter = train_iter
             return True
         if self._last_eval_iter is not None and (
-            train_iter == self._last_eval_iter or train_iter - self._last_eval_iter < self._cfg["eval_freq"]
+            train_iter == self._last_eval_iter or train_iter - self._last_eval_iter < self._cfg.eval_freq
         ):
             return False
         self._last_eval_iter = train_iter
@@ -147,7 +150,7 @@ class BaseSerialEvaluator(Configurable):
         the screen's) must reach it too, and their returns are the ones returned. A cheap frequent
         screen finds good policies early; the confirmation keeps one lucky screen from stopping a
         run with a policy that does not hold (SB3's EvalCallback and DI-engine stop on one evaluation)."""
-        n_episode = n_episode if n_episode is not None else self._cfg["n_episode"]
+        n_episode = n_episode if n_episode is not None else self._cfg.n_episode
         cpu0 = time.process_time()
         env, _ = self._require()
         if env.closed:
@@ -161,17 +164,17 @@ class BaseSerialEvaluator(Configurable):
             self._max_eval_return = mean
             if save_ckpt_fn is not None:
                 save_ckpt_fn("ckpt_best.pth.tar")  # evaluation bookkeeping: counted as evaluation time
-        stop = mean >= self._cfg["stop_value"] and train_iter > 0
-        if stop and self._cfg["confirm_episode"] > 0:
-            returns = self._episodes(self._cfg["confirm_episode"], train_iter, envstep, f"{self._instance_name}_confirm")
+        stop = mean >= self._cfg.stop_value and train_iter > 0
+        if stop and self._cfg.confirm_episode > 0:
+            returns = self._episodes(self._cfg.confirm_episode, train_iter, envstep, f"{self._instance_name}_confirm")
             self.last_confirm_return = float(np.mean(returns))
-            stop = self.last_confirm_return >= self._cfg["stop_value"]
+            stop = self.last_confirm_return >= self._cfg.stop_value
         self.last_eval_cpu_seconds = time.process_time() - cpu0
         return stop, returns
 
     def _score(self, info: Mapping[str, object]) -> float:
         """An ended episode's score under ``metric`` (from its last timestep's ``info``)."""
-        if self._cfg["metric"] == "return":
+        if self._cfg.metric == "return":
             return as_float(info["eval_episode_return"], "info['eval_episode_return']")
         if "is_success" not in info:
             raise ConfigError(f"policy.eval.evaluator.metric='success' needs info['is_success'] at an episode's end; "

@@ -249,7 +249,7 @@ def check_fresh(cfg: Config, sys_cfg: Config) -> None:
 def check_replicas(cfg: Config, sys_cfg: Config) -> None:
     """Learner replicas are ``system_config.learner_num``: ``policy.learn.multi_gpu`` is set from it
     (for the learner actors only), and every batch must split into equal parts."""
-    if cfg.policy.learn.get("multi_gpu", False):
+    if cfg.policy.learn.multi_gpu:
         raise ConfigError("policy.learn.multi_gpu=True: in -m parallel the learner replicas are "
                           "system_config.learner_num; valid choices: policy.learn.multi_gpu=False with "
                           "system_config.learner_num=N (N > 1 for replicas)")

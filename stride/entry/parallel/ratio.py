@@ -141,7 +141,7 @@ def compile_ratio(cfg: Config, sys_cfg: Config) -> ReplayRatio:
         ratio = per_collect / steps
     learn_start = sys_cfg.get("learn_start")
     if learn_start is None:
-        learn_start = max(int(cfg.policy.get("random_collect_size", 0) or 0), int(learn.batch_size) * unroll)
+        learn_start = max(int(cfg.policy.random_collect_size or 0), int(learn.batch_size) * unroll)
     collectors = int(sys_cfg.collector_num)
     max_call = per_collect * collectors
     nominal = float(steps if steps is not None else cfg.env.collector_env_num)

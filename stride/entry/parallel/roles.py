@@ -340,7 +340,7 @@ class LearnerRole:
     def __init__(self, cfg: Config, resume_ckpt: Optional[str] = None, replica: Optional[Replica] = None) -> None:
         rank = 0 if replica is None else replica.rank
         _prepare(cfg, int(cfg.seed) + rank)  # each replica its own RNG streams; weights come from rank 0
-        multi_gpu = bool(cfg.policy.learn.get("multi_gpu", False))
+        multi_gpu = bool(cfg.policy.learn.multi_gpu)
         if multi_gpu != (replica is not None):
             raise ConfigError(f"policy.learn.multi_gpu={multi_gpu} but this learner is "
                               f"{'a replica' if replica else 'alone'}: the pipeline sets it from system_config.learner_num")

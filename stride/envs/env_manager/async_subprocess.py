@@ -2,12 +2,24 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Callable, Dict, List, Mapping, Optional
 
-from ...config import Setting
+from ...config.view import setting
 from ...utils.registry import ENV_MANAGER_REGISTRY
 from ..base_env import ActT, BaseEnv, BaseEnvTimestep, ObsT
+from .pool import WorkerPoolConfig
 from .subprocess import SyncSubprocessEnvManager
+
+
+@dataclass(frozen=True)
+class AsyncSubprocessConfig(WorkerPoolConfig):
+    """``env.manager`` of ``'async_subprocess'``: when ``step`` returns."""
+
+    #: (int) step returns once at least this many results are ready (or none are in flight).
+    wait_num: int = setting(1, "[1, inf)")
+    #: (float|None) once one result is ready, wait at most this long for wait_num of them.
+    step_wait_timeout: Optional[float] = setting(None, "[0, inf]")
 
 
 @ENV_MANAGER_REGISTRY.register("async_subprocess")
@@ -19,16 +31,8 @@ class AsyncSubprocessEnvManager(SyncSubprocessEnvManager[ObsT, ActT]):
     (waiting until there is at least one while others are in flight).
     """
 
-    @classmethod
-    def declared_config(cls) -> Dict[str, object]:
-        cfg = super().declared_config()
-        cfg.update(
-            # (int) step returns once at least this many results are ready (or none are in flight).
-            wait_num=Setting(1, "[1, inf)"),
-            # (float|None) once one result is ready, wait at most this long for wait_num of them.
-            step_wait_timeout=Setting(None, "[0, inf]"),
-        )
-        return cfg
+    config_view = AsyncSubprocessConfig
+    _cfg: AsyncSubprocessConfig
 
     def __init__(self, env_fn: List[Callable[[], BaseEnv[ObsT, ActT]]], cfg: Optional[Mapping[str, object]] = None) -> None:
         super().__init__(env_fn, cfg)
@@ -55,7 +59,7 @@ class AsyncSubprocessEnvManager(SyncSubprocessEnvManager[ObsT, ActT]):
         results, inflight, resetting = self._results, self._inflight, self._resetting
         out = self._take([i for i in results if i not in resetting])
         self._send_steps(actions)
-        wait_num = self._cfg["wait_num"]
+        wait_num = self._cfg.wait_num
 
         def complete() -> int:
             return len(out) + sum(1 for i in results if i not in resetting and i not in out)
@@ -63,7 +67,7 @@ class AsyncSubprocessEnvManager(SyncSubprocessEnvManager[ObsT, ActT]):
         def enough() -> bool:
             return complete() >= wait_num or not (inflight or resetting)
 
-        wait_s = self._cfg["step_wait_timeout"]
+        wait_s = self._cfg.step_wait_timeout
         if wait_s is None:
             self._pump(enough)
         else:

@@ -24,14 +24,15 @@ from __future__ import annotations
 
 import logging
 import time
+from dataclasses import dataclass
 from types import TracebackType
 from typing import Callable, Dict, Generic, List, Mapping, Optional, Tuple, Type, cast
 
 import gymnasium as gym
 import numpy as np
 
-from ...config import Configurable, Setting
-from ...config.config import merge_config
+from ...config import Configurable
+from ...config.view import ConfigView, setting
 from ...utils.errors import ConfigError, StrideError
 from ...utils.registry import ENV_MANAGER_REGISTRY
 from ..base_env import ActT, BaseEnv, BaseEnvTimestep, ObsT
@@ -63,6 +64,40 @@ def _as_plain(action: object) -> object:
     return action
 
 
+@dataclass(frozen=True)
+class EnvManagerConfig(ConfigView):
+    """``env.manager``: what every env manager reads (subclasses add their own settings)."""
+
+    #: (int|float) episodes per env before the manager reports done; inf = run forever.
+    episode_num: float = setting(float("inf"), "[1, inf]")
+    #: (int) attempts at one reset (a reset that raises, hangs or returns a non-finite
+    #: observation under nonfinite='drop' is tried again) before giving up with an error.
+    max_retry: int = setting(3, "[1, inf)")
+    #: (str) after a failed step or reset: 'reset' resets the same env object (a worker that
+    #: hung or died is replaced all the same); 'renew' rebuilds the env from its factory
+    #: (subprocess managers: in a new worker process).
+    retry_type: str = setting("reset", ("reset", "renew"))
+    #: (bool) reset an env as soon as its episode ends.
+    auto_reset: bool = True
+    #: (float|None) seconds one env may spend in one step; None waits forever. Enforced by
+    #: the subprocess managers (an env in this process cannot be interrupted): a worker that
+    #: has not answered within this per env it steps is replaced and the episode closed as
+    #: abnormal. 60 s catches a hang within a minute and stays far above the steps of slow
+    #: simulators (physics with rendering, Unity / CARLA-style clients: well under 10 s);
+    #: ML-Agents gives a Unity env the same 60 s to answer.
+    step_timeout: Optional[float] = setting(60.0, "(0, inf]", optional=True)
+    #: (float|None) the same for one reset, which may load a level or start a simulator
+    #: (CARLA map loads, MineRL world generation: tens of seconds to minutes): 300 s. A
+    #: reset that overruns counts as a failed attempt (max_retry).
+    reset_timeout: Optional[float] = setting(300.0, "(0, inf]", optional=True)
+    #: (float) seconds to wait between two reset attempts.
+    retry_waiting_time: float = setting(0.1, "[0, inf)")
+    #: (str) a NaN or infinite reward or observation: 'raise' stops the run with one line
+    #: naming the env and the step; 'drop' closes the episode as abnormal like a crashed env
+    #: (a reset is retried), counts it (nonfinite_dropped) and warns; 'ignore' checks nothing.
+    nonfinite: str = setting("raise", NONFINITE_CHOICES)
+
+
 @ENV_MANAGER_REGISTRY.register("base")
 class BaseEnvManager(Configurable, Generic[ObsT, ActT]):
     """Step ``len(env_fn)`` envs in this process; envs that finish an episode are reset here.
@@ -71,56 +106,24 @@ class BaseEnvManager(Configurable, Generic[ObsT, ActT]):
     ``step`` takes ActT; an abnormal timestep's ``obs`` is None.
     """
 
-    @classmethod
-    def declared_config(cls) -> Dict[str, object]:
-        return dict(
-            # (int|float) episodes per env before the manager reports done; inf = run forever.
-            episode_num=Setting(float("inf"), "[1, inf]"),
-            # (int) attempts at one reset (a reset that raises, hangs or returns a non-finite
-            # observation under nonfinite='drop' is tried again) before giving up with an error.
-            max_retry=Setting(3, "[1, inf)"),
-            # (str) after a failed step or reset: 'reset' resets the same env object (a worker that
-            # hung or died is replaced all the same); 'renew' rebuilds the env from its factory
-            # (subprocess managers: in a new worker process).
-            retry_type=Setting("reset", ("reset", "renew")),
-            # (bool) reset an env as soon as its episode ends.
-            auto_reset=True,
-            # (float|None) seconds one env may spend in one step; None waits forever. Enforced by
-            # the subprocess managers (an env in this process cannot be interrupted): a worker that
-            # has not answered within this per env it steps is replaced and the episode closed as
-            # abnormal. 60 s catches a hang within a minute and stays far above the steps of slow
-            # simulators (physics with rendering, Unity / CARLA-style clients: well under 10 s);
-            # ML-Agents gives a Unity env the same 60 s to answer.
-            step_timeout=Setting(60.0, "(0, inf]", optional=True),
-            # (float|None) the same for one reset, which may load a level or start a simulator
-            # (CARLA map loads, MineRL world generation: tens of seconds to minutes): 300 s. A
-            # reset that overruns counts as a failed attempt (max_retry).
-            reset_timeout=Setting(300.0, "(0, inf]", optional=True),
-            # (float) seconds to wait between two reset attempts.
-            retry_waiting_time=Setting(0.1, "[0, inf)"),
-            # (str) a NaN or infinite reward or observation: 'raise' stops the run with one line
-            # naming the env and the step; 'drop' closes the episode as abnormal like a crashed env
-            # (a reset is retried), counts it (nonfinite_dropped) and warns; 'ignore' checks nothing.
-            nonfinite=Setting("raise", NONFINITE_CHOICES),
-        )
+    config_view = EnvManagerConfig
 
     def __init__(self, env_fn: List[Callable[[], BaseEnv[ObsT, ActT]]], cfg: Optional[Mapping[str, object]] = None) -> None:
         if not env_fn:
             raise ConfigError("an env manager needs at least one env factory (env_fn is empty)")
-        merged = merge_config(self.declared_config(), {k: v for k, v in (cfg or {}).items() if k != "type"},
-                              prefix="env.manager.")
-        self._cfg = merged
-        self._finite = merged["nonfinite"] != "ignore"
-        self._drop_nonfinite = merged["nonfinite"] == "drop"
+        self._cfg = self.typed_config(EnvManagerConfig, {k: v for k, v in (cfg or {}).items() if k != "type"},
+                                      prefix="env.manager.")
+        self._finite = self._cfg.nonfinite != "ignore"
+        self._drop_nonfinite = self._cfg.nonfinite == "drop"
         self._nonfinite_dropped = 0
         self._env_fn = list(env_fn)
         self._env_num = len(env_fn)
         # per env, from its own observation space when it is made: the step check (checks.py) and the space
         self._checks: List[StepCheck] = []
         self._obs_spaces: List[gym.spaces.Space[ObsT]] = []
-        self._max_retry = int(merged["max_retry"])
-        self._episode_num = merged["episode_num"]
-        self._auto_reset = bool(merged["auto_reset"])
+        self._max_retry = self._cfg.max_retry
+        self._episode_num = self._cfg.episode_num
+        self._auto_reset = self._cfg.auto_reset
         self._envs: List[BaseEnv[ObsT, ActT]] = []  # while launched
         self._closed = True
         self._seed: Optional[int] = None
@@ -264,7 +267,7 @@ class BaseEnvManager(Configurable, Generic[ObsT, ActT]):
         last_exc: Optional[BaseException] = None
         for attempt in range(self._max_retry):
             try:
-                if attempt > 0 and self._cfg["retry_type"] == "renew":
+                if attempt > 0 and self._cfg.retry_type == "renew":
                     self._renew_env(env_id)
                 obs = self._envs[env_id].reset(seed=seed, **self._reset_param.get(env_id, {}))
                 if not self._checks[env_id](obs, 0.0):
@@ -276,7 +279,7 @@ class BaseEnvManager(Configurable, Generic[ObsT, ActT]):
                 logger.warning("env %d reset failed (attempt %d/%d): %s", env_id, attempt + 1, self._max_retry,
                                e if isinstance(e, _Dropped) else repr(e))
                 if attempt + 1 < self._max_retry:
-                    time.sleep(self._cfg["retry_waiting_time"])
+                    time.sleep(self._cfg.retry_waiting_time)
                 continue
             self._episode_seed[env_id] = seed
             self._episode_actions[env_id] = []
@@ -284,7 +287,7 @@ class BaseEnvManager(Configurable, Generic[ObsT, ActT]):
             return
         self.close()
         raise RuntimeError(
-            f"env {env_id} failed to reset {self._max_retry} time(s) (retry_type='{self._cfg['retry_type']}'); "
+            f"env {env_id} failed to reset {self._max_retry} time(s) (retry_type='{self._cfg.retry_type}'); "
             f"last error: {last_exc!r}"
         ) from last_exc
 
@@ -368,7 +371,7 @@ class BaseEnvManager(Configurable, Generic[ObsT, ActT]):
         else:
             reason = repr(error)
             logger.warning("env %d step failed: %s; its episode is closed as abnormal", env_id, reason)
-        if self._cfg["retry_type"] == "renew":
+        if self._cfg.retry_type == "renew":
             self._renew_env(env_id)
         return BaseEnvTimestep(None, 0.0, True, {"abnormal": True, "error": reason})
 

@@ -31,16 +31,17 @@ import sys
 import threading
 import time
 from collections import deque
+from dataclasses import dataclass
 from multiprocessing.connection import wait as mp_wait
 from multiprocessing.reduction import send_handle
 from typing import Any, Callable, Deque, Dict, List, Mapping, Optional, Set, Tuple, cast
 
 import cloudpickle
 
-from ...config import Setting
+from ...config.view import setting
 from ...utils.errors import StrideError
 from ..base_env import ActT, BaseEnv, BaseEnvTimestep, ObsT
-from .base import BaseEnvManager
+from .base import BaseEnvManager, EnvManagerConfig
 from .lifeline import PARENT_ENV
 from .main_guard import unguarded_main_line
 from .protocol import (BuildFailed, Close, Command, Crash, Failure, Ready, Replay, Reply, Reset, Seed, Step, StepReply,
@@ -96,42 +97,44 @@ def abnormal_timestep(reason: str) -> BaseEnvTimestep[None]:
     return BaseEnvTimestep(None, 0.0, True, {"abnormal": True, "error": reason})
 
 
+@dataclass(frozen=True)
+class WorkerPoolConfig(EnvManagerConfig):
+    """``env.manager`` of the subprocess managers: the worker pool's settings."""
+
+    #: (bool) observations through shared memory (fixed-shape numeric Box / Dict of Box);
+    #: other spaces, or False, send them through the pipe.
+    shared_memory: bool = True
+    #: (bool) copy observations out of shared memory; False returns views that the env's
+    #: next step overwrites.
+    copy_on_get: bool = True
+    #: (int) envs hosted by one worker process (raise it for cheap envs: fewer, fuller messages).
+    envs_per_worker: int = setting(1, "[1, inf)")
+    #: (str) multiprocessing start method: 'forkserver' (safe with threads), 'spawn' or 'fork'.
+    context: str = setting("forkserver", ("forkserver", "spawn", "fork"))
+    #: (float) seconds a new worker may take to build its envs and report ready.
+    connect_timeout: float = setting(60.0, "(0, inf]")
+    #: (float) seconds the parent (waiting for a reply) and a worker (waiting for the next
+    #: command) poll their pipe, yielding the CPU between polls, before they block in the
+    #: kernel; 0 = always block. Off by itself while waits are longer or the core is
+    #: contended (spin.py).
+    spin_wait: float = setting(0.0005, "[0, inf)")
+
+
 class WorkerPoolEnvManager(BaseEnvManager[ObsT, ActT]):
     """The worker processes of a subprocess env manager and their faults (see the module docstring)."""
 
-    @classmethod
-    def declared_config(cls) -> Dict[str, object]:
-        cfg = super().declared_config()
-        cfg.update(
-            # (bool) observations through shared memory (fixed-shape numeric Box / Dict of Box);
-            # other spaces, or False, send them through the pipe.
-            shared_memory=True,
-            # (bool) copy observations out of shared memory; False returns views that the env's
-            # next step overwrites.
-            copy_on_get=True,
-            # (int) envs hosted by one worker process (raise it for cheap envs: fewer, fuller messages).
-            envs_per_worker=Setting(1, "[1, inf)"),
-            # (str) multiprocessing start method: 'forkserver' (safe with threads), 'spawn' or 'fork'.
-            context=Setting("forkserver", ("forkserver", "spawn", "fork")),
-            # (float) seconds a new worker may take to build its envs and report ready.
-            connect_timeout=Setting(60.0, "(0, inf]"),
-            # (float) seconds the parent (waiting for a reply) and a worker (waiting for the next
-            # command) poll their pipe, yielding the CPU between polls, before they block in the
-            # kernel; 0 = always block. Off by itself while waits are longer or the core is
-            # contended (spin.py).
-            spin_wait=Setting(0.0005, "[0, inf)"),
-        )
-        return cfg
+    config_view = WorkerPoolConfig
+    _cfg: WorkerPoolConfig
 
     def __init__(self, env_fn: List[Callable[[], BaseEnv[ObsT, ActT]]], cfg: Optional[Mapping[str, object]] = None) -> None:
         super().__init__(env_fn, cfg)
         c = self._cfg
-        per = int(c["envs_per_worker"])
+        per = c.envs_per_worker
         ids = list(range(self._env_num))
         self._workers = [WorkerProcess(k, ids[s:s + per]) for k, s in enumerate(range(0, self._env_num, per))]
         self._where = [(w, slot) for w in self._workers for slot in range(len(w.env_ids))]
         self._layout: Optional[List[LayoutEntry]] = None
-        self._copy = bool(c["copy_on_get"])
+        self._copy = c.copy_on_get
         self._reset_spec: Dict[int, Any] = {}  # env_id -> seed for an in-worker auto-reset, or NO_RESET
         self._broken: Dict[int, str] = {}  # env_id -> why its episode is lost (co-hosted with a renewed worker)
         self._inflight: Set[int] = set()  # envs with a step in flight
@@ -141,13 +144,13 @@ class WorkerPoolEnvManager(BaseEnvManager[ObsT, ActT]):
         self._calls: Dict[int, Tuple[Any, Optional[Failure]]] = {}  # env_id -> (value, failure) of a Seed / Call
         self._user_error: Optional[BaseException] = None
         self._in_order = True  # sync: wait for workers one after the other (async overrides)
-        self._spin = SpinWait(c["spin_wait"], own_processes=1 + len(self._workers))
+        self._spin = SpinWait(c.spin_wait, own_processes=1 + len(self._workers))
 
     # ---- worker processes -------------------------------------------------------------------
     def _context(self) -> Any:
         global _preload_set
-        ctx = mp.get_context(self._cfg["context"])
-        if self._cfg["context"] == "forkserver":
+        ctx = mp.get_context(self._cfg.context)
+        if self._cfg.context == "forkserver":
             os.environ[PARENT_ENV] = str(os.getpid())  # the fork server's race check (lifeline.py)
             if not _preload_set:
                 ctx.set_forkserver_preload(_PRELOAD)
@@ -156,7 +159,7 @@ class WorkerPoolEnvManager(BaseEnvManager[ObsT, ActT]):
 
     def _lifeline(self) -> Tuple[Optional[int], bool]:
         """``worker_main``'s ``parent``: whom a worker dies with (lifeline.py)."""
-        if self._cfg["context"] == "forkserver":
+        if self._cfg.context == "forkserver":
             return (None, True)  # its parent, the fork server, which forks from its only thread
         return (os.getpid(), threading.current_thread() is threading.main_thread())
 
@@ -170,13 +173,13 @@ class WorkerPoolEnvManager(BaseEnvManager[ObsT, ActT]):
 
     def _refuse_unguarded_main(self) -> None:
         """Stop before a start method that runs the main script again would start the run again (main_guard.py)."""
-        if self._cfg["context"] == "fork":
+        if self._cfg.context == "fork":
             return
         where = unguarded_main_line()
         if where is not None:
             raise StrideError(
                 f"{where[0]}, line {where[1]}, starts env worker processes outside `if __name__ == \"__main__\":`, "
-                f"and with env.manager.context='{self._cfg['context']}' every worker runs the script again "
+                f"and with env.manager.context='{self._cfg.context}' every worker runs the script again "
                 f"(and would start the run again): put the code that starts the run under that guard")
 
     def _spawn(self, ctx: Any, w: WorkerProcess) -> None:
@@ -208,12 +211,12 @@ class WorkerPoolEnvManager(BaseEnvManager[ObsT, ActT]):
 
     def _await_ready(self, workers: List[WorkerProcess]) -> None:
         """Wait for each worker's ``Ready`` (within ``connect_timeout`` in all); close and raise otherwise."""
-        deadline = time.monotonic() + float(self._cfg["connect_timeout"])
+        deadline = time.monotonic() + float(self._cfg.connect_timeout)
         for w in workers:
             error = None
             try:
                 if not w.conn.poll(max(deadline - time.monotonic(), 0.0)):
-                    error = f"did not report ready within connect_timeout={self._cfg['connect_timeout']} s"
+                    error = f"did not report ready within connect_timeout={self._cfg.connect_timeout} s"
                 else:
                     message = decode(w.conn.recv_bytes())
                     if isinstance(message, Ready):
@@ -230,7 +233,7 @@ class WorkerPoolEnvManager(BaseEnvManager[ObsT, ActT]):
     def _warn_unguarded(self, guarded: bool) -> None:
         """Once per process: say so when a fork server started elsewhere lacks Stride's guard."""
         global _unguarded_warned
-        if guarded or self._cfg["context"] != "forkserver" or _unguarded_warned or not sys.platform.startswith("linux"):
+        if guarded or self._cfg.context != "forkserver" or _unguarded_warned or not sys.platform.startswith("linux"):
             return
         _unguarded_warned = True
         logger.warning("the multiprocessing fork server was started before Stride's first env manager (by other "
@@ -316,11 +319,11 @@ class WorkerPoolEnvManager(BaseEnvManager[ObsT, ActT]):
                 self.close()
                 raise RuntimeError(
                     f"env {env_id} failed to reset {self._max_retry} time(s) "
-                    f"(retry_type='{self._cfg['retry_type']}'); last error: {first_line}"
+                    f"(retry_type='{self._cfg.retry_type}'); last error: {first_line}"
                 )
             logger.warning("env %d reset failed (attempt %d/%d): %s", env_id, entry[1], self._max_retry, first_line)
         if failed:
-            time.sleep(self._cfg["retry_waiting_time"])
+            time.sleep(self._cfg.retry_waiting_time)
         if renew:
             self._renew_worker(w, "is renewed after an env failure (retry_type='renew')", blame_head=False)
         ids = [e for e, _ in failed] + to_reset
@@ -332,8 +335,8 @@ class WorkerPoolEnvManager(BaseEnvManager[ObsT, ActT]):
         """Start the worker processes and reset every env."""
         if not self._closed:
             raise StrideError("env manager is already launched; call close() first")
-        layout = obs_layout(self.observation_space) if self._cfg["shared_memory"] else None
-        if self._cfg["shared_memory"] and layout is None:
+        layout = obs_layout(self.observation_space) if self._cfg.shared_memory else None
+        if self._cfg.shared_memory and layout is None:
             logger.warning("observation space %s cannot go through shared memory; using the pipe", self.observation_space)
         if layout is not None and not shm_available():
             logger.warning("no os.memfd_create on this platform; observations go through the pipe")
@@ -466,10 +469,14 @@ class WorkerPoolEnvManager(BaseEnvManager[ObsT, ActT]):
         """Whether ``w`` has a reply (or EOF) waiting, without blocking."""
         return bool(w.poller.poll(0)) if w.poller is not None else bool(mp_wait([w.fd], 0))
 
+    def _timeout(self, key: str) -> Optional[float]:
+        """The configured ``step_timeout`` or ``reset_timeout`` (``key``)."""
+        return self._cfg.step_timeout if key == "step_timeout" else self._cfg.reset_timeout
+
     def _deadline(self, key: str, n: int) -> Optional[float]:
         """Seconds a command may take: ``step_timeout`` / ``reset_timeout`` per env it covers (a
         worker runs its envs one after the other), None (no limit) when the key is None."""
-        per = self._cfg[key]
+        per = self._timeout(key)
         return None if per is None else float(per) * n
 
     def _overrun(self, cmd: PendingCommand, now: float) -> str:
@@ -478,7 +485,7 @@ class WorkerPoolEnvManager(BaseEnvManager[ObsT, ActT]):
         n = len(cmd.env_ids)
         what = {"step": "step", "reset": "reset", "autoreset": "reset (after its episode ended)"}.get(cmd.kind, cmd.kind)
         per_env = f" per env, {n} envs" if n > 1 else ""
-        return (f"did not finish a {what} of env(s) {list(cmd.env_ids)} within {key}={self._cfg[key]:g} s{per_env} "
+        return (f"did not finish a {what} of env(s) {list(cmd.env_ids)} within {key}={self._timeout(key):g} s{per_env} "
                 f"(no reply after {now - (cmd.started or now):.1f} s)")
 
     def _raise_user_error(self) -> None:

@@ -92,7 +92,7 @@ class SyncSubprocessEnvManager(WorkerPoolEnvManager[ObsT, ActT]):
             for k, env_id in enumerate(cmd.env_ids):
                 self._calls[env_id] = (call.values[k], call.failures.get(k))
         if failed or to_reset:
-            renew = self._cfg["retry_type"] == "renew" and (crashed or bool(failed))
+            renew = self._cfg.retry_type == "renew" and (crashed or bool(failed))
             self._after_failures(w, failed, to_reset, renew)
 
     def _apply_steps(self, w: WorkerProcess, cmd: PendingCommand, reply: StepReply, to_reset: List[int]) -> bool:

@@ -32,16 +32,17 @@ from __future__ import annotations
 
 import functools
 import logging
+from dataclasses import dataclass
 from typing import Callable, Dict, List, Mapping, Optional, Tuple
 
 import gymnasium as gym
 import numpy as np
 
-from ...config import Setting
+from ...config.view import setting
 from ...utils.errors import ConfigError, InvalidActionError, StrideError
 from ...utils.registry import ENV_MANAGER_REGISTRY
 from ..base_env import ActT, BaseEnv, BaseEnvTimestep, ObsT, episode_end_info
-from .base import BaseEnvManager
+from .base import BaseEnvManager, EnvManagerConfig
 from .checks import make_step_check
 
 logger = logging.getLogger(__name__)
@@ -73,21 +74,24 @@ def _checked_action(action: object, space: gym.spaces.Space[ActT], env_id: int) 
     return action
 
 
+@dataclass(frozen=True)
+class VectorConfig(EnvManagerConfig):
+    """``env.manager`` of ``'vector'``."""
+
+    #: (str) a NaN or infinite reward or observation: 'raise' stops the run with one line;
+    #: 'ignore' checks nothing ('drop' needs an env that can be closed alone).
+    nonfinite: str = setting("raise", ("raise", "ignore"))
+    #: (int) threads of the native batched env; 0 = one per core, at most one per env.
+    num_threads: int = setting(0, "[0, inf)")
+
+
 @ENV_MANAGER_REGISTRY.register("vector")
 class VectorEnvManager(BaseEnvManager[ObsT, ActT]):
     """``len(env_fn)`` copies of one env stepped as the native batched env its class provides
     (``make_vector_env``); the module docstring lists what a native env allows."""
 
-    @classmethod
-    def declared_config(cls) -> Dict[str, object]:
-        return dict(
-            super().declared_config(),
-            # (int) threads of the native batched env; 0 = one per core, at most one per env.
-            num_threads=Setting(0, "[0, inf)"),
-            # (str) a NaN or infinite reward or observation: 'raise' stops the run with one line;
-            # 'ignore' checks nothing ('drop' needs an env that can be closed alone).
-            nonfinite=Setting("raise", ("raise", "ignore")),
-        )
+    config_view = VectorConfig
+    _cfg: VectorConfig
 
     def __init__(self, env_fn: List[Callable[[], BaseEnv[ObsT, ActT]]], cfg: Optional[Mapping[str, object]] = None) -> None:
         super().__init__(env_fn, cfg)
@@ -111,7 +115,7 @@ class VectorEnvManager(BaseEnvManager[ObsT, ActT]):
             raise StrideError("env manager is already launched; call close() first")
         env = self._env_fn[0]()
         try:
-            vec = env.make_vector_env(self._env_num, int(self._cfg["num_threads"]))
+            vec = env.make_vector_env(self._env_num, self._cfg.num_threads)
         except BaseException:
             env.close()
             raise

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, ClassVar, Dict, List, Mapping, Optional, Sequence, Tuple, cast
 
 import gymnasium as gym
@@ -9,8 +10,8 @@ import gymnasium as gym
 import numpy as np
 import torch
 
-from ...config.config import Configurable, merge_config
-from ...config.setting import Setting
+from ...config.config import Configurable
+from ...config.view import ConfigView, setting
 from ...utils.log import build_logger
 from ...envs.base_env import BaseEnvTimestep
 from ...envs.sample_transforms import SampleTransform
@@ -47,6 +48,16 @@ def from_plain(obj: object) -> object:
     return obj
 
 
+@dataclass(frozen=True)
+class CollectorConfig(ConfigView):
+    """``policy.collect.collector``: what every serial collector reads."""
+
+    #: the registered collector name
+    type: str = "sample"
+    #: (int) log episode statistics every this many train iterations.
+    collect_print_freq: int = setting(100, "[1, inf)")
+
+
 class SerialCollectorBase(Configurable):
     """Owns an env manager and a policy's collect mode; counts env steps and episodes.
     ``sample_transforms``: what the env family does to its samples (the entries take them from
@@ -55,24 +66,17 @@ class SerialCollectorBase(Configurable):
     #: whether :meth:`collect` applies ``sample_transforms`` (an episode is not a sample: no)
     takes_sample_transforms: ClassVar[bool] = False
 
-    @classmethod
-    def declared_config(cls) -> Dict[str, object]:
-        return dict(
-            type="sample",
-            # (int) log episode statistics every this many train iterations.
-            collect_print_freq=Setting(100, "[1, inf)"),
-        )
+    config_view = CollectorConfig
 
     def __init__(self, cfg: Optional[Mapping[str, object]] = None, env: Optional[EnvManager] = None,
                  policy: Optional[CollectMode] = None, tb_logger: Optional[ScalarWriter] = None,
                  exp_name: Optional[str] = None, instance_name: str = "collector",
                  sample_transforms: Sequence[SampleTransform] = ()) -> None:
-        merged = merge_config(self.declared_config(), cfg or {}, prefix="policy.collect.collector.")
         if sample_transforms and not self.takes_sample_transforms:
             raise ConfigError(f"{type(self).__name__} applies no sample transforms (the env's, e.g. env.mirror=True); "
                               "valid choices: collector type 'sample', or no transforms")
         self._sample_transforms = list(sample_transforms)
-        self._cfg = merged
+        self._cfg = self.typed_config(CollectorConfig, cfg, prefix="policy.collect.collector.")
         self._tb = tb_logger
         self._logger = build_logger(exp_name, instance_name)
         self._instance_name = instance_name
@@ -202,7 +206,7 @@ class SerialCollectorBase(Configurable):
                 "episode_length_mean": float(np.mean(self._lengths))}
 
     def _maybe_log(self, train_iter: int) -> None:
-        if train_iter - self._last_log_iter < self._cfg["collect_print_freq"] and self._last_log_iter >= 0:
+        if train_iter - self._last_log_iter < self._cfg.collect_print_freq and self._last_log_iter >= 0:
             return
         stats = self.episode_stats()
         if not stats:

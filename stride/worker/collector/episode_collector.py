@@ -2,15 +2,25 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Dict, List, Mapping, Optional
 
 from ...utils.errors import ConfigError
 from ...utils.registry import COLLECTOR_REGISTRY
 from ...policy.base_policy import CollectMode
-from .base import SerialCollectorBase
+from .base import CollectorConfig, SerialCollectorBase
 
 #: one episode: its transitions (or, with ``get_train_sample``, its training samples)
 Episode = List[Dict[str, object]]
+
+
+@dataclass(frozen=True)
+class EpisodeCollectorConfig(CollectorConfig):
+    """``policy.collect.collector`` of an :class:`EpisodeCollector`."""
+
+    type: str = "episode"
+    #: (bool) return each episode's training samples (``get_train_sample``) instead of its transitions.
+    get_train_sample: bool = False
 
 
 @COLLECTOR_REGISTRY.register("episode")
@@ -20,11 +30,8 @@ class EpisodeCollector(SerialCollectorBase):
 
     _extra: List[Episode]  # episodes finished beyond the last call's n_episode
 
-    @classmethod
-    def declared_config(cls) -> Dict[str, object]:
-        cfg = super().declared_config()
-        cfg.update(type="episode", get_train_sample=False)
-        return cfg
+    config_view = EpisodeCollectorConfig
+    _cfg: EpisodeCollectorConfig
 
     def reset_policy(self, policy: Optional[CollectMode] = None) -> None:
         """A new policy (collect mode); ``None`` resets the current one."""
@@ -58,7 +65,7 @@ class EpisodeCollector(SerialCollectorBase):
                 if ts.done:
                     episode = self._traj[env_id]
                     self._traj[env_id] = []
-                    if self._cfg["get_train_sample"]:
+                    if self._cfg.get_train_sample:
                         episode = policy.get_train_sample(episode)
                     # an episode finishing in the same step as the last needed one waits for the next call
                     (episodes if len(episodes) < n_episode else self._extra).append(episode)

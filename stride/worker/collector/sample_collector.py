@@ -20,12 +20,19 @@ the samples a call returns, in order; off-policy policies only. The collector kn
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any, Dict, List, Mapping, Optional, cast
 
 from ...utils.errors import ConfigError
 from ...utils.registry import COLLECTOR_REGISTRY
 from ...policy.base_policy import CollectMode
-from .base import SerialCollectorBase
+from .base import CollectorConfig, SerialCollectorBase
+
+
+@dataclass(frozen=True)
+class SampleCollectorConfig(CollectorConfig):
+    """``policy.collect.collector`` of a :class:`SampleCollector`: the common settings (what an env
+    family does to its samples, e.g. the board games' mirror, comes as ``sample_transforms``)."""
 
 
 @COLLECTOR_REGISTRY.register("sample")
@@ -34,6 +41,9 @@ class SampleCollector(SerialCollectorBase):
 
     #: applies the sample transforms it is given to the samples it returns
     takes_sample_transforms = True
+
+    config_view = SampleCollectorConfig
+    _cfg: SampleCollectorConfig
 
     def reset_policy(self, policy: Optional[CollectMode] = None, keep_samples: bool = False) -> None:
         """A new policy (collect mode); ``None`` resets the current one. ``keep_samples``: the

@@ -11,12 +11,13 @@ from __future__ import annotations
 import os
 import pickle
 import warnings
+from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Union
 
 import torch
 
-from ...config.config import Configurable, merge_config
-from ...config.setting import Setting
+from ...config.config import Configurable
+from ...config.view import ConfigView, setting, subsection
 from ...utils.errors import StrideError
 from ...utils.files import atomic_write, atomic_write_text
 from ...utils.log import build_logger
@@ -53,32 +54,39 @@ def read_checkpoint(path: str) -> Dict[str, object]:
     return state
 
 
+@dataclass(frozen=True)
+class LearnerHookConfig(ConfigView):
+    """``policy.learn.learner.hook``: the learner's built-in hooks."""
+
+    #: (str) checkpoint to load before the run ('' = none).
+    load_ckpt_before_run: str = ""
+    #: (int) log averaged learner variables every this many iterations.
+    log_show_after_iter: int = setting(100, "[1, inf)")
+    #: (int) save a checkpoint every this many iterations.
+    save_ckpt_after_iter: int = setting(10000, "[1, inf)")
+    #: (bool) save a checkpoint when the run ends.
+    save_ckpt_after_run: bool = True
+
+
+@dataclass(frozen=True)
+class LearnerConfig(ConfigView):
+    """``policy.learn.learner``: what :class:`BaseLearner` reads."""
+
+    #: (int) iterations of ``start()`` (parallel mode).
+    train_iterations: int = setting(int(1e10), "[1, inf)")
+    hook: LearnerHookConfig = subsection(LearnerHookConfig)
+
+
 @LEARNER_REGISTRY.register("base")
 class BaseLearner(Configurable):
     """Train a policy's learn mode, with hooks, logs and checkpoints."""
 
-    @classmethod
-    def declared_config(cls) -> Dict[str, object]:
-        return dict(
-            # (int) iterations of ``start()`` (parallel mode).
-            train_iterations=Setting(int(1e10), "[1, inf)"),
-            hook=dict(
-                # (str) checkpoint to load before the run ('' = none).
-                load_ckpt_before_run="",
-                # (int) log averaged learner variables every this many iterations.
-                log_show_after_iter=Setting(100, "[1, inf)"),
-                # (int) save a checkpoint every this many iterations.
-                save_ckpt_after_iter=Setting(10000, "[1, inf)"),
-                # (bool) save a checkpoint when the run ends.
-                save_ckpt_after_run=True,
-            ),
-        )
+    config_view = LearnerConfig
 
     def __init__(self, cfg: Optional[Mapping[str, object]] = None, policy: Optional[LearnMode] = None,
                  tb_logger: Optional[ScalarWriter] = None,
                  exp_name: Optional[str] = None, instance_name: str = "learner") -> None:
-        merged = merge_config(self.declared_config(), cfg or {}, prefix="policy.learn.learner.")
-        self._cfg = merged
+        self._cfg = self.typed_config(LearnerConfig, cfg, prefix="policy.learn.learner.")
         self._policy = policy
         self._exp_name = exp_name
         self.tb_logger: Optional[ScalarWriter] = tb_logger
@@ -90,14 +98,14 @@ class BaseLearner(Configurable):
         self._priority: object = None
         self._hooks: Dict[str, List[LearnerHook]] = {p: [] for p in POSITIONS}
         self._states: Dict[str, Stateful] = {}
-        hook = merged["hook"]
-        self.register_hook(LoadCkptHook(hook["load_ckpt_before_run"]))
-        log_hook = LogShowHook(hook["log_show_after_iter"])
+        hook = self._cfg.hook
+        self.register_hook(LoadCkptHook(hook.load_ckpt_before_run))
+        log_hook = LogShowHook(hook.log_show_after_iter)
         self.register_hook(log_hook)
         self.register_hook(LogFlushHook(log_hook))
         if exp_name:
-            self.register_hook(SaveCkptHook("save_ckpt_iter", "after_iter", priority=40, freq=hook["save_ckpt_after_iter"]))
-            if hook["save_ckpt_after_run"]:
+            self.register_hook(SaveCkptHook("save_ckpt_iter", "after_iter", priority=40, freq=hook.save_ckpt_after_iter))
+            if hook.save_ckpt_after_run:
                 self.register_hook(SaveCkptHook("save_ckpt_run", "after_run", priority=40))
 
     # ---- hooks -------------------------------------------------------------------------------
@@ -135,7 +143,7 @@ class BaseLearner(Configurable):
     def start(self, get_data: Callable[[], Batch], envstep_fn: Optional[Callable[[], int]] = None) -> None:
         """Parallel mode: ``before_run``, ``train_iterations`` steps on ``get_data()``, ``after_run``."""
         self.call_hook("before_run")
-        for _ in range(int(self._cfg["train_iterations"])):
+        for _ in range(self._cfg.train_iterations):
             self.train(get_data(), envstep_fn() if envstep_fn else None)
         self.call_hook("after_run")
 

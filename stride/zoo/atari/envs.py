@@ -228,10 +228,10 @@ class AtariEnv(GymnasiumEnv[Frame, int]):
             raise ConfigError("AtariEnv needs env_id, e.g. 'ALE/Pong-v5'")
         steps = cfg.get("max_episode_steps")
         return self._env_id, dict(
-            train=bool(cfg.get("train", True)), noop_max=int(cfg.get("noop_max", 30)),  # type: ignore[call-overload]
-            frame_skip=int(cfg.get("frame_skip", 4)), frame_stack=int(cfg.get("frame_stack", 4)),  # type: ignore[call-overload]
-            clip_reward=bool(cfg.get("clip_reward", True)),
-            repeat_action_probability=float(cfg.get("repeat_action_probability", 0.25)),  # type: ignore[arg-type]
+            train=bool(cfg["train"]), noop_max=int(cfg["noop_max"]),  # type: ignore[call-overload]
+            frame_skip=int(cfg["frame_skip"]), frame_stack=int(cfg["frame_stack"]),  # type: ignore[call-overload]
+            clip_reward=bool(cfg["clip_reward"]),
+            repeat_action_probability=float(cfg["repeat_action_probability"]),  # type: ignore[arg-type]
             max_episode_steps=steps if isinstance(steps, int) else None)
 
     def make_vector_env(self, num_envs: int, num_threads: int = 0) -> gym.vector.VectorEnv:
@@ -268,4 +268,4 @@ class AtariEnv(GymnasiumEnv[Frame, int]):
         return timestep
 
     def __repr__(self) -> str:
-        return f"AtariEnv({self._env_id!r}, train={bool(self._cfg.get('train', True))})"
+        return f"AtariEnv({self._env_id!r}, train={bool(self._cfg['train'])})"
