@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 import sys
 import time
-from typing import Any, Dict, List, Mapping, Optional
+from typing import Dict, List, Mapping, Optional
 
 from ...utils.narrow import as_int, as_list, as_mapping
 from ...worker.protocols import ScalarWriter
@@ -30,11 +30,11 @@ class Counters:
 
     def __init__(self, log: logging.Logger, tb: Optional[ScalarWriter]) -> None:
         self._log, self._tb = log, tb
-        self.restarts: List[Dict[str, Any]] = []
+        self.restarts: List[Dict[str, object]] = []
         self.lost_batches = 0
         self.staleness: List[int] = []  # this process's batches; the resumed ones' are in self._before
         self.replay_pids: List[int] = []
-        self.replay_last: Dict[str, Any] = {}
+        self.replay_last: Dict[str, object] = {}
         self.stale_dropped = 0  # on-policy: unrolls older than system_config.max_staleness, not trained on
         self.train_calls = 0
         self._before = {key: 0 for key in RESUMED_KEYS}
@@ -80,20 +80,20 @@ class Counters:
         return {**ratio, "after_warmup_env_steps": envstep - self._warm_env0 if self._warm_t0 else 0,
                 **{k: round(v, 3) for k, v in self.clocks.items()}, "train_calls": self.train_calls}
 
-    def record(self, tag: BatchTag, push: Mapping[str, Any], train_iter: int, envstep: int) -> None:
+    def record(self, tag: BatchTag, push: Mapping[str, object], train_iter: int, envstep: int) -> None:
         """A batch's staleness and the replay's verdict on it (``push``: stored or not, gaps, the
         replay's process: a new one is a restart), logged as they come and every 100 batches."""
         stale = tag.staleness(train_iter)
         self.staleness.append(stale)
         if self._tb is not None:
             self._tb.add_scalar("parallel/staleness", stale, train_iter)
-            self._tb.add_scalar("parallel/batch_gaps", push["gaps"], train_iter)
+            self._tb.add_scalar("parallel/batch_gaps", as_int(push["gaps"], "the replay's gaps"), train_iter)
         if not push["admitted"]:
             self._log.warning(f"[coordinator] batch {tuple(tag)[:3]} not stored (duplicate or stale incarnation)")
-        if push["gap"] > 0:
+        if as_int(push["gap"], "a batch's gap") > 0:
             self._log.warning(f"[coordinator] {push['gap']} batch(es) of {tag.collector} incarnation "
                               f"{tag.incarnation} missing before seq {tag.seq}")
-        pid = push["pid"]
+        pid = as_int(push["pid"], "the replay's pid")
         if not self.replay_pids or self.replay_pids[-1] != pid:
             if self.replay_pids:
                 msg = (f"[coordinator] the replay actor was restarted "
@@ -109,13 +109,13 @@ class Counters:
                            f"gaps={push['gaps']} lost_in_collectors={self.lost_batches}")
         self.replay_last = dict(push)
 
-    def dropped(self, tag: BatchTag, out: Mapping[str, Any], train_iter: int, max_staleness: int) -> None:
+    def dropped(self, tag: BatchTag, out: Mapping[str, object], train_iter: int, max_staleness: int) -> None:
         """On-policy: the learner's count of stale unrolls dropped (``out``: its ``train_fresh``), a
         new drop logged."""
-        if int(out["stale_dropped"]) > self.stale_dropped:
+        if as_int(out["stale_dropped"], "stale_dropped") > self.stale_dropped:
             self._log.warning(f"[coordinator] unroll {tuple(tag)[:3]} dropped: {out['staleness']} versions old "
                               f"(system_config.max_staleness={max_staleness}); {out['stale_dropped']} so far")
-        self.stale_dropped = int(out["stale_dropped"])
+        self.stale_dropped = as_int(out["stale_dropped"], "stale_dropped")
         if self._tb is not None:
             self._tb.add_scalar("parallel/stale_dropped", self.stale_dropped, train_iter)
 
@@ -133,16 +133,16 @@ class Counters:
         staleness and the batches lost so far (``fresh``: an on-policy run's stale unrolls too)."""
         recent = self.staleness[-100:] or [0]
         return {"staleness_mean": sum(recent) / len(recent), "staleness_max": max(recent),
-                "lost_batches": self.lost_batches + int(self.replay_last.get("gaps", 0)),
+                "lost_batches": self.lost_batches + as_int(self.replay_last.get("gaps", 0), "the replay's gaps"),
                 **({"stale_dropped": self.stale_dropped} if fresh else {})}
 
-    def summary(self, replay: Mapping[str, Any]) -> Dict[str, object]:
+    def summary(self, replay: Mapping[str, object]) -> Dict[str, object]:
         """The run's totals for ``result.json`` (a resumed run's included); ``replay``: the ledger's
         summary (the replay's, or an on-policy run's learner's)."""
         counters = self.state_dict()
         batches = as_int(counters["batches"], "batches")
         return {"batches": batches, "batches_stored": replay["stored"], "duplicates": replay["duplicates"],
-                "gaps": replay["gaps"], "lost_batches": self.lost_batches + int(replay["gaps"]),
+                "gaps": replay["gaps"], "lost_batches": self.lost_batches + as_int(replay["gaps"], "the replay's gaps"),
                 "collector_restarts": counters["collector_restarts"], "replay_restarts": counters["replay_restarts"],
                 "staleness_mean": as_int(counters["staleness_sum"], "staleness") / max(batches, 1),
                 "staleness_max": counters["staleness_max"]}
