@@ -6,7 +6,7 @@
 
 Per case, each phase a fresh process with its own local Ray instance (the pipeline's ``local_ray``):
 
-1. **collection alone**: the pipeline's :class:`~stride.entry.parallel.pipeline.Coordinator` with
+1. **collection alone**: the pipeline's :class:`~stride.entry.parallel.coordinator.Coordinator` with
    ``max_train_iter=0`` (collectors stepping with the policy, batches routed to the replay, no
    train call); env steps/s from the batch that passes ``learn_start`` to ``learn_start + env_steps``;
 2. **learning alone**, in the same process on the replay phase 1 filled (full: its size is
@@ -87,7 +87,7 @@ def phase_stages(case: str, env_steps: int, learn_steps: int, exp: str, seed: in
     """Collection alone, then learning alone on the replay it filled (one process, one Ray instance)."""
     from stride.config import compile_config
     from stride.entry.parallel.cluster import local_ray
-    from stride.entry.parallel.pipeline import Coordinator
+    from stride.entry.parallel.coordinator import Coordinator
     from stride.entry.parallel.system import compile_system_config
     from stride.entry.run import Run
     from stride.entry.run_state import PARALLEL

@@ -3,9 +3,13 @@
 Modules: :mod:`.tags` (batch tags and the replay's ledger), :mod:`.system` (``system_config``),
 :mod:`.roles` (collector, replay and learner as plain classes over the serial workers),
 :mod:`.cluster` (a loopback-only local Ray instance, or a running cluster), :mod:`.watchdog`,
-:mod:`.pipeline` (the coordinator), :mod:`.league` (the self-play league with collector actors:
+:mod:`.ratio` (the replay ratio), :mod:`.coordinator` (the driver's loop, extended through a
+hook), :mod:`.counters` (its counts), :mod:`.pipeline` (``parallel_pipeline``: configs checked,
+the run), :mod:`.league` (the self-play league as the coordinator's hook, with collector actors:
 ``stride -m league --workers N``), :mod:`.dist` (``stride -m dist``: the roles as processes on a
-running cluster). Only :mod:`.cluster`, :mod:`.pipeline`, :mod:`.league` and :mod:`.dist` import
+running cluster). The generic coordinator and roles import nothing of the league (an
+import-linter contract). Only :mod:`.cluster`, :mod:`.coordinator`, :mod:`.pipeline`,
+:mod:`.league` and :mod:`.dist` import
 Ray, and only when a run starts: ``import stride`` and the serial pipeline never do.
 
 Ports of ``-m parallel`` (all on 127.0.0.1, checked with ``ss -ltnp`` on Ray 2.60): the GCS

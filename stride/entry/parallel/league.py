@@ -4,9 +4,11 @@
           ▲  weights (per update), league state (when it changed)   │  snapshots, evaluation
           └─────────────────────────────────────────────────────────┘
 
-The parallel pipeline's :class:`~.pipeline.Coordinator` unchanged (collector, replay and learner
-actors, weight broadcast, a dead collector replaced), with the league where the serial pipeline
-has it, in one process (the driver): each collector's envs draw their matches from a
+The parallel pipeline's :class:`~.coordinator.Coordinator` unchanged (collector, replay and learner
+actors, weight broadcast, a dead collector replaced), extended through its hook
+(:class:`LeagueHook`, a :class:`~.coordinator.CoordinatorHook`: the generic coordinator and roles
+know nothing of a league), with the league where the serial pipeline has it, in one process (the
+driver): each collector's envs (:class:`LeagueCollectorRole`) draw their matches from a
 :class:`~stride.league.LeagueReplica` that follows the driver's league and plays the frozen
 opponents with the weights it holds; each collect brings back the games it finished, which the
 driver records (:meth:`League.add_game`: payoff, TrueSkill ratings, counts). After each batch
@@ -27,12 +29,12 @@ from __future__ import annotations
 
 import math
 import os
-from typing import Dict, Mapping, Optional
+from typing import Any, Dict, Mapping, Optional, Sequence, Tuple
 
 from ...config import Config
-from ...league import League, load_snapshot
+from ...league import League, LeagueReplica, frozen, load_snapshot, policy_opponent, snapshot
 from ...policy.base_policy import Policy
-from ...utils.errors import StrideError
+from ...utils.errors import ConfigError, StrideError
 from ...utils.files import atomic_write_json
 from ...utils.log import build_logger
 from ...utils.narrow import as_list, as_mapping
@@ -41,7 +43,8 @@ from ..league_eval import LeagueEvaluation, league_table
 from ..run import Run
 from ..utils import build_policy
 from .cluster import local_ray, require_ray
-from .pipeline import Coordinator, latest_checkpoint
+from .coordinator import Coordinator, CoordinatorHook, latest_checkpoint
+from .roles import CollectorRole, LearnerRole
 from .system import compile_system_config, cpus_needed
 
 #: batches between two publications of the league state to the collectors (and the checkpoints)
@@ -59,20 +62,72 @@ def league_system_config(workers: int, num_cpus: Optional[int] = None) -> Config
                                       num_cpus=num_cpus))
 
 
-class LeagueCoordinator(Coordinator):
-    """The coordinator with the league: records the games each batch brings, snapshots, evaluates.
-    The league and its evaluation are the run's checkpoint components (a resumed run's go on)."""
+class LeagueCollectorRole(CollectorRole):
+    """A collector playing the driver's league: its envs' matchmaker is a
+    :class:`~stride.league.LeagueReplica` (the frozen opponents played with the weights it holds);
+    ``collect`` takes the driver's league state with the weights and returns the games its episodes
+    finished in ``meta['games']``."""
+
+    def env_objects(self, cfg: Config) -> Dict[str, object]:
+        """The league replica, as the envs' matchmaker."""
+        if cfg.get("league") is None:
+            raise ConfigError(f"{self.name} plays a league but its config has no league section")
+        policy = self.policy
+        self.replica = LeagueReplica(cfg.league, make_actor=lambda w: policy_opponent(frozen(policy, w)))
+        return {"matchmaker": self.replica}
+
+    def collect(self, weights: Optional[Mapping[str, object]], policy_iter: int, envstep: int, train_iter: int,
+                league: Optional[Mapping[str, object]] = None, league_version: int = -1
+                ) -> Tuple[Dict[str, object], Sequence[object]]:
+        """:meth:`CollectorRole.collect`; ``league``: the driver's ``League.state_dict()`` (version
+        ``league_version``) to match the episodes from from now on (None: keep the one it has)."""
+        if league is not None:
+            self.replica.sync(league_version, league)
+        meta, data = super().collect(weights, policy_iter, envstep, train_iter)
+        meta["games"] = [None if g is None else list(g) for g in self.replica.take_games()]  # [opponent, outcome]
+        return meta, data
+
+
+class LeagueLearnerRole(LearnerRole):
+    """The learner, which also freezes the main player's weights for a snapshot."""
+
+    def league_snapshot(self) -> Dict[str, object]:
+        """The main player's frozen weights now (``stride.league.snapshot(policy)``)."""
+        return snapshot(self.policy)
+
+
+class LeagueHook(CoordinatorHook):
+    """The league on the generic :class:`~.coordinator.Coordinator` (its hook): records the games
+    each batch brings, sends the league state to the collectors, and drives the loop that
+    snapshots and evaluates (:meth:`run`). The league and its evaluation are the run's checkpoint
+    components (a resumed run's go on)."""
+
+    collector_role = LeagueCollectorRole
+    learner_role = LeagueLearnerRole
 
     def __init__(self, cfg: Config, sys_cfg: Config, run: Run, league: League, evaluation: LeagueEvaluation) -> None:
-        super().__init__(cfg, sys_cfg, run)
         self.the_league, self.evaluation = league, evaluation
-        run.register_state("league", league)  # its snapshots and payoff
-        run.register_state("league_evaluation", evaluation)  # its best and clocks
+        # the ref of the league's state_dict() the collectors match from, its version, and the
+        # version each collector was sent (a state is sent once per collector)
+        self._ref: Any = None
+        self._version = 0
+        self._sent: Dict[str, int] = {}
         self.games_recorded = 0
         self._batches_since_publish = 0
+        self.coordinator = Coordinator(cfg, sys_cfg, run, hook=self)
+        run.register_state("league", league)  # its snapshots and payoff
+        run.register_state("league_evaluation", evaluation)  # its best and clocks
         self._league_log = build_logger(cfg.exp_name, "league")
 
-    def received(self, meta: Mapping[str, object]) -> None:
+    def collect_args(self, name: str) -> Tuple[object, ...]:
+        """The league state, when ``name`` has not had this version yet (else None), and its version."""
+        if self._ref is not None and self._sent.get(name) != self._version:
+            self._sent[name] = self._version
+            return self._ref, self._version
+        return None, self._version
+
+    def on_batch(self, meta: Mapping[str, object]) -> None:
+        """The batch's games recorded; every :data:`PUBLISH_EVERY` batches the league published."""
         for game in as_list(meta.get("games", []), "a batch's games"):
             self.the_league.add_game(None if game is None else [str(x) for x in as_list(game, "a game")])
             self.games_recorded += 1
@@ -80,53 +135,64 @@ class LeagueCoordinator(Coordinator):
         if self._batches_since_publish >= PUBLISH_EVERY:
             self.publish()
 
+    def on_restart(self, name: str) -> None:
+        """The new incarnation starts with the league of its config: it gets the state again."""
+        self._sent.pop(name, None)
+
     def publish(self) -> None:
-        """The league and the evaluation's best to the collectors and the learner's checkpoints."""
-        self.learner.hold.remote("league_evaluation", self.evaluation.state_dict())
-        self.publish_league(self.the_league.state_dict())
+        """The league and the evaluation's best to the collectors (from their next collect on) and
+        the learner's checkpoints."""
+        import ray
+
+        learner = self.coordinator.learner
+        learner.hold.remote("league_evaluation", self.evaluation.state_dict())
+        self._version += 1
+        self._ref = ray.put(dict(self.the_league.state_dict()))
+        learner.hold.remote("league", self._ref)
         self._batches_since_publish = 0
 
-    def run_league(self, policy: Policy) -> Dict[str, object]:
+    def run(self, policy: Policy) -> Dict[str, object]:
         """Collect, record games, learn, snapshot and evaluate until the stop rule, the env-step
         limit, a signal or a callback; the actors' CPU counts as training in the evaluation's clock."""
         import ray
 
-        run, league, evaluation = self.core, self.the_league, self.evaluation
+        co = self.coordinator
+        run, league, evaluation = co.core, self.the_league, self.evaluation
         env_limit = math.inf if run.max_env_step is None else run.max_env_step
-        self.begin()
-        bar = run.bar(env_limit, initial=self.envstep)
+        co.begin()
+        bar = run.bar(env_limit, initial=co.envstep)
         stop = False
         self.publish()
-        self.start()
+        co.start()
         with run.signals():
             while not run.stop_requested:
-                if self.next_batch(None) is None:
+                if co.next_batch(None) is None:
                     continue
-                run.collected(self.envstep, self.train_iter)
-                if league.should_snapshot(self.train_iter):
-                    player = league.snapshot(ray.get(self.learner.league_snapshot.remote()), self.train_iter)
-                    policy.eval_mode.load_state_dict(ray.get(self.learner.eval_state.remote()))
-                    evaluation.clock.add_cpu(self.actor_cpu())
-                    stop, row = evaluation.evaluate(policy, league, player.player_id, self.train_iter, self.envstep)
+                run.collected(co.envstep, co.train_iter)
+                if league.should_snapshot(co.train_iter):
+                    player = league.snapshot(ray.get(co.learner.league_snapshot.remote()), co.train_iter)
+                    policy.eval_mode.load_state_dict(ray.get(co.learner.eval_state.remote()))
+                    evaluation.clock.add_cpu(co.actor_cpu())
+                    stop, row = evaluation.evaluate(policy, league, player.player_id, co.train_iter, co.envstep)
                     self._league_log.info(league_table(league, row))
                     run.evaluated(dict(row, stop=bool(stop)))
                     self.publish()
                     if stop:
                         break
-                bar.update(self.envstep, self.train_iter, evaluation.last_return)
-                if self.envstep >= env_limit:
+                bar.update(co.envstep, co.train_iter, evaluation.last_return)
+                if co.envstep >= env_limit:
                     break
             bar.close()
             self.publish()  # the league as it ends goes into the last checkpoint
-            evaluation.clock.add_cpu(self.actor_cpu())
+            evaluation.clock.add_cpu(co.actor_cpu())
             if run.stop_requested:
-                run.halt(self.save_checkpoint)
+                run.halt(co.save_checkpoint)
             elif stop:
-                self.save_checkpoint()
-        summary = self.summary(policy)  # the learner's final checkpoint (after_run)
-        return {"stop": bool(stop), **run.outcome(), "env_step": self.envstep, "train_iter": self.train_iter,
+                co.save_checkpoint()
+        summary = co.summary(policy)  # the learner's final checkpoint (after_run)
+        return {"stop": bool(stop), **run.outcome(), "env_step": co.envstep, "train_iter": co.train_iter,
                 "exp_dir": run.exp, "snapshots": len(league.historical()), "games_recorded": self.games_recorded,
-                **evaluation.summary(), **summary, "workers": len(self.collectors)}
+                **evaluation.summary(), **summary, "workers": len(co.collectors)}
 
 
 def league_on_ray(run: Run, league: League) -> Policy:
@@ -148,9 +214,10 @@ def league_on_ray(run: Run, league: League) -> Policy:
         run.open()
         exp: str = cfg.exp_name
         atomic_write_json(os.path.join(exp, "system_config.json"), dict(sys_cfg))  # a resume's --workers too
-        coordinator = LeagueCoordinator(cfg, sys_cfg, run, league, LeagueEvaluation(cfg, exp, run.tb))
+        hook = LeagueHook(cfg, sys_cfg, run, league, LeagueEvaluation(cfg, exp, run.tb))
+        coordinator = hook.coordinator
         try:
-            result = coordinator.run_league(policy)
+            result = hook.run(policy)
         except RayError as e:  # the learner (its state is the run) or Ray itself failed
             reason = " ".join(str(e).split())[:400]
             raise StrideError(f"the league run stopped: {type(e).__name__}: {reason}; "

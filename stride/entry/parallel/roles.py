@@ -25,7 +25,6 @@ import torch
 from ...config import Config
 from ...data import ReplayBuffer, Ticket, create_buffer
 from ...data.buffer.protocol import Sampled
-from ...league import LeagueReplica, frozen, policy_opponent, snapshot
 from ...policy.base_policy import Policy
 from ...torch_utils.dist import check_same, dist_finalize, dist_init, in_process_group
 from ...utils.errors import ConfigError, StrideError
@@ -148,9 +147,9 @@ class CollectorRole:
     ``collect`` loads the broadcast weights (when new), runs one serial ``collect`` call and returns
     ``(meta, data)``: the batch's :class:`BatchTag` and counters, and the samples.
 
-    With a ``league`` section in the config (``stride -m league --workers N``) its envs' matchmaker
-    is a :class:`~stride.league.LeagueReplica`: ``collect`` takes the driver's league state with
-    the weights and returns the games its episodes finished in ``meta['games']``."""
+    A run that extends the coordinator (:class:`~.coordinator.CoordinatorHook`) extends this role by
+    a subclass: :meth:`env_objects` gives its envs what it adds, ``collect`` takes its extra
+    arguments (the league's collector: :class:`~.league.LeagueCollectorRole`)."""
 
     def __init__(self, cfg: Config, name: str, index: int, incarnation: int = 0) -> None:
         seed = int(cfg.seed) + SEED_STRIDE * (index + 1) + incarnation
@@ -158,41 +157,37 @@ class CollectorRole:
         self.name, self.incarnation = name, incarnation
         self._seq = 0
         self._policy = build_policy(cfg, enable_field=["collect"])
-        self._league: Optional[LeagueReplica] = None
-        objects: Dict[str, object] = {}
-        if cfg.get("league") is not None:
-            policy = self._policy
-            self._league = LeagueReplica(cfg.league, make_actor=lambda w: policy_opponent(frozen(policy, w)))
-            objects["matchmaker"] = self._league
+        objects = self.env_objects(cfg)
         self._env = build_env_manager(cfg, seed, env_objects=objects or None)
         self._collector = create_collector(cfg.policy.collect.collector, self._env, self._policy.collect_mode,
                                            exp_name=cfg.exp_name, instance_name=name,
                                            sample_transforms=sample_transforms(cfg))
         self._policy_iter = -1  # the learner iteration of the loaded weights (-1: the initial ones)
 
-    def collect(self, weights: Optional[Mapping[str, object]], policy_iter: int, envstep: int, train_iter: int,
-                league: Optional[Mapping[str, object]] = None, league_version: int = -1
+    @property
+    def policy(self) -> Policy:
+        """The policy this collector acts with (its collect mode enabled)."""
+        return self._policy
+
+    def env_objects(self, cfg: Config) -> Dict[str, object]:
+        """Objects this collector's envs are built with (``build_env_manager``'s ``env_objects``),
+        made after the policy: none here; a subclass adds its own (the league's matchmaker)."""
+        return {}
+
+    def collect(self, weights: Optional[Mapping[str, object]], policy_iter: int, envstep: int, train_iter: int
                 ) -> Tuple[Dict[str, object], Sequence[object]]:
         """One collect with ``weights`` (a collect-mode ``state_dict``; None: keep the current ones),
-        exploration as at global ``envstep`` / ``train_iter``; ``league``: the driver's
-        ``League.state_dict()`` (version ``league_version``) to match the episodes from from now on
-        (a league run only; None: keep the one it has)."""
+        exploration as at global ``envstep`` / ``train_iter``."""
         mode = self._policy.collect_mode
         if weights is not None and policy_iter != self._policy_iter:
             mode.load_state_dict(dict(weights))
             self._policy_iter = policy_iter
-        if league is not None:
-            if self._league is None:
-                raise ConfigError(f"{self.name} was given a league state but its config has no league section")
-            self._league.sync(league_version, league)
         before = self._collector.envstep
         data = self._collector.collect(train_iter=train_iter, policy_kwargs=mode.collect_kwargs(envstep, train_iter))
         tag = BatchTag(self.name, self.incarnation, self._seq, max(self._policy_iter, 0))
         self._seq += 1
         meta: Dict[str, object] = {"tag": tag, "envstep": self._collector.envstep - before,
                                    "episodes": self._collector.episode_count}
-        if self._league is not None:
-            meta["games"] = [None if g is None else list(g) for g in self._league.take_games()]  # [opponent, outcome]
         return meta, data
 
     def collect_state(self) -> Dict[str, object]:
@@ -368,16 +363,17 @@ class LearnerRole:
             self._learner.load_checkpoint(resume_ckpt)
 
     def hold(self, name: str, state: Mapping[str, object]) -> None:
-        """Put ``state`` (a driver's component: the league, its evaluation) into every checkpoint
+        """Put ``state`` (a driver's component, e.g. the league's) into every checkpoint
         from now on, as ``components[name]``, until held again (the hooks' periodic checkpoints too)."""
         if name not in self._held:
             self._held[name] = HeldState()
             self._learner.register_state(name, self._held[name])
         self._held[name].load_state_dict(state)
 
-    def league_snapshot(self) -> Dict[str, object]:
-        """The main player's frozen weights now (``stride.league.snapshot(policy)``)."""
-        return snapshot(self._policy)
+    @property
+    def policy(self) -> Policy:
+        """The policy this learner trains (every mode enabled)."""
+        return self._policy
 
     def train(self, batches: Sequence[Optional[Sampled]], envstep: int, max_train_iter: Optional[int] = None
               ) -> Dict[str, object]:

@@ -24,7 +24,8 @@ pytest.importorskip("trueskill")
 
 from stride.config import compile_config  # noqa: E402
 from stride.entry import league_pipeline  # noqa: E402
-from stride.entry.parallel.roles import CollectorRole, LearnerRole  # noqa: E402
+from stride.entry.parallel.league import LeagueCollectorRole, LeagueLearnerRole  # noqa: E402
+from stride.entry.parallel.roles import CollectorRole  # noqa: E402
 from stride.league import League  # noqa: E402
 from stride.utils.errors import ConfigError  # noqa: E402
 from stride.utils.registry import import_components  # noqa: E402
@@ -55,10 +56,10 @@ def test_collector_role_plays_the_drivers_league_and_returns_its_games(tmp_path)
     main["league"]["branch_probs"] = dict(pfsp=0.0, uniform=1.0, fixed=0.0, sp=0.0)  # every game vs a frozen player
     cfg = compile_config(main, create_cfg=copy.deepcopy(create_config), seed=0, exp_name=str(tmp_path / "exp"),
                          save_cfg=False)
-    learner = LearnerRole(cfg)
+    learner = LeagueLearnerRole(cfg)
     driver = League(cfg.league)
     driver.snapshot(learner.league_snapshot(), 7)
-    collector = CollectorRole(cfg, "collector0", 0)
+    collector = LeagueCollectorRole(cfg, "collector0", 0)
     games = []
     for k in range(6):
         meta, data = collector.collect(None, 0, 0, 0, driver.state_dict() if k == 0 else None, 1)
@@ -68,11 +69,13 @@ def test_collector_role_plays_the_drivers_league_and_returns_its_games(tmp_path)
     for game in games:
         driver.add_game(game)
     assert driver.games["main"] == len(games) and driver.games["main_7"] > 0
+    plain = compile_config(copy.deepcopy(main), create_cfg=copy.deepcopy(create_config), seed=0, save_cfg=False,
+                           exp_name=str(tmp_path / "p"))
+    plain.league = None
     with pytest.raises(ConfigError, match="no league section"):
-        plain = compile_config(copy.deepcopy(main), create_cfg=copy.deepcopy(create_config), seed=0, save_cfg=False,
-                               exp_name=str(tmp_path / "p"))
-        plain.league = None
-        CollectorRole(plain, "collector1", 1).collect(None, 0, 0, 0, driver.state_dict(), 1)
+        LeagueCollectorRole(plain, "collector1", 1)
+    with pytest.raises(TypeError):  # the generic collector takes no league state: the league is its hook's
+        CollectorRole(plain, "collector2", 2).collect(None, 0, 0, 0, driver.state_dict(), 1)
 
 
 def _in_subprocess(tmp_path, body: str) -> dict:

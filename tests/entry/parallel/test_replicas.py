@@ -24,7 +24,8 @@ import pytest
 import torch
 
 from stride.config import compile_config
-from stride.entry.parallel.pipeline import check_replicas, replica_divergence
+from stride.entry.parallel.coordinator import replica_divergence
+from stride.entry.parallel.pipeline import check_replicas
 from stride.entry.parallel.roles import CollectorRole, LearnerRole, ReplayRole, Replica, shard_batch, shard_sampled
 from stride.entry.parallel.system import compile_system_config
 from stride.torch_utils.dist import free_port, in_process_group

@@ -1,0 +1,62 @@
+"""The coordinator's counts (``Counters``): plain bookkeeping, no Ray, no clock."""
+
+from __future__ import annotations
+
+import logging
+
+from stride.entry.parallel.counters import Counters
+from stride.entry.parallel.tags import BatchTag, TagLedger
+
+
+def _push(ledger: TagLedger, tag: BatchTag, pid: int = 1, restored: bool = False) -> dict:
+    """What ``ReplayRole.push`` returns for ``tag``."""
+    verdict = ledger.admit(tag)
+    return {"admitted": verdict.store, "gap": verdict.gap, "restored": restored, "pid": pid, **ledger.summary()}
+
+
+def test_counts_go_on_across_a_resume_and_report_columns_and_totals(caplog):
+    log = logging.getLogger("test_counters")
+    ledger = TagLedger()
+    counts = Counters(log, None)
+    with caplog.at_level(logging.WARNING, logger="test_counters"):
+        counts.record(BatchTag("collector0", 0, 0, 0), _push(ledger, BatchTag("collector0", 0, 0, 0)), 3, 10)
+        counts.record(BatchTag("collector0", 0, 2, 1), _push(ledger, BatchTag("collector0", 0, 2, 1)), 4, 20)  # seq 1 lost
+        counts.record(BatchTag("collector0", 0, 2, 1), _push(ledger, BatchTag("collector0", 0, 2, 1)), 4, 20)  # again
+        counts.record(BatchTag("collector1", 0, 0, 4), _push(ledger, BatchTag("collector1", 0, 0, 4), pid=2), 4, 30)
+    warnings = [r.getMessage() for r in caplog.records]
+    assert any("missing before seq 2" in w for w in warnings) and any("not stored" in w for w in warnings)
+    assert any("replay actor was restarted (empty" in w for w in warnings)
+    counts.lost_batches += 1
+    assert counts.deaths("collector0") == 0
+    counts.restarted("collector0", 0, 30, 4)
+    assert counts.deaths("collector0") == 1 and counts.deaths("collector1") == 0
+    state = counts.state_dict()
+    assert state == {"batches": 4, "staleness_sum": 3 + 3 + 3 + 0, "staleness_max": 3, "lost_batches": 1,
+                     "collector_restarts": [{"collector": "collector0", "incarnation": 0, "lost_batches": 1,
+                                             "envstep": 30, "train_iter": 4}], "replay_restarts": 1}
+    assert counts.columns(fresh=False) == {"staleness_mean": 9 / 4, "staleness_max": 3, "lost_batches": 1 + 1}
+    assert counts.columns(fresh=True)["stale_dropped"] == 0
+
+    resumed = Counters(log, None)  # a resumed run: its new batches add to the saved totals
+    resumed.load_state_dict(state)
+    resumed.record(BatchTag("collector0", 1, 0, 4), _push(TagLedger(), BatchTag("collector0", 1, 0, 4), pid=3), 9, 40)
+    again = resumed.state_dict()
+    assert again["batches"] == 5 and again["staleness_sum"] == 9 + 5 and again["staleness_max"] == 5
+    assert again["lost_batches"] == 1 and again["collector_restarts"] == state["collector_restarts"]
+    assert again["replay_restarts"] == 1  # its own replay process is the first it sees: no new restart
+    totals = resumed.summary({"stored": 4, "duplicates": 1, "gaps": 1})
+    assert totals["batches"] == 5 and totals["lost_batches"] == 2 and totals["staleness_mean"] == 14 / 5
+
+
+def test_the_clocks_start_after_the_warm_up_and_count_train_calls():
+    counts = Counters(logging.getLogger("test_counters"), None)
+    counts.received(envstep=50, learn_start=100)
+    assert counts.overlap(50, {})["after_warmup_env_steps"] == 0  # not warm yet: nothing timed
+    counts.received(envstep=120, learn_start=100)
+    counts.train_sent()
+    counts.train_returned()
+    counts.train_sent()
+    counts.settle()
+    out = counts.overlap(200, {"replay_ratio": 0.25})
+    assert out["replay_ratio"] == 0.25 and out["after_warmup_env_steps"] == 80 and out["train_calls"] == 2
+    assert out["after_warmup_wall_seconds"] >= out["learner_idle_seconds"] >= 0.0
