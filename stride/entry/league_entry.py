@@ -224,7 +224,7 @@ class MainExploiter:
             batch = self.buffer.sample_batch(learn.batch_size, self.train_iter)
             if batch is None:
                 break
-            self.policy.learn_mode.set_attribute("envstep", self.collector.envstep)
+            self.policy.learn_mode.set_envstep(self.collector.envstep)
             self.policy.learn_mode.forward(batch)
             self.train_iter += 1
         if not self.league.should_snapshot_exploiter(self.train_iter):

@@ -16,7 +16,7 @@ import numpy as np
 
 from ..config.config import Configurable, merge_config
 from ..config.setting import Setting
-from ..policy.base_policy import EvalMode
+from ..policy.modes import EvalMode
 from ..utils.errors import ConfigError, StrideError
 from ..utils.log import build_logger
 from ..utils.narrow import as_float, as_optional_int

@@ -43,7 +43,7 @@ def test_collect_updates_eval_does_not_and_both_normalise():
     after = policy.model.state_dict()
     assert all(torch.equal(before[k], after[k]) for k in before), "eval moved the statistics"
     # what the model sees is the normalised observation (eval and collect alike)
-    ids, x = policy._obs_batch({0: seen[0]})
+    ids, x = policy._io.obs_batch({0: seen[0]})
     expected = (seen[0].astype(np.float64) - stream.mean(0)) / np.sqrt(stream.var(0) + 1e-8)
     np.testing.assert_allclose(x.numpy()[0], expected, rtol=1e-5)
 
@@ -56,7 +56,7 @@ def test_learn_batches_are_normalised_with_the_same_stats_and_do_not_update():
     count = norm.count.item()
     raw = [dict(obs=rng.normal(10, 5, 3).astype(np.float32), next_obs=rng.normal(10, 5, 3).astype(np.float32),
                 reward=1.0) for _ in range(5)]
-    batch = policy._batch(raw)
+    batch = policy._io.learn_batch(raw)
     for key in ("obs", "next_obs"):
         col = torch.as_tensor(np.stack([r[key] for r in raw]))
         torch.testing.assert_close(batch[key], norm.normalize(col))
