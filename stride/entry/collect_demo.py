@@ -56,16 +56,10 @@ def expert_collect_mode(eval_mode: EvalMode, settings: CollectSettings) -> Colle
     def no_kwargs(envstep: int = 0, train_iter: int = 0) -> Dict[str, Any]:
         return {}
 
-    def no_episode_state() -> None:
-        """The expert's per-env state is its eval mode's, which no checkpoint of a demo collection keeps."""
-
-    def refuse_episode_state(state: Dict[str, Any]) -> None:
-        raise ValueError(f"an expert collect mode takes no episode state; got one with keys {sorted(state)}")
-
     return PolicyCollectMode(forward=forward, process_transition=process_transition, get_train_sample=whole,
                              reset=eval_mode.reset, collect_kwargs=no_kwargs, state_dict=eval_mode.state_dict,
-                             load_state_dict=eval_mode.load_state_dict, episode_state=no_episode_state,
-                             load_episode_state=refuse_episode_state, settings=settings)
+                             load_state_dict=eval_mode.load_state_dict, settings=settings,
+                             episodes=None)  # its per-env state is the eval mode's: no demo checkpoint keeps it
 
 
 def _checkpoint(path: str) -> str:

@@ -1,17 +1,13 @@
-"""``Policy``: one algorithm, three modes (learn / collect / eval) over one shared model.
+"""``Policy``: the algorithm contract -- one algorithm, three modes (learn / collect / eval) over one model.
 
-The modes are the typed contracts of :mod:`stride.policy.modes`: a worker can only call what its
-mode exposes, and reads what it needs of the policy through typed properties (``n_sample``,
-``unroll_len``, ``on_policy``...). A policy knows nothing about processes, files or loops. An
-algorithm implements the ``_init_*`` / ``_forward_*`` hooks below and composes the helpers the
-base builds: ``_io`` (batches in, actions out: :class:`~stride.policy.batching.PolicyIO`),
-``_modes`` (train / eval switch), ``_replicas`` (how learner replicas agree; hand it to
-:func:`~stride.torch_utils.replica_sync.optimise`), ``_schedules``. Exploration schedules are
-composition (``collect_kwargs``), not DI-engine's ``<name>_command`` subclasses. Every
-hyper-parameter declared :class:`~stride.rl_utils.schedule.Scheduled` may be a schedule dict in the
-config; the algorithm reads it with ``_schedules.value`` (learning rates: ``_schedules.set_lr``), and
-the counters the schedules follow are saved in the learn state dict (``schedule_counters``), so a
-resumed run goes on where it stopped.
+The modes are the typed Protocols of :mod:`stride.policy.modes`: a worker calls only what its mode
+exposes and reads the policy's settings through typed properties (``n_sample``, ``on_policy``...).
+A policy knows nothing about processes, files or loops. An algorithm implements the ``_init_*`` /
+``_forward_*`` hooks and composes what the base builds: ``_io`` (batches in, actions out), ``_modes``
+(train / eval), ``_replicas`` (how learner replicas agree: given to ``optimise``) and ``_schedules``
+(``value(key)``, ``set_lr``: any :class:`~stride.rl_utils.schedule.Scheduled` key may be a schedule;
+the counters are saved in the learn state). Exploration is composition (``collect_kwargs``), not
+DI-engine's ``<name>_command`` subclasses.
 """
 
 from __future__ import annotations
@@ -33,8 +29,8 @@ from ..torch_utils.replica_sync import replica_sync, sync_gradients
 from ..utils.registry import MODEL_REGISTRY
 from .action_range import ActionScale
 from .batching import PolicyIO
-from .modes import (CollectMode, EvalMode, LearnMode, PolicyCollectMode, PolicyEvalMode, PolicyLearnMode, PolicySettings,
-                    StateDict, Timestep, is_terminated)
+from .modes import (CollectMode, EpisodeState, EvalMode, LearnMode, PolicyCollectMode, PolicyEvalMode,
+                    PolicyLearnMode, PolicySettings, StateDict, Timestep, is_terminated)
 from .obs_norm import ObsNorm
 
 __all__ = ["Policy", "LearnMode", "CollectMode", "EvalMode", "LeagueMode", "Timestep", "is_terminated"]
@@ -62,6 +58,8 @@ class Policy(ABC):
     _optimizer: torch.optim.Optimizer  # set by an algorithm's _init_learn (the base state methods save it)
     #: what the workers read of the policy (``n_sample``, ``unroll_len``...), from its config
     settings: ClassVar[Type[PolicySettings]] = PolicySettings
+    #: what the collect mode carries inside episodes (a recurrent policy's states; set by its _init_collect)
+    _episodes: Optional[EpisodeState] = None
     #: kept for the seeds' name: average a module's gradients over the learner replicas (no-op in one process)
     sync_gradients = staticmethod(sync_gradients)
     result: Dict[str, Any]  # the summary of the run that trained this policy (set by the entries)
@@ -131,7 +129,10 @@ class Policy(ABC):
         # player's) acts on the CPU from the weights a GPU learner publishes (its state dicts come on the CPU)
         cuda = bool(self._cfg.get("cuda")) and "learn" in fields and torch.cuda.is_available()
         self._device = torch.device("cuda" if cuda else "cpu")
-        model = model if model is not None else create_model(self.default_model(), self._cfg)
+        if model is None:  # the model policy.model names (default: the algorithm's), with its keyword arguments
+            name, extra = self.default_model()
+            kwargs = {**extra, **dict(self._cfg.get("model", {}))}
+            model = MODEL_REGISTRY.get(str(kwargs.pop("type", name)))(**kwargs)
         obs_norm = ObsNorm.attach(model, self._cfg)
         self._model = model.to(self._device)
         # before any mode copies the weights (target networks): all replicas start equal
@@ -153,8 +154,8 @@ class Policy(ABC):
         self._collect_view = PolicyCollectMode(
             forward=forward, process_transition=self._process_transition, get_train_sample=self._get_train_sample,
             reset=self._reset_collect, collect_kwargs=self._collect_kwargs, state_dict=self._state_dict_collect,
-            load_state_dict=self._load_state_dict_collect, episode_state=self._collect_episode_state,
-            load_episode_state=self._load_collect_episode_state, settings=settings, device=self._device)
+            load_state_dict=self._load_state_dict_collect, episodes=self._episodes, settings=settings,
+            device=self._device)
         self._eval_view = PolicyEvalMode(self._forward_eval, self._reset_eval, self._model, self._device)
 
     # ---- the three modes ---------------------------------------------------------------------
@@ -234,14 +235,6 @@ class Policy(ABC):
     def _load_state_dict_collect(self, state_dict: StateDict) -> None:
         self._model.load_state_dict(state_dict["model"])
 
-    def _collect_episode_state(self) -> Optional[StateDict]:
-        """What the collect mode carries inside episodes (``collect_mode.episode_state``); None: nothing."""
-        return None
-
-    def _load_collect_episode_state(self, state: StateDict) -> None:
-        """Only a policy whose :meth:`_collect_episode_state` returns one takes it back."""
-        raise ValueError(f"policy {type(self).__name__} keeps no collect episode state; got one with keys {sorted(state)}")
-
     # ---- eval --------------------------------------------------------------------------------
     @abstractmethod
     def _init_eval(self) -> None: ...
@@ -278,12 +271,3 @@ class Policy(ABC):
     def __repr__(self) -> str:
         return f"{type(self).__name__}(fields={self._enable_field}, device={self._device})"
 
-
-def create_model(default: Tuple[str, Dict[str, object]], cfg: Config) -> nn.Module:
-    """The model ``policy.model`` names (``type``; the policy's ``default`` when it names none),
-    built with ``default``'s keyword arguments updated by the config's."""
-    name, extra = default
-    kwargs = {**extra, **dict(cfg.get("model", {}))}
-    kwargs.pop("type", None)
-    model: nn.Module = MODEL_REGISTRY.get(cfg.get("model", {}).get("type", name))(**kwargs)
-    return model

@@ -72,8 +72,19 @@ class EvalMode(Protocol):
         """Act with these weights from now on."""
 
 
+class EpisodeState(Protocol):
+    """What a collect mode carries from one ``forward`` to the next inside episodes (a recurrent
+    policy's per-env states), saved with a collector's checkpoint."""
+
+    def episode_state(self) -> Optional[StateDict]:
+        """That state as plain values for a checkpoint; None: nothing."""
+
+    def load_episode_state(self, state: StateDict) -> None:
+        """Go on inside the episodes ``state`` (from :meth:`episode_state`) was taken in."""
+
+
 @runtime_checkable
-class CollectSettings(Protocol):
+class CollectSettings(EpisodeState, Protocol):
     """What a collector reads of its collect mode besides calling it."""
 
     @property
@@ -95,13 +106,6 @@ class CollectSettings(Protocol):
     @property
     def lookahead(self) -> int:
         """Transitions a mid-episode segment must keep for the next one (n-step windows, burn-in)."""
-
-    def episode_state(self) -> Optional[StateDict]:
-        """What the mode carries from one ``forward`` to the next inside episodes (a recurrent
-        policy's per-env states), as plain values for a checkpoint; None: nothing."""
-
-    def load_episode_state(self, state: StateDict) -> None:
-        """Go on inside the episodes ``state`` (from :meth:`episode_state`) was taken in."""
 
 
 @runtime_checkable
@@ -228,25 +232,33 @@ class PolicyEvalMode:
 
 class PolicyCollectMode:
     """A ``CollectMode`` from its parts: the calls (a policy's methods, or another mode's), the
-    settings (a :class:`PolicySettings`, or another collect mode) and the device the state is on."""
+    settings (a :class:`PolicySettings`, or another collect mode), what it carries inside episodes
+    (``episodes``; None: nothing) and the device the state is on."""
 
     def __init__(self, *, forward: Callable[..., Dict[int, Any]],
                  process_transition: Callable[[Any, Dict[str, Any], Any], Dict[str, Any]],
                  get_train_sample: Callable[[List[Dict[str, Any]]], List[Dict[str, Any]]],
                  reset: ResetFn, collect_kwargs: CollectKwargsFn,
                  state_dict: Callable[[], StateDict], load_state_dict: Callable[[StateDict], None],
-                 episode_state: Callable[[], Optional[StateDict]], load_episode_state: Callable[[StateDict], None],
-                 settings: PolicySettings | CollectSettings, device: torch.device = torch.device("cpu")) -> None:
+                 episodes: Optional[EpisodeState], settings: PolicySettings | CollectSettings,
+                 device: torch.device = torch.device("cpu")) -> None:
         # the calls are the given callables themselves (no extra frame on the collector's hot path)
         self.forward, self.process_transition, self.get_train_sample = forward, process_transition, get_train_sample
         self.reset, self.collect_kwargs, self.load_state_dict = reset, collect_kwargs, load_state_dict
-        self.episode_state, self.load_episode_state = episode_state, load_episode_state
-        self._state_dict, self._settings, self._device = state_dict, settings, device
+        self._state_dict, self._episodes, self._settings, self._device = state_dict, episodes, settings, device
 
     def state_dict(self) -> StateDict:
         """The collect state on the CPU: what a learner publishes to collectors, which act on the CPU
         whatever device it trains on."""
         return on_cpu(self._state_dict(), self._device)
+
+    def episode_state(self) -> Optional[StateDict]:
+        return None if self._episodes is None else self._episodes.episode_state()
+
+    def load_episode_state(self, state: StateDict) -> None:
+        if self._episodes is None:
+            raise ValueError(f"this collect mode keeps no episode state; got one with keys {sorted(state)}")
+        self._episodes.load_episode_state(state)
 
     @property
     def n_sample(self) -> Optional[int]:

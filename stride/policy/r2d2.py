@@ -58,11 +58,31 @@ class SequenceSettings(PolicySettings):
         return int(self._cfg.burnin_step) + int(self._cfg.nstep)
 
 
+class RecurrentEpisodes:
+    """What R2D2's collect mode carries inside episodes: each env's recurrent state (in the collect
+    model) and which envs are inside an episode (``running``: their next step does not start one).
+    Saved with a collector's checkpoint: a resumed run goes on with the same states (without them
+    every open episode would restart from zeros mid-way)."""
+
+    def __init__(self, collect_model: Any) -> None:
+        self._model = collect_model
+        self.running: Set[int] = set()
+
+    def episode_state(self) -> Optional[Dict[str, Any]]:
+        return {"hidden": self._model.state.cpu().numpy().copy(), "running": sorted(self.running)}
+
+    def load_episode_state(self, state: Dict[str, Any]) -> None:
+        self._model.set_state(torch.as_tensor(np.asarray(state["hidden"])))
+        self.running.clear()
+        self.running.update(int(i) for i in state["running"])
+
+
 @POLICY_REGISTRY.register("r2d2")
 class R2D2Policy(Policy):
     """Recurrent double DQN on burnt-in sequences; ``collect_mode.forward`` takes ``eps=``."""
 
     settings = SequenceSettings
+    _episodes: RecurrentEpisodes  # set by _init_collect
     config = dict(
         type="r2d2",
         on_policy=False,
@@ -185,7 +205,7 @@ class R2D2Policy(Policy):
         # one state per env id (the store grows to the ids the collector sends)
         self._collect_model = model_wrap(model_wrap(self._model, "hidden_state", state_num=1, save_prev_state=True),
                                          "eps_greedy_sample")
-        self._running: Set[int] = set()  # envs inside an episode (their next step does not start one)
+        self._episodes = RecurrentEpisodes(self._collect_model)
 
     def _collect_kwargs(self, envstep: int = 0, train_iter: int = 0) -> Dict[str, Any]:
         return {"eps": self._schedules.value("other.eps", envstep, train_iter)}
@@ -196,8 +216,9 @@ class R2D2Policy(Policy):
         with torch.inference_mode():
             out = self._collect_model.forward(obs, data_id=ids, eps=eps)
         action, prev = out["action"].cpu().numpy(), out["prev_state"].cpu().numpy()
-        result = {i: {"action": action[k], "prev_state": prev[k], "start": i not in self._running} for k, i in enumerate(ids)}
-        self._running.update(ids)
+        running = self._episodes.running
+        result = {i: {"action": action[k], "prev_state": prev[k], "start": i not in running} for k, i in enumerate(ids)}
+        running.update(ids)
         return result
 
     def _process_transition(self, obs: Any, policy_output: Dict[str, Any], timestep: Any) -> Dict[str, Any]:
@@ -225,18 +246,9 @@ class R2D2Policy(Policy):
     def _reset_collect(self, data_id: Optional[List[int]] = None) -> None:
         self._collect_model.reset(data_id=data_id)
         if data_id is None:
-            self._running.clear()
+            self._episodes.running.clear()
         else:
-            self._running.difference_update(data_id)
-
-    def _collect_episode_state(self) -> Optional[Dict[str, Any]]:
-        """Each env's recurrent state and which envs are inside an episode: a resumed run goes on
-        with the same states (without them every open episode would restart from zeros mid-way)."""
-        return {"hidden": self._collect_model.state.cpu().numpy().copy(), "running": sorted(self._running)}
-
-    def _load_collect_episode_state(self, state: Dict[str, Any]) -> None:
-        self._collect_model.set_state(torch.as_tensor(np.asarray(state["hidden"])))
-        self._running = {int(i) for i in state["running"]}
+            self._episodes.running.difference_update(data_id)
 
     # ---- eval --------------------------------------------------------------------------------
     def _init_eval(self) -> None:

@@ -44,4 +44,4 @@ def random_collect_mode(action_space: gym.spaces.Space[object], inner: CollectMo
     return PolicyCollectMode(forward=forward, process_transition=inner.process_transition,
                              get_train_sample=inner.get_train_sample, reset=inner.reset, collect_kwargs=no_kwargs,
                              state_dict=inner.state_dict, load_state_dict=inner.load_state_dict,
-                             episode_state=inner.episode_state, load_episode_state=inner.load_episode_state, settings=inner)
+                             episodes=inner, settings=inner)

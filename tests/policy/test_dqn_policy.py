@@ -132,7 +132,7 @@ class TestModes:
         assert collect.n_sample == 8 and collect.n_episode is None and learn.batch_size == 16
         assert collect.on_policy is False and learn.priority is False and collect.lookahead == 2
         assert collect.unroll_len == 1 and collect.episode_state() is None
-        with pytest.raises(ValueError, match="keeps no collect episode state"):
+        with pytest.raises(ValueError, match="keeps no episode state"):
             collect.load_episode_state({"hidden": 0})
 
     def test_monitor_vars_are_keys_of_the_learn_output(self):
