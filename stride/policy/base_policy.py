@@ -19,8 +19,8 @@ from typing import Any, Callable, ClassVar, Dict, List, Mapping, NamedTuple, Opt
 import torch
 from torch import nn
 
-from ..config.config import Config, deep_update
-from ..config.setting import REQUIRED, Setting, plain
+from ..config.config import Config, Configurable, deep_update
+from ..config.setting import REQUIRED, Setting
 from ..config.search import SearchSpace
 from ..rl_utils import get_nstep_return_data
 from ..rl_utils.schedule import Schedules
@@ -52,8 +52,9 @@ class LeagueMode(NamedTuple):
     load_snapshot: Callable[[Mapping[str, Any]], None]
 
 
-class Policy(ABC):
-    """Base class. Subclasses set ``config`` (merged over their parents') and implement the modes."""
+class Policy(Configurable, ABC):
+    """Base class. Subclasses set ``config`` (merged over their parents'; ``default_config()``: its plain
+    values) and implement the modes."""
 
     _optimizer: torch.optim.Optimizer  # set by an algorithm's _init_learn (the base state methods save it)
     #: what the workers read of the policy (``n_sample``, ``unroll_len``...), from its config
@@ -107,11 +108,6 @@ class Policy(ABC):
             if "config" in klass.__dict__:
                 merged = deep_update(merged, klass.__dict__["config"])
         return copy.deepcopy(merged)
-
-    @classmethod
-    def default_config(cls) -> Config:
-        """The default values (this class's ``config`` merged over every parent's)."""
-        return Config(plain(cls.declared_config()))
 
     @classmethod
     def default_model(cls) -> Tuple[str, Dict[str, object]]:
