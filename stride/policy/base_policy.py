@@ -30,7 +30,7 @@ from ..utils.registry import MODEL_REGISTRY
 from .action_range import ActionScale
 from .batching import PolicyIO
 from .modes import (CollectMode, EpisodeState, EvalMode, LearnMode, PolicyCollectMode, PolicyEvalMode,
-                    PolicyLearnMode, PolicySettings, StateDict, Timestep, is_terminated)
+                    PolicyLearnMode, PolicySettings, Timestep, is_terminated)
 from .obs_norm import ObsNorm
 
 __all__ = ["Policy", "LearnMode", "CollectMode", "EvalMode", "LeagueMode", "Timestep", "is_terminated"]
@@ -190,10 +190,10 @@ class Policy(Configurable, ABC):
     def _monitor_vars_learn(self) -> List[str]:
         return ["cur_lr", "total_loss"]
 
-    def _state_dict_learn(self) -> StateDict:
+    def _state_dict_learn(self) -> Dict[str, Any]:
         return {"model": self._model.state_dict(), "optimizer": self._optimizer.state_dict()}
 
-    def _load_state_dict_learn(self, state_dict: StateDict) -> None:
+    def _load_state_dict_learn(self, state_dict: Dict[str, Any]) -> None:
         self._model.load_state_dict(state_dict["model"])
         self._optimizer.load_state_dict(state_dict["optimizer"])
 
@@ -225,10 +225,10 @@ class Policy(Configurable, ABC):
         """Keyword arguments for ``collect_mode.forward`` at this point of training (e.g. ``eps``)."""
         return {}
 
-    def _state_dict_collect(self) -> StateDict:
+    def _state_dict_collect(self) -> Dict[str, Any]:
         return {"model": self._model.state_dict()}
 
-    def _load_state_dict_collect(self, state_dict: StateDict) -> None:
+    def _load_state_dict_collect(self, state_dict: Dict[str, Any]) -> None:
         self._model.load_state_dict(state_dict["model"])
 
     # ---- eval --------------------------------------------------------------------------------

@@ -19,8 +19,11 @@ import torch
 from ..config.config import Config
 from ..rl_utils.schedule import Schedules
 from ..torch_utils import to_device
+from ..utils.data import Nested
+from ..utils.narrow import as_mapping
 
-StateDict = Dict[str, Any]
+#: a mode's state: named parts (weights, optimizer states, counters...), each as its owner saves it
+StateDict = Dict[str, object]
 
 
 class ResetFn(Protocol):
@@ -212,7 +215,7 @@ class PolicySettings:
 
 def on_cpu(state: StateDict, device: torch.device) -> StateDict:
     """A state dict taken on ``device``, on the CPU (from a GPU: copied, with one wait; on the CPU: as it is)."""
-    return state if device.type == "cpu" else cast(StateDict, to_device(state, "cpu"))
+    return state if device.type == "cpu" else cast(StateDict, to_device(cast(Nested, state), "cpu"))
 
 
 class PolicyEvalMode:
@@ -227,7 +230,7 @@ class PolicyEvalMode:
         return {"model": on_cpu(self._model.state_dict(), self._device)}
 
     def load_state_dict(self, state_dict: StateDict) -> None:
-        self._model.load_state_dict(state_dict["model"])
+        self._model.load_state_dict(as_mapping(state_dict["model"], "an eval state's 'model'"))
 
 
 class PolicyCollectMode:
@@ -307,7 +310,7 @@ class PolicyLearnMode:
     def load_state_dict(self, state_dict: StateDict) -> None:
         self._load_state_dict(state_dict)
         if "schedule_counters" in state_dict:
-            self._schedules.load_state_dict(state_dict["schedule_counters"])
+            self._schedules.load_state_dict(cast(Mapping[str, int], state_dict["schedule_counters"]))
 
     def set_envstep(self, envstep: int) -> None:
         self._schedules.counters["env_step"] = int(envstep)

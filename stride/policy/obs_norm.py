@@ -16,6 +16,7 @@ from torch import nn
 
 from ..model.common.normalize import RunningNorm
 from ..utils.errors import ConfigError
+from ..utils.narrow import as_float
 
 #: a collect forward: ``({env_id: obs}, **collect_kwargs) -> {env_id: output}``
 CollectForward = Callable[..., Dict[int, Any]]
@@ -28,7 +29,7 @@ class ObsNorm:
         self._norm = norm
 
     @classmethod
-    def attach(cls, model: nn.Module, cfg: Mapping[str, Any]) -> Optional["ObsNorm"]:
+    def attach(cls, model: nn.Module, cfg: Mapping[str, object]) -> Optional["ObsNorm"]:
         """The model's ``obs_norm`` submodule (added when missing) when the policy config ``cfg``
         asks for ``obs_norm``; None when it does not."""
         if not cfg.get("obs_norm"):
@@ -36,11 +37,12 @@ class ObsNorm:
         existing = getattr(model, "obs_norm", None)
         if isinstance(existing, RunningNorm):
             return cls(existing)
-        shape = cfg.get("model", {}).get("obs_shape")
+        model_cfg = cfg.get("model")
+        shape = model_cfg.get("obs_shape") if isinstance(model_cfg, Mapping) else None
         if not (isinstance(shape, int) or (isinstance(shape, (list, tuple)) and all(isinstance(s, int) for s in shape))):
             raise ConfigError(f"policy.obs_norm needs policy.model.obs_shape to be an int or a list of ints "
                               f"(a Box observation), got {shape!r}")
-        norm = RunningNorm(shape, clip=float(cfg.get("obs_norm_clip", 10.0)))
+        norm = RunningNorm(shape, clip=as_float(cfg.get("obs_norm_clip", 10.0), "policy.obs_norm_clip"))
         model.add_module("obs_norm", norm)
         return cls(norm)
 

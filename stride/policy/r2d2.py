@@ -38,6 +38,7 @@ from ..rl_utils import (q_sequence_td_error, sequence_learnt_rows, sequence_nste
 from ..torch_utils import adam
 from ..torch_utils.replica_sync import optimise
 from ..utils.errors import ConfigError
+from ..utils.narrow import as_int, as_list
 from ..utils.registry import POLICY_REGISTRY
 from .base_policy import Policy, is_terminated
 from .modes import PolicySettings
@@ -68,13 +69,13 @@ class RecurrentEpisodes:
         self._model = collect_model
         self.running: Set[int] = set()
 
-    def episode_state(self) -> Optional[Dict[str, Any]]:
+    def episode_state(self) -> Optional[Dict[str, object]]:
         return {"hidden": self._model.state.cpu().numpy().copy(), "running": sorted(self.running)}
 
-    def load_episode_state(self, state: Dict[str, Any]) -> None:
+    def load_episode_state(self, state: Dict[str, object]) -> None:
         self._model.set_state(torch.as_tensor(np.asarray(state["hidden"])))
         self.running.clear()
-        self.running.update(int(i) for i in state["running"])
+        self.running.update(as_int(i, "an episode state's env id") for i in as_list(state["running"], "an episode state's 'running'"))
 
 
 @POLICY_REGISTRY.register("r2d2")
