@@ -24,6 +24,8 @@ from ..utils.narrow import as_mapping
 
 #: a mode's state: named parts (weights, optimizer states, counters...), each as its owner saves it
 StateDict = Dict[str, object]
+#: a transition or a train sample: named columns (``obs``, ``action``, ``reward``...)
+Sample = Dict[str, object]
 
 
 class ResetFn(Protocol):
@@ -35,7 +37,7 @@ class ResetFn(Protocol):
 class CollectKwargsFn(Protocol):
     """A collect mode's ``collect_kwargs``: ``forward``'s keyword arguments at these counters."""
 
-    def __call__(self, envstep: int = 0, train_iter: int = 0) -> Dict[str, Any]: ...
+    def __call__(self, envstep: int = 0, train_iter: int = 0) -> Dict[str, object]: ...
 
 
 class Timestep(Protocol):
@@ -119,16 +121,16 @@ class CollectMode(CollectSettings, Protocol):
     def forward(self, data: Dict[int, Any], **kwargs: Any) -> Dict[int, Any]:
         """One action per env (``{'action': ...}`` and whatever the transitions need)."""
 
-    def process_transition(self, obs: Any, policy_output: Dict[str, Any], timestep: Any) -> Dict[str, Any]:
+    def process_transition(self, obs: object, policy_output: Dict[str, object], timestep: object) -> Sample:
         """The stored transition of one env step."""
 
-    def get_train_sample(self, transitions: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
+    def get_train_sample(self, transitions: List[Sample]) -> List[Sample]:
         """One env's transitions -> train samples (n-step, sequences, advantages...)."""
 
     def reset(self, data_id: Optional[List[int]] = None) -> None:
         """Forget the per-env state of ``data_id`` (None: of every env)."""
 
-    def collect_kwargs(self, envstep: int = 0, train_iter: int = 0) -> Dict[str, Any]:
+    def collect_kwargs(self, envstep: int = 0, train_iter: int = 0) -> Dict[str, object]:
         """Keyword arguments for ``forward`` at this point of training (e.g. ``eps``)."""
 
     def state_dict(self) -> StateDict:
@@ -239,8 +241,8 @@ class PolicyCollectMode:
     (``episodes``; None: nothing) and the device the state is on."""
 
     def __init__(self, *, forward: Callable[..., Dict[int, Any]],
-                 process_transition: Callable[[Any, Dict[str, Any], Any], Dict[str, Any]],
-                 get_train_sample: Callable[[List[Dict[str, Any]]], List[Dict[str, Any]]],
+                 process_transition: Callable[[object, Dict[str, object], object], Sample],
+                 get_train_sample: Callable[[List[Sample]], List[Sample]],
                  reset: ResetFn, collect_kwargs: CollectKwargsFn,
                  state_dict: Callable[[], StateDict], load_state_dict: Callable[[StateDict], None],
                  episodes: Optional[EpisodeState], settings: PolicySettings | CollectSettings,
