@@ -5,7 +5,7 @@
 Each (config, variant, repetition) runs in its own fresh process with one torch thread; the
 variants are interleaved and the minimum over repetitions is reported (process CPU microseconds
 per step). Variants: ``stride`` -- the policies as they are (``stride.torch_utils.adam``, stepped with
-``stride.torch_utils.step`` in ``Policy._optimise``); ``fused`` -- ``torch.optim.Adam(fused=True)`` stepped
+``stride.torch_utils.step`` in ``stride.torch_utils.replica_sync.optimise``); ``fused`` -- ``torch.optim.Adam(fused=True)`` stepped
 with its own ``step()``; ``foreach`` -- ``torch.optim.Adam(foreach=True)``, same; ``default`` --
 ``torch.optim.Adam()``, same. Configs: the zoo's CartPole DQN and Pendulum SAC.
 """
@@ -62,8 +62,8 @@ def child(name: str, variant: str, steps: int) -> None:
     cfg = compile_config(mod.main_config, mod.create_config, save_cfg=False)
     policy_module = importlib.import_module(f"stride.policy.{cfg.policy.type}")
     policy_module.adam = _variant_adam(variant)  # type: ignore[attr-defined]
-    if variant != "stride":  # torch's own step(), where every policy steps (Policy._optimise)
-        base_module = importlib.import_module("stride.policy.base_policy")
+    if variant != "stride":  # torch's own step(), where every policy steps (replica_sync.optimise)
+        base_module = importlib.import_module("stride.torch_utils.replica_sync")
         base_module.step = lambda opt: opt.step()  # type: ignore[attr-defined]
     policy = POLICY_REGISTRY.get(cfg.policy.type)(cfg.policy, enable_field=["learn"])
     batch = _batch(cfg, int(cfg.policy.learn.batch_size))

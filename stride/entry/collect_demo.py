@@ -25,7 +25,7 @@ import numpy as np
 
 from ..config.compile import env_kwargs
 from ..data.demo import stack_episode, write_demo_dataset
-from ..policy.base_policy import CollectMode, EvalMode, is_terminated
+from ..policy.modes import CollectMode, CollectSettings, EvalMode, PolicyCollectMode, is_terminated
 from ..utils.errors import ConfigError
 from ..utils.narrow import as_mapping
 from ..utils.registry import import_components
@@ -37,8 +37,9 @@ from .serial_entry import load_cfg
 from .utils import ConfigInput, build_env_manager, build_policy, check_spaces, resolve_resume
 
 
-def expert_collect_mode(eval_mode: EvalMode) -> CollectMode:
-    """A collect mode that acts with ``eval_mode`` (greedy, no exploration) and records raw transitions."""
+def expert_collect_mode(eval_mode: EvalMode, settings: CollectSettings) -> CollectMode:
+    """A collect mode that acts with ``eval_mode`` (greedy, no exploration) and records raw transitions;
+    its settings (``n_episode``...) are ``settings``' (the policy's collect mode)."""
 
     def forward(data: Dict[int, Any], **kwargs: Any) -> Dict[int, Any]:
         return eval_mode.forward(data)
@@ -52,9 +53,13 @@ def expert_collect_mode(eval_mode: EvalMode) -> CollectMode:
     def whole(transitions: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
         return transitions
 
-    return CollectMode(forward, process_transition, whole, eval_mode.reset, eval_mode.state_dict,
-                       eval_mode.load_state_dict, eval_mode.get_attribute, eval_mode.set_attribute,
-                       lambda *a, **k: {})
+    def no_kwargs(envstep: int = 0, train_iter: int = 0) -> Dict[str, Any]:
+        return {}
+
+    return PolicyCollectMode(forward=forward, process_transition=process_transition, get_train_sample=whole,
+                             reset=eval_mode.reset, collect_kwargs=no_kwargs, state_dict=eval_mode.state_dict,
+                             load_state_dict=eval_mode.load_state_dict, settings=settings,
+                             episodes=None)  # its per-env state is the eval mode's: no demo checkpoint keeps it
 
 
 def _checkpoint(path: str) -> str:
@@ -103,7 +108,7 @@ def collect_demo_data(input_cfg: ConfigInput, seed: int, expert_model_path: str,
     env = build_env_manager(cfg, seed, evaluator=False)
     try:
         check_spaces(cfg, env)
-        collector = create_collector({"type": "episode"}, env, expert_collect_mode(policy.eval_mode))
+        collector = create_collector({"type": "episode"}, env, expert_collect_mode(policy.eval_mode, policy.collect_mode))
         assert isinstance(collector, EpisodeCollector)  # the registered 'episode' collector
         episodes: List[List[Dict[str, Any]]] = []
         steps = 0

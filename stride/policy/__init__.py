@@ -1,6 +1,7 @@
-"""Policies: the base class with its three modes, and one file per algorithm."""
+"""Policies: the base class, its three modes (typed Protocols, ``stride.policy.modes``), and one file per algorithm."""
 
 from .base_policy import Policy
+from .modes import CollectMode, EvalMode, LearnMode
 from .dqn import DQNPolicy
 from .ddpg import DDPGPolicy
 from .td3 import TD3Policy
@@ -14,5 +15,5 @@ from .bc import BCPolicy
 from .sqil import SQILPolicy, SQILSACPolicy
 from .r2d3 import R2D3Policy
 
-__all__ = ["Policy", "DQNPolicy", "DDPGPolicy", "TD3Policy", "SACPolicy", "PPOPolicy", "A2CPolicy", "IMPALAPolicy",
+__all__ = ["Policy", "LearnMode", "CollectMode", "EvalMode", "DQNPolicy", "DDPGPolicy", "TD3Policy", "SACPolicy", "PPOPolicy", "A2CPolicy", "IMPALAPolicy",
            "R2D2Policy", "R2D3Policy", "BCPolicy", "SQILPolicy", "SQILSACPolicy"]

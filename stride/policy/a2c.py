@@ -23,6 +23,7 @@ import torch
 from ..config.config import deep_update
 from ..model import model_wrap
 from ..torch_utils import adam
+from ..torch_utils.replica_sync import optimise
 from ..rl_utils import a2c_error
 from ..utils.registry import POLICY_REGISTRY
 from ..config.setting import Setting
@@ -77,7 +78,7 @@ class A2CPolicy(PPOPolicy):
     def _init_learn(self) -> None:
         self._init_shared()
         cfg = self._cfg.learn
-        params, lr = self._model.parameters(), self._hp("learn.learning_rate")
+        params, lr = self._model.parameters(), self._schedules.value("learn.learning_rate")
         if cfg.optimizer == "rmsprop":
             self._optimizer = torch.optim.RMSprop(params, lr=lr, alpha=0.99, eps=1e-5)
         elif cfg.optimizer == "adam":
@@ -90,22 +91,22 @@ class A2CPolicy(PPOPolicy):
     def _forward_learn(self, data: Any) -> Dict[str, Any]:
         # data: one collect's samples with GAE advantages and returns from the collector
         cfg = self._cfg.learn
-        batch = self._batch(data)
-        self._set_mode(True)
+        batch = self._io.learn_batch(data)
+        self._modes.set(True)
         if self._return_norm.enabled:
-            self._return_norm.update(self._moments(batch["return"]))
+            self._return_norm.update(self._replicas.moments(batch["return"]))
         adv = batch["adv"]
         if cfg.adv_norm:  # over all replicas' batches with multi_gpu
-            adv = self._standardize(adv)
-        lr = self._set_lr(self._optimizer)
+            adv = self._replicas.standardize(adv)
+        lr = self._schedules.set_lr(self._optimizer)
         # forward
         out = self._learn_model.forward(batch["obs"], mode="compute_actor_critic")
         # loss
         loss = a2c_error(out["logit"], batch["action"], out["value"], adv, self._return_norm.normalize(batch["return"]))
-        total = (loss.policy_loss + self._hp("learn.value_weight") * loss.value_loss
-                 - self._hp("learn.entropy_weight") * loss.entropy_loss)
+        total = (loss.policy_loss + self._schedules.value("learn.value_weight") * loss.value_loss
+                 - self._schedules.value("learn.entropy_weight") * loss.entropy_loss)
         # optimise
-        grad_norm = self._optimise(self._optimizer, total, cfg.grad_clip_norm)
+        grad_norm = optimise(self._optimizer, total, self._replicas, cfg.grad_clip_norm)
         # log
         out_log = {"cur_lr": lr, "total_loss": total.detach(),
                    "policy_loss": loss.policy_loss.detach(), "value_loss": loss.value_loss.detach(),

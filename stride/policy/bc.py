@@ -46,6 +46,7 @@ from ..config.setting import Setting
 from ..model import model_wrap
 from ..rl_utils.schedule import Scheduled
 from ..torch_utils import adam
+from ..torch_utils.replica_sync import optimise
 from ..utils.errors import ConfigError
 from ..utils.registry import POLICY_REGISTRY
 from .base_policy import Policy
@@ -137,12 +138,12 @@ class BCPolicy(Policy):
         cfg = self._cfg.learn
         if cfg.loss_type not in LOSSES:
             raise ConfigError(f"unknown policy.learn.loss_type '{cfg.loss_type}'; valid choices: {', '.join(LOSSES)}")
-        self._optimizer = adam(self._trained().parameters(), lr=self._hp("learn.learning_rate"), weight_decay=cfg.weight_decay)
+        self._optimizer = adam(self._trained().parameters(), lr=self._schedules.value("learn.learning_rate"), weight_decay=cfg.weight_decay)
 
     def _forward_learn(self, data: Any) -> Dict[str, Any]:
         # data
-        batch = self._batch(data)
-        self._set_mode(True)
+        batch = self._io.learn_batch(data)
+        self._modes.set(True)
         # forward + loss
         if self._cfg.continuous:
             out = self._model.forward(batch["obs"], mode="compute_actor")
@@ -153,8 +154,8 @@ class BCPolicy(Policy):
             loss = bc_discrete_loss(logit, batch["action"])
             log = {"accuracy": (logit.detach().argmax(-1) == batch["action"].reshape(-1)).float().mean()}
         # optimise
-        lr = self._set_lr(self._optimizer)
-        self._optimise(self._optimizer, loss, self._cfg.learn.grad_clip_norm)
+        lr = self._schedules.set_lr(self._optimizer)
+        optimise(self._optimizer, loss, self._replicas, self._cfg.learn.grad_clip_norm)
         # log
         return {"cur_lr": lr, "total_loss": loss.detach(), **log}
 
@@ -190,5 +191,5 @@ class BCPolicy(Policy):
 
     def _act_greedy(self, model: Any, data: Dict[int, Any]) -> Dict[int, Any]:
         if self._cfg.continuous:
-            return self._act(model, data, to_env=True, mode="compute_actor")
-        return self._act(model, data)
+            return self._io.act(model, data, to_env=True, mode="compute_actor")
+        return self._io.act(model, data)

@@ -25,6 +25,7 @@ import torch
 
 from ..model import model_wrap
 from ..torch_utils import adam
+from ..torch_utils.replica_sync import optimise
 from ..rl_utils import min_q_value, v_nstep_td_error
 from ..rl_utils.schedule import Scheduled
 from ..utils.registry import POLICY_REGISTRY
@@ -96,8 +97,8 @@ class DDPGPolicy(Policy):
     def _init_learn(self) -> None:
         cfg = self._cfg.learn
         self._gamma = self._cfg.discount_factor
-        self._actor_optimizer = adam(self._model.get_submodule("actor").parameters(), lr=self._hp("learn.learning_rate_actor"))
-        self._critic_optimizer = adam(self._model.get_submodule("critic").parameters(), lr=self._hp("learn.learning_rate_critic"))
+        self._actor_optimizer = adam(self._model.get_submodule("actor").parameters(), lr=self._schedules.value("learn.learning_rate_actor"))
+        self._critic_optimizer = adam(self._model.get_submodule("critic").parameters(), lr=self._schedules.value("learn.learning_rate_critic"))
         self._target = model_wrap(copy.deepcopy(self._model), "target", update_type="momentum",
                                   update_kwargs={"theta": cfg.target_theta})
         self._target_model = self._target
@@ -112,9 +113,9 @@ class DDPGPolicy(Policy):
     def _forward_learn(self, data: Any) -> Dict[str, Any]:
         cfg = self._cfg.learn
         # data
-        batch = self._batch(data)
+        batch = self._io.learn_batch(data)
         obs, next_obs = batch["obs"], batch["next_obs"]
-        self._set_mode(True)
+        self._modes.set(True)
         # forward: the (smoothed) target action and the target critics at next_obs
         with torch.no_grad():
             next_action = self._target_model.forward(next_obs, mode="compute_actor")["action"]
@@ -126,9 +127,9 @@ class DDPGPolicy(Policy):
         critic_loss, td_abs = v_nstep_td_error(q, min_q_value(next_q), batch["reward"].float(), batch["done"],
                                                batch.get("value_gamma", self._gamma), weight, cfg.loss_type)
         # optimise
-        lr_actor = self._set_lr(self._actor_optimizer, "learn.learning_rate_actor")
-        lr_critic = self._set_lr(self._critic_optimizer, "learn.learning_rate_critic")
-        self._optimise(self._critic_optimizer, critic_loss, cfg.grad_clip_norm)
+        lr_actor = self._schedules.set_lr(self._actor_optimizer, "learn.learning_rate_actor")
+        lr_critic = self._schedules.set_lr(self._critic_optimizer, "learn.learning_rate_critic")
+        optimise(self._critic_optimizer, critic_loss, self._replicas, cfg.grad_clip_norm)
         self._learn_steps += 1
         if self._learn_steps % cfg.actor_update_freq == 0:
             # loss: deterministic policy gradient through the first critic
@@ -136,7 +137,7 @@ class DDPGPolicy(Policy):
             q_pi = self._model.forward({"obs": obs, "action": action}, mode="compute_critic")["q_value"]
             actor_loss = -(q_pi[0] if q_pi.dim() > 1 else q_pi).mean()
             # optimise
-            self._optimise(self._actor_optimizer, actor_loss, cfg.grad_clip_norm)
+            optimise(self._actor_optimizer, actor_loss, self._replicas, cfg.grad_clip_norm)
             # target update (delayed together with the actor)
             self._target.update(self._model)
             self._last_actor_loss = actor_loss.detach()
@@ -176,16 +177,16 @@ class DDPGPolicy(Policy):
     def _init_collect(self) -> None:
         cfg = self._cfg.collect
         self._collect_model = model_wrap(self._model, "action_noise", noise_type=cfg.noise_type,
-                                         noise_kwargs={"sigma": self._hp("collect.noise_sigma", env_step=0, train_iter=0)},
+                                         noise_kwargs={"sigma": self._schedules.value("collect.noise_sigma", env_step=0, train_iter=0)},
                                          action_range={"min": -1.0, "max": 1.0})
         self._nstep = self._cfg.nstep
         self._gamma = self._cfg.discount_factor
 
     def _collect_kwargs(self, envstep: int = 0, train_iter: int = 0) -> Dict[str, Any]:
-        return {"sigma": self._hp("collect.noise_sigma", envstep, train_iter)}
+        return {"sigma": self._schedules.value("collect.noise_sigma", envstep, train_iter)}
 
     def _forward_collect(self, data: Dict[int, Any], **kwargs: Any) -> Dict[int, Any]:
-        return self._act(self._collect_model, data, to_env=True, mode="compute_actor", **kwargs)
+        return self._io.act(self._collect_model, data, to_env=True, mode="compute_actor", **kwargs)
 
     def _process_transition(self, obs: Any, policy_output: Dict[str, Any], timestep: Any) -> Dict[str, Any]:
         # the replay holds the [-1, 1] action the actor and critics learn with
@@ -198,4 +199,4 @@ class DDPGPolicy(Policy):
         self._eval_model = model_wrap(self._model, "base")
 
     def _forward_eval(self, data: Dict[int, Any]) -> Dict[int, Any]:
-        return self._act(self._eval_model, data, to_env=True, mode="compute_actor")
+        return self._io.act(self._eval_model, data, to_env=True, mode="compute_actor")

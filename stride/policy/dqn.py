@@ -20,6 +20,7 @@ import torch
 
 from ..model import model_wrap
 from ..torch_utils import adam, cat_nested
+from ..torch_utils.replica_sync import optimise
 from ..rl_utils import q_nstep_td_error
 from ..rl_utils.schedule import Scheduled
 from ..utils.errors import ConfigError
@@ -104,7 +105,7 @@ class DQNPolicy(Policy):
         if cfg.loss_type not in ("mse", "huber"):
             raise ConfigError(f"unknown policy.learn.loss_type '{cfg.loss_type}'; valid choices: huber, mse")
         self._gamma = self._cfg.discount_factor
-        self._optimizer = adam(self._model.parameters(), lr=self._hp("learn.learning_rate"))
+        self._optimizer = adam(self._model.parameters(), lr=self._schedules.value("learn.learning_rate"))
         kind = cfg.target_update_type
         kwargs = {"freq": cfg.target_update_freq} if kind == "assign" else {"theta": cfg.target_theta}
         self._target_model = model_wrap(copy.deepcopy(self._model), "target", update_type=kind, update_kwargs=kwargs)
@@ -113,11 +114,11 @@ class DQNPolicy(Policy):
 
     def _forward_learn(self, data: Any) -> Dict[str, Any]:
         # data
-        batch = self._batch(data)
+        batch = self._io.learn_batch(data)
         obs, next_obs = batch["obs"], batch["next_obs"]
         n = batch["action"].shape[0]
         # forward: one pass of the online net over obs and next_obs (double DQN picks next actions)
-        self._set_mode(True)
+        self._modes.set(True)
         out = self._learn_model.forward(cat_nested([obs, next_obs]))
         q, next_q_online = out["logit"][:n], out["logit"][n:].detach()
         if "action_mask" in out:  # masked observations: the next action is the best legal one
@@ -132,8 +133,8 @@ class DQNPolicy(Policy):
             value_gamma, weight, self._cfg.learn.loss_type, need_td_abs=bool(self._cfg.priority),
         )
         # optimise
-        lr = self._set_lr(self._optimizer)
-        self._optimise(self._optimizer, loss, self._cfg.learn.grad_clip_norm)
+        lr = self._schedules.set_lr(self._optimizer)
+        optimise(self._optimizer, loss, self._replicas, self._cfg.learn.grad_clip_norm)
         # target update
         self._target_model.update(self._model)
         # log: scalars stay tensors (on a GPU, no wait here; the learner's log hook reads them at its frequency)
@@ -170,14 +171,14 @@ class DQNPolicy(Policy):
         self._gamma = self._cfg.discount_factor
 
     def _collect_kwargs(self, envstep: int = 0, train_iter: int = 0) -> Dict[str, Any]:
-        return {"eps": self._hp("other.eps", envstep, train_iter)}
+        return {"eps": self._schedules.value("other.eps", envstep, train_iter)}
 
     def _forward_collect(self, data: Dict[int, Any], eps: float = 0.0) -> Dict[int, Any]:
-        return self._act(self._collect_model, data, eps=eps)
+        return self._io.act(self._collect_model, data, eps=eps)
 
     # ---- eval --------------------------------------------------------------------------------
     def _init_eval(self) -> None:
         self._eval_model = model_wrap(self._model, "argmax_sample")
 
     def _forward_eval(self, data: Dict[int, Any]) -> Dict[int, Any]:
-        return self._act(self._eval_model, data)
+        return self._io.act(self._eval_model, data)

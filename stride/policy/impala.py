@@ -41,6 +41,7 @@ from ..config.setting import Setting
 from ..rl_utils import policy_distribution, vtrace_error
 from ..rl_utils.schedule import Scheduled
 from ..torch_utils import adam
+from ..torch_utils.replica_sync import optimise
 from ..utils.errors import ConfigError
 from ..utils.registry import POLICY_REGISTRY
 from .base_policy import Policy, is_terminated
@@ -130,7 +131,7 @@ class IMPALAPolicy(PPOPolicy):
         self._check_config()
         self._init_shared()
         cfg = self._cfg.learn
-        params, lr = self._model.parameters(), self._hp("learn.learning_rate")
+        params, lr = self._model.parameters(), self._schedules.value("learn.learning_rate")
         if cfg.optimizer == "adam":
             self._optimizer = adam(params, lr=lr)
         elif cfg.optimizer == "rmsprop":
@@ -143,12 +144,12 @@ class IMPALAPolicy(PPOPolicy):
     def _forward_learn(self, data: Any) -> Dict[str, Any]:
         # data: a batch of unrolls, each obs [T + 1, ...] and action/log_prob/reward/done/mask [T]; made time-major
         cfg = self._cfg.learn
-        batch = self._batch(data)
+        batch = self._io.learn_batch(data)
         n, length = batch["mask"].shape[0], batch["mask"].shape[1] + 1
         action, behaviour_log_prob, reward, terminated, mask = (
             batch[k].transpose(0, 1) for k in ("action", "log_prob", "reward", "done", "mask"))
         # forward: one pass over every observation of every unroll (the last one bootstraps)
-        self._set_mode(True)
+        self._modes.set(True)
         out = self._model(_flat(batch["obs"]), mode="compute_actor_critic")
         logit = _time_major(out["logit"], n, length)
         logit = {k: v[:-1] for k, v in logit.items()} if isinstance(logit, dict) else logit[:-1]
@@ -157,11 +158,11 @@ class IMPALAPolicy(PPOPolicy):
         loss = vtrace_error(logit, action, behaviour_log_prob.float(), value, reward.float(), terminated.float(),
                             self._cfg.discount_factor, self._cfg.lambda_, cfg.rho_clip, cfg.c_clip, cfg.rho_pg_clip,
                             mask.float())
-        total = (loss.policy_loss + self._hp("learn.value_weight") * loss.value_loss
-                 - self._hp("learn.entropy_weight") * loss.entropy_loss)
+        total = (loss.policy_loss + self._schedules.value("learn.value_weight") * loss.value_loss
+                 - self._schedules.value("learn.entropy_weight") * loss.entropy_loss)
         # optimise
-        lr = self._set_lr(self._optimizer)
-        norm = self._optimise(self._optimizer, total, cfg.grad_clip_norm)
+        lr = self._schedules.set_lr(self._optimizer)
+        norm = optimise(self._optimizer, total, self._replicas, cfg.grad_clip_norm)
         # log
         log = {"cur_lr": lr, "total_loss": total.detach(),
                "policy_loss": loss.policy_loss.detach(), "value_loss": loss.value_loss.detach(),
@@ -189,8 +190,8 @@ class IMPALAPolicy(PPOPolicy):
 
     @torch.no_grad()
     def _forward_collect(self, data: Dict[int, Any]) -> Dict[int, Any]:
-        ids, obs = self._obs_batch(data)
-        self._set_mode(False)
+        ids, obs = self._io.obs_batch(data)
+        self._modes.set(False)
         dist = policy_distribution(self._model(obs, mode="compute_actor")["logit"])
         raw = dist.sample()
         log_prob = dist.log_prob(raw).cpu().numpy()

@@ -43,6 +43,7 @@ import torch
 
 from ..model import model_wrap
 from ..torch_utils import adam, cat_nested
+from ..torch_utils.replica_sync import optimise
 from ..torch_utils.dist import Moments, check_same
 from ..rl_utils import adapt_kl_coef, get_gae, kl_divergence, ppo_error, ppo_error_continuous
 from ..rl_utils.ppo import value_error
@@ -55,7 +56,7 @@ from .base_policy import Policy, is_terminated
 
 class ReturnNormalizer:
     """Running mean/std of returns (parallel Welford) fed with each batch's (count, mean, biased
-    variance) -- the policy's ``_moments``, so learner replicas feed the same union statistics and
+    variance) -- the policy's ``_replicas.moments``, so learner replicas feed the same union statistics and
     keep the same normaliser; the identity when disabled. Plain floats."""
 
     def __init__(self, enabled: bool) -> None:
@@ -187,7 +188,7 @@ class PPOPolicy(Policy):
                 raise ConfigError(f"policy.learn.lr_anneal_collects={n} anneals a constant learning_rate, got the "
                                   f"schedule {cfg.learning_rate!r}: give one of them")
             self._schedules.set("learn.learning_rate", Schedule("linear", start=1.0, end=0.0, steps=n, scale=cfg.learning_rate))
-        self._optimizer = adam(self._model.parameters(), lr=self._hp("learn.learning_rate"), eps=1e-5)
+        self._optimizer = adam(self._model.parameters(), lr=self._schedules.value("learn.learning_rate"), eps=1e-5)
         self._kl_coef = float(cfg.get("kl_coef", 0.0))
         if cfg.get("kl_target") is not None and self._kl_coef <= 0:
             raise ConfigError(f"policy.learn.kl_target={cfg.kl_target} adapts the KL penalty's beta, which starts at "
@@ -198,22 +199,12 @@ class PPOPolicy(Policy):
     def _forward_learn(self, data: Any) -> Dict[str, Any]:
         # data: one collect's samples, in trajectory order (segments end with traj_flag)
         cfg = self._cfg.learn
-        batch = self._batch(data)
+        batch = self._learn_batch(data)
         n = batch["action"].shape[0]
-        self._set_mode(True)
-        if self._intrinsic is not None:  # the bonus arrived after collection: both GAEs now
-            if self._intrinsic not in batch:
-                raise ConfigError(f"policy.intrinsic_reward_key='{self._intrinsic}' but the batch has no such column "
-                                  f"(it has {sorted(batch)}): add the reward model that writes it, "
-                                  f"e.g. reward_model=dict(type='rnd')")
-            self._recompute_adv(batch)
-        if self._return_norm.enabled:  # the same on every replica: their collectives pair up
-            self._return_norm.update(self._moments(batch["return"]))
-        if self._multi_gpu:  # each minibatch all-reduces: every replica must make as many
-            check_same(-(-n // cfg.batch_size), f"the minibatches per epoch (samples per collect / batch_size {cfg.batch_size})")
-        lr = self._set_lr(self._optimizer)
-        clip_ratio, entropy_weight = self._hp("learn.clip_ratio"), self._hp("learn.entropy_weight")
-        value_weight, kl_coef = self._hp("learn.value_weight"), self._kl_coef
+        lr = self._schedules.set_lr(self._optimizer)
+        weights = {"clip_ratio": self._schedules.value("learn.clip_ratio"), "kl_coef": self._kl_coef,
+                   "entropy_weight": self._schedules.value("learn.entropy_weight"),
+                   "value_weight": self._schedules.value("learn.value_weight")}
         # log sums stay detached tensors: no host sync per minibatch (on a GPU the loop never waits for it)
         sums: Dict[str, torch.Tensor] = defaultdict(lambda: torch.zeros((), device=self._device))
         steps = 0
@@ -222,44 +213,69 @@ class PPOPolicy(Policy):
                 self._recompute_adv(batch)
             value_old, return_ = self._return_norm.normalize(batch["value"]), self._return_norm.normalize(batch["return"])
             for idx in torch.split(torch.randperm(n, device=self._device), cfg.batch_size):
-                # forward
-                out = self._learn_model.forward(_rows(batch["obs"], idx), mode="compute_actor_critic")
-                value = out["value"] if self._intrinsic is None else out["value"][:, 0]
-                adv = batch["adv"][idx]
-                if cfg.adv_norm:  # over all replicas' minibatches with multi_gpu: the union's statistics
-                    adv = self._standardize(adv)
-                # loss
-                loss, info = self._loss_fn(out["logit"], _rows(batch["logit"], idx), batch["action"][idx], value,
-                                           value_old[idx], adv, return_[idx], clip_ratio, cfg.value_clip_ratio,
-                                           cfg.dual_clip)
-                value_loss = loss.value_loss
-                if self._intrinsic is not None:  # the intrinsic head's own value loss
-                    value_loss_int = value_error(out["value"][:, 1], batch["value_int"][idx], batch["return_int"][idx],
-                                                 cfg.value_clip_ratio)
-                    sums["value_loss_int"] += value_loss_int.detach()
-                    value_loss = value_loss + value_loss_int
-                total = loss.policy_loss + value_weight * value_loss - entropy_weight * loss.entropy_loss
-                if kl_coef > 0:
-                    kl = kl_divergence(_rows(batch["logit"], idx), out["logit"]).mean()
-                    total = total + kl_coef * kl
-                    sums["kl"] += kl.detach()
-                # optimise
-                grad_norm = self._optimise(self._optimizer, total, cfg.grad_clip_norm)
-                if grad_norm is not None:
-                    sums["grad_norm"] += grad_norm.detach()
-                # log
-                for k, v in (("total_loss", total), ("policy_loss", loss.policy_loss), ("value_loss", loss.value_loss),
-                             ("entropy", loss.entropy_loss), ("approx_kl", info.approx_kl), ("clipfrac", info.clipfrac)):
-                    sums[k] += v.detach()
+                self._minibatch_step(batch, idx, value_old[idx], return_[idx], weights, sums)
                 steps += 1
         if cfg.get("kl_target") is not None:  # beta for the next collect, from the KL after this update
             with torch.no_grad():
                 kl = kl_divergence(batch["logit"], self._learn_model.forward(batch["obs"], mode="compute_actor")["logit"])
-            self._kl_coef = adapt_kl_coef(self._kl_coef, float(self._moments(kl)[1]), cfg.kl_target)
+            self._kl_coef = adapt_kl_coef(self._kl_coef, float(self._replicas.moments(kl)[1]), cfg.kl_target)
         means = {f"{k}_mean": batch[k].detach().mean()
                  for k in ("adv", "value", "return", "adv_int", "return_int") if k in batch}
-        extra = {"kl_coef": kl_coef} if kl_coef > 0 else {}
+        extra = {"kl_coef": weights["kl_coef"]} if weights["kl_coef"] > 0 else {}
         return {"cur_lr": lr, **{k: v / steps for k, v in sums.items()}, **means, **extra}
+
+    def _learn_batch(self, data: Any) -> Dict[str, torch.Tensor]:
+        """The collect's samples as tensors in train mode, with the intrinsic GAE (when a reward model
+        added its bonus after collection) and the return statistics of this batch."""
+        cfg = self._cfg.learn
+        batch = self._io.learn_batch(data)
+        self._modes.set(True)
+        if self._intrinsic is not None:  # the bonus arrived after collection: both GAEs now
+            if self._intrinsic not in batch:
+                raise ConfigError(f"policy.intrinsic_reward_key='{self._intrinsic}' but the batch has no such column "
+                                  f"(it has {sorted(batch)}): add the reward model that writes it, "
+                                  f"e.g. reward_model=dict(type='rnd')")
+            self._recompute_adv(batch)
+        if self._return_norm.enabled:  # the same on every replica: their collectives pair up
+            self._return_norm.update(self._replicas.moments(batch["return"]))
+        if self._replicas.distributed:  # each minibatch all-reduces: every replica must make as many
+            n = batch["action"].shape[0]
+            check_same(-(-n // cfg.batch_size), f"the minibatches per epoch (samples per collect / batch_size {cfg.batch_size})")
+        return batch
+
+    def _minibatch_step(self, batch: Dict[str, torch.Tensor], idx: torch.Tensor, value_old: torch.Tensor,
+                        return_: torch.Tensor, weights: Dict[str, float], sums: Dict[str, torch.Tensor]) -> None:
+        """One optimiser step on the rows ``idx`` of ``batch`` (``value_old`` / ``return_``: theirs,
+        normalised); the losses are added to ``sums``."""
+        cfg = self._cfg.learn
+        # forward
+        out = self._learn_model.forward(_rows(batch["obs"], idx), mode="compute_actor_critic")
+        value = out["value"] if self._intrinsic is None else out["value"][:, 0]
+        adv = batch["adv"][idx]
+        if cfg.adv_norm:  # over all replicas' minibatches with multi_gpu: the union's statistics
+            adv = self._replicas.standardize(adv)
+        # loss
+        loss, info = self._loss_fn(out["logit"], _rows(batch["logit"], idx), batch["action"][idx], value,
+                                   value_old, adv, return_, weights["clip_ratio"], cfg.value_clip_ratio, cfg.dual_clip)
+        value_loss = loss.value_loss
+        if self._intrinsic is not None:  # the intrinsic head's own value loss
+            value_loss_int = value_error(out["value"][:, 1], batch["value_int"][idx], batch["return_int"][idx],
+                                         cfg.value_clip_ratio)
+            sums["value_loss_int"] += value_loss_int.detach()
+            value_loss = value_loss + value_loss_int
+        total = loss.policy_loss + weights["value_weight"] * value_loss - weights["entropy_weight"] * loss.entropy_loss
+        if weights["kl_coef"] > 0:
+            kl = kl_divergence(_rows(batch["logit"], idx), out["logit"]).mean()
+            total = total + weights["kl_coef"] * kl
+            sums["kl"] += kl.detach()
+        # optimise
+        grad_norm = optimise(self._optimizer, total, self._replicas, cfg.grad_clip_norm)
+        if grad_norm is not None:
+            sums["grad_norm"] += grad_norm.detach()
+        # log
+        for k, v in (("total_loss", total), ("policy_loss", loss.policy_loss), ("value_loss", loss.value_loss),
+                     ("entropy", loss.entropy_loss), ("approx_kl", info.approx_kl), ("clipfrac", info.clipfrac)):
+            sums[k] += v.detach()
 
     @torch.no_grad()
     def _recompute_adv(self, batch: Dict[str, torch.Tensor]) -> None:
@@ -302,8 +318,8 @@ class PPOPolicy(Policy):
 
     @torch.no_grad()
     def _forward_collect(self, data: Dict[int, Any]) -> Dict[int, Any]:
-        ids, obs = self._obs_batch(data)
-        self._set_mode(False)
+        ids, obs = self._io.obs_batch(data)
+        self._modes.set(False)
         out = self._collect_model.forward(obs, mode="compute_actor")
         if not self._continuous:
             action, logit = out["action"].cpu().numpy(), out["logit"].cpu().numpy()
@@ -339,8 +355,8 @@ class PPOPolicy(Policy):
     def _get_train_sample(self, transitions: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
         """GAE over one segment of one env's episode. It ends at a termination (no bootstrap), a
         truncation (bootstrap from V(true final obs)) or mid-episode (bootstrap from V(last next_obs))."""
-        self._set_mode(False)
-        _, obs_t = self._obs_batch(dict(enumerate([t["obs"] for t in transitions] + [transitions[-1]["next_obs"]])))
+        self._modes.set(False)
+        _, obs_t = self._io.obs_batch(dict(enumerate([t["obs"] for t in transitions] + [transitions[-1]["next_obs"]])))
         value, _ = self._values(self._model, obs_t)  # (obs_batch: float64 -> float32, obs_norm)
         reward = torch.tensor([t["reward"] for t in transitions], dtype=torch.float32, device=self._device)
         done = torch.tensor([t["done"] for t in transitions], dtype=torch.float32, device=self._device)
@@ -367,8 +383,8 @@ class PPOPolicy(Policy):
 
     @torch.no_grad()
     def _forward_eval(self, data: Dict[int, Any]) -> Dict[int, Any]:
-        ids, obs = self._obs_batch(data)
-        self._set_mode(False)
+        ids, obs = self._io.obs_batch(data)
+        self._modes.set(False)
         out = self._eval_model.forward(obs, mode="compute_actor")
         action = (self._clip(out["logit"]["mu"]) if self._continuous else out["action"]).cpu().numpy()
         return {env_id: {"action": action[i]} for i, env_id in enumerate(ids)}

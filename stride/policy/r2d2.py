@@ -36,15 +36,54 @@ from ..rl_utils.schedule import Scheduled
 from ..rl_utils import (q_sequence_td_error, sequence_learnt_rows, sequence_nstep_return,
                         sequence_priority)
 from ..torch_utils import adam
+from ..torch_utils.replica_sync import optimise
 from ..utils.errors import ConfigError
+from ..utils.narrow import as_int, as_list
 from ..utils.registry import POLICY_REGISTRY
 from .base_policy import Policy, is_terminated
+from .modes import PolicySettings
+
+
+class SequenceSettings(PolicySettings):
+    """R2D2's samples are sequences: the collector cuts segments at sequence starts and keeps the
+    next sequence's burn-in and n-step rows."""
+
+    @property
+    def unroll_len(self) -> int:
+        """Transitions between sequence starts (the collector cuts segments at multiples of it)."""
+        return int(self._cfg.learn_unroll_len)
+
+    @property
+    def lookahead(self) -> int:
+        """Transitions a mid-episode segment keeps for the next one: its next sequence's burn-in and n-step rows."""
+        return int(self._cfg.burnin_step) + int(self._cfg.nstep)
+
+
+class RecurrentEpisodes:
+    """What R2D2's collect mode carries inside episodes: each env's recurrent state (in the collect
+    model) and which envs are inside an episode (``running``: their next step does not start one).
+    Saved with a collector's checkpoint: a resumed run goes on with the same states (without them
+    every open episode would restart from zeros mid-way)."""
+
+    def __init__(self, collect_model: Any) -> None:
+        self._model = collect_model
+        self.running: Set[int] = set()
+
+    def episode_state(self) -> Optional[Dict[str, object]]:
+        return {"hidden": self._model.state.cpu().numpy().copy(), "running": sorted(self.running)}
+
+    def load_episode_state(self, state: Dict[str, object]) -> None:
+        self._model.set_state(torch.as_tensor(np.asarray(state["hidden"])))
+        self.running.clear()
+        self.running.update(as_int(i, "an episode state's env id") for i in as_list(state["running"], "an episode state's 'running'"))
 
 
 @POLICY_REGISTRY.register("r2d2")
 class R2D2Policy(Policy):
     """Recurrent double DQN on burnt-in sequences; ``collect_mode.forward`` takes ``eps=``."""
 
+    settings = SequenceSettings
+    _episodes: RecurrentEpisodes  # set by _init_collect
     config = dict(
         type="r2d2",
         on_policy=False,
@@ -106,7 +145,7 @@ class R2D2Policy(Policy):
     def _init_learn(self) -> None:
         self._init_shared()
         cfg = self._cfg.learn
-        self._optimizer = adam(self._model.parameters(), lr=self._hp("learn.learning_rate"))
+        self._optimizer = adam(self._model.parameters(), lr=self._schedules.value("learn.learning_rate"))
         kind = cfg.target_update_type
         kwargs = {"freq": cfg.target_update_freq} if kind == "assign" else {"theta": cfg.target_theta}
         self._target_model = model_wrap(copy.deepcopy(self._model), "target", update_type=kind, update_kwargs=kwargs)
@@ -114,12 +153,12 @@ class R2D2Policy(Policy):
 
     def _forward_learn(self, data: Any) -> Dict[str, Any]:
         # data: (B, T, ...) columns -> time-major (T, B, ...)
-        batch = self._batch(data)
+        batch = self._io.learn_batch(data)
         obs = batch["obs"].transpose(0, 1)
         action, reward, done, last, mask = (batch[k].transpose(0, 1) for k in ("action", "reward", "done", "last", "mask"))
         state, start = batch["prev_state"].float(), batch["start"].bool()
         # forward from the stored state; burn-in rows pass gradient on only where the sequence starts its episode
-        self._set_mode(True)
+        self._modes.set(True)
         b = self._burnin
         if b:
             head = self._model(obs[:b], state)
@@ -137,8 +176,8 @@ class R2D2Policy(Policy):
         loss, td_abs = q_sequence_td_error(q, q_target, action, nstep, train, weight, bool(self._cfg.value_rescale),
                                            self._cfg.learn.loss_type)
         # optimise
-        lr = self._set_lr(self._optimizer)
-        self._optimise(self._optimizer, loss, self._cfg.learn.grad_clip_norm)
+        lr = self._schedules.set_lr(self._optimizer)
+        optimise(self._optimizer, loss, self._replicas, self._cfg.learn.grad_clip_norm)
         # target update
         self._target_model.update(self._model)
         # log
@@ -167,19 +206,20 @@ class R2D2Policy(Policy):
         # one state per env id (the store grows to the ids the collector sends)
         self._collect_model = model_wrap(model_wrap(self._model, "hidden_state", state_num=1, save_prev_state=True),
                                          "eps_greedy_sample")
-        self._running: Set[int] = set()  # envs inside an episode (their next step does not start one)
+        self._episodes = RecurrentEpisodes(self._collect_model)
 
     def _collect_kwargs(self, envstep: int = 0, train_iter: int = 0) -> Dict[str, Any]:
-        return {"eps": self._hp("other.eps", envstep, train_iter)}
+        return {"eps": self._schedules.value("other.eps", envstep, train_iter)}
 
     def _forward_collect(self, data: Dict[int, Any], eps: float = 0.0) -> Dict[int, Any]:
-        ids, obs = self._obs_batch(data)
-        self._set_mode(False)
+        ids, obs = self._io.obs_batch(data)
+        self._modes.set(False)
         with torch.inference_mode():
             out = self._collect_model.forward(obs, data_id=ids, eps=eps)
         action, prev = out["action"].cpu().numpy(), out["prev_state"].cpu().numpy()
-        result = {i: {"action": action[k], "prev_state": prev[k], "start": i not in self._running} for k, i in enumerate(ids)}
-        self._running.update(ids)
+        running = self._episodes.running
+        result = {i: {"action": action[k], "prev_state": prev[k], "start": i not in running} for k, i in enumerate(ids)}
+        running.update(ids)
         return result
 
     def _process_transition(self, obs: Any, policy_output: Dict[str, Any], timestep: Any) -> Dict[str, Any]:
@@ -207,34 +247,17 @@ class R2D2Policy(Policy):
     def _reset_collect(self, data_id: Optional[List[int]] = None) -> None:
         self._collect_model.reset(data_id=data_id)
         if data_id is None:
-            self._running.clear()
+            self._episodes.running.clear()
         else:
-            self._running.difference_update(data_id)
-
-    def _get_collect_episode_state(self) -> Optional[Dict[str, Any]]:
-        """Each env's recurrent state and which envs are inside an episode: a resumed run goes on
-        with the same states (without them every open episode would restart from zeros mid-way)."""
-        return {"hidden": self._collect_model.state.cpu().numpy().copy(), "running": sorted(self._running)}
-
-    def _set_collect_episode_state(self, state: Dict[str, Any]) -> None:
-        self._collect_model.set_state(torch.as_tensor(np.asarray(state["hidden"])))
-        self._running = {int(i) for i in state["running"]}
-
-    def _get_unroll_len(self) -> int:
-        """Transitions between sequence starts (the collector cuts segments at multiples of it)."""
-        return int(self._cfg.learn_unroll_len)
-
-    def _get_lookahead(self) -> int:
-        """Transitions a mid-episode segment keeps for the next one: its next sequence's burn-in and n-step rows."""
-        return int(self._cfg.burnin_step) + int(self._cfg.nstep)
+            self._episodes.running.difference_update(data_id)
 
     # ---- eval --------------------------------------------------------------------------------
     def _init_eval(self) -> None:
         self._eval_model = model_wrap(model_wrap(self._model, "hidden_state", state_num=1), "argmax_sample")
 
     def _forward_eval(self, data: Dict[int, Any]) -> Dict[int, Any]:
-        ids, obs = self._obs_batch(data)
-        self._set_mode(False)
+        ids, obs = self._io.obs_batch(data)
+        self._modes.set(False)
         with torch.inference_mode():
             action = self._eval_model.forward(obs, data_id=ids)["action"].cpu().numpy()
         return {i: {"action": a} for i, a in zip(ids, action)}

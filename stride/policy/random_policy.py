@@ -11,7 +11,7 @@ from typing import Any, Dict
 import gymnasium as gym
 import numpy as np
 
-from .base_policy import CollectMode
+from .modes import CollectMode, PolicyCollectMode
 
 
 def random_collect_mode(action_space: gym.spaces.Space[object], inner: CollectMode, seed: int = 0) -> CollectMode:
@@ -38,5 +38,10 @@ def random_collect_mode(action_space: gym.spaces.Space[object], inner: CollectMo
         return {env_id: {"action": legal(obs) if isinstance(obs, dict) and "action_mask" in obs else sample()}
                 for env_id, obs in data.items()}
 
-    return CollectMode(forward, inner.process_transition, inner.get_train_sample, inner.reset, inner.state_dict,
-                       inner.load_state_dict, inner.get_attribute, inner.set_attribute, lambda *a, **k: {})
+    def no_kwargs(envstep: int = 0, train_iter: int = 0) -> Dict[str, Any]:
+        return {}
+
+    return PolicyCollectMode(forward=forward, process_transition=inner.process_transition,
+                             get_train_sample=inner.get_train_sample, reset=inner.reset, collect_kwargs=no_kwargs,
+                             state_dict=inner.state_dict, load_state_dict=inner.load_state_dict,
+                             episodes=inner, settings=inner)

@@ -28,6 +28,7 @@ import torch
 
 from ..model import model_wrap
 from ..torch_utils import adam
+from ..torch_utils.replica_sync import optimise
 from ..rl_utils import min_q_value, v_nstep_td_error
 from ..rl_utils.schedule import Scheduled
 from ..utils.registry import POLICY_REGISTRY
@@ -96,10 +97,10 @@ class SACPolicy(Policy):
     def _init_learn(self) -> None:
         cfg = self._cfg.learn
         self._gamma = self._cfg.discount_factor
-        self._q_optimizer = adam(self._model.get_submodule("critic").parameters(), lr=self._hp("learn.learning_rate_q"))
-        self._policy_optimizer = adam(self._model.get_submodule("actor").parameters(), lr=self._hp("learn.learning_rate_policy"))
+        self._q_optimizer = adam(self._model.get_submodule("critic").parameters(), lr=self._schedules.value("learn.learning_rate_q"))
+        self._policy_optimizer = adam(self._model.get_submodule("actor").parameters(), lr=self._schedules.value("learn.learning_rate_policy"))
         self._log_alpha = torch.tensor(math.log(cfg.alpha), device=self._device, requires_grad=bool(cfg.auto_alpha))
-        self._alpha_optimizer = (adam([self._log_alpha], lr=self._hp("learn.learning_rate_alpha"))
+        self._alpha_optimizer = (adam([self._log_alpha], lr=self._schedules.value("learn.learning_rate_alpha"))
                                  if cfg.auto_alpha else None)
         action_dims = int(np.prod(self._cfg.model.action_shape))
         self._target_entropy = -float(action_dims) if cfg.target_entropy is None else float(cfg.target_entropy)
@@ -111,10 +112,10 @@ class SACPolicy(Policy):
     def _forward_learn(self, data: Any) -> Dict[str, Any]:
         cfg = self._cfg.learn
         # data
-        batch = self._batch(data)
+        batch = self._io.learn_batch(data)
         obs, next_obs = batch["obs"], batch["next_obs"]
         alpha = self._log_alpha.detach().exp()
-        self._set_mode(True)
+        self._modes.set(True)
         # forward: a fresh next action from the current policy, valued by the target critics
         with torch.no_grad():
             nxt = self._actor_sample.forward(next_obs, mode="compute_actor")
@@ -125,9 +126,9 @@ class SACPolicy(Policy):
         critic_loss, td_abs = v_nstep_td_error(q, next_v, batch["reward"].float(), batch["done"],
                                                batch.get("value_gamma", self._gamma), weight, cfg.loss_type)
         # optimise
-        lr_q = self._set_lr(self._q_optimizer, "learn.learning_rate_q")
-        lr_policy = self._set_lr(self._policy_optimizer, "learn.learning_rate_policy")
-        self._optimise(self._q_optimizer, critic_loss, cfg.grad_clip_norm)
+        lr_q = self._schedules.set_lr(self._q_optimizer, "learn.learning_rate_q")
+        lr_policy = self._schedules.set_lr(self._policy_optimizer, "learn.learning_rate_policy")
+        optimise(self._q_optimizer, critic_loss, self._replicas, cfg.grad_clip_norm)
         # loss: the reparameterised policy against the min of the updated critics; the temperature
         new = self._actor_sample.forward(obs, mode="compute_actor")
         q_pi = min_q_value(self._model.forward({"obs": obs, "action": new["action"]}, mode="compute_critic")["q_value"])
@@ -135,10 +136,10 @@ class SACPolicy(Policy):
         log_prob = new["log_prob"].detach()
         alpha_loss = -(self._log_alpha * (log_prob + self._target_entropy)).mean()
         # optimise
-        self._optimise(self._policy_optimizer, policy_loss, cfg.grad_clip_norm)
+        optimise(self._policy_optimizer, policy_loss, self._replicas, cfg.grad_clip_norm)
         if self._alpha_optimizer is not None:
-            self._set_lr(self._alpha_optimizer, "learn.learning_rate_alpha")
-            self._optimise(self._alpha_optimizer, alpha_loss)
+            self._schedules.set_lr(self._alpha_optimizer, "learn.learning_rate_alpha")
+            optimise(self._alpha_optimizer, alpha_loss, self._replicas)
         # target update
         self._target_critic.update(self._model.critic)
         # log
@@ -190,7 +191,7 @@ class SACPolicy(Policy):
         self._gamma = self._cfg.discount_factor
 
     def _forward_collect(self, data: Dict[int, Any], **kwargs: Any) -> Dict[int, Any]:
-        return self._act(self._collect_model, data, to_env=True, mode="compute_actor")
+        return self._io.act(self._collect_model, data, to_env=True, mode="compute_actor")
 
     def _process_transition(self, obs: Any, policy_output: Dict[str, Any], timestep: Any) -> Dict[str, Any]:
         # the replay holds the [-1, 1] action the actor and critics learn with
@@ -203,4 +204,4 @@ class SACPolicy(Policy):
         self._eval_model = model_wrap(self._model, "deterministic_sample", tanh=True)
 
     def _forward_eval(self, data: Dict[int, Any]) -> Dict[int, Any]:
-        return self._act(self._eval_model, data, to_env=True, mode="compute_actor")
+        return self._io.act(self._eval_model, data, to_env=True, mode="compute_actor")

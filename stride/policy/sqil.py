@@ -35,6 +35,7 @@ import torch.nn.functional as F
 
 from ..config.setting import REQUIRED, Setting
 from ..model import model_wrap
+from ..torch_utils.replica_sync import optimise
 from ..utils.registry import POLICY_REGISTRY
 from .base_policy import is_terminated
 from .dqn import DQNPolicy
@@ -70,9 +71,9 @@ class SQILPolicy(DQNPolicy):
     def _forward_learn(self, data: Any) -> Dict[str, Any]:
         cfg = self._cfg.learn
         # data
-        batch = self._batch(data)
+        batch = self._io.learn_batch(data)
         # forward
-        self._set_mode(True)
+        self._modes.set(True)
         q = self._learn_model.forward(batch["obs"])["logit"]
         q_taken = q.gather(1, batch["action"].long().reshape(-1, 1)).squeeze(1)
         with torch.no_grad():
@@ -82,8 +83,8 @@ class SQILPolicy(DQNPolicy):
         # loss
         loss = F.mse_loss(q_taken, target)
         # optimise
-        lr = self._set_lr(self._optimizer)
-        self._optimise(self._optimizer, loss, cfg.grad_clip_norm)
+        lr = self._schedules.set_lr(self._optimizer)
+        optimise(self._optimizer, loss, self._replicas, cfg.grad_clip_norm)
         # target update
         self._target_model.update(self._model)
         # log
@@ -104,7 +105,7 @@ class SQILPolicy(DQNPolicy):
 
     def _forward_collect(self, data: Dict[int, Any], eps: float = 0.0) -> Dict[int, Any]:
         # (DQN's signature; no epsilon here: the actions are drawn from softmax(Q / alpha))
-        return self._act(self._collect_model, data, alpha=self._cfg.learn.alpha)
+        return self._io.act(self._collect_model, data, alpha=self._cfg.learn.alpha)
 
     def _process_transition(self, obs: Any, policy_output: Dict[str, Any], timestep: Any) -> Dict[str, Any]:
         # the env's reward is dropped here: 1 for the expert's steps, 0 for the agent's

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Dict, List, Mapping, Optional, Sequence, Tuple, Type, Union
+from typing import Any, Dict, List, Mapping, Optional, Protocol, Sequence, Tuple, Type, Union
 
 from ..config.setting import Setting
 from ..utils.errors import ConfigError, closest
@@ -234,9 +234,15 @@ class Scheduled(Setting):
         return parse_schedule(dotted, value, self.unit)
 
 
+class HasParamGroups(Protocol):
+    """An optimizer as :meth:`Schedules.set_lr` sees it (``torch.optim.Optimizer`` is one)."""
+
+    param_groups: List[Dict[str, Any]]
+
+
 class Schedules:
     """A policy's scheduled hyper-parameters (dotted key -> :class:`Schedule`) and the counters they
-    follow. ``value(key)`` reads the current one; the policy advances ``train_iter`` after each learn
+    follow. ``value(key)`` reads the current one (``set_lr`` writes a rate into an optimizer); the policy advances ``train_iter`` after each learn
     step and is told ``env_step`` by the learner; collect mode passes the collector's counters."""
 
     def __init__(self, schedules: Optional[Mapping[str, Schedule]] = None) -> None:
@@ -270,6 +276,14 @@ class Schedules:
         schedule = self.get(key)
         given = env_step if schedule.unit == "env_step" else train_iter
         return schedule(self.counters[schedule.unit] if given is None else given)
+
+    def set_lr(self, optimizer: HasParamGroups, key: str = "learn.learning_rate") -> float:
+        """Write the current value of ``key`` into every parameter group of ``optimizer`` (a
+        ``torch.optim.Optimizer``); returns it: the one way an algorithm applies a scheduled rate."""
+        lr = self.value(key)
+        for group in optimizer.param_groups:
+            group["lr"] = lr
+        return lr
 
     def keys(self) -> List[str]:
         return sorted(self._schedules)

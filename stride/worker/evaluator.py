@@ -17,7 +17,7 @@ import numpy as np
 
 from ..config.config import Configurable
 from ..config.view import ConfigView, setting
-from ..policy.base_policy import EvalMode
+from ..policy.modes import EvalMode
 from ..utils.errors import ConfigError, StrideError
 from ..utils.log import build_logger
 from ..utils.narrow import as_float, as_optional_int

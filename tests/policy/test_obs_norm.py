@@ -43,7 +43,7 @@ def test_collect_updates_eval_does_not_and_both_normalise():
     after = policy.model.state_dict()
     assert all(torch.equal(before[k], after[k]) for k in before), "eval moved the statistics"
     # what the model sees is the normalised observation (eval and collect alike)
-    ids, x = policy._obs_batch({0: seen[0]})
+    ids, x = policy._io.obs_batch({0: seen[0]})
     expected = (seen[0].astype(np.float64) - stream.mean(0)) / np.sqrt(stream.var(0) + 1e-8)
     np.testing.assert_allclose(x.numpy()[0], expected, rtol=1e-5)
 
@@ -56,7 +56,7 @@ def test_learn_batches_are_normalised_with_the_same_stats_and_do_not_update():
     count = norm.count.item()
     raw = [dict(obs=rng.normal(10, 5, 3).astype(np.float32), next_obs=rng.normal(10, 5, 3).astype(np.float32),
                 reward=1.0) for _ in range(5)]
-    batch = policy._batch(raw)
+    batch = policy._io.learn_batch(raw)
     for key in ("obs", "next_obs"):
         col = torch.as_tensor(np.stack([r[key] for r in raw]))
         torch.testing.assert_close(batch[key], norm.normalize(col))
@@ -106,3 +106,43 @@ def test_needs_a_box_obs_shape():
 def test_the_keys_are_validated(bad):
     with pytest.raises(ConfigError, match="obs_norm"):
         merge_config(PPOPolicy.declared_config(), bad)
+
+
+def test_the_component_attaches_only_when_asked_and_reuses_the_models_statistics():
+    from stride.policy.obs_norm import ObsNorm
+
+    model = torch.nn.Linear(3, 2)
+    assert ObsNorm.attach(model, {"obs_norm": False}) is None and not hasattr(model, "obs_norm")
+    norm = ObsNorm.attach(model, {"obs_norm": True, "obs_norm_clip": 2.0, "model": {"obs_shape": 3}})
+    assert norm is not None and isinstance(model.obs_norm, RunningNorm)
+    assert set(k for k in model.state_dict() if k.startswith("obs_norm.")), "the statistics are the model's"
+    stats = model.obs_norm
+    ObsNorm.attach(model, {"obs_norm": True, "model": {"obs_shape": 3}})
+    assert model.obs_norm is stats  # a model that has them keeps them (a checkpoint's)
+    with pytest.raises(ConfigError, match=r"policy.obs_norm needs policy.model.obs_shape .* got \{'a': 3\}"):
+        ObsNorm.attach(torch.nn.Linear(3, 2), {"obs_norm": True, "model": {"obs_shape": {"a": 3}}})
+
+
+def test_the_observed_forward_updates_the_statistics_before_acting():
+    from stride.policy.obs_norm import ObsNorm
+
+    model = torch.nn.Linear(3, 2)
+    norm = ObsNorm.attach(model, {"obs_norm": True, "obs_norm_clip": 100.0, "model": {"obs_shape": 3}})
+    assert norm is not None
+    seen = []
+
+    def forward(data, **kwargs):
+        if data:
+            seen.append((norm.normalize(torch.as_tensor(data[0])).clone(), kwargs))
+        return {k: {"action": 0} for k in data}
+
+    observed = norm.observed(forward)
+    obs = {0: np.full(3, 10.0, np.float32), 1: np.full(3, 10.0, np.float32)}
+    assert observed(obs, eps=0.5) == {0: {"action": 0}, 1: {"action": 0}}
+    assert seen[0][1] == {"eps": 0.5}
+    # the statistics moved toward 10 before forward ran: 10 is no longer ~10 standard deviations out
+    assert seen[0][0].abs().max() < 5.0
+    count = float(model.obs_norm.count)
+    assert count == pytest.approx(2.0, abs=1e-3)
+    observed({})  # nothing observed: nothing moves
+    assert float(model.obs_norm.count) == count

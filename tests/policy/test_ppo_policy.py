@@ -68,7 +68,7 @@ GAMMA_LAMBDA = {"discount_factor": 0.9, "gae_lambda": 0.8, "learn": {"value_norm
 def test_registered_on_policy():
     assert POLICY_REGISTRY.get("ppo") is PPOPolicy
     assert PPOPolicy.default_config().on_policy is True
-    assert make_policy().collect_mode.get_attribute("on_policy") is True
+    assert make_policy().collect_mode.on_policy is True
 
 
 def test_gae_mid_episode_segment_bootstraps_from_last_next_obs():
@@ -173,7 +173,7 @@ def test_learn_returns_averaged_scalars_and_loss_decreases(recompute):
 def test_policy_improves_on_a_fixed_batch():
     p = make_policy(learn={"epoch_per_collect": 4, "learning_rate": 3e-3, "value_norm": False})
     data = _collect_batch(p, n_seg=8)
-    batch = p._batch(data)
+    batch = p._io.learn_batch(data)
     adv = batch["adv"]
 
     def surrogate():
@@ -244,7 +244,7 @@ def test_lr_anneal_collects_and_a_learning_rate_schedule_are_exclusive():
 def test_an_env_step_schedule_follows_the_env_steps_the_learner_tells():
     p = make_policy(learn={"learning_rate": {**LINEAR_LR, "steps": 1000, "unit": "env_step"}})
     data = _collect_batch(p)
-    p.learn_mode.set_attribute("envstep", 500)
+    p.learn_mode.set_envstep(500)
     assert p.learn_mode.forward(data)["cur_lr"] == pytest.approx(5e-4)
 
 

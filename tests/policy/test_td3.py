@@ -78,7 +78,7 @@ def test_actor_and_targets_update_every_second_step(monkeypatch):
     p = make_policy()
     counts = {"actor": 0, "critic": 0, "target": 0}
     names = {id(p._actor_optimizer): "actor", id(p._critic_optimizer): "critic"}
-    import stride.policy.base_policy as base_module  # every policy steps through Policy._optimise
+    import stride.torch_utils.replica_sync as base_module  # every policy steps through optimise
 
     real_step = base_module.step
 

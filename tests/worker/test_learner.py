@@ -15,7 +15,7 @@ from stride.worker import BaseLearner, LearnerHook
 from stride.worker.learner import LoadCkptHook, SaveCkptHook
 from .stride_worker_fakes import make_policy
 
-FakeLearnMode = namedtuple("FakeLearnMode", ["forward", "state_dict", "load_state_dict", "set_attribute"])
+FakeLearnMode = namedtuple("FakeLearnMode", ["forward", "state_dict", "load_state_dict", "set_envstep"])
 
 
 class Recorder:
@@ -25,7 +25,7 @@ class Recorder:
         self.calls = 0
         self.priority = priority
         self.loaded = None
-        self.attributes = {}
+        self.envsteps = []
 
     def forward(self, data):
         self.calls += 1
@@ -36,7 +36,7 @@ class Recorder:
         return out
 
     def mode(self):
-        return FakeLearnMode(self.forward, lambda: {"calls": self.calls}, self._load, self.attributes.__setitem__)
+        return FakeLearnMode(self.forward, lambda: {"calls": self.calls}, self._load, self.envsteps.append)
 
     def _load(self, sd):
         self.loaded = sd
@@ -112,7 +112,7 @@ def test_train_iter_and_envstep_counting():
         assert out["total_loss"] == i + 1
     assert learner.train_iter == learner.last_iter == 5 and rec.calls == 5
     assert learner.envstep == learner.collector_envstep == 40
-    assert rec.attributes == {"envstep": 40}  # the policy is told (its env-step schedules follow it)
+    assert rec.envsteps == [0, 10, 20, 30, 40]  # the policy is told (its env-step schedules follow it)
     learner.train([{}])  # envstep None keeps the last one
     assert learner.envstep == 40
     learner.collector_envstep = 99

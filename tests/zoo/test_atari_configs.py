@@ -49,19 +49,19 @@ def test_zoo_finds_the_atari_configs():
 def test_config_runs_with_the_nature_cnn_and_uint8_batches(env, policy, tmp_path, monkeypatch):
     """The template picks the Nature CNN from the image obs_shape; every learner batch is uint8 frames."""
     from stride.model.common import NatureCNN
-    from stride.policy.base_policy import Policy
+    from stride.policy.batching import PolicyIO
 
     main, create = _small(env, policy)
     create["env_manager"]["type"] = "base"  # the subprocess manager's uint8 path is tested below
     seen = []
-    batch = Policy._batch
+    batch = PolicyIO.learn_batch
 
     def spy(self, data):
         out = batch(self, data)
         seen.append((out["obs"].dtype, tuple(out["obs"].shape[1:])))
         return out
 
-    monkeypatch.setattr(Policy, "_batch", spy)
+    monkeypatch.setattr(PolicyIO, "learn_batch", spy)
     trained = serial_pipeline([main, create], seed=0, max_env_step=300, exp_name=str(tmp_path / env), progress=False)
     assert any(isinstance(m, NatureCNN) for m in trained._model.modules()), trained._model
     assert seen and all(s == (torch.uint8, (4, 84, 84)) for s in seen), seen

@@ -18,7 +18,7 @@ from stride.envs import ChannelFirst, MinAtarEnv
 from stride.entry.cli import main as cli_main
 from stride.entry.utils import zoo_config, zoo_envs, zoo_policies
 from stride.model.common import MinAtarEncoder
-from stride.policy.base_policy import Policy
+from stride.policy.batching import PolicyIO
 from stride.utils.extras import MissingExtraError
 
 needs_minatar = pytest.mark.skipif(importlib.util.find_spec("minatar") is None,
@@ -86,14 +86,14 @@ def test_config_runs_with_the_conv_encoder_and_uint8_batches(env, algo, tmp_path
     main, create = zoo_config(env, algo)
     assert create["env"]["type"] == "minatar" and main["policy"]["model"]["encoder"] == "minatar"
     seen = []
-    batch = Policy._batch
+    batch = PolicyIO.learn_batch
 
     def spy(self, data):
         out = batch(self, data)
         seen.append((out["obs"].dtype, tuple(out["obs"].shape[1:])))
         return out
 
-    monkeypatch.setattr(Policy, "_batch", spy)
+    monkeypatch.setattr(PolicyIO, "learn_batch", spy)
     steps = 300 if algo == "dqn" else 512
     policy = serial_pipeline([_small(main, algo), create], seed=0, max_env_step=steps, exp_name=str(tmp_path / "run"),
                              progress=False)

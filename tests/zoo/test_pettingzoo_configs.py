@@ -14,7 +14,7 @@ pytest.importorskip("pettingzoo")
 
 from stride.entry.cli import main as cli_main
 from stride.entry.utils import zoo_config, zoo_envs, zoo_policies
-from stride.policy.base_policy import Policy
+from stride.policy.batching import PolicyIO
 
 
 def test_the_zoo_names_the_pettingzoo_envs():
@@ -27,7 +27,7 @@ def test_the_zoo_names_the_pettingzoo_envs():
 @pytest.mark.parametrize("env,shape,n", [("tictactoe", (3, 3, 2), 9), ("connect_four", (6, 7, 2), 7)])
 def test_board_game_dqn_from_the_command_learns_on_masked_board_batches(env, shape, n, tmp_path, capsys, monkeypatch):
     seen = []
-    batch = Policy._batch
+    batch = PolicyIO.learn_batch
 
     def spy(self, data):
         out = batch(self, data)
@@ -38,7 +38,7 @@ def test_board_game_dqn_from_the_command_learns_on_masked_board_batches(env, sha
         assert torch.equal(out["next_obs"]["action_mask"].bool(), free)
         return out
 
-    monkeypatch.setattr(Policy, "_batch", spy)
+    monkeypatch.setattr(PolicyIO, "learn_batch", spy)
     rc = cli_main(["-m", "serial", "-e", env, "-p", "dqn", "-s", "0", "--env-step", "300",
                    "--set", "policy.random_collect_size=64", "--set", "env.n_evaluator_episode=2",
                    "--set", "env.evaluator_env_num=2", "--exp-name", str(tmp_path / "run"), "--no-progress"])

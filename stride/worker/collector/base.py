@@ -15,7 +15,7 @@ from ...config.view import ConfigView, setting
 from ...utils.log import build_logger
 from ...envs.base_env import BaseEnvTimestep
 from ...envs.sample_transforms import SampleTransform
-from ...policy.base_policy import CollectMode
+from ...policy.modes import CollectMode
 from ...utils.errors import ConfigError, StrideError
 from ...utils.registry import COLLECTOR_REGISTRY
 from ...utils.narrow import as_int, as_list, as_mapping
@@ -120,7 +120,7 @@ class SerialCollectorBase(Configurable):
             self._policy = policy
         if self._policy is not None:
             self._policy.reset()
-            self._on_policy = bool(self._policy.get_attribute("on_policy"))
+            self._on_policy = self._policy.on_policy
 
     def reset(self, policy: Optional[CollectMode] = None, env: Optional[EnvManager] = None) -> None:
         """``reset_env(env)`` then ``reset_policy(policy)``."""
@@ -234,7 +234,7 @@ class SerialCollectorBase(Configurable):
             # turn-based game waits for its next turn): a resumed run needs them to close those transitions
             "inflight": {str(k): to_plain(v) for k, v in self._inflight.items()},
             "env": self._env.state_dict() if isinstance(self._env, Stateful) else None,
-            "policy": None if self._policy is None else to_plain(self._policy.get_attribute("collect_episode_state")),
+            "policy": None if self._policy is None else to_plain(self._policy.episode_state()),
         }
 
     def load_state_dict(self, state: Mapping[str, object]) -> None:
@@ -250,7 +250,7 @@ class SerialCollectorBase(Configurable):
                           for k, v in inflight.items()}
         episode_state = state.get("policy")  # a recurrent policy's per-env states (older checkpoints: none)
         if episode_state is not None:
-            self._require_policy().set_attribute("collect_episode_state", from_plain(episode_state))
+            self._require_policy().load_episode_state(cast(Dict[str, Any], from_plain(episode_state)))
         env: object = self._env  # a manager's state is optional: kept where it has one
         env_state = state.get("env")
         if env_state is not None and isinstance(env, Stateful):

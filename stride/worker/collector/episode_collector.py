@@ -7,7 +7,7 @@ from typing import Dict, List, Mapping, Optional
 
 from ...utils.errors import ConfigError
 from ...utils.registry import COLLECTOR_REGISTRY
-from ...policy.base_policy import CollectMode
+from ...policy.modes import CollectMode
 from .base import CollectorConfig, SerialCollectorBase
 
 #: one episode: its transitions (or, with ``get_train_sample``, its training samples)
@@ -37,8 +37,7 @@ class EpisodeCollector(SerialCollectorBase):
         """A new policy (collect mode); ``None`` resets the current one."""
         super().reset_policy(policy)
         if self._policy is not None:
-            n_episode = self._policy.get_attribute("n_episode")
-            self._default_n_episode: Optional[int] = None if n_episode is None else int(n_episode)
+            self._default_n_episode: Optional[int] = self._policy.n_episode
 
     def collect(self, n_episode: Optional[int] = None, train_iter: int = 0,
                 policy_kwargs: Optional[Mapping[str, object]] = None) -> List[Episode]:

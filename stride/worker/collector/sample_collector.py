@@ -25,7 +25,7 @@ from typing import Any, Dict, List, Mapping, Optional, cast
 
 from ...utils.errors import ConfigError
 from ...utils.registry import COLLECTOR_REGISTRY
-from ...policy.base_policy import CollectMode
+from ...policy.modes import CollectMode
 from .base import CollectorConfig, SerialCollectorBase
 
 
@@ -53,10 +53,8 @@ class SampleCollector(SerialCollectorBase):
         if policy is not None and not (keep_samples and hasattr(self, "_surplus")):
             self._surplus: List[Dict[str, Any]] = []  # samples of another policy (e.g. random warm-up) must not leak into this one's
         if self._policy is not None:
-            n_sample = self._policy.get_attribute("n_sample")
-            self._default_n_sample: Optional[int] = None if n_sample is None else int(n_sample)
-            self._lookahead = int(self._policy.get_attribute("lookahead"))
-            self._unroll_len = int(self._policy.get_attribute("unroll_len"))
+            self._default_n_sample: Optional[int] = self._policy.n_sample
+            self._lookahead, self._unroll_len = self._policy.lookahead, self._policy.unroll_len
 
     def _clear_caches(self) -> None:
         super()._clear_caches()

@@ -24,7 +24,7 @@ from ...utils.log import build_logger
 from ...utils.registry import LEARNER_REGISTRY
 from ...utils.narrow import as_int, as_mapping
 from ...utils.seed import get_rng_state, read_rng_state, set_rng_state
-from ...policy.base_policy import LearnMode
+from ...policy.modes import LearnMode
 from ..protocols import ScalarWriter, Stateful
 from .hooks import POSITIONS, LearnerHook, LoadCkptHook, LogFlushHook, LogShowHook, SaveCkptHook, ckpt_dir
 
@@ -128,7 +128,7 @@ class BaseLearner(Configurable):
         for the GPU; ``last_log`` holds the log hook's averages as numbers)."""
         if envstep is not None:
             self._envstep = envstep
-            self.policy.set_attribute("envstep", envstep)  # the counter of env-step schedules
+            self.policy.set_envstep(envstep)  # the counter of env-step schedules
         hooks = self._hooks
         for hook in hooks["before_iter"]:
             hook(self)
