@@ -43,7 +43,7 @@ from __future__ import annotations
 import contextlib
 import os
 from types import TracebackType
-from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Protocol, Sequence, Tuple, Type, Union
+from typing import Callable, Dict, Iterator, List, Mapping, Optional, Protocol, Sequence, Tuple, Type, Union
 
 import torch
 

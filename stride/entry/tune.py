@@ -270,7 +270,7 @@ def tune_pipeline(
     spec, defaults = _study_spec(main, create, seed=seed, storage=storage, study_name=study_name, out_dir=out_dir,
                                  trials=trials, trial_cpu_s=trial_cpu_s, max_env_step=max_env_step,
                                  heartbeat_s=heartbeat_s, trial_seeds=trial_seeds, on_cluster=address is not None)
-    if storage is not None or os.path.isfile(_default_db(spec.out_dir)):  # (a new default study has nothing to check yet)
+    if storage is not None or os.path.isfile(_default_db(spec.out_dir)):  # (a new default study: nothing to check)
         check_study(spec, defaults)  # before the folder is made and any trial runs
     make_exp_dir(spec.out_dir, renew=False)  # the same folder resumes the study
     study = _open(spec, worker=0)
@@ -321,9 +321,10 @@ def _study_spec(main: Mapping[str, object], create: Mapping[str, object], *, see
     space = around_config(declared, defaults)
     exp_name = str(main.get("exp_name") or f"{name}_tune")
     out_dir = os.path.abspath(out_dir or f"{exp_name}_tune")
-    spec = _Study(main=dict(main), create=dict(create), space=space, storage=storage or f"sqlite:///{_default_db(out_dir)}",
-                  study_name=study_name or exp_name, out_dir=out_dir, seed=seed, trials=trials,
-                  trial_cpu_s=trial_cpu_s, max_env_step=max_env_step, heartbeat_s=heartbeat_s, trial_seeds=trial_seeds)
+    spec = _Study(main=dict(main), create=dict(create), space=space,
+                  storage=storage or f"sqlite:///{_default_db(out_dir)}", study_name=study_name or exp_name,
+                  out_dir=out_dir, seed=seed, trials=trials, trial_cpu_s=trial_cpu_s, max_env_step=max_env_step,
+                  heartbeat_s=heartbeat_s, trial_seeds=trial_seeds)
     return spec, defaults
 
 
