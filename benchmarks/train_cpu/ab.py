@@ -12,7 +12,7 @@ evaluator never triggers, so every run does the same work and none stops early a
 
 ``--scale`` multiplies the train iterations (``--reps 2 --scale 0.25``: a smoke run of a few minutes). Every run is a fresh
 Python process with ``PYTHONPATH`` set to its checkout (its ``stride`` package is the one imported;
-checked), one torch thread, in a temporary folder; the runs take turns A, B, B, A, A, B, ... per
+checked), one torch thread, in a temporary folder (removed after it); the runs take turns A, B, B, A, A, B, ... per
 workload and round, so a neighbour's burst of load lands on both sides alike. Measured: the run's
 own ``train_cpu_seconds`` (``result.json``: process CPU from the start of the loop, evaluations
 excluded), and, as a cross-check, the process CPU around the ``serial_pipeline`` call (set-up
@@ -30,6 +30,7 @@ import copy
 import hashlib
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -79,7 +80,7 @@ def child(workload: str, scale: float, checkout: str, out: str) -> None:
     module = importlib.import_module(WORKLOADS[workload][0])
     main = copy.deepcopy(module.main_config)
     main["policy"]["eval"] = dict(evaluator=dict(eval_freq_envstep=10**12))  # no evaluation: training alone
-    exp = os.path.join(tempfile.mkdtemp(prefix=f"ab_{workload}_"), "run")
+    exp = os.path.join(os.path.dirname(os.path.abspath(out)), "run")  # in the driver's folder for this run
     cpu0 = time.process_time()
     policy = serial_pipeline([main, module.create_config], seed=0, exp_name=exp, progress=False,
                              **limits(workload, scale))
@@ -108,6 +109,7 @@ def run_one(checkout: str, workload: str, scale: float, timeout: float) -> Dict[
         raise SystemExit(f"{workload} on {checkout} failed (exit {proc.returncode}):\n{proc.stderr[-3000:]}")
     with open(out) as f:
         result: Dict[str, Any] = json.load(f)
+    shutil.rmtree(folder, ignore_errors=True)  # the run's experiment folder (checkpoints, logs) too
     result.update(load1_before=load0, load1_after=os.getloadavg()[0])
     return result
 
