@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
-from typing import Any, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional
 
 import numpy as np
 import numpy.typing as npt
@@ -32,6 +32,14 @@ def unannotated(x, y: int) -> None:  # type: ignore[no-untyped-def]
     pass
 
 
+def callback(fn: Callable[[Dict[str, Any]], None]) -> None:
+    pass
+
+
+def typed_callback(fn: Callable[[Dict[str, object]], None]) -> Callable[..., object]:
+    return fn
+
+
 def array(x: npt.NDArray[np.float32]) -> npt.NDArray[np.int64]:
     return np.zeros(1, np.int64)
 
@@ -41,6 +49,8 @@ def test_what_counts_as_any():
     assert any_count.uses_any(nested_any)
     assert any_count.uses_any(bare)
     assert any_count.uses_any(unannotated)
+    assert any_count.uses_any(callback)  # Any among a Callable's parameters
+    assert not any_count.uses_any(typed_callback)
     assert not any_count.uses_any(array)  # NDArray's any-shape is not an Any of ours
 
 

@@ -5,7 +5,7 @@
 A signature is a public function, or a public method (``__init__`` and ``__call__`` included) of a
 public class, defined in the package (not imported into it). It uses ``Any`` when ``typing.Any``
 appears anywhere in a parameter's or the return's annotation once aliases are resolved
-(``Dict[str, Any]`` counts, so do a bare ``dict`` and ``*args: Any``; the any-shape of
+(``Dict[str, Any]`` counts, so do a bare ``dict``, ``*args: Any`` and a ``Callable`` taking ``Any``; the any-shape of
 ``npt.NDArray[T]`` does not), or when a parameter other than
 ``self``/``cls`` has no annotation. Prints the count per package and in all; with
 ``--max-percent`` exits 1 when the share is above it.
@@ -65,6 +65,8 @@ _BARE_GENERICS = (dict, list, tuple, set, frozenset, type, collections.abc.Mappi
 
 
 def _has_any(tp: object) -> bool:
+    if isinstance(tp, (list, tuple)):  # a Callable's parameter list: Callable[[Dict[str, Any]], None]
+        return any(_has_any(a) for a in tp)
     if tp is Any:
         return True
     if any(tp is g for g in _BARE_GENERICS):

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional
 
+import gymnasium as gym
+
 from ..config import Config
 from ..data import create_buffer
 from ..data.buffer.demo_mix import DemoMixBuffer
@@ -23,8 +25,11 @@ from ..policy.base_policy import CollectMode, Policy
 from ..utils.errors import ConfigError
 from ..worker.protocols import ScalarWriter
 
+#: an env's observation or action space (None where the env manager has none)
+Space = gym.spaces.Space[object]
 
-def read_dataset(cfg: Config, observation_space: Any, action_space: Any) -> DemoDataset:
+
+def read_dataset(cfg: Config, observation_space: Optional[Space], action_space: Optional[Space]) -> DemoDataset:
     """The dataset ``policy.collect.data_path`` names, checked to be recorded on the config's env."""
     path = cfg.policy.collect.get("data_path")
     if not isinstance(path, str) or not path:
@@ -36,13 +41,13 @@ def read_dataset(cfg: Config, observation_space: Any, action_space: Any) -> Demo
     return dataset
 
 
-def dataset_samples(dataset: DemoDataset, collect_mode: CollectMode) -> List[Dict[str, Any]]:
+def dataset_samples(dataset: DemoDataset, collect_mode: CollectMode) -> List[Dict[str, object]]:
     """The dataset's episodes as the policy's train samples: each transition through
     ``process_transition`` (with the step's timestep as an env would have given it, marked
     ``info['demo']``), each episode
     through ``get_train_sample``."""
     cols = dataset.columns
-    samples: List[Dict[str, Any]] = []
+    samples: List[Dict[str, object]] = []
     for start, length in zip(dataset.starts.tolist(), dataset.lengths.tolist()):
         episode = []
         for i in range(start, start + length):
@@ -59,7 +64,8 @@ def _row(col: Any, i: int) -> Any:
     return {k: v[i] for k, v in col.items()} if isinstance(col, dict) else col[i]
 
 
-def with_demonstrations(cfg: Config, policy: Policy, agent_buffer: Any, observation_space: Any, action_space: Any,
+def with_demonstrations(cfg: Config, policy: Policy, agent_buffer: object, observation_space: Optional[Space],
+                        action_space: Optional[Space],
                         tb: Optional[ScalarWriter] = None, exp: Optional[str] = None) -> DemoMixBuffer:
     """``agent_buffer`` beside a buffer of the configured type (prioritised or not, with its own
     sampler) filled with the dataset's samples; batches hold ``policy.collect.demo_fraction``

@@ -43,7 +43,7 @@ from __future__ import annotations
 import contextlib
 import os
 from types import TracebackType
-from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Protocol, Sequence, Tuple, Type, Union
+from typing import Callable, Dict, Iterator, List, Mapping, Optional, Protocol, Sequence, Tuple, Type, Union
 
 import torch
 
@@ -102,7 +102,7 @@ class EvalFunction(RunCallback):
     """``on_eval=fn`` of the entries as a callback: ``fn(row)`` after each evaluation; what it
     returns is ignored, what it raises ends the run."""
 
-    def __init__(self, fn: Callable[[Dict[str, Any]], object]) -> None:
+    def __init__(self, fn: Callable[[Dict[str, object]], object]) -> None:
         self.fn = fn
 
     def on_eval(self, row: Mapping[str, object]) -> Optional[bool]:
@@ -115,7 +115,7 @@ Callback = Union[RunCallback, LearnerHook]
 
 
 def with_on_eval(callbacks: Optional[Sequence[Callback]],
-                 on_eval: Optional[Callable[[Dict[str, Any]], object]]) -> List[Callback]:
+                 on_eval: Optional[Callable[[Dict[str, object]], object]]) -> List[Callback]:
     """``callbacks`` with the entries' older ``on_eval=`` function added as one (:class:`EvalFunction`)."""
     out = list(callbacks or [])
     if on_eval is not None:
@@ -153,7 +153,7 @@ def seed_run(cfg: Config, seed: Optional[int] = None) -> None:
 
 
 def resumed_limits(exp_dir: str, max_env_step: Optional[int], max_train_iter: Optional[int]
-                   ) -> Union[Dict[str, Any], Tuple[Optional[int], Optional[int]]]:
+                   ) -> Union[Dict[str, object], Tuple[Optional[int], Optional[int]]]:
     """A resumed run's limits: the ones given, else the ones it was started with (recorded again
     when given); the run's result instead when it already ended within them."""
     saved_env_step, saved_train_iter = read_limits(exp_dir)
@@ -185,7 +185,7 @@ class EvalRecorder:
         return self.clock.train_cpu()
 
     def evaluate(self, evaluator: BaseSerialEvaluator, learner: LearnerHandle, envstep: int,
-                 extra: Optional[Mapping[str, object]] = None) -> Tuple[bool, Dict[str, Any]]:
+                 extra: Optional[Mapping[str, object]] = None) -> Tuple[bool, Dict[str, object]]:
         """One evaluation (best checkpoint saved through the learner) and its CSV row (``extra``
         columns before the learner's); returns ``(stop, row)``."""
         stop, returns = evaluator.eval(learner.save_checkpoint, learner.train_iter, envstep)
@@ -214,7 +214,7 @@ class EvalRecorder:
         """Go on from saved clocks."""
         self.clock.load_state_dict(state_dict)
 
-    def summary(self) -> Dict[str, Any]:
+    def summary(self) -> Dict[str, object]:
         """The result's timing and return entries."""
         return {"eval_return": self.last_return, "train_cpu_seconds": self.clock.train_cpu(),
                 "eval_cpu_seconds": self.clock.eval_cpu, "wall_seconds": self.clock.wall()}
@@ -300,7 +300,7 @@ class Run:
             self.tb.close()
             self.tb = None
 
-    def already_finished(self) -> Optional[Dict[str, Any]]:
+    def already_finished(self) -> Optional[Dict[str, object]]:
         """For a resumed run: settle its limits (those given, else those it was started with;
         recorded again when given) and return its result when it already ended within them
         (nothing is to be trained or written then); None to go on (always for a new run)."""
@@ -438,7 +438,7 @@ class Run:
         return {"interrupted": self.halted and not by_callback, "signal": signal,
                 **({"stopped_by": self.stopped_by} if self.stopped_by is not None else {})}
 
-    def finish(self, result: Dict[str, Any], train_iter: int, replicas: int = 1) -> Dict[str, Any]:
+    def finish(self, result: Dict[str, object], train_iter: int, replicas: int = 1) -> Dict[str, object]:
         """The run's end: ``result`` with the final checkpoint and the limits added, written
         atomically to ``<exp>/result.json`` (what ``--resume`` reads); then ``on_run_end``."""
         result.update(final_checkpoint=final_checkpoint(self.exp, train_iter), max_env_step=self.max_env_step,

@@ -126,7 +126,7 @@ def read_limits(exp_dir: str) -> Tuple[Optional[int], Optional[int]]:
     return _limit(data.get("max_env_step"), path), _limit(data.get("max_train_iter"), path)
 
 
-def read_system_config(exp_dir: str) -> Dict[str, Any]:
+def read_system_config(exp_dir: str) -> Dict[str, object]:
     """The ``system_config`` a run on Ray saved (``<exp>/system_config.json``): what its resume runs on."""
     return _read_json(os.path.join(exp_dir, "system_config.json"))
 

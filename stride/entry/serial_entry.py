@@ -97,7 +97,7 @@ def serial_pipeline(
     exp_name: Optional[str] = None,
     resume: Optional[str] = None,
     progress: bool = True,
-    on_eval: Optional[Callable[[Dict[str, Any]], None]] = None,
+    on_eval: Optional[Callable[[Dict[str, object]], None]] = None,
     callbacks: Optional[Sequence[Callback]] = None,
 ) -> Policy:
     """Train an algorithm (off- or on-policy, as ``policy.on_policy`` says); returns the policy,
@@ -249,7 +249,7 @@ def _build_workers(cfg: Config, policy: Policy, collector_env: EnvManager, evalu
     return Workers(learner, collector, evaluator, buffer, reward_model)
 
 
-def finished_policy(cfg: Config, model: Optional[torch.nn.Module], ckpt: str, result: Dict[str, Any]) -> Policy:
+def finished_policy(cfg: Config, model: Optional[torch.nn.Module], ckpt: str, result: Mapping[str, object]) -> Policy:
     """The policy of a run that already ended, from its latest checkpoint; nothing is trained or
     written (its ``result.json`` stays as it is)."""
     policy = build_policy(cfg, model)
@@ -363,16 +363,13 @@ def random_collect(cfg: Config, policy: Policy, collector: SerialCollectorBase, 
         warm.collect()
 
 
-def _run(cfg: Config, policy: Policy, workers: Workers, run: Run, agree: Callable[[bool], bool]) -> Dict[str, Any]:
+def _run(cfg: Config, policy: Policy, workers: Workers, run: Run, agree: Callable[[bool], bool]) -> Dict[str, object]:
     """The loop. ``agree(flag)`` turns one process's wish to stop into every replica's decision
     (the identity for a single learner); only the process with ``run.exp`` evaluates and writes."""
-    learner, collector, evaluator, buffer, reward_model = workers
+    learner, collector, evaluator, buffer = workers.learner, workers.collector, workers.evaluator, workers.buffer
     exp, record = run.exp, run.record
-    clear_every = int(cfg.reward_model.clear_buffer_per_iters) if reward_model is not None else 0
     train_limit = math.inf if run.max_train_iter is None else run.max_train_iter
     env_step_limit = math.inf if run.max_env_step is None else run.max_env_step
-    learn = cfg.policy.learn
-    use_priority = bool(cfg.policy.priority)
     bar = run.bar(total=env_step_limit, initial=collector.envstep)
     stop = False
     warm = WarmUp(cfg, policy, collector, buffer, learner)
@@ -397,33 +394,7 @@ def _run(cfg: Config, policy: Policy, workers: Workers, run: Run, agree: Callabl
             if agree(stop):
                 stop = True
                 break
-            kwargs = policy.collect_mode.collect_kwargs(collector.envstep, learner.train_iter)
-            new_data = collector.collect(train_iter=learner.train_iter, policy_kwargs=kwargs)
-            run.collected(collector.envstep, learner.train_iter)
-            if reward_model is not None:
-                reward_model.collect_data(new_data)
-                reward_model.train()
-            iter_before = learner.train_iter
-            if buffer is None:  # on-policy: the fresh samples are the batch
-                batch = _samples(new_data)
-                log = learner.train(batch if reward_model is None else reward_model.estimate(batch), collector.envstep)
-                run.trained(learner.train_iter, log)
-            else:
-                buffer.push(new_data, cur_collector_envstep=collector.envstep)
-                items = learn.batch_size if reward_model is None else reward_model.batch_items(learn.batch_size)
-                for _ in range(learn.update_per_collect):
-                    sampled = buffer.sample_batch(items, learner.train_iter)
-                    if agree(sampled is None) or learner.train_iter >= train_limit:
-                        break
-                    batch, ticket = sampled
-                    log = learner.train(batch if reward_model is None else reward_model.estimate(batch),
-                                        collector.envstep)
-                    if use_priority:
-                        buffer.update(ticket, learner.priority)
-                    run.trained(learner.train_iter, log)
-            # every clear_every train iterations (derived from train_iter: a resumed run clears alike)
-            if reward_model is not None and clear_every and learner.train_iter // clear_every > iter_before // clear_every:
-                reward_model.clear_data()
+            _collect_and_train(cfg, policy, workers, run, agree, train_limit)
             bar.update(collector.envstep, learner.train_iter, record.last_return)
             if agree(collector.envstep >= env_step_limit or learner.train_iter >= train_limit):
                 break
@@ -432,3 +403,42 @@ def _run(cfg: Config, policy: Policy, workers: Workers, run: Run, agree: Callabl
         "stop": bool(stop), **run.outcome(),
         "env_step": collector.envstep, "train_iter": learner.train_iter, **record.summary(), "exp_dir": exp,
     }
+
+
+def _collect_and_train(cfg: Config, policy: Policy, workers: Workers, run: Run, agree: Callable[[bool], bool],
+                       train_limit: float) -> None:
+    """One collect of the policy, then the learner's steps on it: on-policy, one step on the fresh
+    samples; off-policy, the samples pushed to the replay and up to ``update_per_collect`` steps on
+    its batches (fewer at the train-iteration limit or while it has too few rows). A reward model
+    learns from the collect first, relabels each batch, and is cleared every
+    ``reward_model.clear_buffer_per_iters`` train iterations."""
+    learner, collector, buffer, reward_model = workers.learner, workers.collector, workers.buffer, workers.reward_model
+    learn = cfg.policy.learn
+    kwargs = policy.collect_mode.collect_kwargs(collector.envstep, learner.train_iter)
+    new_data = collector.collect(train_iter=learner.train_iter, policy_kwargs=kwargs)
+    run.collected(collector.envstep, learner.train_iter)
+    if reward_model is not None:
+        reward_model.collect_data(new_data)
+        reward_model.train()
+    iter_before = learner.train_iter
+    if buffer is None:  # on-policy: the fresh samples are the batch
+        batch = _samples(new_data)
+        log = learner.train(batch if reward_model is None else reward_model.estimate(batch), collector.envstep)
+        run.trained(learner.train_iter, log)
+    else:
+        use_priority = bool(cfg.policy.priority)
+        buffer.push(new_data, cur_collector_envstep=collector.envstep)
+        items = learn.batch_size if reward_model is None else reward_model.batch_items(learn.batch_size)
+        for _ in range(learn.update_per_collect):
+            sampled = buffer.sample_batch(items, learner.train_iter)
+            if agree(sampled is None) or learner.train_iter >= train_limit:
+                break
+            batch, ticket = sampled
+            log = learner.train(batch if reward_model is None else reward_model.estimate(batch), collector.envstep)
+            if use_priority:
+                buffer.update(ticket, learner.priority)
+            run.trained(learner.train_iter, log)
+    # every clear_every train iterations (derived from train_iter: a resumed run clears alike)
+    clear_every = int(cfg.reward_model.clear_buffer_per_iters) if reward_model is not None else 0
+    if reward_model is not None and clear_every and learner.train_iter // clear_every > iter_before // clear_every:
+        reward_model.clear_data()

@@ -40,7 +40,7 @@ import statistics
 import time
 import warnings
 from dataclasses import dataclass
-from typing import Any, Dict, List, Mapping, Optional, Tuple
+from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple, TypedDict
 
 from ..config.compile import compile_config, default_main_config, keep_exp_dirs, make_exp_dir, provisional_exp_dirs
 from ..config.config import config_source, deep_update, get_dotted, section
@@ -50,6 +50,7 @@ from ..policy.base_policy import Policy
 from ..utils.errors import ConfigError, StrideError
 from ..utils.extras import import_extra
 from ..utils.files import atomic_write_text
+from ..utils.narrow import as_float
 from ..utils.registry import POLICY_REGISTRY, import_components
 from .utils import ConfigInput, ConfigPair, check_cuda, read_config
 
@@ -85,7 +86,7 @@ def policy_defaults(create: Mapping[str, object], main: Mapping[str, object]) ->
     return deep_update(tree, copy.deepcopy(dict(section(main, "policy"))))
 
 
-def policy_search_space(create: Mapping[str, Any], main: Mapping[str, Any]) -> Tuple[str, SearchSpace]:
+def policy_search_space(create: Mapping[str, object], main: Mapping[str, object]) -> Tuple[str, SearchSpace]:
     """The policy type of a config and its declared search space (checked against its config)."""
     import_components()
     name = _policy_name(create)
@@ -99,16 +100,24 @@ def policy_search_space(create: Mapping[str, Any], main: Mapping[str, Any]) -> T
     return name, space
 
 
-def with_values(main: Mapping[str, Any], values: Mapping[str, object]) -> Dict[str, Any]:
+def with_values(main: Mapping[str, object], values: Mapping[str, object]) -> Dict[str, object]:
     """A copy of ``main`` with each ``policy.<dotted key>`` set to its value."""
     out = copy.deepcopy(dict(main))
     for key, value in values.items():
-        node = out.setdefault("policy", {})
+        node = _section(out, "policy", "policy")
         parts = key.split(".")
-        for part in parts[:-1]:
-            node = node.setdefault(part, {})
+        for k, part in enumerate(parts[:-1]):
+            node = _section(node, part, "policy." + ".".join(parts[:k + 1]))
         node[parts[-1]] = value
     return out
+
+
+def _section(tree: Dict[str, object], key: str, where: str) -> Dict[str, object]:
+    """``tree[key]``, a dict (made empty where missing); a value there that is not one is refused."""
+    node = tree.setdefault(key, {})
+    if not isinstance(node, dict):
+        raise ConfigError(f"{where} is {node!r}, not a section: a searched key cannot go under it")
+    return node
 
 
 def _suggest(trial: Any, key: str, param: SearchParam) -> object:
@@ -200,6 +209,21 @@ class _Study:
         return os.path.join(self.out_dir, "best_config.py")
 
 
+class TuneResult(TypedDict):
+    """What :func:`tune_pipeline` returns."""
+
+    best_config: str  # the path of best_config.py
+    best_value: float  # the best trial's value: train CPU-seconds to the confirmed stop value, or the penalty
+    best_params: Dict[str, object]  # its searched values, as config values
+    best_trial: int  # its number
+    best_reached: bool  # whether it confirmed the stop value
+    n_finished: int  # finished (complete or pruned) trials in the study
+    study_name: str
+    storage: str
+    out_dir: str
+    penalty: float  # what a trial that did not confirm scores
+
+
 @provisional_exp_dirs()  # a study that could not start (Ray did not) leaves no new folder
 def tune_pipeline(
     input_cfg: ConfigInput,
@@ -214,7 +238,7 @@ def tune_pipeline(
     trial_seeds: int = 1,
     workers: int = 1,
     address: Optional[str] = None,
-) -> Dict[str, Any]:
+) -> TuneResult:
     """Search the policy's hyper-parameters until the study holds ``trials`` finished trials.
 
     Args:
@@ -238,9 +262,32 @@ def tune_pipeline(
             (its storage must then be a database server every node reaches, not SQLite); default: a
             local instance on 127.0.0.1 for the search's duration.
 
-    Returns: a summary: ``best_config`` (path), ``best_value``, ``best_params``, ``best_reached``,
-    ``n_finished``, ``study_name``, ``storage``.
+    Returns: a summary (:class:`TuneResult`).
     """
+    _check_arguments(trials, trial_seeds, trial_cpu_s, workers, address, storage)
+    import_extra("optuna", "tune", "stride -m tune")  # one line naming the extra when Optuna is missing
+    main, create = _pair(input_cfg)
+    spec, defaults = _study_spec(main, create, seed=seed, storage=storage, study_name=study_name, out_dir=out_dir,
+                                 trials=trials, trial_cpu_s=trial_cpu_s, max_env_step=max_env_step,
+                                 heartbeat_s=heartbeat_s, trial_seeds=trial_seeds, on_cluster=address is not None)
+    if storage is not None or os.path.isfile(_default_db(spec.out_dir)):  # (a new default study: nothing to check)
+        check_study(spec, defaults)  # before the folder is made and any trial runs
+    make_exp_dir(spec.out_dir, renew=False)  # the same folder resumes the study
+    study = _open(spec, worker=0)
+    if not study.trials:
+        study.enqueue_trial(_known_values(defaults, spec.space))
+    if trials - _finished(study) > 0:
+        if workers == 1:
+            keep_exp_dirs()  # the study starts: its folder stays
+            optimize(spec, worker=0)
+        else:
+            _optimize_on_ray(spec, workers, address)
+    return _summary(spec)
+
+
+def _check_arguments(trials: int, trial_seeds: int, trial_cpu_s: float, workers: int, address: Optional[str],
+                     storage: Optional[str]) -> None:
+    """Refuse, in one line, a count or budget out of range and an ``address`` without what it needs."""
     if trials < 1:
         raise ConfigError(f"--trials must be >= 1, got {trials}")
     if trial_seeds < 1:
@@ -254,35 +301,38 @@ def tune_pipeline(
     if address is not None and (storage is None or storage.startswith("sqlite:")):
         raise ConfigError(f"trials on the Ray cluster at {address!r} need a storage every node reaches "
                           f"(postgresql://... or mysql://...), not {storage or 'the default SQLite file'}")
-    import_extra("optuna", "tune", "stride -m tune")  # one line naming the extra when Optuna is missing
-    from optuna.trial import TrialState
 
-    main, create = _pair(input_cfg)
+
+def _default_db(out_dir: str) -> str:
+    return os.path.join(out_dir, "study.db")
+
+
+def _study_spec(main: Mapping[str, object], create: Mapping[str, object], *, seed: int, storage: Optional[str],
+                study_name: Optional[str], out_dir: Optional[str], trials: int, trial_cpu_s: float,
+                max_env_step: Optional[int], heartbeat_s: int, trial_seeds: int,
+                on_cluster: bool) -> Tuple[_Study, Dict[str, object]]:
+    """The study's spec (its search space around the config's own values) and the config's policy
+    defaults, once every key, type and range of the config is checked (here, not in each trial)."""
     name, declared = policy_search_space(create, main)
-    # every key, type and range of the config checked once here, not in each trial
     compiled = compile_config(copy.deepcopy(dict(main)), create_cfg=copy.deepcopy(dict(create)), seed=seed, save_cfg=False)
-    if address is None:  # trials on this machine (on a cluster's nodes, their own GPUs count)
+    if not on_cluster:  # trials on this machine (on a cluster's nodes, their own GPUs count)
         check_cuda(compiled)
     defaults = policy_defaults(create, main)
     space = around_config(declared, defaults)
     exp_name = str(main.get("exp_name") or f"{name}_tune")
     out_dir = os.path.abspath(out_dir or f"{exp_name}_tune")
-    default_db = os.path.join(out_dir, "study.db")
-    spec = _Study(main=dict(main), create=dict(create), space=space, storage=storage or f"sqlite:///{default_db}",
-                  study_name=study_name or exp_name, out_dir=out_dir, seed=seed, trials=trials,
-                  trial_cpu_s=trial_cpu_s, max_env_step=max_env_step, heartbeat_s=heartbeat_s, trial_seeds=trial_seeds)
-    if storage is not None or os.path.isfile(default_db):  # (a new default study has nothing to check yet)
-        check_study(spec, defaults)  # before the folder is made and any trial runs
-    make_exp_dir(out_dir, renew=False)  # the same folder resumes the study
-    study = _open(spec, worker=0)
-    if not study.trials:
-        study.enqueue_trial(_known_values(defaults, space))
-    if trials - _finished(study) > 0:
-        if workers == 1:
-            keep_exp_dirs()  # the study starts: its folder stays
-            optimize(spec, worker=0)
-        else:
-            _optimize_on_ray(spec, workers, address)
+    spec = _Study(main=dict(main), create=dict(create), space=space,
+                  storage=storage or f"sqlite:///{_default_db(out_dir)}", study_name=study_name or exp_name,
+                  out_dir=out_dir, seed=seed, trials=trials, trial_cpu_s=trial_cpu_s, max_env_step=max_env_step,
+                  heartbeat_s=heartbeat_s, trial_seeds=trial_seeds)
+    return spec, defaults
+
+
+def _summary(spec: _Study) -> TuneResult:
+    """The finished study's best trial (its ``best_config.py`` written once more: workers' writes
+    may have raced); a study where no trial completed is refused, naming the first failure."""
+    from optuna.trial import TrialState
+
     study = _open(spec, worker=0)
     done = [t for t in study.trials if t.state == TrialState.COMPLETE]
     if not done:
@@ -291,12 +341,11 @@ def tune_pipeline(
         why = f"{len(failed)} failed (the first: {failed[0]})" if failed else "every trial was pruned or failed"
         raise ConfigError(f"no trial of study '{spec.study_name}' completed: {why}; {pruned} pruned")
     best = min(done, key=lambda t: t.value)
-    _write_best(spec, best)  # once more here: workers' writes may have raced
-    return {"best_config": spec.best_path, "best_value": float(best.value),
-            "best_params": config_values(space, best.params),
-            "best_trial": best.number, "best_reached": bool(best.user_attrs.get("reached")),
-            "n_finished": _finished(study), "study_name": spec.study_name, "storage": spec.storage,
-            "out_dir": out_dir, "penalty": spec.penalty}
+    _write_best(spec, best)
+    return TuneResult(best_config=spec.best_path, best_value=float(best.value),
+                      best_params=config_values(spec.space, best.params), best_trial=int(best.number),
+                      best_reached=bool(best.user_attrs.get("reached")), n_finished=_finished(study),
+                      study_name=spec.study_name, storage=spec.storage, out_dir=spec.out_dir, penalty=spec.penalty)
 
 
 #: what ``--storage`` takes (the study's database; SQLAlchemy URLs)
@@ -407,11 +456,8 @@ def _finished(study: Any) -> int:
 def optimize(spec: _Study, worker: int) -> int:
     """Run trials of the study until it holds ``spec.trials`` finished ones (every worker runs this,
     in its own process); returns how many this call ran."""
-    import optuna
     from optuna.study import MaxTrialsCallback
     from optuna.trial import TrialState
-
-    from .serial_entry import serial_pipeline
 
     study = _open(spec, worker)
     missing = spec.trials - _finished(study)
@@ -422,51 +468,9 @@ def optimize(spec: _Study, worker: int) -> int:
     while worker > 0 and study.get_trials(deepcopy=False, states=(TrialState.WAITING,)):
         time.sleep(0.2)
 
-    def run_trial(trial: Any) -> float:
-        values = {key: _suggest(trial, key, param) for key, param in spec.space.items()}
-        evals: List[int] = [0]
-
-        def on_eval(row: Dict[str, Any]) -> None:
-            step = evals[0]
-            evals[0] += 1
-            if row["stop"]:
-                return
-            trial.report(-float(row["eval_return_mean"]), step)
-            if float(row["train_cpu_seconds"]) > spec.trial_cpu_s:
-                raise TrialOverBudget()
-            if trial.should_prune():
-                raise optuna.TrialPruned(f"return {row['eval_return_mean']:.1f} at evaluation {step} is below the median")
-
-        def ignore(row: Dict[str, Any]) -> None:
-            if not row["stop"] and float(row["train_cpu_seconds"]) > spec.trial_cpu_s:
-                raise TrialOverBudget()
-
-        scores: List[float] = []
-        for k in range(spec.trial_seeds):
-            run_seed = spec.seed + k
-            exp = os.path.join(spec.out_dir, "trials", f"trial_{trial.number:04d}_seed{run_seed}")
-            try:
-                policy = serial_pipeline([with_values(spec.main, values), spec.create], seed=run_seed,
-                                         max_env_step=spec.max_env_step, exp_name=exp, progress=False,
-                                         on_eval=on_eval if k == 0 else ignore)
-            except TrialOverBudget:
-                scores.append(spec.penalty)
-                continue
-            finally:  # a trial is its score (kept: result.json, progress.csv); best_config.py reruns the winner
-                shutil.rmtree(os.path.join(exp, "ckpt"), ignore_errors=True)
-            result = policy.result
-            if result.get("interrupted"):
-                raise KeyboardInterrupt
-            scores.append(float(result["train_cpu_seconds"]) if result["stop"] else spec.penalty)
-            trial.set_user_attr(f"env_step_seed{run_seed}", result["env_step"])
-        value = float(statistics.median(scores))
-        trial.set_user_attr("scores", scores)
-        trial.set_user_attr("reached", value < spec.penalty)
-        return value
-
     def objective(trial: Any) -> float:
         try:
-            return run_trial(trial)
+            return _run_trial(spec, trial)
         except ConfigError as e:  # the trial's values refused: kept with the failed trial for the summary
             trial.set_user_attr("error", " ".join(str(e).split()))
             raise
@@ -482,6 +486,61 @@ def optimize(spec: _Study, worker: int) -> int:
     study.optimize(objective, n_trials=missing, catch=(ConfigError,),
                    callbacks=[write_best, MaxTrialsCallback(spec.trials, states=(TrialState.COMPLETE, TrialState.PRUNED))])
     return len(study.trials) - before
+
+
+def _run_trial(spec: _Study, trial: Any) -> float:
+    """One trial: its values suggested, a serial run per run seed (the first pruned on its
+    evaluations), its value the median of the runs' scores (train CPU-seconds to the confirmed stop
+    value, else the penalty)."""
+    from .serial_entry import serial_pipeline
+
+    values = {key: _suggest(trial, key, param) for key, param in spec.space.items()}
+    scores: List[float] = []
+    for k in range(spec.trial_seeds):
+        run_seed = spec.seed + k
+        exp = os.path.join(spec.out_dir, "trials", f"trial_{trial.number:04d}_seed{run_seed}")
+        try:
+            policy = serial_pipeline([with_values(spec.main, values), spec.create], seed=run_seed,
+                                     max_env_step=spec.max_env_step, exp_name=exp, progress=False,
+                                     on_eval=_on_eval(spec, trial, prune=k == 0))
+        except TrialOverBudget:
+            scores.append(spec.penalty)
+            continue
+        finally:  # a trial is its score (kept: result.json, progress.csv); best_config.py reruns the winner
+            shutil.rmtree(os.path.join(exp, "ckpt"), ignore_errors=True)
+        result = policy.result
+        if result.get("interrupted"):
+            raise KeyboardInterrupt
+        scores.append(float(result["train_cpu_seconds"]) if result["stop"] else spec.penalty)
+        trial.set_user_attr(f"env_step_seed{run_seed}", result["env_step"])
+    value = float(statistics.median(scores))
+    trial.set_user_attr("scores", scores)
+    trial.set_user_attr("reached", value < spec.penalty)
+    return value
+
+
+def _on_eval(spec: _Study, trial: Any, prune: bool) -> Callable[[Dict[str, object]], None]:
+    """A trial run's evaluation callback: over the CPU budget it ends the run (the trial scores the
+    penalty); with ``prune``, it reports the negated return as the trial's intermediate value at the
+    evaluation's index and prunes the trial below the median."""
+    import optuna
+
+    evals = [0]
+
+    def on_eval(row: Dict[str, object]) -> None:
+        step = evals[0]
+        evals[0] += 1
+        if row["stop"]:
+            return
+        mean = as_float(row["eval_return_mean"], "progress row 'eval_return_mean'")
+        if prune:
+            trial.report(-mean, step)
+        if as_float(row["train_cpu_seconds"], "progress row 'train_cpu_seconds'") > spec.trial_cpu_s:
+            raise TrialOverBudget()
+        if prune and trial.should_prune():
+            raise optuna.TrialPruned(f"return {mean:.1f} at evaluation {step} is below the median")
+
+    return on_eval
 
 
 def _write_best(spec: _Study, best: Any) -> None:

@@ -34,10 +34,11 @@ pins Gymnasium 0.29 and SB3 2.2: it cannot share an install with Gymnasium 1.x).
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import gymnasium as gym
 import numpy as np
+import numpy.typing as npt
 import torch
 import torch.nn.functional as F
 
@@ -69,6 +70,10 @@ def discriminator_loss(expert_logit: torch.Tensor, agent_logit: torch.Tensor) ->
     """``mean(-log D(expert)) + mean(-log(1 - D(agent)))`` from logits (binary cross-entropy)."""
     return (F.binary_cross_entropy_with_logits(expert_logit, torch.ones_like(expert_logit))
             + F.binary_cross_entropy_with_logits(agent_logit, torch.zeros_like(agent_logit)))
+
+
+#: a column of observations ``(N, ...)``, or a dict of them (a dict observation space)
+Observations = Union[npt.NDArray[np.generic], Mapping[str, npt.NDArray[np.generic]]]
 
 
 def _flat(obs: Any) -> np.ndarray:
@@ -177,7 +182,8 @@ class GailRewardModel(BaseRewardModel):
 
     # ---- the reward-model interface ----------------------------------------------------------
     @torch.no_grad()
-    def reward(self, obs: Any, action: Any, next_obs: Any = None) -> np.ndarray:
+    def reward(self, obs: Observations, action: npt.NDArray[np.generic], next_obs: Optional[Observations] = None
+               ) -> npt.NDArray[np.float32]:
         """The discriminator's reward (float32, one per row) for these transitions."""
         logit = self._net(torch.from_numpy(self._features(obs, action, next_obs))).squeeze(-1)
         return gail_reward(logit, self._reward_type).numpy().astype(np.float32)

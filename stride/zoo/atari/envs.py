@@ -37,7 +37,9 @@ from .vector_env import make_atari_vector_env
 #: an Atari frame (or stack of frames): uint8 pixels
 Frame = npt.NDArray[np.uint8]
 #: the Gymnasium step result of a preprocessed Atari env
-_Step = Tuple[Frame, SupportsFloat, bool, bool, Dict[str, Any]]
+_Step = Tuple[Frame, SupportsFloat, bool, bool, Dict[str, object]]
+#: what a Gymnasium ``reset`` takes as ``options`` and returns as ``info``
+Info = Dict[str, object]
 
 
 def _ale(env: gym.Env[Any, Any]) -> Any:
@@ -56,7 +58,7 @@ class ReseedWithoutReload(gym.Wrapper[Frame, int, Frame, int]):
         super().__init__(env)
         self._loaded = False
 
-    def reset(self, *, seed: Optional[int] = None, options: Optional[Dict[str, Any]] = None) -> Tuple[Frame, Dict[str, Any]]:
+    def reset(self, *, seed: Optional[int] = None, options: Optional[Info] = None) -> Tuple[Frame, Info]:
         if seed is None or not self._loaded:
             self._loaded = self._loaded or seed is not None
             return self.env.reset(seed=seed, options=options)
@@ -90,7 +92,7 @@ class EpisodicLife(gym.Wrapper[Frame, int, Frame, int]):
             info = dict(info, game_over=self._game_over)
         return obs, reward, terminated or life_lost, truncated, info
 
-    def reset(self, *, seed: Optional[int] = None, options: Optional[Dict[str, Any]] = None) -> Tuple[Frame, Dict[str, Any]]:
+    def reset(self, *, seed: Optional[int] = None, options: Optional[Info] = None) -> Tuple[Frame, Info]:
         if self._game_over:
             obs, info = self.env.reset(seed=seed, options=options)
         else:  # after a life loss: go on playing from where it stopped
@@ -108,7 +110,7 @@ class FireReset(gym.Wrapper[Frame, int, Frame, int]):
     Gymnasium has no such wrapper. Use it only on games whose action 1 is FIRE
     (:func:`needs_fire_reset`)."""
 
-    def reset(self, *, seed: Optional[int] = None, options: Optional[Dict[str, Any]] = None) -> Tuple[Frame, Dict[str, Any]]:
+    def reset(self, *, seed: Optional[int] = None, options: Optional[Info] = None) -> Tuple[Frame, Info]:
         self.env.reset(seed=seed, options=options)
         for action in (1, 2):
             obs, _, terminated, truncated, info = self.env.step(action)
@@ -117,7 +119,7 @@ class FireReset(gym.Wrapper[Frame, int, Frame, int]):
         return obs, info
 
 
-def needs_fire_reset(env: gym.Env[Any, Any]) -> bool:
+def needs_fire_reset(env: gym.Env[Frame, int]) -> bool:
     """Whether the game's action 1 is FIRE (SB3's and baselines' rule for :class:`FireReset`)."""
     meanings = list(getattr(env.unwrapped, "get_action_meanings")())
     return len(meanings) >= 3 and meanings[1] == "FIRE"
@@ -141,7 +143,7 @@ class ClipRewardKeepScore(gym.Wrapper[Frame, int, Frame, int]):
             info = dict(info, episode_score=self._score)
         return obs, float(np.sign(raw)), terminated, truncated, info
 
-    def reset(self, *, seed: Optional[int] = None, options: Optional[Dict[str, Any]] = None) -> Tuple[Frame, Dict[str, Any]]:
+    def reset(self, *, seed: Optional[int] = None, options: Optional[Info] = None) -> Tuple[Frame, Info]:
         self._score = 0.0
         return self.env.reset(seed=seed, options=options)
 
@@ -157,7 +159,7 @@ def atari_env_id(game: str) -> str:
 
 def make_atari_env(game: str, train: bool, *, noop_max: int = 30, frame_skip: int = 4, screen_size: int = 84,
                    frame_stack: int = 4, clip_reward: bool = True, repeat_action_probability: float = 0.25,
-                   max_episode_steps: Optional[int] = None, **make_kwargs: Any) -> gym.Env[Frame, int]:
+                   max_episode_steps: Optional[int] = None, **make_kwargs: object) -> gym.Env[Frame, int]:
     """The standard Atari preset (the module docstring lists the wrappers, in order).
 
     ``game``: a Gymnasium id (``'ALE/Pong-v5'``) or a game name (``'pong'``, ``'Breakout'``).
@@ -170,9 +172,9 @@ def make_atari_env(game: str, train: bool, *, noop_max: int = 30, frame_skip: in
     """
     ale_py = import_extra("ale_py", "atari", what="Atari envs")
     gym.register_envs(ale_py)
-    make_kwargs.setdefault("disable_env_checker", True)
-    env: gym.Env[Frame, int] = gym.make(atari_env_id(game), frameskip=1,
-                                        repeat_action_probability=repeat_action_probability, **make_kwargs)
+    checker_off = bool(make_kwargs.pop("disable_env_checker", True))
+    env: gym.Env[Frame, int] = gym.make(atari_env_id(game), max_episode_steps=None, disable_env_checker=checker_off,
+                                        frameskip=1, repeat_action_probability=repeat_action_probability, **make_kwargs)
     env = ReseedWithoutReload(env)
     env = gym.wrappers.AtariPreprocessing(env, noop_max=noop_max, frame_skip=frame_skip, screen_size=screen_size,
                                           terminal_on_life_loss=False, grayscale_obs=True, scale_obs=False)

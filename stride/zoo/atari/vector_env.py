@@ -26,7 +26,7 @@ Where the native preprocessing differs from the Python preset (measured or read 
 
 from __future__ import annotations
 
-from typing import Any, Dict, Optional, Tuple
+from typing import Dict, Optional, Tuple, Union
 
 import gymnasium as gym
 import numpy as np
@@ -36,7 +36,7 @@ from ...utils.extras import import_extra
 
 #: a batch of stacked frames ``(num_envs, stack, 84, 84)`` uint8
 Frames = npt.NDArray[np.uint8]
-_VecStep = Tuple[Frames, npt.NDArray[np.float32], npt.NDArray[np.bool_], npt.NDArray[np.bool_], Dict[str, Any]]
+_VecStep = Tuple[Frames, npt.NDArray[np.float32], npt.NDArray[np.bool_], npt.NDArray[np.bool_], Dict[str, object]]
 
 
 def ale_game(env_id: str) -> str:
@@ -62,15 +62,17 @@ class AtariVectorPreset(gym.vector.VectorWrapper):
         self._score = np.zeros(env.num_envs, dtype=np.float64)
         self._lives = np.zeros(env.num_envs, dtype=np.int64)
 
-    def reset(self, *, seed: Optional[Any] = None, options: Optional[Dict[str, Any]] = None) -> Tuple[Frames, Dict[str, Any]]:
-        obs, info = self.env.reset(seed=seed, options=options)
+    def reset(self, *, seed: Optional[Union[int, npt.NDArray[np.int64]]] = None, options: Optional[Dict[str, object]] = None
+              ) -> Tuple[Frames, Dict[str, object]]:
+        # one seed per env, as an array (what the 'vector' manager gives ale-py); Gymnasium's stub says int only
+        obs, info = self.env.reset(seed=seed, options=options)  # type: ignore[arg-type]
         mask = (options or {}).get("reset_mask")
         reset = np.ones(self.num_envs, dtype=bool) if mask is None else np.asarray(mask, dtype=bool)
         self._score[reset] = 0.0
         self._lives[reset] = np.asarray(info["lives"])[reset]
         return obs, info
 
-    def step(self, actions: Any) -> _VecStep:
+    def step(self, actions: npt.NDArray[np.int64]) -> _VecStep:
         obs, reward, terminated, truncated, info = self.env.step(actions)
         raw = np.asarray(reward, dtype=np.float64)
         score = self._score
