@@ -38,6 +38,7 @@ import numpy as np
 
 from ..utils.errors import ConfigError, StrideError, resource_error
 from ..utils.extras import import_extra
+from ..utils.narrow import as_mapping
 
 #: the columns of one transition, as the reader returns them and the writer takes them per episode
 DEMO_COLUMNS = ("obs", "action", "reward", "next_obs", "terminated", "truncated")
@@ -70,8 +71,8 @@ class DemoDataset:
     columns: Dict[str, Any]
     lengths: np.ndarray
     returns: np.ndarray
-    observation_space: gym.spaces.Space[Any]
-    action_space: gym.spaces.Space[Any]
+    observation_space: gym.spaces.Space[object]
+    action_space: gym.spaces.Space[object]
     env_id: Optional[str]
     env_kwargs: Dict[str, Any]
     seed: Optional[int]
@@ -87,7 +88,7 @@ class DemoDataset:
         """The first row of each episode."""
         return np.concatenate([[0], np.cumsum(self.lengths)[:-1]]).astype(np.int64)
 
-    def transitions(self) -> List[Dict[str, Any]]:
+    def transitions(self) -> List[Dict[str, object]]:
         """One dict per transition in the form the policies' ``process_transition`` makes them
         (``done`` = terminated: a truncated episode still bootstraps), for replay buffers."""
         cols = self.columns
@@ -97,7 +98,7 @@ class DemoDataset:
                         "next_obs": _row(cols["next_obs"], i), "done": bool(cols["terminated"][i])})
         return out
 
-    def check_env(self, observation_space: gym.spaces.Space[Any], action_space: gym.spaces.Space[Any],
+    def check_env(self, observation_space: gym.spaces.Space[object], action_space: gym.spaces.Space[object],
                   env_id: Optional[str] = None) -> None:
         """Refuse (one line) a dataset recorded on another env than the run's: another Gymnasium id
         (where both are known) or other observation / action spaces."""
@@ -116,7 +117,7 @@ def _row(col: Any, i: int) -> Any:
     return {k: v[i] for k, v in col.items()} if isinstance(col, Mapping) else col[i]
 
 
-def _same_space(a: gym.spaces.Space[Any], b: gym.spaces.Space[Any]) -> bool:
+def _same_space(a: gym.spaces.Space[object], b: gym.spaces.Space[object]) -> bool:
     """Same kind and shape (bounds may differ in dtype, e.g. float32 bounds stored as float64)."""
     if isinstance(a, gym.spaces.Discrete) and isinstance(b, gym.spaces.Discrete):
         return int(a.n) == int(b.n) and int(a.start) == int(b.start)
@@ -128,7 +129,7 @@ def _same_space(a: gym.spaces.Space[Any], b: gym.spaces.Space[Any]) -> bool:
 
 
 # ---- writing ----------------------------------------------------------------------------------
-def stack_episode(transitions: Sequence[Mapping[str, Any]]) -> Dict[str, Any]:
+def stack_episode(transitions: Sequence[Mapping[str, object]]) -> Dict[str, object]:
     """One episode's transition dicts (each with :data:`DEMO_COLUMNS`) -> its columns."""
     if not transitions:
         raise ValueError("an episode needs at least one transition")
@@ -138,7 +139,8 @@ def stack_episode(transitions: Sequence[Mapping[str, Any]]) -> Dict[str, Any]:
     out: Dict[str, Any] = {}
     for key in DEMO_COLUMNS:
         values = [t[key] for t in transitions]
-        out[key] = {k: np.stack([v[k] for v in values]) for k in values[0]} if isinstance(values[0], Mapping) \
+        first = values[0]
+        out[key] = {k: np.stack([np.asarray(as_mapping(v, key)[k]) for v in values]) for k in first} if isinstance(first, Mapping) \
             else np.stack([np.asarray(v) for v in values])
     return out
 
@@ -193,9 +195,9 @@ def _env_spec(env_id: Optional[str], env_kwargs: Mapping[str, Any]) -> Optional[
     return spec if max_steps is None else dataclasses.replace(spec, max_episode_steps=int(max_steps))
 
 
-def write_demo_dataset(path: str, episodes: Sequence[Mapping[str, Any]], observation_space: gym.spaces.Space[Any],
-                       action_space: gym.spaces.Space[Any], *, env_id: Optional[str] = None,
-                       env_kwargs: Optional[Mapping[str, Any]] = None, seed: Optional[int] = None,
+def write_demo_dataset(path: str, episodes: Sequence[Mapping[str, object]], observation_space: gym.spaces.Space[object],
+                       action_space: gym.spaces.Space[object], *, env_id: Optional[str] = None,
+                       env_kwargs: Optional[Mapping[str, object]] = None, seed: Optional[int] = None,
                        algorithm_name: str = "stride", description: Optional[str] = None,
                        extra: Optional[Mapping[str, Any]] = None) -> str:
     """Write whole ``episodes`` (each a mapping of :data:`DEMO_COLUMNS` columns, see

@@ -17,7 +17,7 @@ from typing import Any, Dict, List, Optional
 import gymnasium as gym
 
 from ..config import Config
-from ..data import create_buffer
+from ..data import ReplayBuffer, create_buffer
 from ..data.buffer.demo_mix import DemoMixBuffer
 from ..data.demo import DemoDataset, load_demo_dataset
 from ..envs import BaseEnvTimestep
@@ -64,7 +64,7 @@ def _row(col: Any, i: int) -> Any:
     return {k: v[i] for k, v in col.items()} if isinstance(col, dict) else col[i]
 
 
-def with_demonstrations(cfg: Config, policy: Policy, agent_buffer: object, observation_space: Optional[Space],
+def with_demonstrations(cfg: Config, policy: Policy, agent_buffer: ReplayBuffer, observation_space: Optional[Space],
                         action_space: Optional[Space],
                         tb: Optional[ScalarWriter] = None, exp: Optional[str] = None) -> DemoMixBuffer:
     """``agent_buffer`` beside a buffer of the configured type (prioritised or not, with its own

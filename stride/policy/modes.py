@@ -147,7 +147,7 @@ class LearnMode(Protocol):
     tensors only when it writes (a GPU step then never waits for its kernels); ``priority``, when
     there, is a NumPy array (the buffer needs it now)."""
 
-    def forward(self, data: Any) -> Dict[str, Any]:
+    def forward(self, data: object) -> Dict[str, object]:
         """One optimisation step on a batch (a list of samples or a dict of columns); its log."""
 
     def reset(self, data_id: Optional[List[int]] = None) -> None:
@@ -291,14 +291,14 @@ class PolicyLearnMode:
     (a step's hyper-parameters are those of the iterations done before it, as an LR scheduler's;
     the counters are saved with the state, so a resumed run goes on where it stopped)."""
 
-    def __init__(self, forward: Callable[[Any], Dict[str, Any]], monitor_vars: Callable[[], List[str]],
+    def __init__(self, forward: Callable[[object], Dict[str, object]], monitor_vars: Callable[[], List[str]],
                  state_dict: Callable[[], StateDict], load_state_dict: Callable[[StateDict], None],
                  schedules: Schedules, settings: PolicySettings) -> None:
         self._forward, self.monitor_vars = forward, monitor_vars
         self._state_dict, self._load_state_dict = state_dict, load_state_dict
         self._schedules, self._settings = schedules, settings
 
-    def forward(self, data: Any) -> Dict[str, Any]:
+    def forward(self, data: object) -> Dict[str, object]:
         out = self._forward(data)
         self._schedules.counters["train_iter"] += 1
         return out

@@ -51,7 +51,7 @@ def test_a_newly_registered_component_needs_no_line_in_the_compiler(tmp_path: ob
     COLLECTOR_REGISTRY.register("loud_test", _Loud)
     create = dict(copy.deepcopy(zoo.create_config), collector=dict(type="loud_test"))
     cfg = compile_config(copy.deepcopy(zoo.main_config), create, save_cfg=True, exp_name=f"{tmp_path}/run")
-    assert cfg.policy.collect.collector == dict(type="loud_test", collect_print_freq=100, mirror=False, volume=3)
+    assert cfg.policy.collect.collector == dict(type="loud_test", collect_print_freq=100, volume=3)
     # a saved config names the type in its own section: loading it finds the same declaration
     assert load_saved_config(f"{cfg.exp_name}/total_config.json").policy.collect.collector.volume == 3
 

@@ -40,6 +40,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from ...config import Config, compile_config, save_config
 from ...config.compile import make_exp_dir
+from ...policy.base_policy import Policy
 from ...utils.errors import ConfigError, ResourceError, StrideError
 from ...utils.files import atomic_write_text
 from ...utils.registry import import_components
@@ -88,7 +89,7 @@ def compile_dist_config(config_file: str, seed: int, main: Mapping[str, object],
     return out
 
 
-def read_dist_config(path: str) -> Tuple[Config, Config, Dict[str, Any]]:
+def read_dist_config(path: str) -> Tuple[Config, Config, Dict[str, object]]:
     """``(cfg, system_config, data)`` of a file ``--module config`` wrote (data only: nothing executed)."""
     if not os.path.isfile(path):
         raise ConfigError(f"dist config '{path}' does not exist; make it with: stride -m dist --module config "
@@ -252,7 +253,7 @@ def find_joined_roles(timeout: float, deadline: float) -> Any:
 
 
 def run_coordinator(dist_file: str, address: Optional[str], wait: float, max_train_iter: Optional[int],
-                    max_env_step: Optional[int], progress: bool) -> Any:
+                    max_env_step: Optional[int], progress: bool) -> Policy:
     """Drive a run with the roles that joined (``-m parallel``'s loop); returns the trained policy."""
     from .cluster import check_address
     from .pipeline import train_on_ray
@@ -269,7 +270,7 @@ def run_coordinator(dist_file: str, address: Optional[str], wait: float, max_tra
 
 def run_all(config_file: str, seed: int, main: Mapping[str, object], create: Mapping[str, object],
             system: Mapping[str, object], exp_name: str, address: Optional[str], max_train_iter: Optional[int],
-            max_env_step: Optional[int], progress: bool) -> Any:
+            max_env_step: Optional[int], progress: bool) -> Policy:
     """The short form ``-m dist -c cfg.py --address HOST:PORT``: every role started by the
     coordinator on the running cluster (``parallel_pipeline`` with ``system_config.address``)."""
     from .pipeline import parallel_pipeline
