@@ -195,3 +195,27 @@ def test_offline_callbacks_see_every_train_step_and_may_stop(tmp_path):
                                      progress=False, callbacks=[log, StopAt(30)])
     assert policy.result["train_iter"] == 30 and policy.result["stopped_by"] == "StopAt"
     assert log.trains == list(range(1, 31)) and not log.collects and log.rows  # evaluated at train_iter 0
+
+
+def _flushing() -> bool:
+    return torch.tensor([1e-323], dtype=torch.float64).item() == 0.0  # a denormal double, flushed or not
+
+
+class SeesFlush(RunCallback):
+    def __init__(self) -> None:
+        self.flushing: List[bool] = []
+
+    def on_train(self, train_iter: int, log: Mapping[str, object]) -> None:
+        self.flushing.append(_flushing())
+
+
+def test_a_run_trains_with_denormals_flushed_and_gives_the_process_its_setting_back(tmp_path):
+    from stride.entry.run import denormals_flushed
+
+    assert not _flushing()
+    with denormals_flushed():
+        assert _flushing()
+    assert not _flushing()
+    seen = SeesFlush()
+    serial_pipeline(_dqn(), seed=0, max_train_iter=3, exp_name=str(tmp_path / "dqn"), progress=False, callbacks=[seen])
+    assert seen.flushing and all(seen.flushing) and not _flushing()

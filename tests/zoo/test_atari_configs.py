@@ -121,9 +121,11 @@ def test_uint8_through_the_subprocess_manager_and_the_replay_buffer():
         batch, plain_batch = buffer.sample(8), plain.sample(8)
         assert batch is not None and all(b["obs"].dtype == np.uint8 and b["next_obs"].dtype == np.uint8 for b in batch)
         assert plain_batch is not None and all(b["obs"].tobytes() == p["obs"].tobytes() for b, p in zip(batch, plain_batch))
-        stacked, want = buffer.sample_batch(8), plain.sample_batch(8)
-        assert stacked is not None and stacked["obs"].dtype == np.uint8 and stacked["obs"].shape == (8, 4, 84, 84)
-        assert want is not None and all(stacked[k].tobytes() == want[k].tobytes() for k in want)
+        sampled, sampled_plain = buffer.sample_batch(8), plain.sample_batch(8)
+        assert sampled is not None and sampled_plain is not None
+        (stacked, ticket), (want, plain_ticket) = sampled, sampled_plain
+        assert stacked["obs"].dtype == np.uint8 and stacked["obs"].shape == (8, 4, 84, 84)
+        assert list(ticket.ids) == list(plain_ticket.ids) and all(stacked[k].tobytes() == want[k].tobytes() for k in want)
     finally:
         collector_env.close()
         evaluator_env.close()

@@ -35,7 +35,7 @@ from ...utils.registry import import_components
 from ...worker import BaseLearner, create_collector
 from ...worker.learner.learner import Batch, read_checkpoint
 from ..demonstrations import with_demonstrations
-from ..run import seed_run
+from ..run import denormals_flushed, seed_run
 from ..utils import build_env_manager, build_policy, sample_transforms
 from .tags import BatchTag, TagLedger, Verdict
 
@@ -375,6 +375,7 @@ class LearnerRole:
         """The policy this learner trains (every mode enabled)."""
         return self._policy
 
+    @denormals_flushed()
     def train(self, batches: Sequence[Optional[Sampled]], envstep: int, max_train_iter: Optional[int] = None
               ) -> Dict[str, object]:
         """One ``BaseLearner.train`` per sampled ``(batch, ticket)`` (None skipped, none past ``max_train_iter``);
@@ -397,6 +398,7 @@ class LearnerRole:
         return {"train_iter": learner.train_iter, "last_log": dict(learner.last_log),
                 "priorities": priorities, "seconds": time.perf_counter() - start}
 
+    @denormals_flushed()
     def train_fresh(self, tag: BatchTag, data: Sequence[Mapping[str, object]], envstep: int, max_staleness: int,
                     max_train_iter: Optional[int] = None) -> Dict[str, object]:
         """On-policy (PPO, A2C): one ``BaseLearner.train`` on a collector's whole unroll ``data``
