@@ -19,9 +19,6 @@ from ..utils.data import Nested, default_collate
 from .action_range import ActionScale
 from .obs_norm import ObsNorm
 
-# ---- buffer ids in the batch (H-buffers' area: the policy should never see them) ----
-_ID_KEYS = ("replay_unique_id", "replay_buffer_idx")  # bookkeeping for the buffer, not learn inputs
-
 
 class PolicyIO:
     """Batch conversion for one policy: its device, observation statistics, action scale and modes."""
@@ -37,9 +34,7 @@ class PolicyIO:
         if isinstance(data, list):
             columns = default_collate(data)
         else:
-            # ---- buffer ids stripped here (H-buffers' area) ----
-            columns = {k: to_tensor(v) for k, v in data.items()
-                       if k not in _ID_KEYS and (not isinstance(v, (list, str)) or k == "IS")}
+            columns = {k: to_tensor(v) for k, v in data.items() if not isinstance(v, (list, str)) or k == "IS"}
         if not isinstance(columns, dict):
             raise TypeError(f"a learn batch is a list of dict samples or a dict of columns, not {type(data).__name__}")
         # what each algorithm reads are tensors (a dict observation: a dict of them), moved once: pinned,
