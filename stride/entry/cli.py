@@ -25,17 +25,11 @@ import os
 import re
 import sys
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, Mapping, NamedTuple, NoReturn, Optional, Tuple
+from typing import Any, Callable, Dict, List, Mapping, NamedTuple, Optional, Tuple
+
+from .usage import OneLineParser
 
 MAX_SEED = 2**32 - 1  # NumPy's SeedSequence and torch take any such seed
-
-
-class _Parser(argparse.ArgumentParser):
-    """argparse, but a usage error is one line (``stride: error: ...``), exit code 2."""
-
-    def error(self, message: str) -> NoReturn:
-        print(f"stride: error: {message} (see stride -h)", file=sys.stderr)
-        sys.exit(2)
 
 
 def _count(text: str) -> int:
@@ -127,6 +121,8 @@ EPILOG = """Examples:
   stride -m parallel -c stride/zoo/cartpole/config/parallel/cartpole_dqn_config.py -s 0
   stride -m dist --module config -p local -c cfg.py -s 0 --address HEAD:PORT  (then --module learner,
     collector, coordinator -c cfg.py.json; see README 'On a Ray cluster')
+  stride plot cartpole_dqn_seed* cartpole_ppo_seed* --out curves.png  (learning curves: the seeds'
+    mean and 95 % bootstrap band from each run's progress.csv; stride plot -h)
 
 A -c config file is Python and is executed: only use files you trust. --resume reads the
 experiment's total_config.json (data only) and its latest checkpoint, and keeps the run's
@@ -144,7 +140,7 @@ def _description() -> str:
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="stride", description=_description(), epilog=EPILOG,
+    p = OneLineParser(prog="stride", description=_description(), epilog=EPILOG,
                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("-m", "--mode", default="serial", help=f"the mode (above); one of: {', '.join(MODES)}")
     p.add_argument("-e", "--env", help="zoo environment name, e.g. cartpole (with -p)")
@@ -531,7 +527,13 @@ def _report(result: Dict[str, Any], mode: str) -> None:
 
 
 def main(argv: Optional[List[str]] = None) -> int:
-    """Entry point of the ``stride`` command; returns the exit code."""
+    """Entry point of the ``stride`` command; returns the exit code. ``stride plot ...`` draws
+    runs' learning curves (:mod:`.plot`); everything else trains, evaluates or tunes (``-m``)."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["plot"]:
+        from . import plot
+
+        return _guarded(lambda: _parsed(plot.main, argv[1:]))
     try:
         args = _parser().parse_args(argv)
     except SystemExit as e:  # -h, or a usage error already printed as one line
@@ -541,10 +543,23 @@ def main(argv: Optional[List[str]] = None) -> int:
 
         print(f"stride {__version__}")
         return 0
+    return _guarded(lambda: _run(args))
+
+
+def _parsed(command: Callable[[List[str]], int], argv: List[str]) -> int:
+    """``command(argv)``, its argparse exit (``-h``, a usage error printed as one line) as the code."""
+    try:
+        return command(argv)
+    except SystemExit as e:
+        return int(e.code or 0)
+
+
+def _guarded(run: Callable[[], int]) -> int:
+    """``run()``, with Stride's errors, the machine's refusals and Ctrl-C as one line and an exit code."""
     from ..utils.errors import StrideError, resource_error
 
     try:
-        return _run(args)
+        return run()
     except StrideError as e:
         print(f"stride: error: {_one_line(e)}", file=sys.stderr)
         return e.exit_code
