@@ -47,6 +47,9 @@ class Seed:
     folder: str
     xs: Tuple[float, ...]
     ys: Tuple[float, ...]
+    #: the run reached its stop value (its ``result.json``): its policy holds its last evaluation
+    #: past its end, where longer seeds go on
+    finished: bool = False
 
 
 @dataclass(frozen=True)
@@ -60,8 +63,10 @@ class RunCurves:
 
     def curve(self, n_boot: int = 2000) -> Tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """``(grid, mean, low, high)``: the seeds read at every x any of them measured, up to the
-        last x all of them reached, and their mean with its 95 % bootstrap interval."""
-        end = min(s.xs[-1] for s in self.seeds)
+        last x every seed still training reached (a seed that reached its stop value holds its last
+        evaluation), and their mean with its 95 % bootstrap interval."""
+        going = [s.xs[-1] for s in self.seeds if not s.finished]
+        end = min(going) if going else max(s.xs[-1] for s in self.seeds)
         grid = np.array(sorted({x for s in self.seeds for x in s.xs if x <= end}))
         values = np.stack([step_values(s.xs, s.ys, grid) for s in self.seeds])
         known = ~np.isnan(values).any(axis=0)  # from the first x every seed has measured
@@ -88,7 +93,16 @@ def read_seed(folder: str, metric: str, x: str) -> Seed:
     if not rows:
         raise ConfigError(f"{path} has no row with both '{x}' and '{metric}' (a run stopped before its first evaluation?)")
     rows.sort(key=lambda r: r[0])
-    return Seed(folder, tuple(a for a, _ in rows), tuple(b for _, b in rows))
+    return Seed(folder, tuple(a for a, _ in rows), tuple(b for _, b in rows), _finished(folder))
+
+
+def _finished(folder: str) -> bool:
+    """Whether the run in ``folder`` reached its stop value (``result.json``'s ``stop``)."""
+    try:
+        with open(os.path.join(folder, "result.json"), encoding="utf-8") as f:
+            return bool(json.load(f).get("stop"))
+    except (OSError, ValueError, AttributeError):
+        return False
 
 
 def _names(folder: str) -> Tuple[str, str]:

@@ -46,6 +46,17 @@ def test_seed_folders_are_one_run_whose_line_is_the_seeds_mean_on_their_common_s
     assert fig.axes[0].lines[1].get_ydata().tolist() == [5.0, 9.0]
 
 
+def test_a_seed_that_reached_its_stop_value_holds_its_last_evaluation(tmp_path):
+    a = _run(tmp_path / "cp_seed0", [(0, 0, 10.0), (1, 1000, 200.0)])
+    (tmp_path / "cp_seed0" / "result.json").write_text(json.dumps({"stop": True}))
+    b = _run(tmp_path / "cp_seed1", [(0, 0, 20.0), (1, 1000, 60.0), (2, 3000, 180.0)])
+    line = plot_runs(load_runs([a, b])).axes[0].lines[0]
+    assert line.get_xdata().tolist() == [0, 1000, 3000]
+    assert line.get_ydata().tolist() == [15.0, 130.0, 190.0]
+    (tmp_path / "cp_seed0" / "result.json").write_text(json.dumps({"stop": False}))  # interrupted: cut at its end
+    assert plot_runs(load_runs([a, b])).axes[0].lines[0].get_xdata().tolist() == [0, 1000]
+
+
 def test_a_folder_of_seed_folders_is_one_run_and_envs_get_their_own_panels(tmp_path):
     for s in range(3):
         _run(tmp_path / "dqn" / f"s{s}", [(0, 0, float(s)), (1, 100, float(10 + s))])
