@@ -296,12 +296,7 @@ def tune_pipeline(
     if storage is not None or os.path.isfile(_default_db(spec.out_dir)):  # (a new default study: nothing to check)
         check_study(spec, defaults)  # before the folder is made and any trial runs
     make_exp_dir(spec.out_dir, renew=False)  # the same folder resumes the study
-    study = _open(spec, worker=0)
-    if not study.trials:
-        study.enqueue_trial(_known_values(defaults, spec.space))
-    for number in retry_killed(study, spec.out_dir, _retry()):
-        print(f"stride: trial {number} was left running by a process that is gone: failed, its values queued again")
-    _sweep(spec, study)
+    study = _resume(spec, defaults)
     if trials - _finished(study) > 0:
         if workers == 1:
             keep_exp_dirs()  # the study starts: its folder stays
@@ -309,6 +304,19 @@ def tune_pipeline(
         else:
             _optimize_on_ray(spec, workers, address)
     return _summary(spec)
+
+
+def _resume(spec: _Study, defaults: Mapping[str, object]) -> Any:
+    """The study, opened: a new one with the config's own values queued as trial 0; a resumed one
+    with the trials of processes that are gone failed and their values queued again, and the
+    checkpoints no longer needed removed."""
+    study = _open(spec, worker=0)
+    if not study.trials:
+        study.enqueue_trial(_known_values(defaults, spec.space))
+    for number in retry_killed(study, spec.out_dir, _retry()):
+        print(f"stride: trial {number} was left running by a process that is gone: failed, its values queued again")
+    _sweep(spec, study)
+    return study
 
 
 def _check_arguments(trials: int, trial_seeds: int, trial_cpu_s: float, workers: int, address: Optional[str],
