@@ -213,6 +213,8 @@ def _tune_flags(tune: Any) -> None:
                       help="a trial's train CPU-seconds budget (default 60); --env-step caps its env steps")
     tune.add_argument("--trial-seeds", type=_count, default=1, metavar="K",
                       help="runs per trial (seeds S..S+K-1), scored by their median (default 1)")
+    tune.add_argument("--keep-checkpoints", action="store_true",
+                      help="every trial keeps its checkpoints (default: only the best trial's)")
 
 
 #: how a mode is given its config (shown as such in ``stride -h``)
@@ -389,15 +391,40 @@ def _collect_demo(mode: Mode, args: argparse.Namespace, cfg: Optional[Loaded]) -
 
 def _tune(mode: Mode, args: argparse.Namespace, cfg: Optional[Loaded]) -> int:
     """``-m tune -e ENV -p POLICY --trials N``: search, then print where the best config is."""
+    from .run_state import EXIT_CODES
+
     assert cfg is not None  # a ZOO mode that does not resume
-    result = mode.entry_point()(cfg.config, trials=args.trials, seed=cfg.runs[0][0], storage=args.storage,
-                                out_dir=args.exp_name, trial_cpu_s=args.trial_cpu, max_env_step=args.env_step,
-                                trial_seeds=args.trial_seeds, workers=args.workers or 1, address=args.address)
+    try:
+        result = mode.entry_point()(cfg.config, trials=args.trials, seed=cfg.runs[0][0], storage=args.storage,
+                                    out_dir=args.exp_name, trial_cpu_s=args.trial_cpu, max_env_step=args.env_step,
+                                    trial_seeds=args.trial_seeds, workers=args.workers or 1, address=args.address,
+                                    keep_checkpoints=args.keep_checkpoints)
+    except KeyboardInterrupt as e:  # the interrupted trial's values run again first
+        print(f"stride: interrupted; resume with: {_tune_command(args, cfg.runs[0][0])}")
+        return EXIT_CODES.get(str(e), 130)
     what = "train CPU-seconds to the confirmed stop value" if result["best_reached"] else "no trial confirmed the stop value; penalty"
     print(f"stride: {result['n_finished']} trials in study '{result['study_name']}' ({result['storage']}); "
           f"best: trial {result['best_trial']}, {what} {result['best_value']:.2f}")
     print(f"stride: best config: {result['best_config']}")
+    print(f"stride: run it: {result['best_command']}")
     return 0
+
+
+def _tune_command(args: argparse.Namespace, seed: int) -> str:
+    """The ``-m tune`` command given (its config file and folder as absolute paths): run again, it
+    resumes the study."""
+    import shlex
+
+    given = ["-c", os.path.abspath(args.config)] if args.config else ["-e", args.env, "-p", args.policy]
+    argv = ["stride", "-m", "tune", *given, "--trials", str(args.trials), "-s", str(seed),
+            "--trial-cpu", repr(args.trial_cpu), "--trial-seeds", str(args.trial_seeds)]
+    for flag, value in (("--exp-name", args.exp_name and os.path.abspath(args.exp_name)), ("--storage", args.storage),
+                        ("--env-step", args.env_step), ("--workers", args.workers), ("--address", args.address)):
+        argv += [flag, str(value)] if value is not None else []
+    argv += ["--keep-checkpoints"] if args.keep_checkpoints else []
+    for path, value in args.settings:
+        argv += ["--set", f"{'.'.join(path)}={value!r}"]
+    return shlex.join(argv)
 
 
 def _dist_reads_config(args: argparse.Namespace) -> bool:

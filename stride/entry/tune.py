@@ -14,16 +14,20 @@ confirmed within ``trial_cpu_s`` train CPU-seconds (or ``max_env_step``) scores 
   values in the study's direction (minimise), so the value reported after each evaluation is the
   *negated* 10-episode mean return; its step is the evaluation's index (the same env-step schedule
   in every trial of one config).
-- Storage: SQLite by default (``<out>/study.db``) with heartbeats: running the same command again
-  resumes the study -- it runs only the trials still missing, and a trial left running by a killed
-  process is marked failed once its heartbeat is stale and queued again with the same values. The
-  config, the storage URL and (on a rerun) the study's search space are checked before the study's
-  folder is made and any trial runs (:func:`check_study`): a bad one is one line, not a traceback
-  per trial.
+- Storage: SQLite by default (``<out>/study.db``): running the same command again resumes the study
+  -- it runs only the trials still missing, and a trial left running by a process that is gone
+  (killed, even by SIGKILL) is failed and queued again with the same values at once, the retry
+  counted (:func:`~stride.entry.tune_state.retry_killed`: each process running trials holds a lock
+  the OS releases when it dies); so is a trial a Ctrl-C interrupted. Heartbeats still fail a trial
+  of a process on another machine once they are stale. The config, the storage URL and (on a
+  rerun) the study's search space are checked before the study's folder is made and any trial runs
+  (:func:`check_study`): a bad one is one line, not a traceback per trial.
 - Result: ``<out>/best_config.py``, a ready-to-run config file (the input config with the best
   trial's values), rewritten atomically whenever a better trial completes. A trial's folder keeps
-  its ``result.json`` and ``progress.csv``; its checkpoints are deleted when its run ends (a study
-  of 100 CartPole runs kept 222 MB of them; a killed trial is retried anew, never resumed).
+  its config, ``result.json``, ``progress.csv`` and TensorBoard log; only the best trial's folders
+  keep their checkpoints (``ckpt/``), the previous best's removed once a better trial is recorded
+  (``keep_checkpoints``: every trial's; a study of 100 CartPole runs kept 222 MB of them). A killed
+  trial is retried anew, never resumed.
 
 Better than rl-zoo3's ``--optimize`` on purpose: the objective is cost to a *confirmed* solve (rl-zoo3
 optimises the last evaluation's mean return at a fixed budget, which rewards a lucky screen);
@@ -35,7 +39,7 @@ from __future__ import annotations
 
 import copy
 import os
-import shutil
+import shlex
 import statistics
 import time
 import warnings
@@ -52,6 +56,7 @@ from ..utils.extras import import_extra
 from ..utils.files import atomic_write_text
 from ..utils.narrow import as_float
 from ..utils.registry import POLICY_REGISTRY, import_components
+from .tune_state import WorkerLock, keep_best_checkpoints, mark_trial, retry_killed
 from .utils import ConfigInput, ConfigPair, check_cuda, read_config
 
 #: a trial that has not confirmed the stop value scores this many times its CPU budget
@@ -199,6 +204,7 @@ class _Study:
     max_env_step: Optional[int]
     heartbeat_s: int
     trial_seeds: int
+    keep_checkpoints: bool
 
     @property
     def penalty(self) -> float:
@@ -208,11 +214,25 @@ class _Study:
     def best_path(self) -> str:
         return os.path.join(self.out_dir, "best_config.py")
 
+    @property
+    def best_command(self) -> str:
+        """The command that trains the best config as its trials ran (their first run seed)."""
+        return f"stride -m serial -c {shlex.quote(self.best_path)} -s {self.seed}"
+
+    def run_dir(self, number: int, run_seed: int) -> str:
+        """The experiment folder of trial ``number``'s run with ``run_seed``."""
+        return os.path.join(self.out_dir, "trials", f"trial_{number:04d}_seed{run_seed}")
+
+    def run_dirs(self, number: int) -> List[str]:
+        """The experiment folders of trial ``number``'s runs (one per run seed)."""
+        return [self.run_dir(number, self.seed + k) for k in range(self.trial_seeds)]
+
 
 class TuneResult(TypedDict):
     """What :func:`tune_pipeline` returns."""
 
     best_config: str  # the path of best_config.py
+    best_command: str  # the command that trains it: stride -m serial -c <best_config.py> -s <seed>
     best_value: float  # the best trial's value: train CPU-seconds to the confirmed stop value, or the penalty
     best_params: Dict[str, object]  # its searched values, as config values
     best_trial: int  # its number
@@ -238,6 +258,7 @@ def tune_pipeline(
     trial_seeds: int = 1,
     workers: int = 1,
     address: Optional[str] = None,
+    keep_checkpoints: bool = False,
 ) -> TuneResult:
     """Search the policy's hyper-parameters until the study holds ``trials`` finished trials.
 
@@ -261,6 +282,7 @@ def tune_pipeline(
         address: with ``workers > 1``, the ``HOST:PORT`` of a running Ray cluster to run them on
             (its storage must then be a database server every node reaches, not SQLite); default: a
             local instance on 127.0.0.1 for the search's duration.
+        keep_checkpoints: every trial keeps its checkpoints (default: only the best trial's).
 
     Returns: a summary (:class:`TuneResult`).
     """
@@ -269,13 +291,12 @@ def tune_pipeline(
     main, create = _pair(input_cfg)
     spec, defaults = _study_spec(main, create, seed=seed, storage=storage, study_name=study_name, out_dir=out_dir,
                                  trials=trials, trial_cpu_s=trial_cpu_s, max_env_step=max_env_step,
-                                 heartbeat_s=heartbeat_s, trial_seeds=trial_seeds, on_cluster=address is not None)
+                                 heartbeat_s=heartbeat_s, trial_seeds=trial_seeds, on_cluster=address is not None,
+                                 keep_checkpoints=keep_checkpoints)
     if storage is not None or os.path.isfile(_default_db(spec.out_dir)):  # (a new default study: nothing to check)
         check_study(spec, defaults)  # before the folder is made and any trial runs
     make_exp_dir(spec.out_dir, renew=False)  # the same folder resumes the study
-    study = _open(spec, worker=0)
-    if not study.trials:
-        study.enqueue_trial(_known_values(defaults, spec.space))
+    study = _resume(spec, defaults)
     if trials - _finished(study) > 0:
         if workers == 1:
             keep_exp_dirs()  # the study starts: its folder stays
@@ -283,6 +304,19 @@ def tune_pipeline(
         else:
             _optimize_on_ray(spec, workers, address)
     return _summary(spec)
+
+
+def _resume(spec: _Study, defaults: Mapping[str, object]) -> Any:
+    """The study, opened: a new one with the config's own values queued as trial 0; a resumed one
+    with the trials of processes that are gone failed and their values queued again, and the
+    checkpoints no longer needed removed."""
+    study = _open(spec, worker=0)
+    if not study.trials:
+        study.enqueue_trial(_known_values(defaults, spec.space))
+    for number in retry_killed(study, spec.out_dir, _retry()):
+        print(f"stride: trial {number} was left running by a process that is gone: failed, its values queued again")
+    _sweep(spec, study)
+    return study
 
 
 def _check_arguments(trials: int, trial_seeds: int, trial_cpu_s: float, workers: int, address: Optional[str],
@@ -310,7 +344,7 @@ def _default_db(out_dir: str) -> str:
 def _study_spec(main: Mapping[str, object], create: Mapping[str, object], *, seed: int, storage: Optional[str],
                 study_name: Optional[str], out_dir: Optional[str], trials: int, trial_cpu_s: float,
                 max_env_step: Optional[int], heartbeat_s: int, trial_seeds: int,
-                on_cluster: bool) -> Tuple[_Study, Dict[str, object]]:
+                on_cluster: bool, keep_checkpoints: bool) -> Tuple[_Study, Dict[str, object]]:
     """The study's spec (its search space around the config's own values) and the config's policy
     defaults, once every key, type and range of the config is checked (here, not in each trial)."""
     name, declared = policy_search_space(create, main)
@@ -324,7 +358,7 @@ def _study_spec(main: Mapping[str, object], create: Mapping[str, object], *, see
     spec = _Study(main=dict(main), create=dict(create), space=space,
                   storage=storage or f"sqlite:///{_default_db(out_dir)}", study_name=study_name or exp_name,
                   out_dir=out_dir, seed=seed, trials=trials, trial_cpu_s=trial_cpu_s, max_env_step=max_env_step,
-                  heartbeat_s=heartbeat_s, trial_seeds=trial_seeds)
+                  heartbeat_s=heartbeat_s, trial_seeds=trial_seeds, keep_checkpoints=keep_checkpoints)
     return spec, defaults
 
 
@@ -342,7 +376,7 @@ def _summary(spec: _Study) -> TuneResult:
         raise ConfigError(f"no trial of study '{spec.study_name}' completed: {why}; {pruned} pruned")
     best = min(done, key=lambda t: t.value)
     _write_best(spec, best)
-    return TuneResult(best_config=spec.best_path, best_value=float(best.value),
+    return TuneResult(best_config=spec.best_path, best_command=spec.best_command, best_value=float(best.value),
                       best_params=config_values(spec.space, best.params), best_trial=int(best.number),
                       best_reached=bool(best.user_attrs.get("reached")), n_finished=_finished(study),
                       study_name=spec.study_name, storage=spec.storage, out_dir=spec.out_dir, penalty=spec.penalty)
@@ -353,11 +387,32 @@ STORAGE_CHOICES = ("sqlite:///PATH (in an existing folder), postgresql://USER:PA
                    "mysql://USER:PASSWORD@HOST/DB (with its database driver installed)")
 
 
+#: how many times one trial's values run again after its process died or was interrupted (bounded:
+#: values that kill their process every time, out of memory say, must not hold the study forever)
+MAX_RETRY = 2
+
+
+def _retry() -> Any:
+    """What queues a failed trial's values again, the retry counted (:data:`MAX_RETRY`), for stale
+    heartbeats, :func:`retry_killed` and interrupts alike."""
+    import optuna
+    from optuna.storages import RetryHeartbeatStaleTrialCallback
+
+    with warnings.catch_warnings():  # marked experimental since Optuna 2.8
+        warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+        return RetryHeartbeatStaleTrialCallback(max_retry=MAX_RETRY)
+
+
+def _sweep(spec: _Study, study: Any) -> None:
+    """Finished trials keep no checkpoints but the best's (unless ``spec.keep_checkpoints``)."""
+    if not spec.keep_checkpoints:
+        keep_best_checkpoints(spec.run_dirs, study)
+
+
 def _storage(spec: _Study) -> Any:
     """The study's database (Optuna's ``RDBStorage``, with heartbeats); one line when it cannot be
     opened (a URL SQLAlchemy cannot parse, an unknown dialect, a missing driver or folder)."""
     import optuna
-    from optuna.storages import RetryHeartbeatStaleTrialCallback
 
     if spec.storage.startswith("sqlite:///"):  # SQLite creates the file, not its folder
         folder = os.path.dirname(os.path.abspath(spec.storage[len("sqlite:///"):]))
@@ -365,11 +420,11 @@ def _storage(spec: _Study) -> Any:
             raise ConfigError(f"storage {spec.storage!r}: the folder '{folder}' does not exist; valid choices: "
                               f"{STORAGE_CHOICES}")
     try:
-        with warnings.catch_warnings():  # heartbeats are marked experimental; they are what resumes a killed study
+        with warnings.catch_warnings():  # heartbeats are marked experimental (they fail a remote process's trials)
             warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
             return optuna.storages.RDBStorage(
                 spec.storage, heartbeat_interval=spec.heartbeat_s, grace_period=3 * spec.heartbeat_s,
-                heartbeat_stale_trial_callback=RetryHeartbeatStaleTrialCallback(max_retry=1))
+                heartbeat_stale_trial_callback=_retry())
     except Exception as e:  # SQLAlchemy's and the drivers' errors have no common base
         lines = str(e).strip().splitlines()
         cause = " ".join(lines[0].split())[:300] if lines else ""
@@ -468,24 +523,42 @@ def optimize(spec: _Study, worker: int) -> int:
     while worker > 0 and study.get_trials(deepcopy=False, states=(TrialState.WAITING,)):
         time.sleep(0.2)
 
-    def objective(trial: Any) -> float:
+    with WorkerLock(spec.out_dir) as lock:  # held while this process runs trials: see retry_killed
+        current: List[int] = []
+
+        def objective(trial: Any) -> float:
+            mark_trial(trial, lock)
+            current[:] = [trial.number]
+            try:
+                return _run_trial(spec, trial)
+            except ConfigError as e:  # the trial's values refused: kept with the failed trial for the summary
+                trial.set_user_attr("error", " ".join(str(e).split()))
+                raise
+
+        before = len(study.trials)
         try:
-            return _run_trial(spec, trial)
-        except ConfigError as e:  # the trial's values refused: kept with the failed trial for the summary
-            trial.set_user_attr("error", " ".join(str(e).split()))
+            study.optimize(objective, n_trials=missing, catch=(ConfigError,),
+                           callbacks=[lambda study, trial: _recorded(spec, study, trial),
+                                      MaxTrialsCallback(spec.trials, states=(TrialState.COMPLETE, TrialState.PRUNED))])
+        except KeyboardInterrupt:  # Optuna has failed the interrupted trial: its values run again on resume
+            interrupted = [t for t in study.get_trials(deepcopy=True, states=(TrialState.FAIL,)) if t.number in current]
+            for trial in interrupted:
+                _retry()(study, trial)
             raise
+        return len(study.trials) - before
 
-    def write_best(study: Any, trial: Any) -> None:
-        done = [t for t in study.trials if t.state == TrialState.COMPLETE]
-        if done:
-            best = min(done, key=lambda t: t.value)
-            if best.number == trial.number or not os.path.exists(spec.best_path):
-                _write_best(spec, best)
 
-    before = len(study.trials)
-    study.optimize(objective, n_trials=missing, catch=(ConfigError,),
-                   callbacks=[write_best, MaxTrialsCallback(spec.trials, states=(TrialState.COMPLETE, TrialState.PRUNED))])
-    return len(study.trials) - before
+def _recorded(spec: _Study, study: Any, trial: Any) -> None:
+    """After the study has recorded ``trial``: ``best_config.py`` rewritten if it is the best so
+    far, then the checkpoints no longer needed removed (the previous best's among them)."""
+    from optuna.trial import TrialState
+
+    done = [t for t in study.trials if t.state == TrialState.COMPLETE]
+    if done:
+        best = min(done, key=lambda t: t.value)
+        if best.number == trial.number or not os.path.exists(spec.best_path):
+            _write_best(spec, best)
+    _sweep(spec, study)
 
 
 def _run_trial(spec: _Study, trial: Any) -> float:
@@ -498,19 +571,16 @@ def _run_trial(spec: _Study, trial: Any) -> float:
     scores: List[float] = []
     for k in range(spec.trial_seeds):
         run_seed = spec.seed + k
-        exp = os.path.join(spec.out_dir, "trials", f"trial_{trial.number:04d}_seed{run_seed}")
         try:
             policy = serial_pipeline([with_values(spec.main, values), spec.create], seed=run_seed,
-                                     max_env_step=spec.max_env_step, exp_name=exp, progress=False,
-                                     on_eval=_on_eval(spec, trial, prune=k == 0))
+                                     max_env_step=spec.max_env_step, exp_name=spec.run_dir(trial.number, run_seed),
+                                     progress=False, on_eval=_on_eval(spec, trial, prune=k == 0))
         except TrialOverBudget:
             scores.append(spec.penalty)
             continue
-        finally:  # a trial is its score (kept: result.json, progress.csv); best_config.py reruns the winner
-            shutil.rmtree(os.path.join(exp, "ckpt"), ignore_errors=True)
         result = policy.result
         if result.get("interrupted"):
-            raise KeyboardInterrupt
+            raise KeyboardInterrupt(str(result.get("signal") or "SIGINT"))
         scores.append(float(result["train_cpu_seconds"]) if result["stop"] else spec.penalty)
         trial.set_user_attr(f"env_step_seed{run_seed}", result["env_step"])
     value = float(statistics.median(scores))
@@ -550,7 +620,7 @@ def _write_best(spec: _Study, best: Any) -> None:
               f"{'train CPU-seconds to the confirmed stop value' if reached else 'not confirmed (penalty)'}: "
               f"{best.value:.2f} (median over run seeds {spec.seed}..{spec.seed + spec.trial_seeds - 1}: "
               f"{best.user_attrs.get('scores')}).\n\n"
-              f"Run it: stride -m serial -c {os.path.basename(spec.best_path)} -s 0\n"
+              f"Run it: {spec.best_command}\n"
               f"Searched values: {config_values(spec.space, best.params)}\n"
               '"""\n\n')
     atomic_write_text(spec.best_path, config_source(with_values(spec.main, config_values(spec.space, best.params)), spec.create, header))

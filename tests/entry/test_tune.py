@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import signal
 import subprocess
 import sys
@@ -65,9 +66,12 @@ def test_a_study_starts_from_the_config_resumes_and_writes_a_runnable_best_confi
     assert again["n_finished"] == 3
     assert len(optuna.load_study(study_name=first["study_name"], storage=first["storage"]).trials) == 3
     assert sorted(os.listdir(os.path.join(out, "trials"))) == [f"trial_000{i}_seed3" for i in range(3)]
-    for trial_dir in os.listdir(os.path.join(out, "trials")):  # scores and curves kept, checkpoints not
+    with_ckpt = []
+    for trial_dir in sorted(os.listdir(os.path.join(out, "trials"))):  # scores and curves kept, checkpoints: the best's
         kept = os.listdir(os.path.join(out, "trials", trial_dir))
-        assert "result.json" in kept and "ckpt" not in kept, kept
+        assert "result.json" in kept and "total_config.py" in kept and "log" in kept, kept
+        with_ckpt += [trial_dir] if "ckpt" in kept else []
+    assert with_ckpt == [f"trial_{again['best_trial']:04d}_seed3"], with_ckpt
     # trials 1 and 2 drew random_collect_size=1000: the 400-env-step cap ends them inside their warm-up,
     # before any evaluation; trial 0 (the config: no warm-up) evaluated
     assert "progress.csv" in os.listdir(os.path.join(out, "trials", "trial_0000_seed3"))
@@ -111,49 +115,140 @@ def test_a_confirmed_solve_scores_its_train_cpu_and_slow_trials_the_penalty(tmp_
     assert not over["best_reached"] and over["best_value"] == 2e-3
 
 
-def test_a_study_killed_mid_trial_resumes_and_retries_that_trial(tmp_path):
-    out = str(tmp_path / "study")
-    script = (
-        "import sys; sys.path.insert(0, %r)\n"
-        "from test_tune import _cheap\n"
-        "from stride.entry.tune import tune_pipeline\n"
-        "tune_pipeline(_cheap(), trials=50, seed=0, out_dir=%r, trial_cpu_s=30, max_env_step=30000, heartbeat_s=1)\n"
-    ) % (os.path.dirname(__file__), out)
-    proc = subprocess.Popen([sys.executable, "-c", script], start_new_session=True)
+def _tune_cmd(out, *args: str) -> list:
+    """A real ``stride -m tune`` command line: trials of about a CPU-second of training each."""
+    return [sys.executable, "-m", "stride", "-m", "tune", "-e", "cartpole", "-p", "dqn", "--trials", "2",
+            "--trial-cpu", "1", "-s", "0", "--exp-name", str(out), "--set", "policy.eval.evaluator.confirm_episode=0",
+            "--set", "env.n_evaluator_episode=2", "--set", "env.evaluator_env_num=2",
+            "--set", "policy.eval.evaluator.eval_freq_envstep=200", "--set", "env.stop_value=1000000000.0", *args]
+
+
+def _stop_in_trial(cmd: list, run_dir: str, sig: int) -> subprocess.CompletedProcess:
+    """Run ``cmd``, send ``sig`` once the trial run in ``run_dir`` has started (its folder made)."""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([os.getcwd(), os.environ.get("PYTHONPATH", "")]))
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and not os.path.isdir(os.path.join(out, "trials", "trial_0001_seed0")):
-        time.sleep(0.2)
-    time.sleep(1.0)  # trial 1 is running (30,000 env steps: many seconds, so the kill lands inside it, after its heartbeats)
-    os.killpg(proc.pid, signal.SIGKILL)
-    proc.wait(timeout=30)
-    study = optuna.load_study(study_name="cartpole_dqn", storage=f"sqlite:///{out}/study.db")
-    states = [t.state.name for t in study.trials]
-    assert states[0] == "COMPLETE" and states[-1] == "RUNNING", states
-    done = sum(state in ("COMPLETE", "PRUNED") for state in states)  # under load, more than one trial may have ended
-    # past the grace period (3 heartbeats of 1 s) as SQLite sees it: its timestamps are whole seconds, and
-    # the last heartbeat may precede the kill by up to 1 s, so "more than 3 s old" can take 5 s of waiting
-    time.sleep(5.0)
-    result = tune_pipeline(_cheap(), trials=done + 1, seed=0, out_dir=out, trial_cpu_s=30, max_env_step=1500,
-                           heartbeat_s=1)
-    trials = optuna.load_study(study_name="cartpole_dqn", storage=f"sqlite:///{out}/study.db").trials
-    killed = trials[len(states) - 1]
-    assert killed.state.name == "FAIL"
-    retried = [t for t in trials if t.system_attrs.get("failed_trial") == killed.number]
-    assert len(retried) == 1 and retried[0].params == killed.params and retried[0].state.name == "COMPLETE"
-    assert result["n_finished"] == done + 1
+    while time.monotonic() < deadline and proc.poll() is None and not os.path.isdir(run_dir):
+        time.sleep(0.02)
+    proc.send_signal(sig)
+    out, err = proc.communicate(timeout=120)
+    return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
 
 
-def test_the_command_tunes_and_prints_the_best_config(tmp_path, capsys):
-    main, create = _cheap()
-    rc = cli_main(["-m", "tune", "-e", "cartpole", "-p", "dqn", "--trials", "1", "--env-step", "400", "-s", "1",
-                   "--exp-name", str(tmp_path / "t"), "--set", "policy.eval.evaluator.confirm_episode=0",
-                   "--set", "env.n_evaluator_episode=2", "--set", "env.stop_value=1000000000.0"])
+def test_an_interrupted_then_killed_study_resumes_as_printed_and_retries_the_trial_at_once(tmp_path):
+    """SIGINT mid-trial: exit 130 and a resume command; that command, verbatim, SIGKILLed mid-trial;
+    rerun at once (no heartbeat wait): the config's values, twice cut short, run to the end, the study
+    reaches its trials with none left RUNNING."""
+    out = tmp_path / "study"
+    trials = out / "trials"
+    first = _stop_in_trial(_tune_cmd(out), str(trials / "trial_0000_seed0"), signal.SIGINT)
+    assert first.returncode == 130, first.stderr[-3000:]
+    resume = [line for line in first.stdout.splitlines() if line.startswith("stride: interrupted; resume with: ")]
+    assert len(resume) == 1, first.stdout
+    command = shlex.split(resume[0].split("resume with: ", 1)[1])
+    assert command[0] == "stride"
+    again = [sys.executable, "-m", "stride", *command[1:]]
+    killed = _stop_in_trial(again, str(trials / "trial_0001_seed0"), signal.SIGKILL)
+    assert killed.returncode == -signal.SIGKILL
+    storage = f"sqlite:///{out / 'study.db'}"
+    states = [t.state.name for t in optuna.load_study(study_name="cartpole_dqn", storage=storage).trials]
+    assert states == ["FAIL", "RUNNING"], states  # trial 0 interrupted (its retry queued), trial 1 its retry, killed
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([os.getcwd(), os.environ.get("PYTHONPATH", "")]))
+    done = subprocess.run(again, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "stride: trial 1 was left running by a process that is gone" in done.stdout, done.stdout
+    study = optuna.load_study(study_name="cartpole_dqn", storage=storage)
+    assert [t.state.name for t in study.trials] == ["FAIL", "FAIL", "COMPLETE", "COMPLETE"]
+    assert study.trials[2].system_attrs["retry_history"] == [0, 1]  # counted: the config's values, third run
+    assert study.trials[2].params == study.trials[0].params and study.trials[0].params["learn.learning_rate"] == 3e-3
+    assert os.listdir(out / "workers") == []  # the lock files of the two dead processes and of the last one gone
+
+
+@pytest.mark.filterwarnings("ignore::optuna.exceptions.ExperimentalWarning")
+def test_a_trial_is_retried_when_its_process_is_gone_and_left_alone_while_it_lives(tmp_path):
+    """Liveness is the worker's lock: a live holder keeps its trial RUNNING; SIGKILLed, its trial is
+    failed and queued again at once; a trial with no lock here (another machine's) waits for heartbeats."""
+    from optuna.distributions import FloatDistribution
+    from optuna.storages import RetryHeartbeatStaleTrialCallback
+
+    from stride.entry.tune_state import WorkerLock, mark_trial, retry_killed
+
+    study = optuna.create_study(storage=f"sqlite:///{tmp_path / 's.db'}", study_name="s")
+    holder = subprocess.Popen([sys.executable, "-c", "import sys, time; from stride.entry.tune_state import WorkerLock; "
+                               "print(WorkerLock(sys.argv[1]).path, flush=True); time.sleep(300)", str(tmp_path)],
+                              stdout=subprocess.PIPE, text=True, env=dict(os.environ, PYTHONPATH=os.getcwd()))
+    path = holder.stdout.readline().strip()
+    live = study.ask({"x": FloatDistribution(0, 1)})
+    live.set_user_attr("stride_worker_lock", {"trial": live.number, "lock": path})
+    remote = study.ask({"x": FloatDistribution(0, 1)})
+    remote.set_user_attr("stride_worker_lock", {"trial": remote.number, "lock": str(tmp_path / "elsewhere.lock")})
+    with WorkerLock(str(tmp_path)) as mine:  # this process's own, held: never stolen either
+        own = study.ask({"x": FloatDistribution(0, 1)})
+        mark_trial(own, mine)
+        retry = RetryHeartbeatStaleTrialCallback(max_retry=2)
+        assert retry_killed(study, str(tmp_path), retry) == []
+        holder.kill()
+        holder.wait(timeout=30)
+        holder.stdout.close()
+        assert retry_killed(study, str(tmp_path), retry) == [live.number]
+        assert retry_killed(study, str(tmp_path), retry) == []  # once
+        states = [t.state.name for t in study.trials]
+        assert states == ["FAIL", "RUNNING", "RUNNING", "WAITING"], states
+        assert study.trials[3].params == study.trials[0].params and study.trials[3].system_attrs["failed_trial"] == 0
+        assert os.listdir(tmp_path / "workers") == [os.path.basename(mine.path)]  # the dead one's file removed
+
+
+def test_only_the_best_finished_trial_keeps_its_checkpoints(tmp_path):
+    """Finished trials lose ``ckpt/`` but the best complete one; a running trial keeps its own; a
+    better trial, once recorded, takes the best's place."""
+    from optuna.distributions import FloatDistribution
+    from optuna.trial import TrialState, create_trial
+
+    from stride.entry.tune_state import keep_best_checkpoints
+
+    study = optuna.create_study(storage=f"sqlite:///{tmp_path / 's.db'}", study_name="s")
+    dist = {"x": FloatDistribution(0, 1)}
+    for state, value in ((TrialState.COMPLETE, 5.0), (TrialState.COMPLETE, 3.0), (TrialState.PRUNED, None),
+                         (TrialState.FAIL, None)):
+        study.add_trial(create_trial(state=state, value=value, params={"x": 0.5}, distributions=dist))
+    study.ask(dist)  # trial 4, running
+
+    def run_dirs(number: int) -> list:
+        return [str(tmp_path / f"t{number}_seed{seed}") for seed in (0, 1)]
+
+    for number in range(6):
+        for run in run_dirs(number):
+            os.makedirs(os.path.join(run, "ckpt"))
+
+    def kept() -> list:
+        return sorted(n for n in range(6) if all(os.path.isdir(os.path.join(r, "ckpt")) for r in run_dirs(n)))
+
+    keep_best_checkpoints(run_dirs, study)
+    assert kept() == [1, 4, 5]  # the best (3.0), the running one, and a folder the study has no trial of
+    study.tell(4, 1.0)
+    keep_best_checkpoints(run_dirs, study)
+    assert kept() == [4, 5]
+    assert all(os.path.isdir(r) for n in range(6) for r in run_dirs(n))  # the folders themselves stay
+
+
+def test_the_command_tunes_and_prints_the_best_config_and_its_command_which_runs_as_printed(
+        tmp_path, capsys, monkeypatch):
+    """--keep-checkpoints: every trial keeps its checkpoints; the printed run command, verbatim, trains
+    the best config (stop value 15 over 2 episodes: reached in a few evaluations)."""
+    rc = cli_main(["-m", "tune", "-e", "cartpole", "-p", "dqn", "--trials", "2", "--env-step", "400", "-s", "1",
+                   "--exp-name", str(tmp_path / "t"), "--keep-checkpoints", "--set", "policy.eval.evaluator.confirm_episode=0",
+                   "--set", "env.n_evaluator_episode=2", "--set", "env.stop_value=15"])
     out = capsys.readouterr().out
     assert rc == 0, out
-    assert "1 trials in study 'cartpole_dqn'" in out and f"best config: {tmp_path / 't' / 'best_config.py'}" in out
-    rc = cli_main(["-m", "serial", "-c", str(tmp_path / "t" / "best_config.py"), "--env-step", "50",
-                   "--exp-name", str(tmp_path / "run"), "--no-progress"])
-    assert rc == 0
+    assert "2 trials in study 'cartpole_dqn'" in out and f"best config: {tmp_path / 't' / 'best_config.py'}" in out
+    assert sorted(os.listdir(tmp_path / "t" / "trials")) == ["trial_0000_seed1", "trial_0001_seed1"]
+    assert all("ckpt" in os.listdir(tmp_path / "t" / "trials" / d) for d in os.listdir(tmp_path / "t" / "trials"))
+    command = [line.split("run it: ", 1)[1] for line in out.splitlines() if line.startswith("stride: run it: ")]
+    assert command == [f"stride -m serial -c {tmp_path / 't' / 'best_config.py'} -s 1"], out
+    assert command[0] in open(tmp_path / "t" / "best_config.py").read()  # the file says it too
+    monkeypatch.chdir(tmp_path)
+    rc = cli_main(shlex.split(command[0])[1:])
+    assert rc == 0 and "stride: reached the stop value" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize("argv,message", [
