@@ -62,3 +62,15 @@ def test_the_command_saves_the_envs_range(tmp_path):
                  "--exp-name", str(exp), *sets]) in (0, None)
     assert _saved_range(exp) == [[-2.0], [2.0]]
     assert "action_range=[[-2.0], [2.0]]," in (exp / "formatted_total_config.py").read_text()
+
+
+def test_dist_config_and_its_roles_get_the_envs_range(tmp_path, monkeypatch):
+    """-m dist --module config saves the filled range; every role's read of the data file fills it too."""
+    from stride.entry.parallel import dist
+    from stride.zoo.cartpole.config.parallel import cartpole_dqn_config as par
+
+    monkeypatch.chdir(tmp_path)
+    out = dist.compile_dist_config("sac.py", 0, zoo.main_config, zoo.create_config, par.system_config,
+                                   str(tmp_path / "exp"))
+    assert _saved_range(tmp_path / "exp") == [[-2.0], [2.0]]
+    assert dist.read_dist_config(out)[0].policy.action_range == [[-2.0], [2.0]]
