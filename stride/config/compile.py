@@ -7,7 +7,9 @@ evaluator, reward model, league), so no kind of component is named here; the use
 is merged over it (the user wins); unknown keys fail with the full dotted key and the closest
 valid one; required keys (``env.stop_value``, ``env.n_evaluator_episode``, ``policy.on_policy``,
 exactly one of ``policy.collect.n_sample`` / ``n_episode``) are checked; the result is saved as
-``total_config.py``, ``formatted_total_config.py`` and a data-only ``total_config.json``.
+``total_config.py``, ``formatted_total_config.py`` and a data-only ``total_config.json``. No env
+is built here: what a config takes from the env's spaces (a continuous policy's action range) the
+caller hands over (:func:`fill_action_range`).
 """
 
 from __future__ import annotations
@@ -95,15 +97,6 @@ def env_kwargs(env_cfg: Mapping[str, object]) -> Dict[str, object]:
 
 
 @runtime_checkable
-class _EnvWithActions(Protocol):
-    """What :func:`fill_action_range` reads of an env (``stride.envs.BaseEnv`` is one)."""
-
-    action_space: gym.Space[object]
-
-    def close(self) -> None: ...
-
-
-@runtime_checkable
 class _PolicyClass(Protocol):
     """What :func:`default_main_config` reads of a policy class (``stride.policy.Policy`` is one)."""
 
@@ -115,21 +108,13 @@ def needs_action_range(cfg: Config) -> bool:
     return "action_range" in cfg.policy and cfg.policy.action_range is None
 
 
-def env_action_space(cfg: Config) -> gym.Space[object]:
-    """The action space of the env the compiled ``cfg`` names (one env built and closed): the one
-    place the compiler builds an env, and only for a policy that :func:`needs_action_range`."""
-    env = ENV_REGISTRY.get(cfg.env.type)(cfg=env_kwargs(cfg.env))
-    if not isinstance(env, _EnvWithActions):
-        raise TypeError(f"env '{cfg.env.type}' built a {type(env).__name__}, which has no action_space and close()")
-    try:
-        return env.action_space
-    finally:
-        env.close()
-
-
 def fill_action_range(cfg: Config, space: gym.Space[object]) -> None:
     """A continuous policy's ``action_range`` left None is taken from the env's action space
-    ``space`` (a bounded float Box), so its actions leave in the env's own units."""
+    ``space`` (a bounded float Box), so its actions leave in the env's own units.
+
+    The compiler builds no env: the space comes from whoever has one -- every entry passes its env
+    manager's (:func:`stride.entry.utils.check_spaces`, before it builds the policy and saves the
+    config), a user ``compile_config(..., action_space=env.action_space)``."""
     if not needs_action_range(cfg):
         return
     if isinstance(space, gym.spaces.Box) and space.dtype.kind == "f" and np.all(np.isfinite(space.low)) \
@@ -222,6 +207,7 @@ def compile_config(
     seed: int = 0,
     exp_name: Optional[str] = None,
     renew_dir: bool = True,
+    action_space: Optional[gym.Space[object]] = None,
 ) -> Config:
     """Merge defaults with ``main_config`` (user wins), validate, and save into the experiment folder.
 
@@ -233,6 +219,10 @@ def compile_config(
         seed: stored as ``cfg.seed``.
         exp_name: overrides ``main_config['exp_name']``.
         renew_dir: when the folder exists, use ``<name>_1``, ``<name>_2``... instead (never overwrite).
+        action_space: the env's action space, where a continuous policy's ``policy.action_range``
+            is left None (:func:`fill_action_range`). No env is built here: without it that range
+            stays None until an entry fills it from its envs, and a policy built on it refuses to
+            act (one line naming the fix) rather than act at a wrong scale.
     """
     create_cfg = copy.deepcopy(dict(create_cfg or {}))
     user = copy.deepcopy(dict(main_config))
@@ -243,8 +233,8 @@ def compile_config(
     cfg = merge_config(defaults, user)
     cfg.seed = int(seed)
     _check_required(cfg)
-    if needs_action_range(cfg):
-        fill_action_range(cfg, env_action_space(cfg))
+    if action_space is not None:
+        fill_action_range(cfg, action_space)
     ev = cfg.policy.eval.evaluator
     ev.stop_value = cfg.env.stop_value
     ev.n_episode = cfg.env.n_evaluator_episode

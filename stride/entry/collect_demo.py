@@ -96,18 +96,18 @@ def collect_demo_data(input_cfg: ConfigInput, seed: int, expert_model_path: str,
         raise ConfigError(f"'{out}' already exists (a dataset is never overwritten): give a new --out folder")
     ckpt = _checkpoint(expert_model_path)
     seed_run(cfg, seed)
-    policy = build_policy(cfg, enable_field=["eval"])
-    model_state = as_mapping(read_checkpoint(ckpt)["policy"], "checkpoint 'policy'").get("model")
-    try:
-        policy.eval_mode.load_state_dict({"model": model_state})
-    except (RuntimeError, KeyError, TypeError) as e:
-        reason = " ".join(str(e).split())  # torch's message spans lines: missing / unexpected keys, shapes
-        reason = reason if len(reason) <= 300 else reason[:297] + "..."
-        raise ConfigError(f"checkpoint '{ckpt}' does not fit policy '{cfg.policy.type}' of this config (an expert of "
-                          f"another env or algorithm?): {reason or type(e).__name__}") from None
     env = build_env_manager(cfg, seed, evaluator=False)
     try:
-        check_spaces(cfg, env)
+        check_spaces(cfg, env)  # before the policy: it takes what it needs of the env's spaces
+        policy = build_policy(cfg, enable_field=["eval"])
+        model_state = as_mapping(read_checkpoint(ckpt)["policy"], "checkpoint 'policy'").get("model")
+        try:
+            policy.eval_mode.load_state_dict({"model": model_state})
+        except (RuntimeError, KeyError, TypeError) as e:
+            reason = " ".join(str(e).split())  # torch's message spans lines: missing / unexpected keys, shapes
+            reason = reason if len(reason) <= 300 else reason[:297] + "..."
+            raise ConfigError(f"checkpoint '{ckpt}' does not fit policy '{cfg.policy.type}' of this config (an expert "
+                              f"of another env or algorithm?): {reason or type(e).__name__}") from None
         collector = create_collector({"type": "episode"}, env, expert_collect_mode(policy.eval_mode, policy.collect_mode))
         assert isinstance(collector, EpisodeCollector)  # the registered 'episode' collector
         episodes: List[List[Dict[str, Any]]] = []

@@ -48,7 +48,7 @@ from .league_eval import LeagueEvaluation, league_table
 from .run import Callback, Run
 from .run_state import LEAGUE, run_mode, write_workers
 from .serial_entry import WarmUp, finished_policy, load_cfg
-from .utils import ConfigInput, build_env_manager, build_policy, check_spaces, sample_transforms
+from .utils import ConfigInput, build_env_manager, build_policy, check_spaces, probe_spaces, sample_transforms
 
 
 def league_pipeline(
@@ -99,10 +99,11 @@ def league_pipeline(
 def _league(run: Run, model: Optional[torch.nn.Module]) -> Policy:
     """The serial league run."""
     cfg = run.cfg
-    policy = build_policy(cfg, model)
+    # the historical players are the policy's frozen copies: made when first played, after the policy is built
     league = League(cfg.league, make_actor=lambda weights: policy_opponent(frozen(policy, weights)))
     collector_env = build_env_manager(cfg, cfg.seed, env_objects={"matchmaker": league})
-    check_spaces(cfg, collector_env)
+    check_spaces(cfg, collector_env)  # before the policy: it takes what it needs of the env's spaces
+    policy = build_policy(cfg, model)
     run.open()
     exp: str = cfg.exp_name
     tb = run.tb
@@ -158,11 +159,7 @@ def _league_on_ray(run: Run) -> Policy:
 
     cfg = run.cfg
     league = League(cfg.league)  # the collectors play the historical players; the driver only keeps them
-    probe = build_env_manager(cfg, cfg.seed, env_objects={"matchmaker": league})
-    try:
-        check_spaces(cfg, probe)
-    finally:
-        probe.close()
+    probe_spaces(cfg, env_objects={"matchmaker": league})
     return league_on_ray(run, league)  # opens the run's folder once Ray started
 
 

@@ -17,7 +17,7 @@ import numpy as np
 import torch
 
 from ..config import Config
-from ..config.compile import env_kwargs
+from ..config.compile import env_kwargs, fill_action_range
 from ..policy.action_range import parse_action_range
 from ..policy.base_policy import Policy
 from ..envs import BaseEnv, BaseEnvManager, MultiAgentManager, create_env_manager
@@ -200,9 +200,14 @@ def build_env_manager(cfg: Config, seed: int, evaluator: bool = False,
 
 
 def check_spaces(cfg: Config, env: AnyEnvManager) -> None:
-    """Fail early, with the fix, when the model's shapes don't match the env's spaces."""
+    """What the config takes from the env's spaces, taken (a continuous policy's ``action_range``
+    left None: :func:`~stride.config.compile.fill_action_range`), then checked: fail early, with
+    the fix, when the model's shapes don't match them. Every entry calls it on an env manager of
+    its own (not launched: the spaces build one env) before it builds its policy and saves the
+    config, so the compiler never builds an env and the saved config shows the filled range."""
     model = cfg.policy.model
     act, obs = env.action_space, env.observation_space
+    fill_action_range(cfg, act)
     if isinstance(act, gym.spaces.Discrete) and "action_shape" in model and model.action_shape != int(act.n):
         raise ConfigError(f"policy.model.action_shape={model.action_shape!r} does not match the env's action "
                           f"space {act}: set it to {int(act.n)}")
@@ -218,6 +223,18 @@ def check_spaces(cfg: Config, env: AnyEnvManager) -> None:
         if (list(got) if isinstance(got, (list, tuple)) else got) != want:
             raise ConfigError(f"policy.model.obs_shape={got!r} does not match the env's observation space "
                               f"{obs}: set it to {want!r}")
+
+
+def probe_spaces(cfg: Config, env_objects: Optional[Mapping[str, object]] = None) -> None:
+    """:func:`check_spaces` on a collector env manager made for it alone (not launched: one env is
+    built and closed), for a process that steps no env of its own before it ships or saves the
+    config (a league's driver on Ray, ``-m dist``'s config and roles). ``env_objects``: see
+    :func:`env_factories`."""
+    probe = build_env_manager(cfg, int(cfg.seed), env_objects=env_objects)
+    try:
+        check_spaces(cfg, probe)
+    finally:
+        probe.close()
 
 
 class Interrupt:

@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 from stride.config import compile_config
-from stride.entry.utils import check_spaces, read_config, resolve_resume, zoo_config, zoo_envs, zoo_policies
+from stride.entry.utils import (check_spaces, probe_spaces, read_config, resolve_resume, zoo_config, zoo_envs,
+                                zoo_policies)
 from stride.utils.errors import ConfigError
 from stride.zoo.cartpole.config import cartpole_dqn_config as zoo
 
@@ -78,6 +79,31 @@ def test_check_spaces():
     check_spaces(_cfg(obs_shape=[3, 8, 8]), image)
     with pytest.raises(ConfigError, match=r"set it to \[3, 8, 8\]"):
         check_spaces(_cfg(obs_shape=[8, 8, 3]), image)
+
+
+def test_check_spaces_fills_a_continuous_policys_range_from_the_env():
+    """What the entries call on their env manager before they build the policy and save the config
+    (the compiler builds no env): a range left None is the env's; a given one is kept and checked."""
+    from stride.zoo.pendulum.config import pendulum_sac_config as pendulum
+
+    obs = gym.spaces.Box(-8, 8, (3,), np.float32)
+    cfg = compile_config(copy.deepcopy(pendulum.main_config), pendulum.create_config, save_cfg=False)
+    assert cfg.policy.action_range is None
+    check_spaces(cfg, _Spaces(obs, gym.spaces.Box(-2, 2, (1,), np.float32)))
+    assert cfg.policy.action_range == [[-2.0], [2.0]]
+    check_spaces(cfg, _Spaces(obs, gym.spaces.Box(-2, 2, (1,), np.float32)))  # filled: kept
+    with pytest.raises(ConfigError, match=r"policy.action_range=.* does not match the env's action space"):
+        check_spaces(cfg, _Spaces(obs, gym.spaces.Box(-1, 1, (1,), np.float32)))
+
+
+def test_probe_spaces_builds_the_configs_env_manager():
+    from stride.zoo.pendulum.config import pendulum_td3_config as pendulum
+
+    main = copy.deepcopy(pendulum.main_config)
+    main["env"]["act_scale"] = True  # the env exposes [-1, 1]
+    cfg = compile_config(main, pendulum.create_config, save_cfg=False)
+    probe_spaces(cfg)
+    assert cfg.policy.action_range == [[-1.0], [1.0]]
 
 
 def test_resolve_resume_errors(tmp_path):

@@ -110,7 +110,8 @@ def test_the_dataset_is_replayed_through_process_transition(tmp_path):
     from stride.entry.utils import build_policy
 
     main = copy.deepcopy(pendulum.main_config)
-    policy = build_policy(compile_config(main, copy.deepcopy(pendulum.create_config), save_cfg=False))
+    policy = build_policy(compile_config(main, copy.deepcopy(pendulum.create_config), save_cfg=False,
+                                         action_space=env.action_space))
     samples = dataset_samples(data, policy.collect_mode)
     np.testing.assert_allclose(np.stack([s["action"] for s in samples]), data.columns["action"] / 2, atol=1e-6)
     np.testing.assert_array_equal(np.stack([s["next_obs"] for s in samples]), data.columns["next_obs"])

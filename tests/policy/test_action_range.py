@@ -1,5 +1,6 @@
-"""Continuous actions leave a policy in the env's own units (policy.action_range, filled from the env
-by compile_config); learning keeps [-1, 1] for squashed actors. A user who steps a plain Gymnasium
+"""Continuous actions leave a policy in the env's own units (policy.action_range, filled from the env's
+action space: by the entries, or by compile_config(..., action_space=) for a user); learning keeps
+[-1, 1] for squashed actors, which refuse to act without a range. A user who steps a plain Gymnasium
 Pendulum with collect_mode / eval_mode output -- the seeds' customized main function -- gets the
 full torque range and a SAC that learns."""
 
@@ -24,10 +25,13 @@ from stride.zoo.pendulum.config import (
 )
 
 
-def _compile(zoo, seed: int = 0, **env):
-    main = copy.deepcopy(zoo.main_config)
-    main["env"].update(env)
-    return compile_config(main, create_cfg=copy.deepcopy(zoo.create_config), save_cfg=False, seed=seed)
+#: Pendulum-v1's action space (what a user hands compile_config: env.action_space)
+PENDULUM = gym.spaces.Box(-2.0, 2.0, (1,), np.float32)
+
+
+def _compile(zoo, seed: int = 0, action_space=PENDULUM):
+    return compile_config(copy.deepcopy(zoo.main_config), create_cfg=copy.deepcopy(zoo.create_config), save_cfg=False,
+                          seed=seed, action_space=action_space)
 
 
 # ---- the map -----------------------------------------------------------------------------------
@@ -40,8 +44,10 @@ def test_scale_round_trip_clip_and_identity():
     assert np.allclose(s.from_env(env), unit, atol=1e-6)
     assert np.allclose(s.to_env(np.array([[1.5, -3.0]], dtype=np.float32)), [[2.0, 0.0]])  # never leaves the box
     assert np.allclose(s.from_env([3.0, 5.0]), [1.0, 0.0])
-    same = ActionScale(None)
-    assert same.to_env(unit) is unit and np.array_equal(same.from_env(unit), unit)
+    unknown = ActionScale(None)  # no identity: that would act at a wrong scale, silently
+    for method in (unknown.to_env, unknown.from_env):
+        with pytest.raises(ConfigError, match=r"policy.action_range is None.*action_space=env.action_space"):
+            method(unit)
 
 
 @pytest.mark.parametrize("bad", [[1.0, -1.0], [0.0, 0.0], [-np.inf, 1.0], [[-1, -1, -1], [1, 1, 1]], 2.0, [1.0]])
@@ -50,15 +56,37 @@ def test_bad_ranges_are_one_line_config_errors(bad):
         parse_action_range(bad, 2)
 
 
-# ---- filled from the env by compile_config ---------------------------------------------------------
+# ---- filled from the action space given to compile_config ------------------------------------------
 @pytest.mark.parametrize("zoo", [pendulum_sac_config, pendulum_td3_config, pendulum_ddpg_config, pendulum_ppo_config])
-def test_compile_takes_the_range_from_the_env(zoo):
+def test_compile_takes_the_range_from_the_action_space_given(zoo):
     assert _compile(zoo).policy.action_range == [[-2.0], [2.0]]
-    assert _compile(zoo, act_scale=True).policy.action_range == [[-1.0], [1.0]]  # an env exposing [-1, 1]
+    unit = gym.spaces.Box(-1.0, 1.0, (1,), np.float32)  # an env exposing [-1, 1] (act_scale=True)
+    assert _compile(zoo, action_space=unit).policy.action_range == [[-1.0], [1.0]]
+    assert _compile(zoo, action_space=None).policy.action_range is None  # none given: the compiler builds no env
+    unbounded = gym.spaces.Box(-np.inf, np.inf, (1,), np.float32)
+    assert _compile(zoo, action_space=unbounded).policy.action_range is None
     main = copy.deepcopy(zoo.main_config)
     main["policy"]["action_range"] = [-2.0, 2.0]  # given: kept as given
-    assert compile_config(main, create_cfg=zoo.create_config, save_cfg=False).policy.action_range == [-2.0, 2.0]
+    assert compile_config(main, create_cfg=zoo.create_config, save_cfg=False,
+                          action_space=unit).policy.action_range == [-2.0, 2.0]
     assert "action_range" not in _compile(cartpole_dqn_config).policy  # discrete policies have none
+
+
+@pytest.mark.parametrize("cls, zoo", [(SACPolicy, pendulum_sac_config), (TD3Policy, pendulum_td3_config),
+                                      (DDPGPolicy, pendulum_ddpg_config)])
+def test_a_squashed_policy_without_a_range_refuses_to_act(cls, zoo):
+    """The seeds' way, compile_config without the env's action space: one line naming the fix, never
+    actions in [-1, 1] (half a Pendulum's torque)."""
+    policy = cls(_compile(zoo, action_space=None).policy)
+    obs = {0: np.zeros(3, np.float32)}
+    for act in (policy.collect_mode.forward, policy.eval_mode.forward):
+        with pytest.raises(ConfigError, match=r"^policy.action_range is None.*compile_config\(\.\.\., "
+                                              r"action_space=env.action_space\)") as info:
+            act(obs)
+        assert "\n" not in str(info.value)
+    with pytest.raises(ConfigError, match="policy.action_range is None"):  # a user's random warm-up action
+        policy.collect_mode.process_transition(obs[0], {"action": np.array([-2.0], np.float32)},
+                                               BaseEnvTimestep(obs[0], -1.0, False, {}))
 
 
 @pytest.mark.parametrize("cls, zoo", [(SACPolicy, pendulum_sac_config), (TD3Policy, pendulum_td3_config),
@@ -110,11 +138,11 @@ def _evaluate(policy, episodes: int, seed: int) -> float:
 def test_sac_learns_on_a_plain_gymnasium_pendulum():
     """No Stride env wrapper, manager or collector: the user's own loop steps gymnasium's Pendulum with
     the policy's output (DI-engine's -- actions in [-1, 1] -- gets half the torque and stays near -700)."""
-    cfg = _compile(pendulum_sac_config, seed=0)
+    env = gym.make("Pendulum-v1")
+    cfg = _compile(pendulum_sac_config, seed=0, action_space=env.action_space)
     torch.manual_seed(0)
     policy = SACPolicy(cfg.policy)
     buffer = NaiveReplayBuffer(cfg.policy.other.replay_buffer, seed=0)
-    env = gym.make("Pendulum-v1")
     env.action_space.seed(0)
     obs, _ = env.reset(seed=0)
     batch_size, warmup = cfg.policy.learn.batch_size, cfg.policy.random_collect_size

@@ -6,6 +6,7 @@ from __future__ import annotations
 import copy
 import math
 
+import gymnasium as gym
 import numpy as np
 import pytest
 import torch
@@ -22,7 +23,8 @@ from stride.zoo.pendulum.config import pendulum_bc_config as pendulum
 def make_policy(module, seed: int = 0, **learn) -> BCPolicy:
     main = copy.deepcopy(module.main_config)
     main["policy"]["learn"].update(**learn)
-    cfg = compile_config(main, create_cfg=copy.deepcopy(module.create_config), save_cfg=False)
+    cfg = compile_config(main, create_cfg=copy.deepcopy(module.create_config), save_cfg=False,
+                         action_space=gym.make(module.main_config["env"]["env_id"]).action_space)
     torch.manual_seed(seed)
     return BCPolicy(cfg.policy)
 

@@ -7,6 +7,7 @@ import copy
 import math
 import io
 
+import gymnasium as gym
 import numpy as np
 import pytest
 import torch
@@ -17,6 +18,7 @@ from stride.policy import DDPGPolicy
 from stride.zoo.pendulum.config.pendulum_ddpg_config import create_config, main_config
 
 OBS, ACT = 3, 1
+ACTIONS = gym.spaces.Box(-2.0, 2.0, (ACT,), np.float32)  # Pendulum's: the policy acts in its units
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -31,7 +33,7 @@ def make_policy(seed: int = 0, **learn) -> DDPGPolicy:
     main = copy.deepcopy(main_config)
     main["policy"]["model"].update(actor_hidden_size_list=[32, 32], critic_hidden_size_list=[32, 32])
     main["policy"]["learn"].update(batch_size=16, **learn)
-    cfg = compile_config(main, create_cfg=create_config, save_cfg=False)
+    cfg = compile_config(main, create_cfg=create_config, save_cfg=False, action_space=ACTIONS)
     torch.manual_seed(seed)
     return DDPGPolicy(cfg.policy)
 
@@ -176,7 +178,7 @@ def test_state_dict_round_trip_through_a_checkpoint():
 def test_priority_is_returned_when_asked():
     main = copy.deepcopy(main_config)
     main["policy"]["priority"] = True
-    cfg = compile_config(main, create_cfg=create_config, save_cfg=False)
+    cfg = compile_config(main, create_cfg=create_config, save_cfg=False, action_space=ACTIONS)
     out = DDPGPolicy(cfg.policy).learn_mode.forward(make_batch(8))
     assert out["priority"].shape == (8,) and (out["priority"] >= 0).all()
 
@@ -193,7 +195,7 @@ def test_actor_and_critic_learning_rate_schedules():
 def test_exploration_noise_follows_its_schedule_of_env_steps():
     main = copy.deepcopy(main_config)
     main["policy"]["collect"]["noise_sigma"] = {"type": "linear", "start": 0.5, "end": 0.0, "steps": 1000}
-    p = DDPGPolicy(compile_config(main, create_cfg=create_config, save_cfg=False).policy)
+    p = DDPGPolicy(compile_config(main, create_cfg=create_config, save_cfg=False, action_space=ACTIONS).policy)
     kw = p.collect_mode.collect_kwargs
     assert kw(0, 0) == {"sigma": 0.5} and kw(500, 7)["sigma"] == pytest.approx(0.25) and kw(2000, 0)["sigma"] == 0.0
     obs = {i: np.full(OBS, 0.1 * i, dtype=np.float32) for i in range(4)}

@@ -8,6 +8,7 @@ import copy
 import io
 import math
 
+import gymnasium as gym
 import numpy as np
 import pytest
 import torch
@@ -18,6 +19,7 @@ from stride.policy import SACPolicy
 from stride.zoo.pendulum.config.pendulum_sac_config import create_config, main_config
 
 OBS, ACT = 3, 1
+ACTIONS = gym.spaces.Box(-2.0, 2.0, (ACT,), np.float32)  # Pendulum's: the policy acts in its units
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -32,7 +34,7 @@ def make_policy(seed: int = 0, **learn) -> SACPolicy:
     main = copy.deepcopy(main_config)
     main["policy"]["model"].update(actor_hidden_size_list=[32, 32], critic_hidden_size_list=[32, 32])
     main["policy"]["learn"].update(batch_size=16, **learn)
-    cfg = compile_config(main, create_cfg=create_config, save_cfg=False)
+    cfg = compile_config(main, create_cfg=create_config, save_cfg=False, action_space=ACTIONS)
     torch.manual_seed(seed)
     return SACPolicy(cfg.policy)
 

@@ -44,7 +44,9 @@ def test_continuous_variant_keeps_sacs_unit_range_and_drops_the_env_reward():
     from stride.zoo.pendulum.config import pendulum_sqil_sac_config as pendulum
 
     main = copy.deepcopy(pendulum.main_config)
-    policy = SQILSACPolicy(compile_config(main, copy.deepcopy(pendulum.create_config), save_cfg=False).policy)
+    pendulum_actions = gym.spaces.Box(-2.0, 2.0, (1,), np.float32)  # the env's: the policy acts in its units
+    policy = SQILSACPolicy(compile_config(main, copy.deepcopy(pendulum.create_config), save_cfg=False,
+                                          action_space=pendulum_actions).policy)
     obs = np.zeros(3, np.float32)
     own = policy.collect_mode.process_transition(obs, {"action": np.array([1.0], np.float32)},
                                                  BaseEnvTimestep(obs, -3.0, False, {}))

@@ -6,6 +6,7 @@ from __future__ import annotations
 import copy
 import io
 
+import gymnasium as gym
 import numpy as np
 import pytest
 import torch
@@ -15,6 +16,7 @@ from stride.policy import DDPGPolicy, TD3Policy
 from stride.zoo.pendulum.config.pendulum_td3_config import create_config, main_config
 
 OBS, ACT = 3, 1
+ACTIONS = gym.spaces.Box(-2.0, 2.0, (ACT,), np.float32)  # Pendulum's: the policy acts in its units
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -29,7 +31,7 @@ def make_policy(seed: int = 0, **learn) -> TD3Policy:
     main = copy.deepcopy(main_config)
     main["policy"]["model"].update(actor_hidden_size_list=[32, 32], critic_hidden_size_list=[32, 32])
     main["policy"]["learn"].update(batch_size=16, **learn)
-    cfg = compile_config(main, create_cfg=create_config, save_cfg=False)
+    cfg = compile_config(main, create_cfg=create_config, save_cfg=False, action_space=ACTIONS)
     torch.manual_seed(seed)
     return TD3Policy(cfg.policy)
 

@@ -44,6 +44,7 @@ from ...policy.base_policy import Policy
 from ...utils.errors import ConfigError, ResourceError, StrideError
 from ...utils.files import atomic_write_text
 from ...utils.registry import import_components
+from ..utils import probe_spaces
 from .system import compile_system_config
 
 #: the ``--module`` values
@@ -73,6 +74,7 @@ def compile_dist_config(config_file: str, seed: int, main: Mapping[str, object],
     if cfg.policy.on_policy:
         raise ConfigError(f"policy '{cfg.policy.type}' is on-policy: -m dist runs off-policy policies (a replay "
                           "buffer between collectors and learner); use -m serial")
+    probe_spaces(cfg)  # the saved config shows what it takes from the env (the action range)
     out = out_path or f"{os.path.basename(config_file)}.json"
     exp_dir = os.path.abspath(make_exp_dir(str(cfg.exp_name)))
     data = {"format": FORMAT, "seed": int(seed), "exp_dir": exp_dir, "main_config": dict(main),
@@ -107,6 +109,7 @@ def read_dist_config(path: str) -> Tuple[Config, Config, Dict[str, object]]:
     sys_cfg = compile_system_config(data["system_config"])
     cfg = compile_config(data["main_config"], create_cfg=data["create_config"], seed=int(data["seed"]),
                          exp_name=str(data["exp_dir"]), save_cfg=False)
+    probe_spaces(cfg)  # as compile_dist_config: the roles' policies act in the env's units
     return cfg, sys_cfg, data
 
 
