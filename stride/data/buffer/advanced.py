@@ -60,14 +60,15 @@ counts items (deterministic, resumable) instead of decaying counters over wall-c
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union, cast
 
 import numpy as np
 import numpy.typing as npt
 import torch
 
-from ...config.config import Configurable, merge_config
-from ...config.setting import Setting
+from ...config.config import Configurable
+from ...config.view import ConfigView, setting, subsection
 from ...utils.errors import ConfigError
 from ...utils.registry import BUFFER_REGISTRY
 from ...utils.narrow import as_float, as_int, as_mapping, as_numbers, as_tensor, as_tensors
@@ -81,7 +82,7 @@ from ..storage import ColumnStorage
 from .eviction import UseStalenessEviction
 from .monitor import BufferMonitor, ScalarWriter
 from ..priority import PriorityTable
-from .rate_control import RateControl
+from .rate_control import RateControl, RateLimiterConfig
 from .protocol import Ticket, priority_update
 
 META_KEYS = ("replay_unique_id", "replay_buffer_idx", "IS", "priority", "collect_iter")
@@ -92,95 +93,98 @@ Slots = npt.NDArray[np.int64]
 __all__ = ["AdvancedReplayBuffer", "FileStorage", "BlockSumSampler"]
 
 
+@dataclass(frozen=True)
+class StorageConfig(ConfigView):
+    """``replay_buffer.storage``: where item payloads live."""
+
+    #: (str) 'memory': preallocated columns; 'file': one .npz file per item, only metadata in memory.
+    type: str = setting("memory", ("memory", "file"))
+    #: (str) 'file' only: parent folder of the buffer's own temporary folder ('' = system temp dir).
+    path: str = ""
+
+
+@dataclass(frozen=True)
+class MonitorConfig(ConfigView):
+    """``replay_buffer.monitor``: the throughput monitor."""
+
+    #: (int) log push/sample/remove counts and rates (text + TensorBoard buffer_*) every this many sample calls (0: never).
+    log_freq: int = setting(100, "[0, inf)")
+
+
+@dataclass(frozen=True)
+class AdvancedBufferConfig(ConfigView):
+    """``policy.other.replay_buffer`` of an :class:`AdvancedReplayBuffer`."""
+
+    #: the registered buffer name
+    type: str = "advanced"
+    #: (int) capacity in items; when full the oldest slot is overwritten (FIFO remover).
+    replay_buffer_size: int = setting(10000, "[1, inf)")
+    #: (int) sample/sample_batch return None while the buffer holds fewer items than this (or than the batch).
+    min_sample_size: int = setting(0, "[0, inf)")
+    #: (bool) proportional prioritized sampling (PER); False: uniform sampling, priorities ignored.
+    priority: bool = True
+    #: (float) priority exponent: P(i) = priority_i ** alpha / sum_j priority_j ** alpha.
+    alpha: float = setting(0.6, "[0, inf)")
+    #: (float) initial importance-sampling exponent, annealed linearly to 1.
+    beta: float = setting(0.4, "[0, 1]")
+    #: (int) number of sample calls over which beta reaches 1 (0: beta stays constant).
+    anneal_step: int = setting(100000, "[0, inf)")
+    #: (bool) attach the importance-sampling weight 'IS' to sampled items (prioritized only).
+    priority_IS_weight: bool = True
+    #: (float) priorities sent to update() are raised to at least this (0 would never be sampled again).
+    min_priority: float = setting(1e-6, "(0, inf)")
+    #: (float) evict an item once it has been sampled this many times (inf: never).
+    max_use: float = setting(float("inf"), "[1, inf]")
+    #: (float) evict an item when cur_learner_iter - its collect_iter exceeds this at sample time (inf: never).
+    max_staleness: float = setting(float("inf"), "[0, inf]")
+    #: (bool) False: a batch holds distinct items (uniform: every subset alike; prioritized: item i in it with
+    #: probability size * P(i), capped at 1); True: i.i.d. draws (repeats possible; prioritized ~2.5 us cheaper
+    #: per batch of 64). Either way no item appears in a batch more often than its remaining max_use.
+    replace: bool = False
+    #: push/sample ratio control (never blocks).
+    rate_limiter: RateLimiterConfig = subsection(RateLimiterConfig)
+    #: where item payloads live.
+    storage: StorageConfig = subsection(StorageConfig)
+    #: (int) 0: store obs as they are; k >= 2: obs / next_obs are k-frame stacks (Atari's (4, 84, 84)) kept
+    #: as references into a frame ring, each distinct frame once (stride.data.frame_storage; memory storage).
+    frame_stack: int = setting(0, "[0, inf)")
+    #: throughput monitor.
+    monitor: MonitorConfig = subsection(MonitorConfig)
+
+
 @BUFFER_REGISTRY.register("advanced")
 class AdvancedReplayBuffer(Configurable):
     """Prioritized (or uniform) replay with use/staleness eviction, monitor and non-blocking rate control."""
 
-    @classmethod
-    def declared_config(cls) -> Dict[str, object]:
-        return dict(
-            type="advanced",
-            # (int) capacity in items; when full the oldest slot is overwritten (FIFO remover).
-            replay_buffer_size=Setting(10000, "[1, inf)"),
-            # (int) sample/sample_batch return None while the buffer holds fewer items than this (or than the batch).
-            min_sample_size=Setting(0, "[0, inf)"),
-            # (bool) proportional prioritized sampling (PER); False: uniform sampling, priorities ignored.
-            priority=True,
-            # (float) priority exponent: P(i) = priority_i ** alpha / sum_j priority_j ** alpha.
-            alpha=Setting(0.6, "[0, inf)"),
-            # (float) initial importance-sampling exponent, annealed linearly to 1.
-            beta=Setting(0.4, "[0, 1]"),
-            # (int) number of sample calls over which beta reaches 1 (0: beta stays constant).
-            anneal_step=Setting(100000, "[0, inf)"),
-            # (bool) attach the importance-sampling weight 'IS' to sampled items (prioritized only).
-            priority_IS_weight=True,
-            # (float) priorities sent to update() are raised to at least this (0 would never be sampled again).
-            min_priority=Setting(1e-6, "(0, inf)"),
-            # (float) evict an item once it has been sampled this many times (inf: never).
-            max_use=Setting(float("inf"), "[1, inf]"),
-            # (float) evict an item when cur_learner_iter - its collect_iter exceeds this at sample time (inf: never).
-            max_staleness=Setting(float("inf"), "[0, inf]"),
-            # (bool) False: a batch holds distinct items (uniform: every subset alike; prioritized: item i in it with
-            # probability size * P(i), capped at 1); True: i.i.d. draws (repeats possible; prioritized ~2.5 us cheaper
-            # per batch of 64). Either way no item appears in a batch more often than its remaining max_use.
-            replace=False,
-            # (dict) push/sample ratio control (never blocks).
-            rate_limiter=dict(
-                # (str) push/sample ratio control: 'none', 'min_size' or 'sample_to_insert_ratio' (Reverb's
-                # limiters, non-blocking: a refused push is dropped and counted, a refused sample returns None).
-                type=Setting("none", ("none", "min_size", "sample_to_insert_ratio")),
-                # (float) target sampled items per pushed item ('sample_to_insert_ratio').
-                samples_per_insert=Setting(1.0, "(0, inf)"),
-                # (int) samples are refused until the buffer holds this many items.
-                min_size_to_sample=Setting(1, "[1, inf)"),
-                # (float) allowed deviation of inserts * samples_per_insert - samples around its warm-up offset.
-                error_buffer=Setting(100.0, "[0, inf)"),
-            ),
-            # (dict) where item payloads live.
-            storage=dict(
-                # (str) 'memory': preallocated columns; 'file': one .npz file per item, only metadata in memory.
-                type=Setting("memory", ("memory", "file")),
-                # (str) 'file' only: parent folder of the buffer's own temporary folder ('' = system temp dir).
-                path="",
-            ),
-            # (int) 0: store obs as they are; k >= 2: obs / next_obs are k-frame stacks (Atari's (4, 84, 84)) kept
-            # as references into a frame ring, each distinct frame once (stride.data.frame_storage; memory storage).
-            frame_stack=Setting(0, "[0, inf)"),
-            # (dict) throughput monitor.
-            monitor=dict(
-                # (int) log push/sample/remove counts and rates (text + TensorBoard buffer_*) every this many sample calls (0: never).
-                log_freq=Setting(100, "[0, inf)"),
-            ),
-        )
+    config_view = AdvancedBufferConfig
 
     def __init__(self, cfg: Optional[Mapping[str, object]] = None, seed: Optional[int] = None, tb_logger: Optional[ScalarWriter] = None,
                  exp_name: Optional[str] = None, instance_name: str = "buffer", **_: object) -> None:
-        self._cfg = cfg = merge_config(self.declared_config(), cfg or {}, prefix="policy.other.replay_buffer.")
-        cap = int(cfg["replay_buffer_size"])
-        alpha, beta = float(cfg["alpha"]), float(cfg["beta"])
-        self._min_sample = max(int(cfg["min_sample_size"]), 1)
-        stype, frame_stack = cfg["storage"]["type"], int(cfg["frame_stack"])
+        self._cfg = c = self.typed_config(AdvancedBufferConfig, cfg, prefix="policy.other.replay_buffer.")
+        cap = c.replay_buffer_size
+        self._min_sample = max(c.min_sample_size, 1)
+        stype, frame_stack = c.storage.type, c.frame_stack
         if stype == "memory":
             self._storage: Union[ColumnStorage, FileStorage] = column_storage(cap, frame_stack)
         elif frame_stack:
             raise ConfigError(f"replay_buffer.frame_stack={frame_stack} needs storage.type 'memory', not '{stype}'")
         elif stype == "file":
-            self._storage = FileStorage(cap, cfg["storage"]["path"] or None)
+            self._storage = FileStorage(cap, c.storage.path or None)
         else:
             raise ConfigError(f"unknown storage.type '{stype}'; valid choices: memory, file")
         self._file = stype == "file"
         self._may_drop = frame_stack > 0  # (only a frame storage lets items go early: pop_dropped)
-        self.monitor = BufferMonitor(tb_logger, exp_name, instance_name, cfg["monitor"]["log_freq"])
+        self.monitor = BufferMonitor(tb_logger, exp_name, instance_name, c.monitor.log_freq)
         self.logger: logging.Logger = self.monitor.logger
-        self._rate = RateControl.from_config(cfg["rate_limiter"], self.monitor, self.logger)
+        self._rate = RateControl.from_config(c.rate_limiter, self.monitor, self.logger)
         self._rng = np.random.default_rng(seed)
         # what is sampled (priorities) and what is evicted early (use / staleness)
         self._limit = BatchLimit(cap)  # distinct batches / remaining max_use within a batch (one scratch array)
-        self._pri = PriorityTable(cap, bool(cfg["priority"]), alpha, beta, int(cfg["anneal_step"]),
-                                  float(cfg["min_priority"]), bool(cfg["priority_IS_weight"]), self._limit)
+        self._pri = PriorityTable(cap, bool(c.priority), float(c.alpha), float(c.beta), c.anneal_step,
+                                  float(c.min_priority), bool(c.priority_IS_weight), self._limit)
         self._tree: Optional[BlockSumSampler] = self._pri.sampler
         self._prio = self._pri.prio  # per-slot priority (same array)
-        self._evictor = UseStalenessEviction(cap, float(cfg["max_use"]), float(cfg["max_staleness"]))
+        self._evictor = UseStalenessEviction(cap, float(c.max_use), float(c.max_staleness))
         self._use_on, self._stale_on = self._evictor.use_on, self._evictor.stale_on
         self._use, self._collect_iter = self._evictor.use, self._evictor.collect_iter  # (same arrays)
         # per-slot identity
@@ -190,7 +194,7 @@ class AdvancedReplayBuffer(Configurable):
         self._next_id = 0
         self._learner_iter = 0  # latest cur_learner_iter seen (stamps items pushed without a collect_iter)
         self._live_cache: Optional[np.ndarray] = None  # live slots for uniform sampling with holes
-        self._replace = bool(cfg["replace"])
+        self._replace = bool(c.replace)
 
     # ---- properties --------------------------------------------------------------------------
     @property
