@@ -6,7 +6,8 @@ DI-engine's features):
 * **storage** -- :class:`~stride.data.storage.ColumnStorage` (one preallocated array per field,
   written as a ring), or, for big payloads, :class:`~stride.data.file_storage.FileStorage` (one
   ``.npz`` file per item, only metadata in memory);
-* **what is sampled** -- :class:`~stride.data.priority.PriorityTable` (the part
+* **what is sampled** -- the selector, :class:`~.slot_selector.SlotSelector` (RL-Flow's buffer =
+  storage + selector + rate limiter), over :class:`~stride.data.priority.PriorityTable` (the part
   :class:`~stride.data.selectors.PrioritizedSelector` wraps too): proportional prioritized replay
   (``P(i) = p_i^alpha / sum``, new items at the max priority, IS weights, beta annealing) over a
   :class:`~stride.data.block_sampler.BlockSumSampler`; or uniform over the live slots
@@ -73,7 +74,7 @@ from ...utils.errors import ConfigError
 from ...utils.registry import BUFFER_REGISTRY
 from ...utils.narrow import as_float, as_int, as_mapping, as_numbers, as_tensor, as_tensors
 from ..block_sampler import BlockSumSampler
-from ..draws import BatchLimit, read_only, uniform_excluding
+from ..draws import BatchLimit, read_only
 from ..file_storage import FileStorage
 from ..frame_storage import column_storage, expanded_chunks
 from ..npz import load_npz, save_npz
@@ -83,6 +84,7 @@ from .eviction import UseStalenessEviction
 from .monitor import BufferMonitor, ScalarWriter
 from ..priority import PriorityTable
 from .rate_control import RateControl, RateLimiterConfig
+from .slot_selector import SlotSelector
 from .protocol import Ticket, priority_update
 
 META_KEYS = ("replay_unique_id", "replay_buffer_idx", "IS", "priority", "collect_iter")
@@ -178,10 +180,10 @@ class AdvancedReplayBuffer(Configurable):
         self.logger: logging.Logger = self.monitor.logger
         self._rate = RateControl.from_config(c.rate_limiter, self.monitor, self.logger)
         self._rng = np.random.default_rng(seed)
-        # what is sampled (priorities) and what is evicted early (use / staleness)
-        self._limit = BatchLimit(cap)  # distinct batches / remaining max_use within a batch (one scratch array)
+        # what is sampled (priorities, the selector) and what is evicted early (use / staleness)
+        limit = BatchLimit(cap)  # distinct batches / remaining max_use within a batch (one scratch array)
         self._pri = PriorityTable(cap, bool(c.priority), float(c.alpha), float(c.beta), c.anneal_step,
-                                  float(c.min_priority), bool(c.priority_IS_weight), self._limit)
+                                  float(c.min_priority), bool(c.priority_IS_weight), limit)
         self._tree: Optional[BlockSumSampler] = self._pri.sampler
         self._prio = self._pri.prio  # per-slot priority (same array)
         self._evictor = UseStalenessEviction(cap, float(c.max_use), float(c.max_staleness))
@@ -193,8 +195,7 @@ class AdvancedReplayBuffer(Configurable):
         self._n_live = 0
         self._next_id = 0
         self._learner_iter = 0  # latest cur_learner_iter seen (stamps items pushed without a collect_iter)
-        self._live_cache: Optional[np.ndarray] = None  # live slots for uniform sampling with holes
-        self._replace = bool(c.replace)
+        self._selector = SlotSelector(self._pri, limit, self._evictor, self._live, self._rng, c.replace)
 
     # ---- properties --------------------------------------------------------------------------
     @property
@@ -318,7 +319,7 @@ class AdvancedReplayBuffer(Configurable):
         self._live[slot] = True
         self._evictor.written_one(slot, cit)
         self._n_live += 1
-        self._live_cache = None
+        self._selector.live_changed()
         self._pri.write_one(slot, prio)
 
     def _write(self, items: Any, ids: np.ndarray, prio: Optional[np.ndarray], cit: np.ndarray,
@@ -351,7 +352,7 @@ class AdvancedReplayBuffer(Configurable):
         self._live[slots] = True
         self._evictor.written(slots, cit[-keep:])
         self._n_live += keep
-        self._live_cache = None
+        self._selector.live_changed()
         self._pri.write(slots, None if prio is None else prio[-keep:])
 
     def _evict_dropped(self, written: Union[int, Tuple[()], Slots]) -> None:
@@ -373,7 +374,7 @@ class AdvancedReplayBuffer(Configurable):
             self._pri.erase(slots)
             self._storage.free(slots)
         self._n_live -= int(slots.size)
-        self._live_cache = None
+        self._selector.live_changed()
         if self._rate is not None:
             self._rate.deleted(int(slots.size))
         self.monitor.removed[reason] += int(slots.size)
@@ -390,7 +391,7 @@ class AdvancedReplayBuffer(Configurable):
             return None
         if self._rate is not None and not self._rate.may_sample(size):
             return None
-        drawn = self._draw_prioritized(size) if self._tree is not None else (self._draw_uniform(size), None)
+        drawn = self._selector.draw(size, self._n_live, self._storage.span, self.monitor.sample_calls)
         if drawn is None:  # (fewer than `size` items of positive priority)
             self.monitor.sample_insufficient += 1
             return None
@@ -400,46 +401,6 @@ class AdvancedReplayBuffer(Configurable):
         if self._use_on:
             self._evictor.count_use(slots)
         return slots, is_w
-
-    def _draw_prioritized(self, size: int) -> Optional[Tuple[Slots, Optional[npt.NDArray[np.float32]]]]:
-        """Proportional slots and IS weights (:class:`~stride.data.priority.PriorityTable`), or None."""
-        capped = self._cap_weighted if self._replace and self._use_on else None
-        return self._pri.sample(size, self._rng, self._storage.span, self.monitor.sample_calls, self._replace, capped)
-
-    def _draw_uniform(self, size: int) -> Slots:
-        """Uniform live slots (:meth:`~stride.data.draws.BatchLimit.draw`); with replacement, no slot
-        more often than its remaining uses (a live item has a use left, so distinct batches need no check)."""
-        n_ring = self._storage.span
-        holes = self._n_live != n_ring  # (else slots 0..n_ring-1 are all live)
-        if holes:
-            slots = self._limit.draw(self._rng, self._n_live, size, self._replace, self._live_slots())
-        else:
-            slots = self._limit.draw(self._rng, n_ring, size, self._replace)
-        if self._replace and self._use_on:
-            capped = self._limit.capped(slots, self._uniform_excluding, self._evictor.remaining)
-            assert capped is not None  # (the live items' remaining uses always fill a batch of live items)
-            slots = capped
-        return slots
-
-    def _live_slots(self) -> np.ndarray:
-        if self._live_cache is None:
-            self._live_cache = np.flatnonzero(self._live)
-        return self._live_cache
-
-    def _uniform_excluding(self, k: int, exhausted: np.ndarray) -> np.ndarray:
-        """``k`` i.i.d. live slots, uniform, ``exhausted`` ones left out (:class:`BatchLimit`'s further draws)."""
-        if self._n_live == self._storage.span:
-            return uniform_excluding(self._rng, k, self._n_live, exhausted)
-        live = self._live_slots()
-        return uniform_excluding(self._rng, k, live.size, exhausted, live)
-
-    def _cap_weighted(self, slots: np.ndarray) -> Optional[np.ndarray]:
-        """I.i.d. prioritized draws with no item more often than its remaining uses."""
-        return self._limit.capped(slots, self._weighted_excluding, self._evictor.remaining)
-
-    def _weighted_excluding(self, k: int, exhausted: np.ndarray) -> np.ndarray:
-        """``k`` i.i.d. slots proportional to their priority weight, ``exhausted`` ones left out."""
-        return self._pri.draw_excluding(k, self._rng, self._storage.span, exhausted)
 
     def _after_sample(self, slots: np.ndarray, cur_learner_iter: int) -> None:
         mon = self.monitor
@@ -536,7 +497,7 @@ class AdvancedReplayBuffer(Configurable):
         self._pri.reset()
         self._evictor.reset()
         self._n_live = 0
-        self._live_cache = None
+        self._selector.live_changed()
 
     def close(self) -> None:
         """Clear, and for file storage remove its folder."""
@@ -601,7 +562,7 @@ class AdvancedReplayBuffer(Configurable):
         self._pri.restore(slots, prio)
         self._evictor.restore(slots, use, cit)
         self._n_live = int(self._live.sum())
-        self._live_cache = None
+        self._selector.live_changed()
 
     def state_dict(self) -> Dict[str, object]:
         """Live items at their slots, ring position, metadata, RNG, beta schedule, counters (tensors + plain values)."""
