@@ -1,4 +1,4 @@
-"""Data: column storage, replay buffers behind one protocol, and RL-Flow's sequence adder, selectors and rate limiters."""
+"""Data: column storage, replay buffers behind one protocol, and RL-Flow's adders, selectors and rate limiters."""
 
 from .storage import ColumnStorage
 from .frame_storage import FrameStackStorage
@@ -10,12 +10,12 @@ from .selectors import (
     SelectorKeyError, EmptySelectorError,
 )
 from .rate_limiters import RateLimiter, MinSize, SampleToInsertRatio, RateLimitedError
-from .adders import SequenceAdder, episode_end
+from .adders import SequenceAdder, TransitionAdder, NStepTransitionAdder, EpisodeAdder, episode_end
 
 __all__ = [
     "ColumnStorage", "FrameStackStorage", "NaiveReplayBuffer", "AdvancedReplayBuffer", "EpisodeReplayBuffer", "FileStorage", "BufferMonitor",
     "create_buffer", "ReplayBuffer", "Ticket",
     "UniformSelector", "PrioritizedSelector", "FIFOSelector", "LIFOSelector",
     "SelectorKeyError", "EmptySelectorError", "RateLimiter", "MinSize", "SampleToInsertRatio",
-    "RateLimitedError", "SequenceAdder", "episode_end",
+    "RateLimitedError", "SequenceAdder", "TransitionAdder", "NStepTransitionAdder", "EpisodeAdder", "episode_end",
 ]

@@ -12,10 +12,12 @@ The interface is RL-Flow's README form, extended with the action::
         if done:
             break                                    # the next add() starts a new episode
 
-One adder is here, the one a policy uses: R2D2 / R2D3 cut each collected episode segment into
-sequences with :class:`SequenceAdder`. Transitions and their n-step returns are made by one pure
-function, :func:`stride.rl_utils.get_nstep_return_data`, which ``Policy.get_train_sample`` calls
-(RL-Flow's transition, n-step and episode adders had no caller here and are gone).
+The adder a policy uses is :class:`SequenceAdder`: R2D2 / R2D3 cut each collected episode segment
+into sequences with it. Transitions and their n-step returns are made by one pure function,
+:func:`stride.rl_utils.get_nstep_return_data`, which ``Policy.get_train_sample`` calls.
+RL-Flow's :class:`TransitionAdder`, :class:`NStepTransitionAdder` and :class:`EpisodeAdder` stay
+one release as deprecated aliases (a ``DeprecationWarning`` on construction): the n-step one calls
+that same function, so Stride has one n-step implementation.
 
 ``add(obs, rew, done, info, action)`` reports what ``env.step(action)`` returned; the first call
 after construction, after an episode end or after :meth:`reset` starts an episode and only stores
@@ -28,10 +30,13 @@ carries no valid data; the episode is closed at the last good observation as if 
 and nothing is bootstrapped across the crash). ``done`` without either key counts as termination
 (DI-engine's legacy envs); gymnasium's ``TimeLimit.truncated`` is understood too.
 
-Items are plain dicts of arrays, ready for a column buffer: stacked rows ``{obs, action, reward,
-done, start, last, mask}`` (row ``t`` holds ``s_t``, ``a_t``, ``r_t`` and whether ``a_t`` terminated
-the episode; the final observation gets its own row with ``last=True`` and zero action/reward, as in
-ACME; padding rows have ``mask=False``).
+Items are plain dicts of arrays, ready for a column buffer: the sequence and episode adders emit
+stacked rows ``{obs, action, reward, done, start, last, mask}`` (row ``t`` holds ``s_t``, ``a_t``,
+``r_t`` and whether ``a_t`` terminated the episode; the final observation gets its own row with
+``last=True`` and zero action/reward, as in ACME; padding rows have ``mask=False``). The transition
+adders emit ``{obs, action, reward, next_obs, done, truncated}`` (+ ``discount`` = ``gamma ** k``
+for n-step, ``k`` the real steps summed), where ``done`` means *terminated* and ``truncated`` marks a
+transition whose ``next_obs`` is the last observation of an episode cut short.
 
 ``add(..., extras={...})`` stores what the agent knew when it acted (ACME's extras: e.g. the recurrent
 state it started from) under their own keys, in the step's row (the final observation and padding
@@ -50,13 +55,20 @@ How this differs from the peers, on purpose:
 
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, List, Mapping, Optional
+import warnings
+from collections import deque
+from typing import Any, Callable, Deque, Dict, List, Mapping, Optional
 
 import numpy as np
+
+from ..rl_utils.nstep import get_nstep_return_data
 
 __all__ = [
     "Adder",
     "SequenceAdder",
+    "TransitionAdder",
+    "NStepTransitionAdder",
+    "EpisodeAdder",
     "END_OF_EPISODE_BEHAVIORS",
     "episode_end",
 ]
@@ -169,6 +181,87 @@ def _with_extras(item: Dict[str, Any], extras: Mapping[str, Any]) -> Dict[str, A
 def _as_reward(reward: Any) -> Any:
     r = np.asarray(reward, dtype=np.float64)
     return float(r) if r.ndim == 0 else r
+
+
+def _deprecated(name: str, instead: str) -> None:
+    warnings.warn(f"{name} is deprecated and goes next release; {instead}", DeprecationWarning, stacklevel=3)
+
+
+def _transition(obs: Any, action: Any, reward: Any, next_obs: Any, end: str, extras: Mapping[str, Any]) -> Dict[str, Any]:
+    """One step as ``{obs, action, reward, next_obs, done, truncated}`` plus its extras."""
+    item = {
+        "obs": obs,
+        "action": action,
+        "reward": reward,
+        "next_obs": next_obs,
+        "done": end == _TERMINATED,
+        "truncated": end == _TRUNCATED,
+    }
+    return _with_extras(item, extras)
+
+
+class TransitionAdder(Adder):
+    """Deprecated: one-step transitions ``{obs, action, reward, next_obs, done, truncated}``.
+
+    RL-Flow's adder with truncation kept apart from termination (``next_obs`` is always the real
+    next observation; ``done`` is True only for termination). Collectors already hand out these
+    transitions (``SampleCollector``), so this alias goes next release.
+    """
+
+    def __init__(self, on_generate: Callable[[Dict[str, object]], object]) -> None:
+        _deprecated("TransitionAdder", "collect transitions with stride.worker.SampleCollector")
+        super().__init__(on_generate)
+
+    def _step(self, obs: Any, action: Any, reward: Any, next_obs: Any, end: str, extras: Dict[str, Any]) -> None:
+        self.on_generate(_transition(obs, action, reward, next_obs, end, extras))
+
+
+class NStepTransitionAdder(Adder):
+    """Deprecated: n-step transitions from :func:`stride.rl_utils.get_nstep_return_data`.
+
+    Each step ``t`` is emitted once, as soon as its window is known: ``{obs: s_t, action: a_t,
+    reward: sum_{i<k} gamma^i r_{t+i}, next_obs: s_{t+k}, done, truncated, discount: gamma^k}`` with
+    ``k = n_step``, or fewer steps when the episode ends inside the window (then ``next_obs`` is the
+    final observation and ``done`` says whether the episode terminated there). The sums are the
+    policies' own n-step function's, so the adder and ``Policy.get_train_sample`` cannot disagree.
+    Rewards are scalars (that function's contract).
+    """
+
+    def __init__(self, on_generate: Callable[[Dict[str, object]], object], n_step: int, discount: float) -> None:
+        _deprecated("NStepTransitionAdder", "policies make n-step transitions with "
+                    "stride.rl_utils.get_nstep_return_data (Policy.get_train_sample)")
+        super().__init__(on_generate)
+        if isinstance(n_step, bool) or int(n_step) != n_step or n_step < 1:
+            raise ValueError(f"n_step must be a positive integer, got {n_step!r}")
+        discount = float(discount)
+        if not 0.0 <= discount <= 1.0:
+            raise ValueError(f"discount must be in [0, 1], got {discount}")
+        self.n_step = int(n_step)
+        self.discount = discount
+        self._window: Deque[Dict[str, Any]] = deque()  # one-step transitions not yet emitted
+
+    def _emit(self, count: int, truncated: bool) -> None:
+        """Emit the oldest ``count`` transitions of the window, n-step summed."""
+        for item in get_nstep_return_data(list(self._window), self.n_step, self.discount)[:count]:
+            item["discount"] = item.pop("value_gamma")
+            item["truncated"] = truncated and not item["done"]
+            self.on_generate(item)
+            self._window.popleft()
+
+    def _step(self, obs: Any, action: Any, reward: Any, next_obs: Any, end: str, extras: Dict[str, Any]) -> None:
+        reward = _as_reward(reward)
+        if not isinstance(reward, float):
+            raise ValueError(f"NStepTransitionAdder sums scalar rewards, got shape {np.shape(reward)}")
+        self._window.append(_transition(obs, action, reward, next_obs, end, extras))
+        if end == _RUNNING and len(self._window) == self.n_step:
+            self._emit(1, truncated=False)
+
+    def _end(self, end: str, final_obs: Any) -> None:
+        # The steps whose window the episode end cut: shorter sums ending at the final observation.
+        self._emit(len(self._window), truncated=end != _TERMINATED)
+
+    def _clear(self) -> None:
+        self._window.clear()
 
 
 END_OF_EPISODE_BEHAVIORS = ("zero_pad", "truncate", "write")
@@ -315,3 +408,40 @@ class SequenceAdder(_RowAdder):
             self._emit(self._rows[-real:] + [self._padding_row() for _ in range(delta)])
         else:  # 'truncate'
             self._emit(self._rows[-real:])
+
+
+class EpisodeAdder(_RowAdder):
+    """Deprecated: the whole episode as one item when it ends (ACME's EpisodeAdder).
+
+    An episode longer than ``max_sequence_length`` rows (final observation row included) raises
+    ``ValueError`` at the step that exceeds it, and the episode is dropped. With
+    ``pad_to_max=True`` items are padded with ``mask=False`` rows to ``max_sequence_length``.
+    """
+
+    def __init__(
+        self, on_generate: Callable[[Dict[str, object]], object], max_sequence_length: int, pad_to_max: bool = False
+    ) -> None:
+        _deprecated("EpisodeAdder", "collect whole episodes with stride.worker.EpisodeCollector, or fixed "
+                    "windows with SequenceAdder")
+        super().__init__(on_generate)
+        if isinstance(max_sequence_length, bool) or int(max_sequence_length) != max_sequence_length or max_sequence_length < 2:
+            raise ValueError(f"max_sequence_length must be an integer >= 2, got {max_sequence_length!r}")
+        self.max_sequence_length = int(max_sequence_length)
+        self.pad_to_max = bool(pad_to_max)
+
+    def _append(self, row: Dict[str, Any]) -> None:
+        # Room must stay for the final observation row unless this is it.
+        limit = self.max_sequence_length if row["last"] else self.max_sequence_length - 1
+        if len(self._rows) + 1 > limit:
+            self.reset()
+            raise ValueError(
+                f"episode longer than max_sequence_length={self.max_sequence_length} rows "
+                "(the final observation takes a row); the episode was dropped"
+            )
+        self._rows.append(row)
+
+    def _finish(self, end: str) -> None:
+        rows = list(self._rows)
+        if self.pad_to_max:
+            rows += [self._padding_row() for _ in range(self.max_sequence_length - len(rows))]
+        self._emit(rows)

@@ -457,9 +457,9 @@ def test_metadata_views_are_read_only():
 
 
 def test_rate_limiter_numbers_must_be_numbers():
-    from stride.data.buffer.rate_control import build_limiter
+    from stride.data.buffer.rate_control import RateLimiterConfig, build_limiter
     from stride.utils.errors import ConfigError
 
-    assert build_limiter({"type": "min_size", "min_size_to_sample": 3}).min_size_to_sample == 3
-    with pytest.raises(ConfigError, match="min_size_to_sample"):
-        build_limiter({"type": "min_size", "min_size_to_sample": "3"})
+    assert build_limiter(RateLimiterConfig(type="min_size", min_size_to_sample=3)).min_size_to_sample == 3
+    with pytest.raises(ConfigError, match="rate_limiter.min_size_to_sample' must be an integer"):
+        AdvancedReplayBuffer({"rate_limiter": {"type": "min_size", "min_size_to_sample": "3"}})

@@ -73,7 +73,7 @@ def test_demo_mix_sends_each_row_back_to_its_own_store():
     assert mix.agent.priorities[ticket.slots[2:]].tolist() == [5.0, 6.0]
 
 
-def test_create_buffer_refuses_a_type_that_misses_the_protocol():
+def test_create_buffer_refuses_a_type_that_misses_the_protocol(monkeypatch):
     class Partial:
         def __init__(self, cfg, seed=None, **_):
             pass
@@ -81,7 +81,9 @@ def test_create_buffer_refuses_a_type_that_misses_the_protocol():
         def push(self, data, cur_collector_envstep=-1):
             pass
 
-    if "partial_for_test" not in BUFFER_REGISTRY:
-        BUFFER_REGISTRY.register("partial_for_test", Partial)
+    # (found through the registry for this test only: a registered Partial would stay for later tests,
+    # e.g. tests/config's scan of every registered buffer's declared config)
+    real_get = BUFFER_REGISTRY.get
+    monkeypatch.setattr(BUFFER_REGISTRY, "get", lambda name: Partial if name == "partial_for_test" else real_get(name))
     with pytest.raises(TypeError, match=r"'partial_for_test' lacks the ReplayBuffer methods \['sample_batch'"):
         create_buffer({"type": "partial_for_test"})

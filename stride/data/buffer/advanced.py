@@ -6,7 +6,8 @@ DI-engine's features):
 * **storage** -- :class:`~stride.data.storage.ColumnStorage` (one preallocated array per field,
   written as a ring), or, for big payloads, :class:`~stride.data.file_storage.FileStorage` (one
   ``.npz`` file per item, only metadata in memory);
-* **what is sampled** -- :class:`~stride.data.priority.PriorityTable` (the part
+* **what is sampled** -- the selector, :class:`~.slot_selector.SlotSelector` (RL-Flow's buffer =
+  storage + selector + rate limiter), over :class:`~stride.data.priority.PriorityTable` (the part
   :class:`~stride.data.selectors.PrioritizedSelector` wraps too): proportional prioritized replay
   (``P(i) = p_i^alpha / sum``, new items at the max priority, IS weights, beta annealing) over a
   :class:`~stride.data.block_sampler.BlockSumSampler`; or uniform over the live slots
@@ -60,19 +61,20 @@ counts items (deterministic, resumable) instead of decaying counters over wall-c
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union, cast
 
 import numpy as np
 import numpy.typing as npt
 import torch
 
-from ...config.config import Configurable, merge_config
-from ...config.setting import Setting
+from ...config.config import Configurable
+from ...config.view import ConfigView, setting, subsection
 from ...utils.errors import ConfigError
 from ...utils.registry import BUFFER_REGISTRY
 from ...utils.narrow import as_float, as_int, as_mapping, as_numbers, as_tensor, as_tensors
 from ..block_sampler import BlockSumSampler
-from ..draws import BatchLimit, read_only, uniform_excluding
+from ..draws import BatchLimit, read_only
 from ..file_storage import FileStorage
 from ..frame_storage import column_storage, expanded_chunks
 from ..npz import load_npz, save_npz
@@ -81,7 +83,8 @@ from ..storage import ColumnStorage
 from .eviction import UseStalenessEviction
 from .monitor import BufferMonitor, ScalarWriter
 from ..priority import PriorityTable
-from .rate_control import RateControl
+from .rate_control import RateControl, RateLimiterConfig
+from .slot_selector import SlotSelector
 from .protocol import Ticket, priority_update
 
 META_KEYS = ("replay_unique_id", "replay_buffer_idx", "IS", "priority", "collect_iter")
@@ -92,95 +95,98 @@ Slots = npt.NDArray[np.int64]
 __all__ = ["AdvancedReplayBuffer", "FileStorage", "BlockSumSampler"]
 
 
+@dataclass(frozen=True)
+class StorageConfig(ConfigView):
+    """``replay_buffer.storage``: where item payloads live."""
+
+    #: (str) 'memory': preallocated columns; 'file': one .npz file per item, only metadata in memory.
+    type: str = setting("memory", ("memory", "file"))
+    #: (str) 'file' only: parent folder of the buffer's own temporary folder ('' = system temp dir).
+    path: str = ""
+
+
+@dataclass(frozen=True)
+class MonitorConfig(ConfigView):
+    """``replay_buffer.monitor``: the throughput monitor."""
+
+    #: (int) log push/sample/remove counts and rates (text + TensorBoard buffer_*) every this many sample calls (0: never).
+    log_freq: int = setting(100, "[0, inf)")
+
+
+@dataclass(frozen=True)
+class AdvancedBufferConfig(ConfigView):
+    """``policy.other.replay_buffer`` of an :class:`AdvancedReplayBuffer`."""
+
+    #: the registered buffer name
+    type: str = "advanced"
+    #: (int) capacity in items; when full the oldest slot is overwritten (FIFO remover).
+    replay_buffer_size: int = setting(10000, "[1, inf)")
+    #: (int) sample/sample_batch return None while the buffer holds fewer items than this (or than the batch).
+    min_sample_size: int = setting(0, "[0, inf)")
+    #: (bool) proportional prioritized sampling (PER); False: uniform sampling, priorities ignored.
+    priority: bool = True
+    #: (float) priority exponent: P(i) = priority_i ** alpha / sum_j priority_j ** alpha.
+    alpha: float = setting(0.6, "[0, inf)")
+    #: (float) initial importance-sampling exponent, annealed linearly to 1.
+    beta: float = setting(0.4, "[0, 1]")
+    #: (int) number of sample calls over which beta reaches 1 (0: beta stays constant).
+    anneal_step: int = setting(100000, "[0, inf)")
+    #: (bool) attach the importance-sampling weight 'IS' to sampled items (prioritized only).
+    priority_IS_weight: bool = True
+    #: (float) priorities sent to update() are raised to at least this (0 would never be sampled again).
+    min_priority: float = setting(1e-6, "(0, inf)")
+    #: (float) evict an item once it has been sampled this many times (inf: never).
+    max_use: float = setting(float("inf"), "[1, inf]")
+    #: (float) evict an item when cur_learner_iter - its collect_iter exceeds this at sample time (inf: never).
+    max_staleness: float = setting(float("inf"), "[0, inf]")
+    #: (bool) False: a batch holds distinct items (uniform: every subset alike; prioritized: item i in it with
+    #: probability size * P(i), capped at 1); True: i.i.d. draws (repeats possible; prioritized ~2.5 us cheaper
+    #: per batch of 64). Either way no item appears in a batch more often than its remaining max_use.
+    replace: bool = False
+    #: push/sample ratio control (never blocks).
+    rate_limiter: RateLimiterConfig = subsection(RateLimiterConfig)
+    #: where item payloads live.
+    storage: StorageConfig = subsection(StorageConfig)
+    #: (int) 0: store obs as they are; k >= 2: obs / next_obs are k-frame stacks (Atari's (4, 84, 84)) kept
+    #: as references into a frame ring, each distinct frame once (stride.data.frame_storage; memory storage).
+    frame_stack: int = setting(0, "[0, inf)")
+    #: throughput monitor.
+    monitor: MonitorConfig = subsection(MonitorConfig)
+
+
 @BUFFER_REGISTRY.register("advanced")
 class AdvancedReplayBuffer(Configurable):
     """Prioritized (or uniform) replay with use/staleness eviction, monitor and non-blocking rate control."""
 
-    @classmethod
-    def declared_config(cls) -> Dict[str, object]:
-        return dict(
-            type="advanced",
-            # (int) capacity in items; when full the oldest slot is overwritten (FIFO remover).
-            replay_buffer_size=Setting(10000, "[1, inf)"),
-            # (int) sample/sample_batch return None while the buffer holds fewer items than this (or than the batch).
-            min_sample_size=Setting(0, "[0, inf)"),
-            # (bool) proportional prioritized sampling (PER); False: uniform sampling, priorities ignored.
-            priority=True,
-            # (float) priority exponent: P(i) = priority_i ** alpha / sum_j priority_j ** alpha.
-            alpha=Setting(0.6, "[0, inf)"),
-            # (float) initial importance-sampling exponent, annealed linearly to 1.
-            beta=Setting(0.4, "[0, 1]"),
-            # (int) number of sample calls over which beta reaches 1 (0: beta stays constant).
-            anneal_step=Setting(100000, "[0, inf)"),
-            # (bool) attach the importance-sampling weight 'IS' to sampled items (prioritized only).
-            priority_IS_weight=True,
-            # (float) priorities sent to update() are raised to at least this (0 would never be sampled again).
-            min_priority=Setting(1e-6, "(0, inf)"),
-            # (float) evict an item once it has been sampled this many times (inf: never).
-            max_use=Setting(float("inf"), "[1, inf]"),
-            # (float) evict an item when cur_learner_iter - its collect_iter exceeds this at sample time (inf: never).
-            max_staleness=Setting(float("inf"), "[0, inf]"),
-            # (bool) False: a batch holds distinct items (uniform: every subset alike; prioritized: item i in it with
-            # probability size * P(i), capped at 1); True: i.i.d. draws (repeats possible; prioritized ~2.5 us cheaper
-            # per batch of 64). Either way no item appears in a batch more often than its remaining max_use.
-            replace=False,
-            # (dict) push/sample ratio control (never blocks).
-            rate_limiter=dict(
-                # (str) push/sample ratio control: 'none', 'min_size' or 'sample_to_insert_ratio' (Reverb's
-                # limiters, non-blocking: a refused push is dropped and counted, a refused sample returns None).
-                type=Setting("none", ("none", "min_size", "sample_to_insert_ratio")),
-                # (float) target sampled items per pushed item ('sample_to_insert_ratio').
-                samples_per_insert=Setting(1.0, "(0, inf)"),
-                # (int) samples are refused until the buffer holds this many items.
-                min_size_to_sample=Setting(1, "[1, inf)"),
-                # (float) allowed deviation of inserts * samples_per_insert - samples around its warm-up offset.
-                error_buffer=Setting(100.0, "[0, inf)"),
-            ),
-            # (dict) where item payloads live.
-            storage=dict(
-                # (str) 'memory': preallocated columns; 'file': one .npz file per item, only metadata in memory.
-                type=Setting("memory", ("memory", "file")),
-                # (str) 'file' only: parent folder of the buffer's own temporary folder ('' = system temp dir).
-                path="",
-            ),
-            # (int) 0: store obs as they are; k >= 2: obs / next_obs are k-frame stacks (Atari's (4, 84, 84)) kept
-            # as references into a frame ring, each distinct frame once (stride.data.frame_storage; memory storage).
-            frame_stack=Setting(0, "[0, inf)"),
-            # (dict) throughput monitor.
-            monitor=dict(
-                # (int) log push/sample/remove counts and rates (text + TensorBoard buffer_*) every this many sample calls (0: never).
-                log_freq=Setting(100, "[0, inf)"),
-            ),
-        )
+    config_view = AdvancedBufferConfig
 
     def __init__(self, cfg: Optional[Mapping[str, object]] = None, seed: Optional[int] = None, tb_logger: Optional[ScalarWriter] = None,
                  exp_name: Optional[str] = None, instance_name: str = "buffer", **_: object) -> None:
-        self._cfg = cfg = merge_config(self.declared_config(), cfg or {}, prefix="policy.other.replay_buffer.")
-        cap = int(cfg["replay_buffer_size"])
-        alpha, beta = float(cfg["alpha"]), float(cfg["beta"])
-        self._min_sample = max(int(cfg["min_sample_size"]), 1)
-        stype, frame_stack = cfg["storage"]["type"], int(cfg["frame_stack"])
+        self._cfg = c = self.typed_config(AdvancedBufferConfig, cfg, prefix="policy.other.replay_buffer.")
+        cap = c.replay_buffer_size
+        self._min_sample = max(c.min_sample_size, 1)
+        stype, frame_stack = c.storage.type, c.frame_stack
         if stype == "memory":
             self._storage: Union[ColumnStorage, FileStorage] = column_storage(cap, frame_stack)
         elif frame_stack:
             raise ConfigError(f"replay_buffer.frame_stack={frame_stack} needs storage.type 'memory', not '{stype}'")
         elif stype == "file":
-            self._storage = FileStorage(cap, cfg["storage"]["path"] or None)
+            self._storage = FileStorage(cap, c.storage.path or None)
         else:
             raise ConfigError(f"unknown storage.type '{stype}'; valid choices: memory, file")
         self._file = stype == "file"
         self._may_drop = frame_stack > 0  # (only a frame storage lets items go early: pop_dropped)
-        self.monitor = BufferMonitor(tb_logger, exp_name, instance_name, cfg["monitor"]["log_freq"])
+        self.monitor = BufferMonitor(tb_logger, exp_name, instance_name, c.monitor.log_freq)
         self.logger: logging.Logger = self.monitor.logger
-        self._rate = RateControl.from_config(cfg["rate_limiter"], self.monitor, self.logger)
+        self._rate = RateControl.from_config(c.rate_limiter, self.monitor, self.logger)
         self._rng = np.random.default_rng(seed)
-        # what is sampled (priorities) and what is evicted early (use / staleness)
-        self._limit = BatchLimit(cap)  # distinct batches / remaining max_use within a batch (one scratch array)
-        self._pri = PriorityTable(cap, bool(cfg["priority"]), alpha, beta, int(cfg["anneal_step"]),
-                                  float(cfg["min_priority"]), bool(cfg["priority_IS_weight"]), self._limit)
+        # what is sampled (priorities, the selector) and what is evicted early (use / staleness)
+        limit = BatchLimit(cap)  # distinct batches / remaining max_use within a batch (one scratch array)
+        self._pri = PriorityTable(cap, bool(c.priority), float(c.alpha), float(c.beta), c.anneal_step,
+                                  float(c.min_priority), bool(c.priority_IS_weight), limit)
         self._tree: Optional[BlockSumSampler] = self._pri.sampler
         self._prio = self._pri.prio  # per-slot priority (same array)
-        self._evictor = UseStalenessEviction(cap, float(cfg["max_use"]), float(cfg["max_staleness"]))
+        self._evictor = UseStalenessEviction(cap, float(c.max_use), float(c.max_staleness))
         self._use_on, self._stale_on = self._evictor.use_on, self._evictor.stale_on
         self._use, self._collect_iter = self._evictor.use, self._evictor.collect_iter  # (same arrays)
         # per-slot identity
@@ -189,8 +195,7 @@ class AdvancedReplayBuffer(Configurable):
         self._n_live = 0
         self._next_id = 0
         self._learner_iter = 0  # latest cur_learner_iter seen (stamps items pushed without a collect_iter)
-        self._live_cache: Optional[np.ndarray] = None  # live slots for uniform sampling with holes
-        self._replace = bool(cfg["replace"])
+        self._selector = SlotSelector(self._pri, limit, self._evictor, self._live, self._rng, c.replace)
 
     # ---- properties --------------------------------------------------------------------------
     @property
@@ -314,7 +319,7 @@ class AdvancedReplayBuffer(Configurable):
         self._live[slot] = True
         self._evictor.written_one(slot, cit)
         self._n_live += 1
-        self._live_cache = None
+        self._selector.live_changed()
         self._pri.write_one(slot, prio)
 
     def _write(self, items: Any, ids: np.ndarray, prio: Optional[np.ndarray], cit: np.ndarray,
@@ -347,7 +352,7 @@ class AdvancedReplayBuffer(Configurable):
         self._live[slots] = True
         self._evictor.written(slots, cit[-keep:])
         self._n_live += keep
-        self._live_cache = None
+        self._selector.live_changed()
         self._pri.write(slots, None if prio is None else prio[-keep:])
 
     def _evict_dropped(self, written: Union[int, Tuple[()], Slots]) -> None:
@@ -369,7 +374,7 @@ class AdvancedReplayBuffer(Configurable):
             self._pri.erase(slots)
             self._storage.free(slots)
         self._n_live -= int(slots.size)
-        self._live_cache = None
+        self._selector.live_changed()
         if self._rate is not None:
             self._rate.deleted(int(slots.size))
         self.monitor.removed[reason] += int(slots.size)
@@ -386,7 +391,7 @@ class AdvancedReplayBuffer(Configurable):
             return None
         if self._rate is not None and not self._rate.may_sample(size):
             return None
-        drawn = self._draw_prioritized(size) if self._tree is not None else (self._draw_uniform(size), None)
+        drawn = self._selector.draw(size, self._n_live, self._storage.span, self.monitor.sample_calls)
         if drawn is None:  # (fewer than `size` items of positive priority)
             self.monitor.sample_insufficient += 1
             return None
@@ -396,46 +401,6 @@ class AdvancedReplayBuffer(Configurable):
         if self._use_on:
             self._evictor.count_use(slots)
         return slots, is_w
-
-    def _draw_prioritized(self, size: int) -> Optional[Tuple[Slots, Optional[npt.NDArray[np.float32]]]]:
-        """Proportional slots and IS weights (:class:`~stride.data.priority.PriorityTable`), or None."""
-        capped = self._cap_weighted if self._replace and self._use_on else None
-        return self._pri.sample(size, self._rng, self._storage.span, self.monitor.sample_calls, self._replace, capped)
-
-    def _draw_uniform(self, size: int) -> Slots:
-        """Uniform live slots (:meth:`~stride.data.draws.BatchLimit.draw`); with replacement, no slot
-        more often than its remaining uses (a live item has a use left, so distinct batches need no check)."""
-        n_ring = self._storage.span
-        holes = self._n_live != n_ring  # (else slots 0..n_ring-1 are all live)
-        if holes:
-            slots = self._limit.draw(self._rng, self._n_live, size, self._replace, self._live_slots())
-        else:
-            slots = self._limit.draw(self._rng, n_ring, size, self._replace)
-        if self._replace and self._use_on:
-            capped = self._limit.capped(slots, self._uniform_excluding, self._evictor.remaining)
-            assert capped is not None  # (the live items' remaining uses always fill a batch of live items)
-            slots = capped
-        return slots
-
-    def _live_slots(self) -> np.ndarray:
-        if self._live_cache is None:
-            self._live_cache = np.flatnonzero(self._live)
-        return self._live_cache
-
-    def _uniform_excluding(self, k: int, exhausted: np.ndarray) -> np.ndarray:
-        """``k`` i.i.d. live slots, uniform, ``exhausted`` ones left out (:class:`BatchLimit`'s further draws)."""
-        if self._n_live == self._storage.span:
-            return uniform_excluding(self._rng, k, self._n_live, exhausted)
-        live = self._live_slots()
-        return uniform_excluding(self._rng, k, live.size, exhausted, live)
-
-    def _cap_weighted(self, slots: np.ndarray) -> Optional[np.ndarray]:
-        """I.i.d. prioritized draws with no item more often than its remaining uses."""
-        return self._limit.capped(slots, self._weighted_excluding, self._evictor.remaining)
-
-    def _weighted_excluding(self, k: int, exhausted: np.ndarray) -> np.ndarray:
-        """``k`` i.i.d. slots proportional to their priority weight, ``exhausted`` ones left out."""
-        return self._pri.draw_excluding(k, self._rng, self._storage.span, exhausted)
 
     def _after_sample(self, slots: np.ndarray, cur_learner_iter: int) -> None:
         mon = self.monitor
@@ -532,7 +497,7 @@ class AdvancedReplayBuffer(Configurable):
         self._pri.reset()
         self._evictor.reset()
         self._n_live = 0
-        self._live_cache = None
+        self._selector.live_changed()
 
     def close(self) -> None:
         """Clear, and for file storage remove its folder."""
@@ -597,7 +562,7 @@ class AdvancedReplayBuffer(Configurable):
         self._pri.restore(slots, prio)
         self._evictor.restore(slots, use, cit)
         self._n_live = int(self._live.sum())
-        self._live_cache = None
+        self._selector.live_changed()
 
     def state_dict(self) -> Dict[str, object]:
         """Live items at their slots, ring position, metadata, RNG, beta schedule, counters (tensors + plain values)."""

@@ -16,14 +16,15 @@ plus the episode lengths); ``state_dict`` holds tensors and plain values.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
 import numpy.typing as npt
 import torch
 
-from ...config.config import Configurable, merge_config
-from ...config.setting import Setting
+from ...config.config import Configurable
+from ...config.view import ConfigView, setting
 from ...utils.registry import BUFFER_REGISTRY
 from ...utils.narrow import as_int, as_mapping, as_tensor, as_tensors
 from ..draws import read_only
@@ -51,26 +52,29 @@ def _stack(values: List[Any]) -> np.ndarray:
     return out
 
 
+@dataclass(frozen=True)
+class EpisodeBufferConfig(ConfigView):
+    """``policy.other.replay_buffer`` of an :class:`EpisodeReplayBuffer`."""
+
+    #: the registered buffer name
+    type: str = "episode"
+    #: (int) capacity in episodes; the oldest episode is overwritten.
+    replay_buffer_size: int = setting(1000, "[1, inf)")
+    #: (int) sampling returns None while the buffer holds fewer episodes than this (or than the batch).
+    min_sample_size: int = setting(0, "[0, inf)")
+    #: (bool) False: a batch holds distinct episodes, every subset alike; True: i.i.d. draws (repeats possible).
+    replace: bool = False
+
+
 @BUFFER_REGISTRY.register("episode")
 class EpisodeReplayBuffer(Configurable):
     """FIFO ring of whole episodes, sampled uniformly."""
 
-    @classmethod
-    def declared_config(cls) -> Dict[str, object]:
-        return dict(
-            type="episode",
-            # (int) capacity in episodes; the oldest episode is overwritten.
-            replay_buffer_size=Setting(1000, "[1, inf)"),
-            # (int) sampling returns None while the buffer holds fewer episodes than this (or than the batch).
-            min_sample_size=Setting(0, "[0, inf)"),
-            # (bool) False: a batch holds distinct episodes, every subset alike; True: i.i.d. draws (repeats possible).
-            replace=False,
-        )
+    config_view = EpisodeBufferConfig
 
     def __init__(self, cfg: Optional[Mapping[str, object]] = None, seed: Optional[int] = None, **_: object) -> None:
-        merged = merge_config(self.declared_config(), cfg or {}, prefix="policy.other.replay_buffer.")
-        self._cfg = merged
-        self._capacity = int(merged["replay_buffer_size"])
+        self._cfg = c = self.typed_config(EpisodeBufferConfig, cfg, prefix="policy.other.replay_buffer.")
+        self._capacity = c.replay_buffer_size
         self._data = np.empty(self._capacity, dtype=object)  # each: {field: array[T, ...]}
         self._ids = np.full(self._capacity, -1, dtype=np.int64)
         self._tail = 0
@@ -79,7 +83,7 @@ class EpisodeReplayBuffer(Configurable):
         self._push_count = 0
         self._rng = np.random.default_rng(seed)
         # the sampling part: a uniform selector over the occupied slots, drawing with this buffer's RNG
-        self._selector = UniformSelector(self._rng, initial_capacity=self._capacity, replace=bool(merged["replace"]))
+        self._selector = UniformSelector(self._rng, initial_capacity=self._capacity, replace=bool(c.replace))
 
     # ---- write -------------------------------------------------------------------------------
     @staticmethod
@@ -123,7 +127,7 @@ class EpisodeReplayBuffer(Configurable):
 
     # ---- read --------------------------------------------------------------------------------
     def _sample_slots(self, size: int) -> Optional[np.ndarray]:
-        if self._size < max(size, self._cfg["min_sample_size"], 1):
+        if self._size < max(size, self._cfg.min_sample_size, 1):
             return None
         return self._selector.sample_batch(size)[0]
 

@@ -14,14 +14,15 @@ longer than the capacity keeps the newest items (DI-engine over-counts there).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Dict, List, Mapping, Optional, Sequence, Tuple, Union, cast
 
 import numpy as np
 import numpy.typing as npt
 import torch
 
-from ...config.config import Configurable, merge_config
-from ...config.setting import Setting
+from ...config.config import Configurable
+from ...config.view import ConfigView, setting
 from ...utils.registry import BUFFER_REGISTRY
 from ...utils.narrow import as_int, as_mapping, as_tensor, as_tensors
 from ..npz import load_npz, save_npz
@@ -33,37 +34,40 @@ from .protocol import ReplayBuffer, Ticket
 META_KEYS = ("replay_unique_id", "replay_buffer_idx")
 
 
+@dataclass(frozen=True)
+class NaiveBufferConfig(ConfigView):
+    """``policy.other.replay_buffer`` of a :class:`NaiveReplayBuffer`."""
+
+    #: the registered buffer name
+    type: str = "naive"
+    #: (int) capacity in items; the oldest are overwritten.
+    replay_buffer_size: int = setting(10000, "[1, inf)")
+    #: (int) sampling never starts before the buffer holds this many items (and a batch).
+    min_sample_size: int = setting(0, "[0, inf)")
+    #: (bool) False: a batch holds distinct items, every subset alike (None while fewer than its size are
+    #: stored); True: i.i.d. draws (repeats possible).
+    replace: bool = False
+    #: (int) 0: store obs as they are; k >= 2: obs / next_obs are k-frame stacks (Atari's (4, 84, 84)) kept
+    #: as references into a frame ring, each distinct frame once (stride.data.frame_storage).
+    frame_stack: int = setting(0, "[0, inf)")
+
+
 @BUFFER_REGISTRY.register("naive")
 class NaiveReplayBuffer(Configurable):
     """FIFO replay buffer with uniform sampling."""
 
-    @classmethod
-    def declared_config(cls) -> Dict[str, object]:
-        return dict(
-            type="naive",
-            # (int) capacity in items; the oldest are overwritten.
-            replay_buffer_size=Setting(10000, "[1, inf)"),
-            # (int) sampling never starts before the buffer holds this many items (and a batch).
-            min_sample_size=Setting(0, "[0, inf)"),
-            # (bool) False: a batch holds distinct items, every subset alike (None while fewer than its size are
-            # stored); True: i.i.d. draws (repeats possible).
-            replace=False,
-            # (int) 0: store obs as they are; k >= 2: obs / next_obs are k-frame stacks (Atari's (4, 84, 84)) kept
-            # as references into a frame ring, each distinct frame once (stride.data.frame_storage).
-            frame_stack=Setting(0, "[0, inf)"),
-        )
+    config_view = NaiveBufferConfig
 
     def __init__(self, cfg: Optional[Mapping[str, object]] = None, seed: Optional[int] = None, **_: object) -> None:
-        merged = merge_config(self.declared_config(), cfg or {}, prefix="policy.other.replay_buffer.")
-        self._cfg = merged
-        self._storage = column_storage(int(merged["replay_buffer_size"]), int(merged["frame_stack"]))
-        self._may_drop = int(merged["frame_stack"]) > 0  # (only a frame storage lets items go early)
+        self._cfg = c = self.typed_config(NaiveBufferConfig, cfg, prefix="policy.other.replay_buffer.")
+        self._storage = column_storage(c.replay_buffer_size, c.frame_stack)
+        self._may_drop = c.frame_stack > 0  # (only a frame storage lets items go early)
         self._rng = np.random.default_rng(seed)
         self._next_id = 0
         self._ids = np.full(self._storage.capacity, -1, dtype=np.int64)
         self._push_count = 0
         self._sample_count = 0
-        self._replace = bool(merged["replace"])
+        self._replace = bool(c.replace)
         self._limit = BatchLimit(self._storage.capacity)
 
     # ---- write -------------------------------------------------------------------------------
@@ -105,7 +109,7 @@ class NaiveReplayBuffer(Configurable):
     # ---- read --------------------------------------------------------------------------------
     def _sample_slots(self, size: int) -> Optional[np.ndarray]:
         n = self._storage.size
-        if n < size or n < self._cfg["min_sample_size"]:
+        if n < size or n < self._cfg.min_sample_size:
             return None
         self._sample_count += size
         # occupied slots are 0..n-1 (the ring starts at 0 and only wraps when full), unless a frame

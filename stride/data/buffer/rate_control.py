@@ -11,32 +11,41 @@ not seconds (DI-engine's ``ThruputController`` decays over wall-clock time), run
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 from typing import Dict, Mapping, Optional
 
+from ...config.view import ConfigView, setting
 from ...utils.errors import ConfigError
 from ..rate_limiters import MinSize, RateLimiter, SampleToInsertRatio
 from .monitor import BufferMonitor
 
-
-def _number(cfg: Mapping[str, object], key: str) -> float:
-    """``cfg[key]`` as a number (the config has validated it; anything else is a ConfigError)."""
-    value = cfg[key]
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ConfigError(f"rate_limiter.{key} must be a number, got {value!r}")
-    return float(value)
+LIMITER_TYPES = ("none", "min_size", "sample_to_insert_ratio")
 
 
-def build_limiter(cfg: Mapping[str, object]) -> Optional[RateLimiter]:
-    """The limiter named by ``cfg['type']`` (``'none'``: None)."""
-    kind = cfg["type"]
-    if kind in ("none", None, ""):
+@dataclass(frozen=True)
+class RateLimiterConfig(ConfigView):
+    """``replay_buffer.rate_limiter``: push/sample ratio control (never blocks)."""
+
+    #: (str) push/sample ratio control: 'none', 'min_size' or 'sample_to_insert_ratio' (Reverb's
+    #: limiters, non-blocking: a refused push is dropped and counted, a refused sample returns None).
+    type: str = setting("none", LIMITER_TYPES)
+    #: (float) target sampled items per pushed item ('sample_to_insert_ratio').
+    samples_per_insert: float = setting(1.0, "(0, inf)")
+    #: (int) samples are refused until the buffer holds this many items.
+    min_size_to_sample: int = setting(1, "[1, inf)")
+    #: (float) allowed deviation of inserts * samples_per_insert - samples around its warm-up offset.
+    error_buffer: float = setting(100.0, "[0, inf)")
+
+
+def build_limiter(cfg: RateLimiterConfig) -> Optional[RateLimiter]:
+    """The limiter named by ``cfg.type`` (``'none'``: None)."""
+    if cfg.type == "none":
         return None
-    if kind == "min_size":
-        return MinSize(int(_number(cfg, "min_size_to_sample")))
-    if kind == "sample_to_insert_ratio":
-        return SampleToInsertRatio(_number(cfg, "samples_per_insert"), int(_number(cfg, "min_size_to_sample")),
-                                   _number(cfg, "error_buffer"))
-    raise ConfigError(f"unknown rate_limiter.type '{kind}'; valid choices: none, min_size, sample_to_insert_ratio")
+    if cfg.type == "min_size":
+        return MinSize(cfg.min_size_to_sample)
+    if cfg.type == "sample_to_insert_ratio":
+        return SampleToInsertRatio(float(cfg.samples_per_insert), cfg.min_size_to_sample, float(cfg.error_buffer))
+    raise ConfigError(f"unknown rate_limiter.type '{cfg.type}'; valid choices: {', '.join(LIMITER_TYPES)}")
 
 
 class RateControl:
@@ -48,7 +57,7 @@ class RateControl:
         self.logger = logger
 
     @classmethod
-    def from_config(cls, cfg: Mapping[str, object], monitor: BufferMonitor,
+    def from_config(cls, cfg: RateLimiterConfig, monitor: BufferMonitor,
                     logger: logging.Logger) -> Optional["RateControl"]:
         limiter = build_limiter(cfg)
         return None if limiter is None else cls(limiter, monitor, logger)
