@@ -39,6 +39,12 @@ START_TIMEOUT = 120.0
 READY_LINE = "Ray runtime started."
 #: seconds the watchdog may take to stop an instance that never came up before it is killed
 FAILED_START_GRACE = 10.0
+#: the actors' niceness on a local instance: Ray starts its workers at 15 (``RAY_worker_niceness``,
+#: so a shared cluster's daemons stay responsive), where any other work of the machine at the usual
+#: 0 gets ~30x their CPU; on one machine the actors are the run (the zoo IMPALA test, 40 s alone,
+#: took 300-590 s at load 8-33 with its actors at 15, past pytest's 300 s; 290 s at load 28-37 at 0).
+#: A ``RAY_worker_niceness`` in the environment wins.
+WORKER_NICENESS = "0"
 
 DIST_HINT = "install the extra: pip install 'stride-rl[dist]'"
 
@@ -146,7 +152,7 @@ def local_ray(num_cpus: Optional[int] = None) -> Iterator[Dict[str, object]]:
     timeout = start_timeout()
     temp_dir = tempfile.mkdtemp(prefix="stride-ray-")  # short: Ray's socket paths must fit 107 bytes
     token, port = secrets.token_hex(32), _free_port()
-    env = loopback_env(token)
+    env = {"RAY_worker_niceness": os.environ.get("RAY_worker_niceness", WORKER_NICENESS), **loopback_env(token)}
     cmd = [_ray_cli(), "start", "--head", "--block", "--node-ip-address=127.0.0.1", f"--port={port}",
            "--include-dashboard=false", "--disable-usage-stats", f"--temp-dir={temp_dir}",
            "--dashboard-agent-listen-port=0", *_ray_client_port_args()]  # no fixed ports: runs side by side

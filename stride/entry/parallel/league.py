@@ -19,10 +19,16 @@ player, runs the serial pipeline's :class:`~stride.entry.league_eval.LeagueEvalu
 The league state goes to the collectors (and into the learner's checkpoints) at every snapshot and
 every :data:`PUBLISH_EVERY` batches, each collector receiving a state once: between publications a
 collector matches with a payoff up to that many batches old (the serial league's is current), as
-its weights are one update old. Checkpoints carry the league and the evaluation's best beside the
-learner's state, so ``resume=`` continues with every snapshot and the payoff table; the replay
-comes back from its own snapshot file and the collectors start fresh episodes (the serial
-pipeline's resume is exact; this one, as any asynchronous run, is not).
+its weights are one update old. Checkpoints carry the league, the evaluation's best, the
+coordinator's counters and the games recorded beside the learner's state, all taken at one moment
+(Ctrl-C's checkpoint: the end; the learner's periodic ones: the last publication). What a resume
+keeps exactly: every snapshot with its frozen weights, the payoff, ratings and game counts as the
+checkpoint has them, every game a batch brought counted once (``games_recorded`` goes on from the
+checkpoint's), and no counter going back; the replay comes back from its own snapshot file. What
+it cannot keep (the serial league's resume is exact; this one, as any asynchronous run, is not):
+the order in which batches arrive, the collects in flight at the interruption (nothing of them is
+counted) and the collectors' unfinished episodes (their steps so far are stored, their games
+never end): the resumed collectors start fresh episodes.
 """
 
 from __future__ import annotations
@@ -37,7 +43,7 @@ from ...policy.base_policy import Policy
 from ...utils.errors import ConfigError, StrideError
 from ...utils.files import atomic_write_json
 from ...utils.log import build_logger
-from ...utils.narrow import as_list, as_mapping
+from ...utils.narrow import as_int, as_list, as_mapping
 from ...worker.learner.learner import read_checkpoint
 from ..league_eval import LeagueEvaluation, league_table
 from ..run import Run
@@ -117,7 +123,15 @@ class LeagueHook(CoordinatorHook):
         self.coordinator = Coordinator(cfg, sys_cfg, run, hook=self)
         run.register_state("league", league)  # its snapshots and payoff
         run.register_state("league_evaluation", evaluation)  # its best and clocks
+        run.register_state("league_games", self)  # games_recorded: a resumed run counts on from it
         self._league_log = build_logger(cfg.exp_name, "league")
+
+    def state_dict(self) -> Dict[str, object]:
+        """The games recorded so far (each batch's once), so a resumed run's count goes on."""
+        return {"games_recorded": self.games_recorded}
+
+    def load_state_dict(self, state: Mapping[str, object]) -> None:
+        self.games_recorded = as_int(state["games_recorded"], "league_games 'games_recorded'")
 
     def collect_args(self, name: str) -> Tuple[object, ...]:
         """The league state, when ``name`` has not had this version yet (else None), and its version."""
@@ -140,15 +154,17 @@ class LeagueHook(CoordinatorHook):
         self._sent.pop(name, None)
 
     def publish(self) -> None:
-        """The league and the evaluation's best to the collectors (from their next collect on) and
-        the learner's checkpoints."""
+        """The league to the collectors (from their next collect on), and with every other
+        component of the run (the evaluation's best, the coordinator's counters, the games
+        recorded) to the learner's checkpoints, all as of now: a checkpoint the learner writes by
+        itself (``save_ckpt_after_iter``) resumes with a league, counters and games that agree."""
         import ray
 
         learner = self.coordinator.learner
-        learner.hold.remote("league_evaluation", self.evaluation.state_dict())
         self._version += 1
         self._ref = ray.put(dict(self.the_league.state_dict()))
-        learner.hold.remote("league", self._ref)
+        for name, component in self.coordinator.core.components.items():
+            learner.hold.remote(name, self._ref if component is self.the_league else component.state_dict())
         self._batches_since_publish = 0
 
     def run(self, policy: Policy) -> Dict[str, object]:

@@ -205,6 +205,7 @@ def test_killed_collector_is_replaced_the_league_kept_then_ctrl_c_and_resume(tmp
     try:
         _wait(lambda: len(_collectors(proc)) == 2 and len(_rows(exp)) >= 2, 180, "two collectors and 2 snapshots",
               proc)
+        assert [p.nice() for p in _collectors(proc)] == [0, 0]  # not Ray's 15: the machine's other work would starve them
         _collectors(proc)[0].send_signal(signal.SIGKILL)
         _wait(lambda: "died" in open(os.path.join(exp, "log", "coordinator.txt")).read(), 60, "the kill reported", proc)
         before = len(_rows(exp))
@@ -237,3 +238,36 @@ def test_killed_collector_is_replaced_the_league_kept_then_ctrl_c_and_resume(tmp
     assert resumed["workers"] == 2 and resumed["env_step"] >= env_step and resumed["train_iter"] > result["train_iter"]
     after = [p["player_id"] for p in _ckpt(exp)["components"]["league"]["players"] if p["kind"] == "historical"]
     assert after[:len(snapshots)] == snapshots and len(after) > len(snapshots)
+    _check_resumed_league(league, result, _ckpt(exp)["components"], resumed)
+
+
+def _same(a, b) -> bool:
+    """Equal nested states (tensors compared exactly)."""
+    if isinstance(a, torch.Tensor):
+        return isinstance(b, torch.Tensor) and torch.equal(a, b)
+    if isinstance(a, dict):
+        return isinstance(b, dict) and a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    if isinstance(a, (list, tuple)):
+        return isinstance(b, (list, tuple)) and len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    return a == b
+
+
+def _check_resumed_league(league: dict, result: dict, final: dict, resumed: dict) -> None:
+    """What a Ray league's resume keeps exactly (Ray's arrival order makes the rest differ from an
+    uninterrupted run's): the resumed run goes on from the checkpoint's league -- every player with
+    the same frozen weights, every payoff pair and game count kept -- every game a batch brought is
+    counted once (the league's games, before and after, are the games recorded, which go on from
+    the checkpoint's), and no counter goes back."""
+    after = final["league"]
+    assert league["games"]["main"] + league["sp_games"] == result["games_recorded"]
+    assert after["games"]["main"] + after["sp_games"] == resumed["games_recorded"] > result["games_recorded"]
+    assert final["league_games"] == {"games_recorded": resumed["games_recorded"]}
+    players = {p["player_id"]: p for p in after["players"]}
+    for p in league["players"]:
+        assert _same(players[p["player_id"]], p), p["player_id"]
+        assert after["games"][p["player_id"]] >= league["games"][p["player_id"]]
+    assert {tuple(r[:2]) for r in league["payoff"]["records"]} <= {tuple(r[:2]) for r in after["payoff"]["records"]}
+    assert after["sp_games"] >= league["sp_games"] and after["last_snapshot_iter"] >= league["last_snapshot_iter"]
+    for key in ("batches", "env_step", "train_iter", "snapshots", "train_cpu_seconds", "wall_seconds"):
+        assert resumed[key] >= result[key], key
+    assert resumed["collector_restarts"] == result["collector_restarts"] and resumed["lost_batches"] >= 1
