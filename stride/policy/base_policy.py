@@ -50,7 +50,7 @@ class Policy(Configurable, ABC):
     #: kept for the seeds' name: average a module's gradients over the learner replicas (no-op in one process)
     sync_gradients = staticmethod(sync_gradients)
     result: Dict[str, Any]  # the summary of the run that trained this policy (set by the entries)
-    #: where ``stride -m tune`` searches: dotted keys of ``config`` -> ranges (``stride.config.search``);
+    #: where ``stride -m tune`` searches: dotted keys of the config -> ranges (``stride.config.search``);
     #: an algorithm declares its own next to its defaults (none: the policy cannot be tuned)
     search_space: ClassVar[SearchSpace] = {}
 
