@@ -13,11 +13,12 @@ import json
 import math
 import os
 import pprint
-from typing import Any, ClassVar, Dict, Iterable, List, Mapping, Optional, Tuple, Type, TypeVar
+from typing import Any, ClassVar, Dict, List, Mapping, Optional, Tuple, Type, TypeVar
 
 from ..utils.errors import ConfigError, closest
 from ..utils.files import atomic_write_text
 from .setting import REQUIRED, Setting, check_like, plain
+from .setting import deep_update as deep_update, is_free_form as is_free_form  # (their home before the views)
 from .view import ConfigView
 
 #: a :class:`~stride.config.view.ConfigView` subclass
@@ -115,11 +116,6 @@ def type_name(tree: Mapping[str, object], key: str) -> Optional[str]:
     if name is not None and not isinstance(name, str):
         raise ConfigError(f"config key '{key}.type' must be a registered name (a string), got {name!r}")
     return name
-
-
-def is_free_form(default: object) -> bool:
-    """An empty dict default means 'any keys': its contents are not validated."""
-    return isinstance(default, Mapping) and len(default) == 0
 
 
 def merge_config(default: Mapping[str, object], user: Mapping[str, object], prefix: str = "") -> Config:
@@ -281,17 +277,3 @@ def load_json_config(path: str) -> Config:
 
 def format_config(cfg: Mapping[str, object]) -> str:
     return pprint.pformat(Config(cfg).to_dict(), sort_dicts=False)
-
-
-def deep_update(dst: Dict[str, object], src: Mapping[str, object], keys: Optional[Iterable[str]] = None) -> Dict[str, object]:
-    """Plain recursive update without validation (for building declarations and defaults). A plain
-    value written over a :class:`Setting` keeps that setting's constraints around the new default."""
-    for k, v in src.items():
-        old = dst.get(k)
-        if isinstance(v, Mapping) and isinstance(old, Mapping) and not is_free_form(old):
-            dst[k] = deep_update(dict(old), v)
-        elif isinstance(old, Setting) and not isinstance(v, Setting) and (old.takes_dict or not isinstance(v, Mapping)):
-            dst[k] = old.with_default(old.resolve(k, v) if isinstance(v, Mapping) else copy.deepcopy(v))
-        else:
-            dst[k] = copy.deepcopy(v)
-    return dst

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import copy
 import math
-from typing import Any, Dict, Mapping, Optional, Sequence, Tuple, Type, Union, overload
+from typing import Any, Dict, Iterable, Mapping, Optional, Sequence, Tuple, Type, Union, overload
 
 from ..utils.errors import ConfigError, closest
 
@@ -200,3 +200,22 @@ def settings_of(tree: Mapping[str, object], prefix: str = "") -> Dict[str, Setti
         elif isinstance(v, Mapping):
             found.update(settings_of(v, f"{prefix}{k}."))
     return found
+
+
+def is_free_form(default: object) -> bool:
+    """An empty dict default means 'any keys': its contents are not validated."""
+    return isinstance(default, Mapping) and len(default) == 0
+
+
+def deep_update(dst: Dict[str, object], src: Mapping[str, object], keys: Optional[Iterable[str]] = None) -> Dict[str, object]:
+    """Plain recursive update without validation (for building declarations and defaults). A plain
+    value written over a :class:`Setting` keeps that setting's constraints around the new default."""
+    for k, v in src.items():
+        old = dst.get(k)
+        if isinstance(v, Mapping) and isinstance(old, Mapping) and not is_free_form(old):
+            dst[k] = deep_update(dict(old), v)
+        elif isinstance(old, Setting) and not isinstance(v, Setting) and (old.takes_dict or not isinstance(v, Mapping)):
+            dst[k] = old.with_default(old.resolve(k, v) if isinstance(v, Mapping) else copy.deepcopy(v))
+        else:
+            dst[k] = copy.deepcopy(v)
+    return dst

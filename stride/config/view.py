@@ -26,25 +26,45 @@ import dataclasses
 from typing import Any, Dict, Mapping, Optional, Sequence, Type, TypeVar, Union
 
 from ..utils.errors import ConfigError
-from .setting import Setting
+from .setting import Setting, deep_update
 
 #: a :class:`ConfigView` subclass
 V = TypeVar("V", bound="ConfigView")
 
-#: field metadata keys: the ``Setting`` of a leaf, the view class of a nested section
+#: field metadata keys: the ``Setting`` of a leaf, the view class of a nested section, a fixed value
 _SETTING = "stride_setting"
 _SECTION = "stride_section"
+_FIXED = "stride_fixed"
 
 
 def setting(default: object, valid: Union[str, Sequence[object], None] = None, *, optional: bool = False,
             kind: Optional[Type[Union[int, float]]] = None) -> Any:
     """A :class:`ConfigView` field whose default comes with its valid values (a ``Setting``: an
-    interval string or a tuple of choices). Typed ``Any`` as ``dataclasses.field`` is, so the
-    field's annotation is its type."""
-    declared = Setting(default, valid, optional=optional, kind=kind)
+    interval string or a tuple of choices; or ``default`` is a ``Setting`` itself, such as a
+    ``Scheduled``, whose value may be a schedule dict). Typed ``Any`` as ``dataclasses.field`` is,
+    so the field's annotation is its type."""
+    declared = default if isinstance(default, Setting) else Setting(default, valid, optional=optional, kind=kind)
+    return _field(declared.default, {_SETTING: declared})
+
+
+def declared(value: object) -> Any:
+    """A :class:`ConfigView` field declared by a plain value, not a ``Setting``: ``REQUIRED`` (the
+    user gives it; typed as the annotation says), or a dict of defaults merged key by key (another
+    component's keys this one presets, such as a policy's ``other.replay_buffer``; ``{}``: any keys)."""
+    return _field(value, {})
+
+
+def fixed(value: object) -> Any:
+    """A :class:`ConfigView` field that is no setting: the value a component's code reads for a key
+    it does not declare (not in :meth:`ConfigView.declaration`, not read from a config). A subclass
+    that declares the key (a :func:`setting` field of the same name) makes it a setting."""
+    return _field(value, {_FIXED: True})
+
+
+def _field(default: object, metadata: Dict[str, object]) -> Any:
     if isinstance(default, (list, dict)):
-        return dataclasses.field(default_factory=lambda: copy.deepcopy(default), metadata={_SETTING: declared})
-    return dataclasses.field(default=default, metadata={_SETTING: declared})
+        return dataclasses.field(default_factory=lambda: copy.deepcopy(default), metadata=metadata)
+    return dataclasses.field(default=default, metadata=metadata)
 
 
 def subsection(view: Type["ConfigView"]) -> Any:
@@ -68,19 +88,35 @@ class ConfigView:
     @classmethod
     def declaration(cls) -> Dict[str, object]:
         """The declaration ``merge_config`` takes: each field's ``Setting`` (or plain default), and
-        a nested section's declaration for a :func:`subsection` field."""
+        a nested section's declaration for a :func:`subsection` field; :func:`fixed` fields are
+        left out. A subclass's fields update its parents' as ``deep_update`` does: a plain default
+        over a parent's ``Setting`` keeps its valid values, a dict of defaults updates the parent's
+        key by key, and a key first declared by the subclass comes after its parents' keys."""
         out: Dict[str, object] = {}
-        for f in dataclasses.fields(cls):
+        for klass in reversed(cls.__mro__):
+            if issubclass(klass, ConfigView) and dataclasses.is_dataclass(klass):
+                out = deep_update(out, klass._own_declaration())
+        return out
+
+    @classmethod
+    def _own_declaration(cls) -> Dict[str, object]:
+        """The declaration of the fields this class itself writes (not its parents')."""
+        own = {f.name: f for f in dataclasses.fields(cls)}
+        out: Dict[str, object] = {}
+        for name in cls.__dict__.get("__annotations__", {}):
+            f = own.get(name)
+            if f is None or _FIXED in f.metadata:
+                continue
             if _SECTION in f.metadata:
-                out[f.name] = f.metadata[_SECTION].declaration()
+                out[name] = f.metadata[_SECTION].declaration()
             elif _SETTING in f.metadata:
-                out[f.name] = copy.deepcopy(f.metadata[_SETTING])
+                out[name] = copy.deepcopy(f.metadata[_SETTING])
             elif f.default is not dataclasses.MISSING:
-                out[f.name] = copy.deepcopy(f.default)
+                out[name] = copy.deepcopy(f.default)
             elif f.default_factory is not dataclasses.MISSING:
-                out[f.name] = f.default_factory()
+                out[name] = f.default_factory()
             else:
-                raise TypeError(f"config view {cls.__name__} field '{f.name}' has no default; every setting needs one")
+                raise TypeError(f"config view {cls.__name__} field '{name}' has no default; every setting needs one")
         return out
 
     @classmethod
@@ -89,6 +125,8 @@ class ConfigView:
         fields, such as a subclass's or ``type``, are the caller's)."""
         values: Dict[str, object] = {}
         for f in dataclasses.fields(cls):
+            if _FIXED in f.metadata:
+                continue  # (its default: not a setting of this component)
             if f.name not in merged:
                 raise ConfigError(f"config key '{prefix}{f.name}' is missing (a config not merged over its defaults?)")
             value = merged[f.name]

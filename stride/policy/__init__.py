@@ -2,6 +2,7 @@
 
 from .base_policy import Policy
 from .modes import CollectMode, EvalMode, LearnMode
+from .views import PolicyConfig
 from .dqn import DQNPolicy
 from .ddpg import DDPGPolicy
 from .td3 import TD3Policy
@@ -15,5 +16,5 @@ from .bc import BCPolicy
 from .sqil import SQILPolicy, SQILSACPolicy
 from .r2d3 import R2D3Policy
 
-__all__ = ["Policy", "LearnMode", "CollectMode", "EvalMode", "DQNPolicy", "DDPGPolicy", "TD3Policy", "SACPolicy", "PPOPolicy", "A2CPolicy", "IMPALAPolicy",
+__all__ = ["Policy", "PolicyConfig", "LearnMode", "CollectMode", "EvalMode", "DQNPolicy", "DDPGPolicy", "TD3Policy", "SACPolicy", "PPOPolicy", "A2CPolicy", "IMPALAPolicy",
            "R2D2Policy", "R2D3Policy", "BCPolicy", "SQILPolicy", "SQILSACPolicy"]

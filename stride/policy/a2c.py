@@ -6,7 +6,7 @@ collect on all of its samples. Advantages are GAE(lambda); ``gae_lambda=1`` give
 returns of the original A2C (discounted rewards to the segment's end, bootstrapped from the
 critic there). Discrete and continuous action spaces, from ``model.action_space``.
 
-The collect and eval modes are PPO's (``stride.policy.ppo``): GAE once per segment in
+The collect and eval modes are PPO's (``stride.policy.ppo.ActorCriticPolicy``): GAE once per segment in
 ``_get_train_sample``, truncation bootstraps from the true final observation, termination never
 does, collect mode never reads learn-mode state. Only the config and the learn step differ:
 A2C's config does not inherit PPO's (no epochs, minibatches or clipping to silently ignore).
@@ -15,69 +15,73 @@ A2C's config does not inherit PPO's (no epochs, minibatches or clipping to silen
 
 from __future__ import annotations
 
-import copy
-from typing import Any, Dict, List
+from dataclasses import dataclass
+from typing import Any, Dict, List, Optional
 
 import torch
 
-from ..config.config import deep_update
 from ..model import model_wrap
 from ..torch_utils import adam
 from ..torch_utils.replica_sync import optimise
 from ..rl_utils import a2c_error
 from ..utils.registry import POLICY_REGISTRY
-from ..config.setting import Setting
+from ..config.view import setting, subsection
 from ..rl_utils.schedule import Scheduled
-from .base_policy import Policy
-from .ppo import PPOPolicy
+from .ppo import ActorCriticConfig, ActorCriticLearnConfig, ActorCriticPolicy
+from .views import ActionRange, PolicyCollectConfig, ScheduleValue
 from ..utils.errors import ConfigError
 
 
+@dataclass(frozen=True)
+class A2CLearnConfig(ActorCriticLearnConfig):
+    # (str) 'rmsprop' (the paper's, alpha=0.99, eps=1e-5) or 'adam'.
+    optimizer: str = setting("rmsprop", ("rmsprop", "adam"))
+    # (float|schedule) step size; a schedule dict (stride.rl_utils.schedule) changes it per train_iter.
+    learning_rate: ScheduleValue = setting(Scheduled(7e-4, "(0, inf)"))
+    # (bool) normalise advantages over the collect.
+    adv_norm: bool = False
+    # (bool) the critic predicts returns normalised by their running mean/std.
+    value_norm: bool = False
+    # (float|schedule) weights of the value loss and of the entropy bonus.
+    value_weight: ScheduleValue = setting(Scheduled(0.5, "[0, inf)"))
+    entropy_weight: ScheduleValue = setting(Scheduled(0.01, "[0, inf)"))
+    # (float|None) clip the gradient norm to this value.
+    grad_clip_norm: Optional[float] = setting(0.5, "(0, inf)", optional=True)
+
+
+@dataclass(frozen=True)
+class A2CCollectConfig(PolicyCollectConfig):
+    # (int) transitions per collect (= per gradient step).
+    n_sample: Optional[int] = setting(None, "[1, inf)", kind=int)
+    n_episode: Optional[int] = setting(None, "[1, inf)", kind=int)
+
+
+@dataclass(frozen=True)
+class A2CConfig(ActorCriticConfig):
+    type: str = "a2c"
+    on_policy: bool = True
+    # (float) reward discount gamma.
+    discount_factor: float = setting(0.99, "(0, 1]")
+    # (float) GAE lambda; 1.0 gives n-step returns bootstrapped at the segment's end.
+    gae_lambda: float = setting(1.0, "[0, 1]")
+    # ([low, high]|None) continuous actions sent to the env are clipped to these bounds (scalars or
+    # per-dimension lists; None: the entry fills them from its env's Box action space).
+    action_range: ActionRange = None
+    learn: A2CLearnConfig = subsection(A2CLearnConfig)
+    collect: A2CCollectConfig = subsection(A2CCollectConfig)
+
+
 @POLICY_REGISTRY.register("a2c")
-class A2CPolicy(PPOPolicy):
+class A2CPolicy(ActorCriticPolicy):
     """A2C; collect samples actions from the policy, eval takes the argmax / the Gaussian mean."""
 
-    config = dict(
-        type="a2c",
-        on_policy=True,
-        # (float) reward discount gamma.
-        discount_factor=Setting(0.99, "(0, 1]"),
-        # (float) GAE lambda; 1.0 gives n-step returns bootstrapped at the segment's end.
-        gae_lambda=Setting(1.0, "[0, 1]"),
-        # ([low, high]|None) continuous actions sent to the env are clipped to these bounds (scalars or
-        # per-dimension lists; None: compile_config takes them from the env's Box action space).
-        action_range=None,
-        learn=dict(
-            # (str) 'rmsprop' (the paper's, alpha=0.99, eps=1e-5) or 'adam'.
-            optimizer=Setting("rmsprop", ("rmsprop", "adam")),
-            # (float|schedule) step size; a schedule dict (stride.rl_utils.schedule) changes it per train_iter.
-            learning_rate=Scheduled(7e-4, "(0, inf)"),
-            # (bool) normalise advantages over the collect.
-            adv_norm=False,
-            # (bool) the critic predicts returns normalised by their running mean/std.
-            value_norm=False,
-            # (float|schedule) weights of the value loss and of the entropy bonus.
-            value_weight=Scheduled(0.5, "[0, inf)"),
-            entropy_weight=Scheduled(0.01, "[0, inf)"),
-            # (float|None) clip the gradient norm to this value.
-            grad_clip_norm=Setting(0.5, "(0, inf)", optional=True),
-        ),
-        collect=dict(
-            # (int) transitions per collect (= per gradient step).
-            n_sample=Setting(None, "[1, inf)", kind=int),
-            n_episode=Setting(None, "[1, inf)", kind=int),
-        ),
-    )
-
-    @classmethod
-    def declared_config(cls) -> Dict[str, object]:
-        # Policy's declaration and A2C's only: PPO's learn keys (epochs, clipping...) mean nothing here.
-        return copy.deepcopy(deep_update(Policy.declared_config(), cls.config))
+    config_view = A2CConfig
+    _typed: A2CConfig
 
     # ---- learn -------------------------------------------------------------------------------
     def _init_learn(self) -> None:
         self._init_shared()
-        cfg = self._cfg.learn
+        cfg = self._typed.learn
         params, lr = self._model.parameters(), self._schedules.value("learn.learning_rate")
         if cfg.optimizer == "rmsprop":
             self._optimizer = torch.optim.RMSprop(params, lr=lr, alpha=0.99, eps=1e-5)
@@ -90,7 +94,7 @@ class A2CPolicy(PPOPolicy):
 
     def _forward_learn(self, data: Any) -> Dict[str, Any]:
         # data: one collect's samples with GAE advantages and returns from the collector
-        cfg = self._cfg.learn
+        cfg = self._typed.learn
         batch = self._io.learn_batch(data)
         self._modes.set(True)
         if self._return_norm.enabled:

@@ -27,14 +27,14 @@ from ..utils.errors import ConfigError
 Bounds = Tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]]
 
 
-def parse_action_range(value: object, action_shape: Union[None, int, Sequence[int]]) -> Optional[Bounds]:
+def parse_action_range(value: object, action_shape: object) -> Optional[Bounds]:
     """``[low, high]`` (scalars or per-dimension lists) -> two float32 arrays of the action's size,
     or None when ``value`` is None. Refuses non-finite bounds and ``low >= high`` with one line."""
     if value is None:
         return None
     if not isinstance(value, (list, tuple)) or len(value) != 2:
         raise ConfigError(f"policy.action_range must be [low, high] (scalars or per-dimension lists), got {value!r}")
-    size = int(np.prod(action_shape)) if action_shape is not None else None
+    size = int(np.prod(np.asarray(action_shape))) if action_shape is not None else None
     try:
         low, high = (np.asarray(v, dtype=np.float64).reshape(-1) for v in value)
         if size is not None:
@@ -66,7 +66,7 @@ class ActionScale:
             self._low, self._high, self._half = low, high, (high - low) / 2.0
 
     @classmethod
-    def from_config(cls, value: object, action_shape: Union[None, int, Sequence[int]]) -> "ActionScale":
+    def from_config(cls, value: object, action_shape: object) -> "ActionScale":
         """The scale of a ``policy.action_range`` value (None: unknown, see the class docstring)."""
         return cls(parse_action_range(value, action_shape))
 

@@ -12,7 +12,6 @@ DI-engine's ``<name>_command`` subclasses.
 
 from __future__ import annotations
 
-import copy
 import importlib
 import warnings
 from abc import ABC, abstractmethod
@@ -22,7 +21,6 @@ import torch
 from torch import nn
 
 from ..config.config import Config, Configurable, deep_update
-from ..config.setting import REQUIRED, Setting
 from ..config.search import SearchSpace
 from ..rl_utils import get_nstep_return_data
 from ..rl_utils.schedule import Schedules
@@ -34,13 +32,15 @@ from .batching import PolicyIO
 from .modes import (CollectMode, EpisodeState, EvalMode, LearnMode, PolicyCollectMode, PolicyEvalMode,
                     PolicyLearnMode, PolicySettings, Timestep, is_terminated)
 from .obs_norm import ObsNorm
+from .views import PolicyConfig
 
 __all__ = ["Policy", "LearnMode", "CollectMode", "EvalMode", "Timestep", "is_terminated"]
 
 
 class Policy(Configurable, ABC):
-    """Base class. Subclasses set ``config`` (merged over their parents'; ``default_config()``: its plain
-    values) and implement the modes."""
+    """Base class. Subclasses set ``config_view`` (a :class:`~stride.policy.views.PolicyConfig`
+    subclass: the declaration, and ``self._typed``, the config as the modes read it;
+    ``default_config()``: its plain values) and implement the modes."""
 
     _optimizer: torch.optim.Optimizer  # set by an algorithm's _init_learn (the base state methods save it)
     #: what the workers read of the policy (``n_sample``, ``unroll_len``...), from its config
@@ -50,50 +50,27 @@ class Policy(Configurable, ABC):
     #: kept for the seeds' name: average a module's gradients over the learner replicas (no-op in one process)
     sync_gradients = staticmethod(sync_gradients)
     result: Dict[str, Any]  # the summary of the run that trained this policy (set by the entries)
-    #: where ``stride -m tune`` searches: dotted keys of ``config`` -> ranges (``stride.config.search``);
+    #: where ``stride -m tune`` searches: dotted keys of the config -> ranges (``stride.config.search``);
     #: an algorithm declares its own next to its defaults (none: the policy cannot be tuned)
     search_space: ClassVar[SearchSpace] = {}
 
-    config: Dict[str, Any] = dict(
-        # (str) registered policy name.
-        type=REQUIRED,
-        # (bool) train on CUDA when available (falls back to CPU); a policy built without its learn mode (a
-        # -m parallel collector, an evaluator) acts on the CPU from the weights the learner publishes.
-        cuda=False,
-        # (bool) on-policy algorithms train on fresh data only and use no replay buffer.
-        on_policy=REQUIRED,
-        # (bool) prioritized replay: the learner returns 'priority' per sample.
-        priority=False,
-        # (bool) weight the loss by importance-sampling weights (needs priority=True).
-        priority_IS_weight=False,
-        # (int) transitions collected with uniformly random actions before training starts.
-        random_collect_size=Setting(0, "[0, inf)"),
-        # (bool) normalise observations with running mean/var (stride.model.common.normalize.RunningNorm):
-        # updated by collect forwards only, applied to collect, eval and learn; saved in the model's state_dict.
-        obs_norm=False,
-        # (float) normalised observations are clipped to [-obs_norm_clip, obs_norm_clip].
-        obs_norm_clip=Setting(10.0, "(0, inf)"),
-        # model keyword arguments (validated against the model class's signature).
-        model=dict(),
-        learn=dict(
-            # (bool) data-parallel learner replicas, one process each (torchrun, or a pipeline that
-            # starts them): weights broadcast from rank 0 at start, gradients averaged every step.
-            multi_gpu=False,
-        ),
-        collect=dict(),
-        eval=dict(),
-        other=dict(),
-    )
+    #: the typed config (its fields are the declaration); an algorithm sets its own subclass
+    config_view: ClassVar[Type[PolicyConfig]] = PolicyConfig
+    _typed: PolicyConfig  # the config as the constructor and the modes read it (an algorithm narrows the type)
 
     @classmethod
     def declared_config(cls) -> Dict[str, object]:
-        """This class's ``config`` merged over every parent's, with the valid values of each key
-        (:class:`~stride.config.Setting`): what ``compile_config`` validates a user's config against."""
-        merged: Dict[str, Any] = {}
+        """The declaration of :attr:`config_view`, with the valid values of each key
+        (:class:`~stride.config.Setting`): what ``compile_config`` validates a user's config against.
+        A subclass written DI-engine's way, with a ``config`` dict, has it merged over its parents'
+        (deprecated: subclass the algorithm's view, e.g. ``DQNConfig``, and set ``config_view``)."""
+        merged = cls.config_view.declaration()
         for klass in reversed(cls.__mro__):
             if "config" in klass.__dict__:
+                warnings.warn(f"{klass.__name__}.config (a dict) is deprecated; subclass {cls.config_view.__name__} "
+                              "(a ConfigView) and set it as config_view", DeprecationWarning, stacklevel=2)
                 merged = deep_update(merged, klass.__dict__["config"])
-        return copy.deepcopy(merged)
+        return merged
 
     @classmethod
     def default_model(cls) -> Tuple[str, Dict[str, object]]:
@@ -102,6 +79,7 @@ class Policy(Configurable, ABC):
 
     def __init__(self, cfg: Mapping[str, object], model: Optional[nn.Module] = None, enable_field: Optional[Sequence[str]] = None) -> None:
         self._cfg = cfg if isinstance(cfg, Config) else Config(cfg)
+        self._typed = self.config_view.from_config(self._cfg, "policy.")
         fields = list(enable_field) if enable_field is not None else ["learn", "collect", "eval"]
         unknown = set(fields) - {"learn", "collect", "eval"}
         if unknown:
@@ -109,19 +87,19 @@ class Policy(Configurable, ABC):
         self._enable_field = fields
         # CUDA serves learning: a policy without a learn mode (a collector's, an evaluator's, a frozen league
         # player's) acts on the CPU from the weights a GPU learner publishes (its state dicts come on the CPU)
-        cuda = bool(self._cfg.get("cuda")) and "learn" in fields and torch.cuda.is_available()
+        cuda = self._typed.cuda and "learn" in fields and torch.cuda.is_available()
         self._device = torch.device("cuda" if cuda else "cpu")
         if model is None:  # the model policy.model names (default: the algorithm's), with its keyword arguments
             name, extra = self.default_model()
-            kwargs = {**extra, **dict(self._cfg.get("model", {}))}
+            kwargs = {**extra, **self._typed.model}
             model = MODEL_REGISTRY.get(str(kwargs.pop("type", name)))(**kwargs)
-        obs_norm = ObsNorm.attach(model, self._cfg)
+        obs_norm = ObsNorm.attach(model, self._typed)
         self._model = model.to(self._device)
         # before any mode copies the weights (target networks): all replicas start equal
-        multi_gpu = "learn" in fields and bool(self._cfg.learn.multi_gpu)
+        multi_gpu = "learn" in fields and self._typed.learn.multi_gpu
         self._replicas = replica_sync(multi_gpu, self._model)
-        # continuous actions leave in the env's units (policy.action_range, filled by compile_config)
-        self._action_scale = ActionScale.from_config(self._cfg.get("action_range"), self._cfg.get("model", {}).get("action_shape"))
+        # continuous actions leave in the env's units (policy.action_range, filled by the entry from its env)
+        self._action_scale = ActionScale.from_config(self._typed.action_range, self._typed.model.get("action_shape"))
         self._modes = ModuleModes(self._model)
         self._io = PolicyIO(self._device, obs_norm, self._action_scale, self._modes)
         # the scheduled hyper-parameters (numbers are constant schedules), before any mode reads one
@@ -129,7 +107,7 @@ class Policy(Configurable, ABC):
         for field in fields:
             getattr(self, f"_init_{field}")()
         # the mode views are built once: the loops read ``policy.collect_mode`` every iteration
-        settings = self.settings(self._cfg)
+        settings = self.settings(self._typed)
         self._learn_view = PolicyLearnMode(self._forward_learn, self._monitor_vars_learn, self._state_dict_learn,
                                            self._load_state_dict_learn, self._schedules, settings)
         forward = self._forward_collect if obs_norm is None else obs_norm.observed(self._forward_collect)
@@ -203,10 +181,10 @@ class Policy(Configurable, ABC):
         """n-step samples (``policy.nstep``, default 1), each with its bootstrap ``value_gamma``.
         1-step samples are the transitions themselves (no copy, no ``value_gamma``): learners
         bootstrap with ``discount_factor`` when a sample carries no ``value_gamma``."""
-        nstep = self._cfg.get("nstep", 1)
+        nstep = self._typed.nstep
         if nstep == 1:
             return transitions
-        return get_nstep_return_data(transitions, nstep, self._cfg.discount_factor)
+        return get_nstep_return_data(transitions, nstep, self._typed.discount_factor)
 
     def _reset_collect(self, data_id: Optional[List[int]] = None) -> None:
         pass

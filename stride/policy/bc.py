@@ -36,13 +36,14 @@ home for it) cannot share an install with Gymnasium 1.x (it pins Gymnasium 0.29)
 from __future__ import annotations
 
 import math
-from typing import Any, Dict, List, Tuple
+from dataclasses import dataclass
+from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ..config.setting import Setting
+from ..config.view import declared, setting, subsection
 from ..model import model_wrap
 from ..rl_utils.schedule import Scheduled
 from ..torch_utils import adam
@@ -50,6 +51,7 @@ from ..torch_utils.replica_sync import optimise
 from ..utils.errors import ConfigError
 from ..utils.registry import POLICY_REGISTRY
 from .base_policy import Policy
+from .views import ActionRange, PolicyCollectConfig, PolicyConfig, PolicyLearnConfig, PolicyOtherConfig, ScheduleValue
 
 LOSSES = ("mse", "gaussian_nll")
 #: actions are clipped this far inside (-1, 1) before atanh (Gaussian NLL): a saturated expert
@@ -81,43 +83,58 @@ def bc_continuous_loss(out: Dict[str, torch.Tensor], action: torch.Tensor, loss_
     raise ConfigError(f"unknown policy.learn.loss_type '{loss_type}'; valid choices: {', '.join(LOSSES)}")
 
 
+@dataclass(frozen=True)
+class BCLearnConfig(PolicyLearnConfig):
+    # (int) samples per gradient step.
+    batch_size: int = setting(64, "[1, inf)")
+    # (float|schedule) Adam step size; a schedule dict (stride.rl_utils.schedule) changes it per train_iter.
+    learning_rate: ScheduleValue = setting(Scheduled(1e-3, "(0, inf)"))
+    # (float) L2 penalty (Adam's weight_decay).
+    weight_decay: float = setting(0.0, "[0, inf)")
+    # (str) continuous actions: 'mse' on the squashed mean, or 'gaussian_nll' (see the module docstring).
+    loss_type: str = setting("mse", LOSSES)
+    # (float|None) clip the gradient norm to this value.
+    grad_clip_norm: Optional[float] = setting(None, "(0, inf)")
+
+
+@dataclass(frozen=True)
+class BCCollectConfig(PolicyCollectConfig):
+    # (str) the demonstrations: a Minari dataset folder or local id (stride -m collect_demo --out DIR).
+    data_path: Optional[str] = None
+    # (int) transitions per collect where a BC policy does collect (online use of its greedy actor);
+    # the offline entry never collects. (Every config names n_sample or n_episode.)
+    n_sample: Optional[int] = setting(64, "[1, inf)", kind=int)
+    n_episode: Optional[int] = setting(None, "[1, inf)", kind=int)
+    unroll_len: int = setting(1, "[1, inf)")
+
+
+@dataclass(frozen=True)
+class BCOtherConfig(PolicyOtherConfig):
+    replay_buffer: Mapping[str, object] = declared(dict(replay_buffer_size=1_000_000))
+
+
+@dataclass(frozen=True)
+class BCConfig(PolicyConfig):
+    type: str = "bc"
+    # (bool) trained from a replay of the dataset (the offline entry fills one).
+    on_policy: bool = False
+    # (bool) learns from a dataset alone: the online pipelines refuse it (they would clone its own actions).
+    offline: bool = True
+    # (bool) False: discrete actions (cross-entropy, model 'dqn'); True: a continuous actor (model 'qac').
+    continuous: bool = False
+    # ([low, high]|None) continuous actions: the env's bounds (None: taken from the env's Box space).
+    action_range: ActionRange = None
+    learn: BCLearnConfig = subsection(BCLearnConfig)
+    collect: BCCollectConfig = subsection(BCCollectConfig)
+    other: BCOtherConfig = subsection(BCOtherConfig)
+
+
 @POLICY_REGISTRY.register("bc")
 class BCPolicy(Policy):
     """Behaviour cloning; ``continuous`` picks the loss and the model (``dqn`` logits / ``qac`` actor)."""
 
-    config = dict(
-        type="bc",
-        # (bool) trained from a replay of the dataset (the offline entry fills one).
-        on_policy=False,
-        # (bool) learns from a dataset alone: the online pipelines refuse it (they would clone its own actions).
-        offline=True,
-        # (bool) False: discrete actions (cross-entropy, model 'dqn'); True: a continuous actor (model 'qac').
-        continuous=False,
-        # ([low, high]|None) continuous actions: the env's bounds (None: taken from the env's Box space).
-        action_range=None,
-        learn=dict(
-            # (int) samples per gradient step.
-            batch_size=Setting(64, "[1, inf)"),
-            # (float|schedule) Adam step size; a schedule dict (stride.rl_utils.schedule) changes it per train_iter.
-            learning_rate=Scheduled(1e-3, "(0, inf)"),
-            # (float) L2 penalty (Adam's weight_decay).
-            weight_decay=Setting(0.0, "[0, inf)"),
-            # (str) continuous actions: 'mse' on the squashed mean, or 'gaussian_nll' (see the module docstring).
-            loss_type=Setting("mse", LOSSES),
-            # (float|None) clip the gradient norm to this value.
-            grad_clip_norm=Setting(None, "(0, inf)"),
-        ),
-        collect=dict(
-            # (str) the demonstrations: a Minari dataset folder or local id (stride -m collect_demo --out DIR).
-            data_path=None,
-            # (int) transitions per collect where a BC policy does collect (online use of its greedy actor);
-            # the offline entry never collects. (Every config names n_sample or n_episode.)
-            n_sample=Setting(64, "[1, inf)", kind=int),
-            n_episode=Setting(None, "[1, inf)", kind=int),
-            unroll_len=Setting(1, "[1, inf)"),
-        ),
-        other=dict(replay_buffer=dict(replay_buffer_size=1_000_000)),
-    )
+    config_view = BCConfig
+    _typed: BCConfig
 
     @classmethod
     def default_model(cls) -> Tuple[str, Dict[str, object]]:
@@ -125,7 +142,7 @@ class BCPolicy(Policy):
 
     def _trained(self) -> nn.Module:
         """The network BC trains: the whole discrete model, or the continuous model's actor."""
-        if not self._cfg.continuous:
+        if not self._typed.continuous:
             return self._model
         actor = getattr(self._model, "actor", None)
         if not isinstance(actor, nn.Module):
@@ -135,9 +152,7 @@ class BCPolicy(Policy):
 
     # ---- learn -------------------------------------------------------------------------------
     def _init_learn(self) -> None:
-        cfg = self._cfg.learn
-        if cfg.loss_type not in LOSSES:
-            raise ConfigError(f"unknown policy.learn.loss_type '{cfg.loss_type}'; valid choices: {', '.join(LOSSES)}")
+        cfg = self._typed.learn
         self._optimizer = adam(self._trained().parameters(), lr=self._schedules.value("learn.learning_rate"), weight_decay=cfg.weight_decay)
 
     def _forward_learn(self, data: Any) -> Dict[str, Any]:
@@ -145,9 +160,9 @@ class BCPolicy(Policy):
         batch = self._io.learn_batch(data)
         self._modes.set(True)
         # forward + loss
-        if self._cfg.continuous:
+        if self._typed.continuous:
             out = self._model.forward(batch["obs"], mode="compute_actor")
-            loss = bc_continuous_loss(out, batch["action"], self._cfg.learn.loss_type)
+            loss = bc_continuous_loss(out, batch["action"], self._typed.learn.loss_type)
             log = {}
         else:
             logit = self._model.forward(batch["obs"])["logit"]
@@ -155,12 +170,12 @@ class BCPolicy(Policy):
             log = {"accuracy": (logit.detach().argmax(-1) == batch["action"].reshape(-1)).float().mean()}
         # optimise
         lr = self._schedules.set_lr(self._optimizer)
-        optimise(self._optimizer, loss, self._replicas, self._cfg.learn.grad_clip_norm)
+        optimise(self._optimizer, loss, self._replicas, self._typed.learn.grad_clip_norm)
         # log
         return {"cur_lr": lr, "total_loss": loss.detach(), **log}
 
     def _monitor_vars_learn(self) -> List[str]:
-        return ["cur_lr", "total_loss"] + ([] if self._cfg.continuous else ["accuracy"])
+        return ["cur_lr", "total_loss"] + ([] if self._typed.continuous else ["accuracy"])
 
     # ---- collect -----------------------------------------------------------------------------
     def _init_collect(self) -> None:
@@ -172,7 +187,7 @@ class BCPolicy(Policy):
     def _process_transition(self, obs: Any, policy_output: Dict[str, Any], timestep: Any) -> Dict[str, Any]:
         # continuous: the [-1, 1] action the actor learns in (a demonstration is in the env's units)
         transition = super()._process_transition(obs, policy_output, timestep)
-        if self._cfg.continuous:
+        if self._typed.continuous:
             transition["action"] = self._action_scale.from_env(transition["action"])
         return transition
 
@@ -185,11 +200,11 @@ class BCPolicy(Policy):
 
     # ---- helpers -----------------------------------------------------------------------------
     def _greedy(self) -> Any:
-        if self._cfg.continuous:
+        if self._typed.continuous:
             return model_wrap(self._model, "deterministic_sample", tanh=True)
         return model_wrap(self._model, "argmax_sample")
 
     def _act_greedy(self, model: Any, data: Dict[int, Any]) -> Dict[int, Any]:
-        if self._cfg.continuous:
+        if self._typed.continuous:
             return self._io.act(model, data, to_env=True, mode="compute_actor")
         return self._io.act(model, data)

@@ -19,7 +19,8 @@ counter is part of the learn state, so a resumed run keeps the same update sched
 from __future__ import annotations
 
 import copy
-from typing import Any, Dict, List, Tuple
+from dataclasses import dataclass
+from typing import Any, ClassVar, Dict, List, Mapping, Optional, Tuple, Type
 
 import torch
 
@@ -29,65 +30,78 @@ from ..torch_utils.replica_sync import optimise
 from ..rl_utils import min_q_value, v_nstep_td_error
 from ..rl_utils.schedule import Scheduled
 from ..utils.registry import POLICY_REGISTRY
-from ..config.setting import Setting
+from ..config.view import declared, setting, subsection
 from .base_policy import Policy
+from .views import ActionRange, PolicyCollectConfig, PolicyConfig, PolicyLearnConfig, PolicyOtherConfig, ScheduleValue
+
+
+@dataclass(frozen=True)
+class DDPGLearnConfig(PolicyLearnConfig):
+    # (int) gradient steps after each collect.
+    update_per_collect: int = setting(1, "[1, inf)")
+    # (int) samples per gradient step.
+    batch_size: int = setting(256, "[1, inf)")
+    # (float|schedule) Adam step sizes (schedules: stride.rl_utils.schedule, per train_iter by default).
+    learning_rate_actor: ScheduleValue = setting(Scheduled(1e-3, "(0, inf)"))
+    learning_rate_critic: ScheduleValue = setting(Scheduled(1e-3, "(0, inf)"))
+    # (int) update the actor and the targets once every this many critic updates (TD3: 2).
+    actor_update_freq: int = setting(1, "[1, inf)")
+    # (float) Polyak rate of the target networks.
+    target_theta: float = setting(0.005, "(0, 1]")
+    # (bool) target policy smoothing: clipped Gaussian noise on the target action (TD3).
+    noise: bool = False
+    noise_sigma: float = setting(0.2, "[0, inf)")
+    noise_range: Mapping[str, float] = declared(dict(min=-0.5, max=0.5))
+    # (str) 'mse' or 'huber'.
+    loss_type: str = setting("mse", ("mse", "huber"))
+    # (float|None) clip each network's gradient norm to this value.
+    grad_clip_norm: Optional[float] = setting(None, "(0, inf)")
+
+
+@dataclass(frozen=True)
+class DDPGCollectConfig(PolicyCollectConfig):
+    # Give exactly one of n_sample (transitions per collect) / n_episode.
+    n_sample: Optional[int] = setting(None, "[1, inf)", kind=int)
+    n_episode: Optional[int] = setting(None, "[1, inf)", kind=int)
+    unroll_len: int = setting(1, "[1, inf)")
+    # (str) exploration noise: 'gauss' or 'ou'; its scale (actions live in [-1, 1]), a number or a
+    # schedule of collected env steps (stride.rl_utils.schedule).
+    noise_type: str = setting("gauss", ("gauss", "ou"))
+    noise_sigma: ScheduleValue = setting(Scheduled(0.1, "[0, inf)", unit="env_step"))
+
+
+@dataclass(frozen=True)
+class DDPGOtherConfig(PolicyOtherConfig):
+    replay_buffer: Mapping[str, object] = declared(dict(replay_buffer_size=1_000_000))
+
+
+@dataclass(frozen=True)
+class DDPGConfig(PolicyConfig):
+    type: str = "ddpg"
+    on_policy: bool = False
+    # (float) reward discount gamma.
+    discount_factor: float = setting(0.99, "(0, 1]")
+    # (int) steps summed in the TD target.
+    nstep: int = setting(1, "[1, inf)")
+    # (int) uniformly random transitions collected before training (actions in the env's space).
+    random_collect_size: int = setting(25000, "[0, inf)")
+    # ([low, high]|None) the env's action bounds: actions are learnt in [-1, 1] and handed out
+    # mapped onto them (None: the entry fills them from its env's Box action space).
+    action_range: ActionRange = None
+    # (model.action_space) 'regression': a deterministic tanh actor; (model.twin_critic) two critics
+    # and a clipped double-Q target (TD3).
+    model: Mapping[str, object] = declared(dict(action_space="regression", twin_critic=False))
+    learn: DDPGLearnConfig = subsection(DDPGLearnConfig)
+    collect: DDPGCollectConfig = subsection(DDPGCollectConfig)
+    other: DDPGOtherConfig = subsection(DDPGOtherConfig)
 
 
 @POLICY_REGISTRY.register("ddpg")
 class DDPGPolicy(Policy):
     """DDPG; with ``twin_critic``, ``learn.noise`` and ``learn.actor_update_freq=2`` it is TD3."""
 
-    config = dict(
-        type="ddpg",
-        on_policy=False,
-        # (float) reward discount gamma.
-        discount_factor=Setting(0.99, "(0, 1]"),
-        # (int) steps summed in the TD target.
-        nstep=Setting(1, "[1, inf)"),
-        # (int) uniformly random transitions collected before training (actions in the env's space).
-        random_collect_size=Setting(25000, "[0, inf)"),
-        # ([low, high]|None) the env's action bounds: actions are learnt in [-1, 1] and handed out
-        # mapped onto them (None: compile_config takes them from the env's Box action space).
-        action_range=None,
-        model=dict(
-            # (str) 'regression': a deterministic tanh actor.
-            action_space="regression",
-            # (bool) two critics and a clipped double-Q target (TD3).
-            twin_critic=False,
-        ),
-        learn=dict(
-            # (int) gradient steps after each collect.
-            update_per_collect=Setting(1, "[1, inf)"),
-            # (int) samples per gradient step.
-            batch_size=Setting(256, "[1, inf)"),
-            # (float|schedule) Adam step sizes (schedules: stride.rl_utils.schedule, per train_iter by default).
-            learning_rate_actor=Scheduled(1e-3, "(0, inf)"),
-            learning_rate_critic=Scheduled(1e-3, "(0, inf)"),
-            # (int) update the actor and the targets once every this many critic updates (TD3: 2).
-            actor_update_freq=Setting(1, "[1, inf)"),
-            # (float) Polyak rate of the target networks.
-            target_theta=Setting(0.005, "(0, 1]"),
-            # (bool) target policy smoothing: clipped Gaussian noise on the target action (TD3).
-            noise=False,
-            noise_sigma=Setting(0.2, "[0, inf)"),
-            noise_range=dict(min=-0.5, max=0.5),
-            # (str) 'mse' or 'huber'.
-            loss_type=Setting("mse", ("mse", "huber")),
-            # (float|None) clip each network's gradient norm to this value.
-            grad_clip_norm=Setting(None, "(0, inf)"),
-        ),
-        collect=dict(
-            # Give exactly one of n_sample (transitions per collect) / n_episode.
-            n_sample=Setting(None, "[1, inf)", kind=int),
-            n_episode=Setting(None, "[1, inf)", kind=int),
-            unroll_len=Setting(1, "[1, inf)"),
-            # (str) exploration noise: 'gauss' or 'ou'; its scale (actions live in [-1, 1]), a number or a
-            # schedule of collected env steps (stride.rl_utils.schedule).
-            noise_type=Setting("gauss", ("gauss", "ou")),
-            noise_sigma=Scheduled(0.1, "[0, inf)", unit="env_step"),
-        ),
-        other=dict(replay_buffer=dict(replay_buffer_size=1_000_000)),
-    )
+    config_view: ClassVar[Type[DDPGConfig]] = DDPGConfig
+    _typed: DDPGConfig
 
     @classmethod
     def default_model(cls) -> Tuple[str, Dict[str, object]]:
@@ -95,8 +109,8 @@ class DDPGPolicy(Policy):
 
     # ---- learn -------------------------------------------------------------------------------
     def _init_learn(self) -> None:
-        cfg = self._cfg.learn
-        self._gamma = self._cfg.discount_factor
+        cfg = self._typed.learn
+        self._gamma = self._typed.discount_factor
         self._actor_optimizer = adam(self._model.get_submodule("actor").parameters(), lr=self._schedules.value("learn.learning_rate_actor"))
         self._critic_optimizer = adam(self._model.get_submodule("critic").parameters(), lr=self._schedules.value("learn.learning_rate_critic"))
         self._target = model_wrap(copy.deepcopy(self._model), "target", update_type="momentum",
@@ -106,12 +120,12 @@ class DDPGPolicy(Policy):
             self._target_model = model_wrap(self._target, "action_noise", noise_type="gauss",
                                             noise_kwargs={"mu": 0.0, "sigma": cfg.noise_sigma},
                                             noise_range=dict(cfg.noise_range), action_range={"min": -1.0, "max": 1.0})
-        self._use_is = bool(self._cfg.priority and self._cfg.priority_IS_weight)
+        self._use_is = self._typed.priority and self._typed.priority_IS_weight
         self._learn_steps = 0
         self._last_actor_loss: float | torch.Tensor = 0.0  # reported until the first (delayed) actor update
 
     def _forward_learn(self, data: Any) -> Dict[str, Any]:
-        cfg = self._cfg.learn
+        cfg = self._typed.learn
         # data
         batch = self._io.learn_batch(data)
         obs, next_obs = batch["obs"], batch["next_obs"]
@@ -150,7 +164,7 @@ class DDPGPolicy(Policy):
             "total_loss": critic_loss.detach() + self._last_actor_loss,
             "q_value": q.detach().mean(),
         }
-        if self._cfg.priority:
+        if self._typed.priority:
             out["priority"] = td_abs.cpu().numpy()
         return out
 
@@ -175,12 +189,12 @@ class DDPGPolicy(Policy):
 
     # ---- collect -----------------------------------------------------------------------------
     def _init_collect(self) -> None:
-        cfg = self._cfg.collect
+        cfg = self._typed.collect
         self._collect_model = model_wrap(self._model, "action_noise", noise_type=cfg.noise_type,
                                          noise_kwargs={"sigma": self._schedules.value("collect.noise_sigma", env_step=0, train_iter=0)},
                                          action_range={"min": -1.0, "max": 1.0})
-        self._nstep = self._cfg.nstep
-        self._gamma = self._cfg.discount_factor
+        self._nstep = self._typed.nstep
+        self._gamma = self._typed.discount_factor
 
     def _collect_kwargs(self, envstep: int = 0, train_iter: int = 0) -> Dict[str, Any]:
         return {"sigma": self._schedules.value("collect.noise_sigma", envstep, train_iter)}

@@ -14,7 +14,8 @@ actions only: the model returns the mask, the sampling wrappers and the double-D
 from __future__ import annotations
 
 import copy
-from typing import Any, Dict, List, Tuple
+from dataclasses import dataclass
+from typing import Any, ClassVar, Dict, List, Mapping, Optional, Tuple, Type
 
 import torch
 
@@ -23,53 +24,66 @@ from ..torch_utils import adam, cat_nested
 from ..torch_utils.replica_sync import optimise
 from ..rl_utils import q_nstep_td_error
 from ..rl_utils.schedule import Scheduled
-from ..utils.errors import ConfigError
 from ..utils.registry import POLICY_REGISTRY
-from ..config.setting import Setting
+from ..config.view import declared, setting, subsection
 from ..config.search import Choice, FloatRange, IntRange
 from .base_policy import Policy
+from .views import PolicyCollectConfig, PolicyConfig, PolicyLearnConfig, PolicyOtherConfig, ScheduleValue
+
+
+@dataclass(frozen=True)
+class DQNLearnConfig(PolicyLearnConfig):
+    # (int) gradient steps after each collect.
+    update_per_collect: int = setting(3, "[1, inf)")
+    # (int) samples per gradient step.
+    batch_size: int = setting(64, "[1, inf)")
+    # (float|schedule) Adam step size; a schedule dict (stride.rl_utils.schedule) changes it per train_iter.
+    learning_rate: ScheduleValue = setting(Scheduled(1e-3, "(0, inf)"))
+    # (str) 'assign': copy every target_update_freq steps; 'momentum': Polyak averaging with target_theta.
+    target_update_type: str = setting("assign", ("assign", "momentum"))
+    target_update_freq: int = setting(100, "[1, inf)")
+    target_theta: float = setting(0.005, "(0, 1]")
+    # (str) 'mse' or 'huber'.
+    loss_type: str = setting("mse", ("mse", "huber"))
+    # (float|None) clip the gradient norm to this value.
+    grad_clip_norm: Optional[float] = setting(None, "(0, inf)")
+
+
+@dataclass(frozen=True)
+class DQNCollectConfig(PolicyCollectConfig):
+    # Give exactly one of n_sample (transitions per collect) / n_episode.
+    n_sample: Optional[int] = setting(None, "[1, inf)", kind=int)
+    n_episode: Optional[int] = setting(None, "[1, inf)", kind=int)
+    unroll_len: int = setting(1, "[1, inf)")
+
+
+@dataclass(frozen=True)
+class DQNOtherConfig(PolicyOtherConfig):
+    # (schedule|float) epsilon-greedy exploration, a schedule of collected env steps (any type of
+    # stride.rl_utils.schedule; a dict without 'type' or of the same type keeps the other keys).
+    eps: ScheduleValue = setting(Scheduled(dict(type="exp", start=0.95, end=0.1, decay=10000), "[0, 1]", unit="env_step"))
+    replay_buffer: Mapping[str, object] = declared(dict(replay_buffer_size=10000))
+
+
+@dataclass(frozen=True)
+class DQNConfig(PolicyConfig):
+    type: str = "dqn"
+    on_policy: bool = False
+    # (float) reward discount gamma.
+    discount_factor: float = setting(0.97, "(0, 1]")
+    # (int) steps summed in the TD target.
+    nstep: int = setting(1, "[1, inf)")
+    learn: DQNLearnConfig = subsection(DQNLearnConfig)
+    collect: DQNCollectConfig = subsection(DQNCollectConfig)
+    other: DQNOtherConfig = subsection(DQNOtherConfig)
 
 
 @POLICY_REGISTRY.register("dqn")
 class DQNPolicy(Policy):
     """Double DQN with n-step returns; ``collect_mode.forward`` takes ``eps=``."""
 
-    config = dict(
-        type="dqn",
-        on_policy=False,
-        # (float) reward discount gamma.
-        discount_factor=Setting(0.97, "(0, 1]"),
-        # (int) steps summed in the TD target.
-        nstep=Setting(1, "[1, inf)"),
-        learn=dict(
-            # (int) gradient steps after each collect.
-            update_per_collect=Setting(3, "[1, inf)"),
-            # (int) samples per gradient step.
-            batch_size=Setting(64, "[1, inf)"),
-            # (float|schedule) Adam step size; a schedule dict (stride.rl_utils.schedule) changes it per train_iter.
-            learning_rate=Scheduled(1e-3, "(0, inf)"),
-            # (str) 'assign': copy every target_update_freq steps; 'momentum': Polyak averaging with target_theta.
-            target_update_type=Setting("assign", ("assign", "momentum")),
-            target_update_freq=Setting(100, "[1, inf)"),
-            target_theta=Setting(0.005, "(0, 1]"),
-            # (str) 'mse' or 'huber'.
-            loss_type=Setting("mse", ("mse", "huber")),
-            # (float|None) clip the gradient norm to this value.
-            grad_clip_norm=Setting(None, "(0, inf)"),
-        ),
-        collect=dict(
-            # Give exactly one of n_sample (transitions per collect) / n_episode.
-            n_sample=Setting(None, "[1, inf)", kind=int),
-            n_episode=Setting(None, "[1, inf)", kind=int),
-            unroll_len=Setting(1, "[1, inf)"),
-        ),
-        other=dict(
-            # (schedule|float) epsilon-greedy exploration, a schedule of collected env steps (any type of
-            # stride.rl_utils.schedule; a dict without 'type' or of the same type keeps the other keys).
-            eps=Scheduled(dict(type="exp", start=0.95, end=0.1, decay=10000), "[0, 1]", unit="env_step"),
-            replay_buffer=dict(replay_buffer_size=10000),
-        ),
-    )
+    config_view: ClassVar[Type[DQNConfig]] = DQNConfig
+    _typed: DQNConfig
     #: ``stride -m tune``'s space: the knobs of rl-zoo3's DQN sampler (``sample_dqn_params`` in
     #: hyperparams_opt.py) in Stride's terms, its ranges narrowed to what small-env CPU budgets explore,
     #: plus n-step. rl-zoo3 -> Stride: gamma -> discount_factor; batch_size; train_freq (env steps per
@@ -101,16 +115,14 @@ class DQNPolicy(Policy):
 
     # ---- learn -------------------------------------------------------------------------------
     def _init_learn(self) -> None:
-        cfg = self._cfg.learn
-        if cfg.loss_type not in ("mse", "huber"):
-            raise ConfigError(f"unknown policy.learn.loss_type '{cfg.loss_type}'; valid choices: huber, mse")
-        self._gamma = self._cfg.discount_factor
+        cfg = self._typed.learn
+        self._gamma = self._typed.discount_factor
         self._optimizer = adam(self._model.parameters(), lr=self._schedules.value("learn.learning_rate"))
         kind = cfg.target_update_type
         kwargs = {"freq": cfg.target_update_freq} if kind == "assign" else {"theta": cfg.target_theta}
         self._target_model = model_wrap(copy.deepcopy(self._model), "target", update_type=kind, update_kwargs=kwargs)
         self._learn_model = model_wrap(self._model, "base")  # Q values only: no argmax over obs rows
-        self._use_is = bool(self._cfg.priority and self._cfg.priority_IS_weight)
+        self._use_is = self._typed.priority and self._typed.priority_IS_weight
 
     def _forward_learn(self, data: Any) -> Dict[str, Any]:
         # data
@@ -130,11 +142,11 @@ class DQNPolicy(Policy):
         weight = batch.get("IS") if self._use_is else None
         loss, td_abs = q_nstep_td_error(
             q, next_q_target, batch["action"], next_q_online.argmax(-1), batch["reward"].float(), batch["done"],
-            value_gamma, weight, self._cfg.learn.loss_type, need_td_abs=bool(self._cfg.priority),
+            value_gamma, weight, self._typed.learn.loss_type, need_td_abs=self._typed.priority,
         )
         # optimise
         lr = self._schedules.set_lr(self._optimizer)
-        optimise(self._optimizer, loss, self._replicas, self._cfg.learn.grad_clip_norm)
+        optimise(self._optimizer, loss, self._replicas, self._typed.learn.grad_clip_norm)
         # target update
         self._target_model.update(self._model)
         # log: scalars stay tensors (on a GPU, no wait here; the learner's log hook reads them at its frequency)
@@ -167,8 +179,8 @@ class DQNPolicy(Policy):
     # ---- collect -----------------------------------------------------------------------------
     def _init_collect(self) -> None:
         self._collect_model = model_wrap(self._model, "eps_greedy_sample")
-        self._nstep = self._cfg.nstep
-        self._gamma = self._cfg.discount_factor
+        self._nstep = self._typed.nstep
+        self._gamma = self._typed.discount_factor
 
     def _collect_kwargs(self, envstep: int = 0, train_iter: int = 0) -> Dict[str, Any]:
         return {"eps": self._schedules.value("other.eps", envstep, train_iter)}

@@ -30,22 +30,22 @@ Better than the peers on purpose:
 
 from __future__ import annotations
 
-import copy
-from typing import Any, Dict, List, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Dict, List, Mapping, Optional, Sequence
 
 import numpy as np
 import torch
 
-from ..config.config import deep_update
-from ..config.setting import Setting
+from ..config.view import declared, setting, subsection
 from ..rl_utils import policy_distribution, vtrace_error
 from ..rl_utils.schedule import Scheduled
 from ..torch_utils import adam
 from ..torch_utils.replica_sync import optimise
 from ..utils.errors import ConfigError
 from ..utils.registry import POLICY_REGISTRY
-from .base_policy import Policy, is_terminated
-from .ppo import PPOPolicy
+from .base_policy import is_terminated
+from .ppo import ActorCriticConfig, ActorCriticLearnConfig, ActorCriticPolicy
+from .views import ActionRange, PolicyCollectConfig, PolicyOtherConfig, ScheduleValue
 
 
 def _stack(items: Sequence[Any]) -> Any:
@@ -69,68 +69,76 @@ def _flat(obs: Any) -> Any:
     return obs.reshape(-1, *obs.shape[2:])
 
 
+@dataclass(frozen=True)
+class IMPALALearnConfig(ActorCriticLearnConfig):
+    # (int) gradient steps after each collect.
+    update_per_collect: int = setting(4, "[1, inf)")
+    # (int) unrolls per gradient step.
+    batch_size: int = setting(16, "[1, inf)")
+    # (str) 'adam' (DI-engine's) or 'rmsprop' (the paper's: decay 0.99, no momentum; eps 1e-5, see _init_learn).
+    optimizer: str = setting("adam", ("adam", "rmsprop"))
+    # (float|schedule) step size, value-loss and entropy weights (schedules: stride.rl_utils.schedule).
+    learning_rate: ScheduleValue = setting(Scheduled(5e-4, "(0, inf)"))
+    value_weight: ScheduleValue = setting(Scheduled(0.5, "[0, inf)"))
+    entropy_weight: ScheduleValue = setting(Scheduled(1e-4, "[0, inf)"))
+    # (float|None) upper clip of the importance ratio in v-trace's TD errors (rho-bar; None: no clip).
+    rho_clip: Optional[float] = setting(1.0, "(0, inf)", optional=True)
+    # (float|None) upper clip of the ratio in the traces (c-bar; None: no clip).
+    c_clip: Optional[float] = setting(1.0, "(0, inf)", optional=True)
+    # (float|None) upper clip of the ratio in the policy-gradient advantage (None: no clip).
+    rho_pg_clip: Optional[float] = setting(1.0, "(0, inf)", optional=True)
+    # (float|None) clip the gradient norm to this value.
+    grad_clip_norm: Optional[float] = setting(40.0, "(0, inf)", optional=True)
+
+
+@dataclass(frozen=True)
+class IMPALACollectConfig(PolicyCollectConfig):
+    # (int) unrolls per collect.
+    n_sample: Optional[int] = setting(None, "[1, inf)", kind=int)
+    # (int) env steps per unroll (a train sample).
+    unroll_len: int = setting(32, "[1, inf)")
+
+
+@dataclass(frozen=True)
+class IMPALAOtherConfig(PolicyOtherConfig):
+    # unrolls kept for replay; each is trained on at most max_use times (DI-engine's 16)
+    replay_buffer: Mapping[str, object] = declared(dict(replay_buffer_size=1000, max_use=16))
+
+
+@dataclass(frozen=True)
+class IMPALAConfig(ActorCriticConfig):
+    type: str = "impala"
+    on_policy: bool = False
+    # (float) reward discount gamma.
+    discount_factor: float = setting(0.99, "(0, 1]")
+    # (float) v-trace's trace weight lambda (1.0: the paper's v-trace).
+    lambda_: float = setting(0.95, "[0, 1]")
+    # ([low, high]|None) continuous actions sent to the env are clipped to these bounds (scalars or
+    # per-dimension lists; None: the entry fills them from its env's Box action space).
+    action_range: ActionRange = None
+    learn: IMPALALearnConfig = subsection(IMPALALearnConfig)
+    collect: IMPALACollectConfig = subsection(IMPALACollectConfig)
+    other: IMPALAOtherConfig = subsection(IMPALAOtherConfig)
+
+
 @POLICY_REGISTRY.register("impala")
-class IMPALAPolicy(PPOPolicy):
+class IMPALAPolicy(ActorCriticPolicy):
     """IMPALA with v-trace; collect samples from the policy, eval takes the argmax / the Gaussian mean
-    (PPO's eval mode, inherited with the action-space handling; nothing else is)."""
+    (the actor-critic eval mode, inherited with the action-space handling; nothing else is)."""
 
-    config = dict(
-        type="impala",
-        on_policy=False,
-        # (float) reward discount gamma.
-        discount_factor=Setting(0.99, "(0, 1]"),
-        # (float) v-trace's trace weight lambda (1.0: the paper's v-trace).
-        lambda_=Setting(0.95, "[0, 1]"),
-        # ([low, high]|None) continuous actions sent to the env are clipped to these bounds (scalars or
-        # per-dimension lists; None: compile_config takes them from the env's Box action space).
-        action_range=None,
-        learn=dict(
-            # (int) gradient steps after each collect.
-            update_per_collect=Setting(4, "[1, inf)"),
-            # (int) unrolls per gradient step.
-            batch_size=Setting(16, "[1, inf)"),
-            # (str) 'adam' (DI-engine's) or 'rmsprop' (the paper's: decay 0.99, no momentum; eps 1e-5, see _init_learn).
-            optimizer=Setting("adam", ("adam", "rmsprop")),
-            # (float|schedule) step size, value-loss and entropy weights (schedules: stride.rl_utils.schedule).
-            learning_rate=Scheduled(5e-4, "(0, inf)"),
-            value_weight=Scheduled(0.5, "[0, inf)"),
-            entropy_weight=Scheduled(1e-4, "[0, inf)"),
-            # (float|None) upper clip of the importance ratio in v-trace's TD errors (rho-bar; None: no clip).
-            rho_clip=Setting(1.0, "(0, inf)", optional=True),
-            # (float|None) upper clip of the ratio in the traces (c-bar; None: no clip).
-            c_clip=Setting(1.0, "(0, inf)", optional=True),
-            # (float|None) upper clip of the ratio in the policy-gradient advantage (None: no clip).
-            rho_pg_clip=Setting(1.0, "(0, inf)", optional=True),
-            # (float|None) clip the gradient norm to this value.
-            grad_clip_norm=Setting(40.0, "(0, inf)", optional=True),
-        ),
-        collect=dict(
-            # (int) unrolls per collect.
-            n_sample=Setting(None, "[1, inf)", kind=int),
-            # (int) env steps per unroll (a train sample).
-            unroll_len=Setting(32, "[1, inf)"),
-        ),
-        other=dict(
-            # unrolls kept for replay; each is trained on at most max_use times (DI-engine's 16)
-            replay_buffer=dict(replay_buffer_size=1000, max_use=16),
-        ),
-    )
-
-    @classmethod
-    def declared_config(cls) -> Dict[str, object]:
-        # Policy's declaration and IMPALA's only: PPO's learn keys (epochs, clipping...) mean nothing here.
-        return copy.deepcopy(deep_update(Policy.declared_config(), cls.config))
+    config_view = IMPALAConfig
+    _typed: IMPALAConfig
 
     def _check_config(self) -> None:
-        if self._cfg.random_collect_size:
-            raise ConfigError(f"policy.random_collect_size={self._cfg.random_collect_size} is not supported by impala "
+        if self._typed.random_collect_size:
+            raise ConfigError(f"policy.random_collect_size={self._typed.random_collect_size} is not supported by impala "
                               "(v-trace needs the log-probs of the policy that collected); valid choices: 0")
 
     # ---- learn -------------------------------------------------------------------------------
     def _init_learn(self) -> None:
         self._check_config()
         self._init_shared()
-        cfg = self._cfg.learn
+        cfg = self._typed.learn
         params, lr = self._model.parameters(), self._schedules.value("learn.learning_rate")
         if cfg.optimizer == "adam":
             self._optimizer = adam(params, lr=lr)
@@ -143,7 +151,7 @@ class IMPALAPolicy(PPOPolicy):
 
     def _forward_learn(self, data: Any) -> Dict[str, Any]:
         # data: a batch of unrolls, each obs [T + 1, ...] and action/log_prob/reward/done/mask [T]; made time-major
-        cfg = self._cfg.learn
+        cfg = self._typed.learn
         batch = self._io.learn_batch(data)
         n, length = batch["mask"].shape[0], batch["mask"].shape[1] + 1
         action, behaviour_log_prob, reward, terminated, mask = (
@@ -156,7 +164,7 @@ class IMPALAPolicy(PPOPolicy):
         value = _time_major(out["value"], n, length)
         # loss
         loss = vtrace_error(logit, action, behaviour_log_prob.float(), value, reward.float(), terminated.float(),
-                            self._cfg.discount_factor, self._cfg.lambda_, cfg.rho_clip, cfg.c_clip, cfg.rho_pg_clip,
+                            self._typed.discount_factor, self._typed.lambda_, cfg.rho_clip, cfg.c_clip, cfg.rho_pg_clip,
                             mask.float())
         total = (loss.policy_loss + self._schedules.value("learn.value_weight") * loss.value_loss
                  - self._schedules.value("learn.entropy_weight") * loss.entropy_loss)
@@ -186,7 +194,7 @@ class IMPALAPolicy(PPOPolicy):
     def _init_collect(self) -> None:
         self._check_config()
         self._init_shared()
-        self._unroll_len = int(self._cfg.collect.unroll_len)
+        self._unroll_len = self._typed.collect.unroll_len
 
     @torch.no_grad()
     def _forward_collect(self, data: Dict[int, Any]) -> Dict[int, Any]:

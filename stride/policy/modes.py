@@ -16,11 +16,11 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Protocol, cast,
 
 import torch
 
-from ..config.config import Config
 from ..rl_utils.schedule import Schedules
 from ..torch_utils import to_device
 from ..utils.data import Nested
 from ..utils.narrow import as_mapping
+from .views import PolicyConfig
 
 #: a mode's state: named parts (weights, optimizer states, counters...), each as its owner saves it
 StateDict = Dict[str, object]
@@ -175,44 +175,41 @@ class LearnMode(Protocol):
 
 
 class PolicySettings:
-    """What the workers read of a policy, from its config; an algorithm whose samples are cut
+    """What the workers read of a policy, from its typed config; an algorithm whose samples are cut
     otherwise (R2D2's sequences) subclasses it (``Policy.settings``)."""
 
-    def __init__(self, cfg: Config) -> None:
+    def __init__(self, cfg: PolicyConfig) -> None:
         self._cfg = cfg
 
     @property
     def n_sample(self) -> Optional[int]:
-        n = self._cfg.collect.get("n_sample")
-        return None if n is None else int(n)
+        return self._cfg.collect.n_sample
 
     @property
     def n_episode(self) -> Optional[int]:
-        n = self._cfg.collect.get("n_episode")
-        return None if n is None else int(n)
+        return self._cfg.collect.n_episode
 
     @property
     def on_policy(self) -> bool:
-        return bool(self._cfg.on_policy)
+        return self._cfg.on_policy
 
     @property
     def priority(self) -> bool:
-        return bool(self._cfg.priority)
+        return self._cfg.priority
 
     @property
     def batch_size(self) -> Optional[int]:
-        n = self._cfg.learn.get("batch_size")
-        return None if n is None else int(n)
+        return self._cfg.learn.batch_size
 
     @property
     def unroll_len(self) -> int:
         """``policy.collect.unroll_len`` (1: a sample is a transition)."""
-        return int(self._cfg.collect.get("unroll_len", 1))
+        return self._cfg.collect.unroll_len
 
     @property
     def lookahead(self) -> int:
         """The rows an n-step window needs past a sample (``policy.nstep`` - 1)."""
-        return int(self._cfg.get("nstep", 1)) - 1
+        return self._cfg.nstep - 1
 
 
 def on_cpu(state: StateDict, device: torch.device) -> StateDict:

@@ -8,7 +8,7 @@ normalised with them (:class:`~stride.policy.batching.PolicyIO`).
 
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, Mapping, Optional
+from typing import Any, Callable, Dict, Optional
 
 import numpy as np
 import torch
@@ -16,7 +16,7 @@ from torch import nn
 
 from ..model.common.normalize import RunningNorm
 from ..utils.errors import ConfigError
-from ..utils.narrow import as_float
+from .views import PolicyConfig
 
 #: a collect forward: ``({env_id: obs}, **collect_kwargs) -> {env_id: output}``
 CollectForward = Callable[..., Dict[int, Any]]
@@ -29,20 +29,19 @@ class ObsNorm:
         self._norm = norm
 
     @classmethod
-    def attach(cls, model: nn.Module, cfg: Mapping[str, object]) -> Optional["ObsNorm"]:
+    def attach(cls, model: nn.Module, cfg: PolicyConfig) -> Optional["ObsNorm"]:
         """The model's ``obs_norm`` submodule (added when missing) when the policy config ``cfg``
         asks for ``obs_norm``; None when it does not."""
-        if not cfg.get("obs_norm"):
+        if not cfg.obs_norm:
             return None
         existing = getattr(model, "obs_norm", None)
         if isinstance(existing, RunningNorm):
             return cls(existing)
-        model_cfg = cfg.get("model")
-        shape = model_cfg.get("obs_shape") if isinstance(model_cfg, Mapping) else None
+        shape = cfg.model.get("obs_shape")
         if not (isinstance(shape, int) or (isinstance(shape, (list, tuple)) and all(isinstance(s, int) for s in shape))):
             raise ConfigError(f"policy.obs_norm needs policy.model.obs_shape to be an int or a list of ints "
                               f"(a Box observation), got {shape!r}")
-        norm = RunningNorm(shape, clip=as_float(cfg.get("obs_norm_clip", 10.0), "policy.obs_norm_clip"))
+        norm = RunningNorm(shape, clip=cfg.obs_norm_clip)
         model.add_module("obs_norm", norm)
         return cls(norm)
 

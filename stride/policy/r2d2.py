@@ -24,12 +24,13 @@ states are one flat tensor per env, not lists of dicts.
 from __future__ import annotations
 
 import copy
-from typing import Any, Dict, List, Optional, Set, Tuple
+from dataclasses import dataclass
+from typing import Any, ClassVar, Dict, List, Mapping, Optional, Set, Tuple, Type
 
 import numpy as np
 import torch
 
-from ..config.setting import Setting
+from ..config.view import declared, setting, subsection
 from ..data.adders import SequenceAdder
 from ..model import model_wrap
 from ..rl_utils.schedule import Scheduled
@@ -42,21 +43,24 @@ from ..utils.narrow import as_int, as_list
 from ..utils.registry import POLICY_REGISTRY
 from .base_policy import Policy, is_terminated
 from .modes import PolicySettings
+from .views import PolicyCollectConfig, PolicyConfig, PolicyLearnConfig, PolicyOtherConfig, ScheduleValue
 
 
 class SequenceSettings(PolicySettings):
     """R2D2's samples are sequences: the collector cuts segments at sequence starts and keeps the
     next sequence's burn-in and n-step rows."""
 
+    _cfg: R2D2Config  # (R2D2's typed config: the settings read its sequence lengths)
+
     @property
     def unroll_len(self) -> int:
         """Transitions between sequence starts (the collector cuts segments at multiples of it)."""
-        return int(self._cfg.learn_unroll_len)
+        return self._cfg.learn_unroll_len
 
     @property
     def lookahead(self) -> int:
         """Transitions a mid-episode segment keeps for the next one: its next sequence's burn-in and n-step rows."""
-        return int(self._cfg.burnin_step) + int(self._cfg.nstep)
+        return self._cfg.burnin_step + self._cfg.nstep
 
 
 class RecurrentEpisodes:
@@ -78,54 +82,67 @@ class RecurrentEpisodes:
         self.running.update(as_int(i, "an episode state's env id") for i in as_list(state["running"], "an episode state's 'running'"))
 
 
+@dataclass(frozen=True)
+class R2D2LearnConfig(PolicyLearnConfig):
+    update_per_collect: int = setting(1, "[1, inf)")
+    # (int) sequences per gradient step.
+    batch_size: int = setting(64, "[1, inf)")
+    # (float|schedule) Adam step size; a schedule dict (stride.rl_utils.schedule) changes it per train_iter.
+    learning_rate: ScheduleValue = setting(Scheduled(1e-4, "(0, inf)"))
+    # (str) 'assign': copy every target_update_freq steps; 'momentum': Polyak averaging with target_theta.
+    target_update_type: str = setting("momentum", ("assign", "momentum"))
+    target_update_freq: int = setting(100, "[1, inf)")
+    target_theta: float = setting(0.001, "(0, 1]")
+    loss_type: str = setting("mse", ("mse", "huber"))
+    # (float) sequence priority = eta * max |td| + (1 - eta) * mean |td| (the paper's 0.9).
+    priority_eta: float = setting(0.9, "[0, 1]")
+    grad_clip_norm: Optional[float] = setting(None, "(0, inf)")
+
+
+@dataclass(frozen=True)
+class R2D2CollectConfig(PolicyCollectConfig):
+    # Give exactly one of n_sample (sequences per collect) / n_episode.
+    n_sample: Optional[int] = setting(None, "[1, inf)", kind=int)
+    n_episode: Optional[int] = setting(None, "[1, inf)", kind=int)
+
+
+@dataclass(frozen=True)
+class R2D2OtherConfig(PolicyOtherConfig):
+    # (schedule|float) epsilon-greedy exploration, a schedule of collected env steps (stride.rl_utils.schedule).
+    eps: ScheduleValue = setting(Scheduled(dict(type="exp", start=0.95, end=0.05, decay=10000), "[0, 1]", unit="env_step"))
+    # (int) sequences kept.
+    replay_buffer: Mapping[str, object] = declared(dict(replay_buffer_size=10000))
+
+
+@dataclass(frozen=True)
+class R2D2Config(PolicyConfig):
+    type: str = "r2d2"
+    on_policy: bool = False
+    priority: bool = True
+    priority_IS_weight: bool = True
+    # (float) reward discount gamma.
+    discount_factor: float = setting(0.997, "(0, 1]")
+    # (int) steps summed in the TD target (inside a sequence, never across an episode end).
+    nstep: int = setting(5, "[1, inf)")
+    # (int) rows at a sequence start that only warm up the recurrent state (no loss).
+    burnin_step: int = setting(20, "[0, inf)")
+    # (int) rows learnt from per sequence; also the stride between sequence starts.
+    learn_unroll_len: int = setting(80, "[1, inf)")
+    # (bool) learn h(Q) with h(x) = sign(x)(sqrt(|x|+1)-1) + 1e-3 x (Pohlen et al., 2018).
+    value_rescale: bool = True
+    learn: R2D2LearnConfig = subsection(R2D2LearnConfig)
+    collect: R2D2CollectConfig = subsection(R2D2CollectConfig)
+    other: R2D2OtherConfig = subsection(R2D2OtherConfig)
+
+
 @POLICY_REGISTRY.register("r2d2")
 class R2D2Policy(Policy):
     """Recurrent double DQN on burnt-in sequences; ``collect_mode.forward`` takes ``eps=``."""
 
     settings = SequenceSettings
+    config_view: ClassVar[Type[R2D2Config]] = R2D2Config
+    _typed: R2D2Config
     _episodes: RecurrentEpisodes  # set by _init_collect
-    config = dict(
-        type="r2d2",
-        on_policy=False,
-        priority=True,
-        priority_IS_weight=True,
-        # (float) reward discount gamma.
-        discount_factor=Setting(0.997, "(0, 1]"),
-        # (int) steps summed in the TD target (inside a sequence, never across an episode end).
-        nstep=Setting(5, "[1, inf)"),
-        # (int) rows at a sequence start that only warm up the recurrent state (no loss).
-        burnin_step=Setting(20, "[0, inf)"),
-        # (int) rows learnt from per sequence; also the stride between sequence starts.
-        learn_unroll_len=Setting(80, "[1, inf)"),
-        # (bool) learn h(Q) with h(x) = sign(x)(sqrt(|x|+1)-1) + 1e-3 x (Pohlen et al., 2018).
-        value_rescale=True,
-        learn=dict(
-            update_per_collect=Setting(1, "[1, inf)"),
-            # (int) sequences per gradient step.
-            batch_size=Setting(64, "[1, inf)"),
-            # (float|schedule) Adam step size; a schedule dict (stride.rl_utils.schedule) changes it per train_iter.
-            learning_rate=Scheduled(1e-4, "(0, inf)"),
-            # (str) 'assign': copy every target_update_freq steps; 'momentum': Polyak averaging with target_theta.
-            target_update_type=Setting("momentum", ("assign", "momentum")),
-            target_update_freq=Setting(100, "[1, inf)"),
-            target_theta=Setting(0.001, "(0, 1]"),
-            loss_type=Setting("mse", ("mse", "huber")),
-            # (float) sequence priority = eta * max |td| + (1 - eta) * mean |td| (the paper's 0.9).
-            priority_eta=Setting(0.9, "[0, 1]"),
-            grad_clip_norm=Setting(None, "(0, inf)"),
-        ),
-        collect=dict(
-            # Give exactly one of n_sample (sequences per collect) / n_episode.
-            n_sample=Setting(None, "[1, inf)", kind=int),
-            n_episode=Setting(None, "[1, inf)", kind=int),
-        ),
-        other=dict(
-            # (schedule|float) epsilon-greedy exploration, a schedule of collected env steps (stride.rl_utils.schedule).
-            eps=Scheduled(dict(type="exp", start=0.95, end=0.05, decay=10000), "[0, 1]", unit="env_step"),
-            # (int) sequences kept.
-            replay_buffer=dict(replay_buffer_size=10000),
-        ),
-    )
 
     @classmethod
     def default_model(cls) -> Tuple[str, Dict[str, object]]:
@@ -133,23 +150,23 @@ class R2D2Policy(Policy):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        if self._cfg.random_collect_size:
-            raise ConfigError(f"policy.random_collect_size={self._cfg.random_collect_size}: r2d2 collects with its "
+        if self._typed.random_collect_size:
+            raise ConfigError(f"policy.random_collect_size={self._typed.random_collect_size}: r2d2 collects with its "
                               "own recurrent states only; valid choice: 0 (explore with policy.other.eps)")
 
     def _init_shared(self) -> None:
-        self._burnin, self._unroll = int(self._cfg.burnin_step), int(self._cfg.learn_unroll_len)
-        self._nstep, self._gamma = int(self._cfg.nstep), float(self._cfg.discount_factor)
+        self._burnin, self._unroll = self._typed.burnin_step, self._typed.learn_unroll_len
+        self._nstep, self._gamma = self._typed.nstep, self._typed.discount_factor
 
     # ---- learn -------------------------------------------------------------------------------
     def _init_learn(self) -> None:
         self._init_shared()
-        cfg = self._cfg.learn
+        cfg = self._typed.learn
         self._optimizer = adam(self._model.parameters(), lr=self._schedules.value("learn.learning_rate"))
         kind = cfg.target_update_type
         kwargs = {"freq": cfg.target_update_freq} if kind == "assign" else {"theta": cfg.target_theta}
         self._target_model = model_wrap(copy.deepcopy(self._model), "target", update_type=kind, update_kwargs=kwargs)
-        self._use_is = bool(self._cfg.priority and self._cfg.priority_IS_weight)
+        self._use_is = self._typed.priority and self._typed.priority_IS_weight
 
     def _forward_learn(self, data: Any) -> Dict[str, Any]:
         # data: (B, T, ...) columns -> time-major (T, B, ...)
@@ -173,18 +190,18 @@ class R2D2Policy(Policy):
         nstep = sequence_nstep_return(reward, done, last, mask, self._gamma, self._nstep)
         weight = batch.get("IS") if self._use_is else None
         weight = None if weight is None else weight.float()
-        loss, td_abs = q_sequence_td_error(q, q_target, action, nstep, train, weight, bool(self._cfg.value_rescale),
-                                           self._cfg.learn.loss_type)
+        loss, td_abs = q_sequence_td_error(q, q_target, action, nstep, train, weight, self._typed.value_rescale,
+                                           self._typed.learn.loss_type)
         # optimise
         lr = self._schedules.set_lr(self._optimizer)
-        optimise(self._optimizer, loss, self._replicas, self._cfg.learn.grad_clip_norm)
+        optimise(self._optimizer, loss, self._replicas, self._typed.learn.grad_clip_norm)
         # target update
         self._target_model.update(self._model)
         # log
         out: Dict[str, Any] = {"cur_lr": lr, "total_loss": loss.detach(),
                                "q_value": q.detach().mean()}
-        if self._cfg.priority:
-            out["priority"] = sequence_priority(td_abs, train & nstep.valid, self._cfg.learn.priority_eta).cpu().numpy()
+        if self._typed.priority:
+            out["priority"] = sequence_priority(td_abs, train & nstep.valid, self._typed.learn.priority_eta).cpu().numpy()
         return out
 
     def _monitor_vars_learn(self) -> List[str]:
@@ -224,7 +241,7 @@ class R2D2Policy(Policy):
 
     def _process_transition(self, obs: Any, policy_output: Dict[str, Any], timestep: Any) -> Dict[str, Any]:
         if "prev_state" not in policy_output:  # a replayed demonstration step carries no recurrent state
-            raise ConfigError(f"policy type '{self._cfg.type}' stores no demonstrations (policy.collect.data_path); "
+            raise ConfigError(f"policy type '{self._typed.type}' stores no demonstrations (policy.collect.data_path); "
                               "valid choice for recurrent learning from demonstrations: 'r2d3'")
         terminated = is_terminated(timestep)
         return {"obs": obs, "action": policy_output["action"], "reward": timestep.reward, "next_obs": timestep.obs,

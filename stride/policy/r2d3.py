@@ -42,29 +42,38 @@ zero state too.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Callable, Dict
 
 import numpy as np
 import torch
 
-from ..config.setting import REQUIRED, Setting
+from ..config.setting import REQUIRED
+from ..config.view import declared, setting, subsection
 from ..utils.registry import POLICY_REGISTRY
-from .r2d2 import R2D2Policy
+from .r2d2 import R2D2CollectConfig, R2D2Config, R2D2Policy
+
+
+@dataclass(frozen=True)
+class R2D3CollectConfig(R2D2CollectConfig):
+    # (str) the demonstrations: a Minari dataset folder or local id (stride -m collect_demo).
+    data_path: str = declared(REQUIRED)
+    # (float) pho, the demo ratio: round(pho * batch_size) demonstration sequences per batch.
+    demo_fraction: float = setting(0.25, "(0, 1)")
+
+
+@dataclass(frozen=True)
+class R2D3Config(R2D2Config):
+    type: str = "r2d3"
+    collect: R2D3CollectConfig = subsection(R2D3CollectConfig)
 
 
 @POLICY_REGISTRY.register("r2d3")
 class R2D3Policy(R2D2Policy):
     """R2D2 on batches of ``round(pho * B)`` prioritised demonstration sequences + the agent's own."""
 
-    config = dict(
-        type="r2d3",
-        collect=dict(
-            # (str) the demonstrations: a Minari dataset folder or local id (stride -m collect_demo).
-            data_path=REQUIRED,
-            # (float) pho, the demo ratio: round(pho * batch_size) demonstration sequences per batch.
-            demo_fraction=Setting(0.25, "(0, 1)"),
-        ),
-    )
+    config_view = R2D3Config
+    _typed: R2D3Config
 
     # ---- collect -----------------------------------------------------------------------------
     def _init_collect(self) -> None:

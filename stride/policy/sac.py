@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import copy
 import math
-from typing import Any, Dict, List, Tuple
+from dataclasses import dataclass
+from typing import Any, ClassVar, Dict, List, Mapping, Optional, Tuple, Type
 
 import numpy as np
 import torch
@@ -32,62 +33,75 @@ from ..torch_utils.replica_sync import optimise
 from ..rl_utils import min_q_value, v_nstep_td_error
 from ..rl_utils.schedule import Scheduled
 from ..utils.registry import POLICY_REGISTRY
-from ..config.setting import Setting
+from ..config.view import declared, setting, subsection
 from .base_policy import Policy
+from .views import ActionRange, PolicyCollectConfig, PolicyConfig, PolicyLearnConfig, PolicyOtherConfig, ScheduleValue
+
+
+@dataclass(frozen=True)
+class SACLearnConfig(PolicyLearnConfig):
+    # (int) gradient steps after each collect.
+    update_per_collect: int = setting(1, "[1, inf)")
+    # (int) samples per gradient step.
+    batch_size: int = setting(256, "[1, inf)")
+    # (float|schedule) Adam step sizes (schedules: stride.rl_utils.schedule, per train_iter by default).
+    learning_rate_q: ScheduleValue = setting(Scheduled(3e-4, "(0, inf)"))
+    learning_rate_policy: ScheduleValue = setting(Scheduled(3e-4, "(0, inf)"))
+    learning_rate_alpha: ScheduleValue = setting(Scheduled(3e-4, "(0, inf)"))
+    # (float) Polyak rate of the target critics.
+    target_theta: float = setting(0.005, "(0, 1]")
+    # (float) entropy temperature (the initial one when auto_alpha).
+    alpha: float = setting(0.2, "(0, inf)")
+    # (bool) learn log(alpha) so that the entropy tracks target_entropy.
+    auto_alpha: bool = True
+    # (float|None) None: -(number of action dims).
+    target_entropy: Optional[float] = setting(None, kind=float)
+    # (str) 'mse' or 'huber'.
+    loss_type: str = setting("mse", ("mse", "huber"))
+    # (float|None) clip each network's gradient norm to this value.
+    grad_clip_norm: Optional[float] = setting(None, "(0, inf)")
+
+
+@dataclass(frozen=True)
+class SACCollectConfig(PolicyCollectConfig):
+    # Give exactly one of n_sample (transitions per collect) / n_episode.
+    n_sample: Optional[int] = setting(None, "[1, inf)", kind=int)
+    n_episode: Optional[int] = setting(None, "[1, inf)", kind=int)
+    unroll_len: int = setting(1, "[1, inf)")
+
+
+@dataclass(frozen=True)
+class SACOtherConfig(PolicyOtherConfig):
+    replay_buffer: Mapping[str, object] = declared(dict(replay_buffer_size=1_000_000))
+
+
+@dataclass(frozen=True)
+class SACConfig(PolicyConfig):
+    type: str = "sac"
+    on_policy: bool = False
+    # (float) reward discount gamma.
+    discount_factor: float = setting(0.99, "(0, 1]")
+    # (int) steps summed in the TD target.
+    nstep: int = setting(1, "[1, inf)")
+    # (int) uniformly random transitions collected before training (actions in the env's space).
+    random_collect_size: int = setting(10000, "[0, inf)")
+    # ([low, high]|None) the env's action bounds: actions are learnt in [-1, 1] and handed out
+    # mapped onto them (None: the entry fills them from its env's Box action space).
+    action_range: ActionRange = None
+    # (model.action_space) 'reparameterization': a Gaussian actor (mu, sigma), squashed by tanh when
+    # sampled; (model.twin_critic) two critics: targets and the actor use their minimum.
+    model: Mapping[str, object] = declared(dict(action_space="reparameterization", twin_critic=True))
+    learn: SACLearnConfig = subsection(SACLearnConfig)
+    collect: SACCollectConfig = subsection(SACCollectConfig)
+    other: SACOtherConfig = subsection(SACOtherConfig)
 
 
 @POLICY_REGISTRY.register("sac")
 class SACPolicy(Policy):
     """SAC with twin critics and automatic entropy temperature; the model needs ``actor``/``critic``."""
 
-    config = dict(
-        type="sac",
-        on_policy=False,
-        # (float) reward discount gamma.
-        discount_factor=Setting(0.99, "(0, 1]"),
-        # (int) steps summed in the TD target.
-        nstep=Setting(1, "[1, inf)"),
-        # (int) uniformly random transitions collected before training (actions in the env's space).
-        random_collect_size=Setting(10000, "[0, inf)"),
-        # ([low, high]|None) the env's action bounds: actions are learnt in [-1, 1] and handed out
-        # mapped onto them (None: compile_config takes them from the env's Box action space).
-        action_range=None,
-        model=dict(
-            # (str) 'reparameterization': a Gaussian actor (mu, sigma), squashed by tanh when sampled.
-            action_space="reparameterization",
-            # (bool) two critics; targets and the actor use their minimum.
-            twin_critic=True,
-        ),
-        learn=dict(
-            # (int) gradient steps after each collect.
-            update_per_collect=Setting(1, "[1, inf)"),
-            # (int) samples per gradient step.
-            batch_size=Setting(256, "[1, inf)"),
-            # (float|schedule) Adam step sizes (schedules: stride.rl_utils.schedule, per train_iter by default).
-            learning_rate_q=Scheduled(3e-4, "(0, inf)"),
-            learning_rate_policy=Scheduled(3e-4, "(0, inf)"),
-            learning_rate_alpha=Scheduled(3e-4, "(0, inf)"),
-            # (float) Polyak rate of the target critics.
-            target_theta=Setting(0.005, "(0, 1]"),
-            # (float) entropy temperature (the initial one when auto_alpha).
-            alpha=Setting(0.2, "(0, inf)"),
-            # (bool) learn log(alpha) so that the entropy tracks target_entropy.
-            auto_alpha=True,
-            # (float|None) None: -(number of action dims).
-            target_entropy=Setting(None, kind=float),
-            # (str) 'mse' or 'huber'.
-            loss_type=Setting("mse", ("mse", "huber")),
-            # (float|None) clip each network's gradient norm to this value.
-            grad_clip_norm=Setting(None, "(0, inf)"),
-        ),
-        collect=dict(
-            # Give exactly one of n_sample (transitions per collect) / n_episode.
-            n_sample=Setting(None, "[1, inf)", kind=int),
-            n_episode=Setting(None, "[1, inf)", kind=int),
-            unroll_len=Setting(1, "[1, inf)"),
-        ),
-        other=dict(replay_buffer=dict(replay_buffer_size=1_000_000)),
-    )
+    config_view: ClassVar[Type[SACConfig]] = SACConfig
+    _typed: SACConfig
 
     @classmethod
     def default_model(cls) -> Tuple[str, Dict[str, object]]:
@@ -95,22 +109,22 @@ class SACPolicy(Policy):
 
     # ---- learn -------------------------------------------------------------------------------
     def _init_learn(self) -> None:
-        cfg = self._cfg.learn
-        self._gamma = self._cfg.discount_factor
+        cfg = self._typed.learn
+        self._gamma = self._typed.discount_factor
         self._q_optimizer = adam(self._model.get_submodule("critic").parameters(), lr=self._schedules.value("learn.learning_rate_q"))
         self._policy_optimizer = adam(self._model.get_submodule("actor").parameters(), lr=self._schedules.value("learn.learning_rate_policy"))
-        self._log_alpha = torch.tensor(math.log(cfg.alpha), device=self._device, requires_grad=bool(cfg.auto_alpha))
+        self._log_alpha = torch.tensor(math.log(cfg.alpha), device=self._device, requires_grad=cfg.auto_alpha)
         self._alpha_optimizer = (adam([self._log_alpha], lr=self._schedules.value("learn.learning_rate_alpha"))
                                  if cfg.auto_alpha else None)
-        action_dims = int(np.prod(self._cfg.model.action_shape))
+        action_dims = int(np.prod(np.asarray(self._typed.model["action_shape"])))
         self._target_entropy = -float(action_dims) if cfg.target_entropy is None else float(cfg.target_entropy)
         self._target_critic = model_wrap(copy.deepcopy(self._model.get_submodule("critic")), "target", update_type="momentum",
                                          update_kwargs={"theta": cfg.target_theta})
         self._actor_sample = model_wrap(self._model, "reparam_sample", tanh=True)
-        self._use_is = bool(self._cfg.priority and self._cfg.priority_IS_weight)
+        self._use_is = self._typed.priority and self._typed.priority_IS_weight
 
     def _forward_learn(self, data: Any) -> Dict[str, Any]:
-        cfg = self._cfg.learn
+        cfg = self._typed.learn
         # data
         batch = self._io.learn_batch(data)
         obs, next_obs = batch["obs"], batch["next_obs"]
@@ -154,7 +168,7 @@ class SACPolicy(Policy):
             "entropy": -log_prob.detach().mean(),
             "q_value": q.detach().mean(),
         }
-        if self._cfg.priority:
+        if self._typed.priority:
             out["priority"] = td_abs.cpu().numpy()
         return out
 
@@ -187,8 +201,8 @@ class SACPolicy(Policy):
     # ---- collect -----------------------------------------------------------------------------
     def _init_collect(self) -> None:
         self._collect_model = model_wrap(self._model, "reparam_sample", tanh=True)
-        self._nstep = self._cfg.nstep
-        self._gamma = self._cfg.discount_factor
+        self._nstep = self._typed.nstep
+        self._gamma = self._typed.discount_factor
 
     def _forward_collect(self, data: Dict[int, Any], **kwargs: Any) -> Dict[int, Any]:
         return self._io.act(self._collect_model, data, to_env=True, mode="compute_actor")

@@ -28,18 +28,20 @@ the serial one, and the buffers never hold an env reward (a test checks every le
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Dict, List, Union
 
 import torch
 import torch.nn.functional as F
 
-from ..config.setting import REQUIRED, Setting
+from ..config.setting import REQUIRED
+from ..config.view import declared, setting, subsection
 from ..model import model_wrap
 from ..torch_utils.replica_sync import optimise
 from ..utils.registry import POLICY_REGISTRY
 from .base_policy import is_terminated
-from .dqn import DQNPolicy
-from .sac import SACPolicy
+from .dqn import DQNCollectConfig, DQNConfig, DQNLearnConfig, DQNPolicy
+from .sac import SACCollectConfig, SACConfig, SACPolicy
 
 
 def soft_q_target(next_q: torch.Tensor, reward: torch.Tensor, done: torch.Tensor,
@@ -49,27 +51,37 @@ def soft_q_target(next_q: torch.Tensor, reward: torch.Tensor, done: torch.Tensor
     return reward + gamma * (1.0 - done.float()) * soft_v
 
 
+@dataclass(frozen=True)
+class SQILLearnConfig(DQNLearnConfig):
+    # (float) soft Q temperature: the policy is softmax(Q / alpha).
+    alpha: float = setting(0.12, "(0, inf)")
+
+
+@dataclass(frozen=True)
+class SQILCollectConfig(DQNCollectConfig):
+    # (str) the expert's demonstrations: a Minari dataset folder or local id (stride -m collect_demo).
+    data_path: str = declared(REQUIRED)
+    # (float) share of every batch taken from the demonstrations.
+    demo_fraction: float = setting(0.5, "(0, 1)")
+
+
+@dataclass(frozen=True)
+class SQILConfig(DQNConfig):
+    type: str = "sqil"
+    learn: SQILLearnConfig = subsection(SQILLearnConfig)
+    collect: SQILCollectConfig = subsection(SQILCollectConfig)
+
+
 @POLICY_REGISTRY.register("sqil")
 class SQILPolicy(DQNPolicy):
     """Soft Q-learning on expert (reward 1) and agent (reward 0) transitions; DQN's model and target."""
 
-    config = dict(
-        type="sqil",
-        learn=dict(
-            # (float) soft Q temperature: the policy is softmax(Q / alpha).
-            alpha=Setting(0.12, "(0, inf)"),
-        ),
-        collect=dict(
-            # (str) the expert's demonstrations: a Minari dataset folder or local id (stride -m collect_demo).
-            data_path=REQUIRED,
-            # (float) share of every batch taken from the demonstrations.
-            demo_fraction=Setting(0.5, "(0, 1)"),
-        ),
-    )
+    config_view = SQILConfig
+    _typed: SQILConfig
 
     # ---- learn -------------------------------------------------------------------------------
     def _forward_learn(self, data: Any) -> Dict[str, Any]:
-        cfg = self._cfg.learn
+        cfg = self._typed.learn
         # data
         batch = self._io.learn_batch(data)
         # forward
@@ -98,14 +110,14 @@ class SQILPolicy(DQNPolicy):
     # ---- collect -----------------------------------------------------------------------------
     def _init_collect(self) -> None:
         self._collect_model = model_wrap(self._model, "multinomial_sample")
-        self._gamma = self._cfg.discount_factor
+        self._gamma = self._typed.discount_factor
 
     def _collect_kwargs(self, envstep: int = 0, train_iter: int = 0) -> Dict[str, Any]:
         return {}
 
     def _forward_collect(self, data: Dict[int, Any], eps: float = 0.0) -> Dict[int, Any]:
         # (DQN's signature; no epsilon here: the actions are drawn from softmax(Q / alpha))
-        return self._io.act(self._collect_model, data, alpha=self._cfg.learn.alpha)
+        return self._io.act(self._collect_model, data, alpha=self._typed.learn.alpha)
 
     def _process_transition(self, obs: Any, policy_output: Dict[str, Any], timestep: Any) -> Dict[str, Any]:
         # the env's reward is dropped here: 1 for the expert's steps, 0 for the agent's
@@ -118,19 +130,26 @@ def _sqil_reward(timestep: Any) -> float:
     return 1.0 if timestep.info.get("demo") else 0.0
 
 
+@dataclass(frozen=True)
+class SQILSACCollectConfig(SACCollectConfig):
+    # (str) the expert's demonstrations: a Minari dataset folder or local id (stride -m collect_demo).
+    data_path: str = declared(REQUIRED)
+    # (float) share of every batch taken from the demonstrations.
+    demo_fraction: float = setting(0.5, "(0, 1)")
+
+
+@dataclass(frozen=True)
+class SQILSACConfig(SACConfig):
+    type: str = "sqil_sac"
+    collect: SQILSACCollectConfig = subsection(SQILSACCollectConfig)
+
+
 @POLICY_REGISTRY.register("sqil_sac")
 class SQILSACPolicy(SACPolicy):
     """SQIL for continuous actions: SAC on expert (reward 1) and agent (reward 0) transitions."""
 
-    config = dict(
-        type="sqil_sac",
-        collect=dict(
-            # (str) the expert's demonstrations: a Minari dataset folder or local id (stride -m collect_demo).
-            data_path=REQUIRED,
-            # (float) share of every batch taken from the demonstrations.
-            demo_fraction=Setting(0.5, "(0, 1)"),
-        ),
-    )
+    config_view = SQILSACConfig
+    _typed: SQILSACConfig
 
     def _process_transition(self, obs: Any, policy_output: Dict[str, Any], timestep: Any) -> Dict[str, Any]:
         transition = super()._process_transition(obs, policy_output, timestep)  # (SAC's [-1, 1] action)

@@ -16,28 +16,38 @@ one learn step, not two near-copies, for DDPG and TD3.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Mapping
+
+from ..config.view import declared, subsection
 from ..utils.registry import POLICY_REGISTRY
-from .ddpg import DDPGPolicy
+from .ddpg import DDPGConfig, DDPGLearnConfig, DDPGPolicy
+from .views import ScheduleValue
+
+
+@dataclass(frozen=True)
+class TD3LearnConfig(DDPGLearnConfig):
+    learning_rate_actor: ScheduleValue = 1e-3
+    learning_rate_critic: ScheduleValue = 1e-3
+    # (int) actor and target updates once every this many critic updates.
+    actor_update_freq: int = 2
+    # (bool) target policy smoothing with noise N(0, noise_sigma) clipped to noise_range.
+    noise: bool = True
+    noise_sigma: float = 0.2
+    noise_range: Mapping[str, float] = declared(dict(min=-0.5, max=0.5))
+
+
+@dataclass(frozen=True)
+class TD3Config(DDPGConfig):
+    type: str = "td3"
+    # (model.twin_critic) two critics; the TD target uses their minimum.
+    model: Mapping[str, object] = declared(dict(twin_critic=True))
+    learn: TD3LearnConfig = subsection(TD3LearnConfig)
 
 
 @POLICY_REGISTRY.register("td3")
 class TD3Policy(DDPGPolicy):
     """TD3: ``DDPGPolicy`` with twin critics, target policy smoothing and delayed actor updates."""
 
-    config = dict(
-        type="td3",
-        model=dict(
-            # (bool) two critics; the TD target uses their minimum.
-            twin_critic=True,
-        ),
-        learn=dict(
-            learning_rate_actor=1e-3,
-            learning_rate_critic=1e-3,
-            # (int) actor and target updates once every this many critic updates.
-            actor_update_freq=2,
-            # (bool) target policy smoothing with noise N(0, noise_sigma) clipped to noise_range.
-            noise=True,
-            noise_sigma=0.2,
-            noise_range=dict(min=-0.5, max=0.5),
-        ),
-    )
+    config_view = TD3Config
+    _typed: TD3Config

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import FrozenInstanceError, dataclass
-from typing import List, Optional
+from typing import Dict, List, Optional
 
 import pytest
 
-from stride.config import Config, Configurable, ConfigView, Setting, setting, subsection
+from stride.config import REQUIRED, Config, Configurable, ConfigView, Setting, merge_config, setting, subsection
+from stride.config.view import declared, fixed
+from stride.rl_utils.schedule import Scheduled
 from stride.utils.errors import ConfigError
 
 
@@ -73,3 +75,49 @@ def test_a_component_whose_view_is_not_the_kind_it_reads_is_refused() -> None:
 
     with pytest.raises(TypeError, match="_Other.config_view is _Inner, not a _View"):
         _Other()
+
+
+@dataclass(frozen=True)
+class _Base(ConfigView):
+    kind: str = declared(REQUIRED)
+    rate: float = setting(1e-3, "(0, inf)")
+    presets: Dict[str, object] = declared(dict(size=10, keep=True))
+    steps: int = fixed(1)  # read by the base's code; a subclass may declare it
+
+
+@dataclass(frozen=True)
+class _Derived(_Base):
+    kind: str = "derived"
+    rate: float = 0.5  # a plain default over the parent's Setting keeps its range
+    presets: Dict[str, object] = declared(dict(size=20))
+    extra: bool = True
+    steps: int = setting(3, "[1, inf)")
+
+
+def test_a_subclass_updates_its_parents_declaration_as_nested_dicts_did() -> None:
+    base, derived = _Base.declaration(), _Derived.declaration()
+    assert list(base) == ["kind", "rate", "presets"] and base["kind"] == REQUIRED  # a fixed field is no setting
+    assert list(derived) == ["kind", "rate", "presets", "extra", "steps"]  # keys new to the subclass come last
+    rate = derived["rate"]
+    assert isinstance(rate, Setting) and rate.default == 0.5 and rate.text == "(0, inf)"
+    assert derived["presets"] == {"size": 20, "keep": True}  # a dict of presets is updated key by key
+    with pytest.raises(ConfigError, match=r"'rate' must be a number in \(0, inf\)"):
+        merge_config(derived, {"rate": 0.0})
+
+
+def test_a_fixed_field_is_read_as_its_value_until_a_subclass_declares_it() -> None:
+    view = _Base.from_config({"kind": "k", "rate": 1.0, "presets": {}}, "p.")
+    assert view.steps == 1
+    derived = _Derived.from_config(merge_config(_Derived.declaration(), {"steps": 5.0}))
+    assert derived.steps == 5 and type(derived.steps) is int
+
+
+def test_a_setting_field_may_take_a_setting_such_as_a_schedule() -> None:
+    @dataclass(frozen=True)
+    class _Sched(ConfigView):
+        lr: object = setting(Scheduled(1e-3, "(0, inf)"))
+
+    declared_lr = _Sched.declaration()["lr"]
+    assert isinstance(declared_lr, Scheduled)
+    merged = merge_config(_Sched.declaration(), {"lr": {"type": "linear", "start": 1e-3, "end": 0.0, "steps": 10}})
+    assert _Sched.from_config(merged).lr == {"type": "linear", "start": 1e-3, "end": 0.0, "steps": 10}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import math
+from dataclasses import dataclass
 
 import numpy as np
 import pytest
@@ -11,9 +12,11 @@ import torch
 
 from torch.overrides import TorchFunctionMode
 
-from stride.config import merge_config
+from stride.config import merge_config, subsection
 from stride.envs.base_env import BaseEnvTimestep
 from stride.policy import DQNPolicy, Policy
+from stride.policy.dqn import DQNConfig, DQNLearnConfig
+from stride.utils.errors import ConfigError
 
 OBS, ACT = 4, 3
 
@@ -65,13 +68,34 @@ class TestDefaultConfig:
         assert cfg.learn.batch_size == 64 and cfg.other.eps.type == "exp"
 
     def test_subclass_overrides_only_what_it_sets(self):
+        @dataclass(frozen=True)
+        class MyLearn(DQNLearnConfig):
+            batch_size: int = 7
+
+        @dataclass(frozen=True)
+        class MyConfig(DQNConfig):
+            learn: MyLearn = subsection(MyLearn)
+
         class MyDQN(DQNPolicy):
-            config = dict(learn=dict(batch_size=7), other=dict(eps=dict(end=0.01)))
+            config_view = MyConfig
 
         cfg = MyDQN.default_config()
         assert cfg.learn.batch_size == 7 and cfg.learn.learning_rate == 1e-3
-        assert cfg.other.eps.end == 0.01 and cfg.other.eps.start == 0.95
+        with pytest.raises(ConfigError, match="policy.learn.batch_size"):  # the parent's range stays
+            merge_config(MyDQN.declared_config(), {"learn": {"batch_size": 0}}, "policy.")
         assert DQNPolicy.default_config().learn.batch_size == 64  # parent untouched
+        policy = MyDQN(merge_config(MyDQN.default_config(), {"model": {"obs_shape": 4, "action_shape": 2},
+                                                             "collect": {"n_sample": 8}}))
+        assert policy.learn_mode.batch_size == 7
+
+    def test_a_config_dict_subclass_still_works_with_a_deprecation_warning(self):
+        class MyDQN(DQNPolicy):
+            config = dict(learn=dict(batch_size=7), other=dict(eps=dict(end=0.01)))
+
+        with pytest.warns(DeprecationWarning, match="MyDQN.config .* subclass DQNConfig"):
+            cfg = MyDQN.default_config()
+        assert cfg.learn.batch_size == 7 and cfg.learn.learning_rate == 1e-3
+        assert cfg.other.eps.end == 0.01 and cfg.other.eps.start == 0.95
 
     def test_returns_a_fresh_copy(self):
         a = DQNPolicy.default_config()

@@ -11,6 +11,7 @@ import torch
 from stride.config.config import Config, deep_update
 from stride.policy.modes import CollectMode, CollectSettings, EvalMode, LearnMode, PolicySettings
 from stride.policy.random_policy import random_collect_mode
+from stride.policy.views import PolicyCollectConfig, PolicyConfig, PolicyLearnConfig
 from stride.utils.registry import POLICY_REGISTRY
 
 SMALL = {"model": {"obs_shape": 4, "action_shape": 2}, "collect": {"n_sample": 8}}
@@ -32,13 +33,14 @@ def test_every_registered_policys_modes_satisfy_the_protocols(name):
         assert not hasattr(mode, "get_attribute") and not hasattr(mode, "set_attribute")
 
 
-def test_the_settings_are_the_configs_values():
-    cfg = Config({"on_policy": True, "priority": True, "nstep": 4,
-                  "collect": {"n_episode": 3, "unroll_len": 7}, "learn": {"batch_size": 5}})
+def test_the_settings_are_the_typed_configs_values():
+    cfg = PolicyConfig(on_policy=True, priority=True, nstep=4, collect=PolicyCollectConfig(n_episode=3, unroll_len=7),
+                       learn=PolicyLearnConfig(batch_size=5))
     s = PolicySettings(cfg)
     assert (s.n_sample, s.n_episode, s.on_policy, s.priority) == (None, 3, True, True)
     assert (s.batch_size, s.unroll_len, s.lookahead) == (5, 7, 3)
-    bare = PolicySettings(Config({"on_policy": False, "priority": False, "collect": {}, "learn": {}}))
+    # a policy that declares none of them reads the base view's fixed values
+    bare = PolicySettings(PolicyConfig(on_policy=False))
     assert (bare.n_sample, bare.batch_size, bare.unroll_len, bare.lookahead) == (None, None, 1, 0)
 
 

@@ -11,6 +11,7 @@ from stride.config import merge_config
 from stride.model.common.normalize import RunningNorm
 from stride.policy.ppo import PPOPolicy
 from stride.policy.sac import SACPolicy
+from stride.policy.views import PolicyConfig
 from stride.utils.errors import ConfigError
 
 
@@ -112,22 +113,22 @@ def test_the_component_attaches_only_when_asked_and_reuses_the_models_statistics
     from stride.policy.obs_norm import ObsNorm
 
     model = torch.nn.Linear(3, 2)
-    assert ObsNorm.attach(model, {"obs_norm": False}) is None and not hasattr(model, "obs_norm")
-    norm = ObsNorm.attach(model, {"obs_norm": True, "obs_norm_clip": 2.0, "model": {"obs_shape": 3}})
+    assert ObsNorm.attach(model, PolicyConfig(obs_norm=False)) is None and not hasattr(model, "obs_norm")
+    norm = ObsNorm.attach(model, PolicyConfig(obs_norm=True, obs_norm_clip=2.0, model={"obs_shape": 3}))
     assert norm is not None and isinstance(model.obs_norm, RunningNorm)
     assert set(k for k in model.state_dict() if k.startswith("obs_norm.")), "the statistics are the model's"
     stats = model.obs_norm
-    ObsNorm.attach(model, {"obs_norm": True, "model": {"obs_shape": 3}})
+    ObsNorm.attach(model, PolicyConfig(obs_norm=True, model={"obs_shape": 3}))
     assert model.obs_norm is stats  # a model that has them keeps them (a checkpoint's)
     with pytest.raises(ConfigError, match=r"policy.obs_norm needs policy.model.obs_shape .* got \{'a': 3\}"):
-        ObsNorm.attach(torch.nn.Linear(3, 2), {"obs_norm": True, "model": {"obs_shape": {"a": 3}}})
+        ObsNorm.attach(torch.nn.Linear(3, 2), PolicyConfig(obs_norm=True, model={"obs_shape": {"a": 3}}))
 
 
 def test_the_observed_forward_updates_the_statistics_before_acting():
     from stride.policy.obs_norm import ObsNorm
 
     model = torch.nn.Linear(3, 2)
-    norm = ObsNorm.attach(model, {"obs_norm": True, "obs_norm_clip": 100.0, "model": {"obs_shape": 3}})
+    norm = ObsNorm.attach(model, PolicyConfig(obs_norm=True, obs_norm_clip=100.0, model={"obs_shape": 3}))
     assert norm is not None
     seen = []
 
