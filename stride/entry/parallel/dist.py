@@ -250,7 +250,7 @@ class JoinedCollectors:
     that left is not waited for. A name seen once is not taken in again (a collector restarted
     under the same name would repeat its batches' tags, which the replay's ledger refuses as
     duplicates): it is told to take a new ``--module-name``. With no collector left for ``wait``
-    seconds the run stops with one line (its checkpoints kept). DI-engine's dist mode needs every
+    seconds the run stops with one line. DI-engine's dist mode needs every
     collector at start; RLlib's env runners are the driver's, never joined from elsewhere."""
 
     def __init__(self, namespace: str, wait: float, seen: Sequence[str]) -> None:
