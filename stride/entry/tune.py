@@ -632,7 +632,8 @@ def _optimize_on_ray(spec: _Study, workers: int, address: Optional[str]) -> None
     from .parallel.cluster import joined_ray, local_ray, require_ray
 
     require_ray()
-    cluster = joined_ray(address) if address is not None else local_ray(num_cpus=workers)
+    cluster = joined_ray(address, run_dir=spec.out_dir) if address is not None else \
+        local_ray(num_cpus=workers, run_dir=spec.out_dir)  # Ray's logs in the study's folder
     with cluster:
         import ray
 

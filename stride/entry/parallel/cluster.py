@@ -9,6 +9,16 @@ stats are off, and token authentication is on with a fresh random token per run,
 environment of the instance and the driver only (never written to disk). RLlib and a bare
 ``ray.init()`` bind the GCS, raylet and workers to every interface with a token kept in
 ``~/.ray/auth_token`` (Ray 2.60).
+
+Ray's own logs never reach the user's terminal: the driver's native (C++) lines, which Ray's
+GCS client writes to the process's stderr before its log files exist (``gcs_client.cc: Failed to
+get cluster ID ... InvalidAuthToken``, repeated for 20 s, on a wrong token), go to
+``<run>/log/ray/<process>.err`` (:func:`native_lines`: Ray has no setting for them, so the
+process's file descriptor 2 points there while Ray runs, and Python's ``sys.stderr`` -- Stride's
+lines -- stays on the terminal), and a local instance's logs (``ray start``'s output, every Ray
+process's and actor's log files) are kept in ``<run>/log/ray/`` when it stops (the watchdog's
+``--keep-logs``, so also after a SIGKILLed driver). A joined cluster's nodes keep their logs in
+their own temp folders, as ``ray start`` made them.
 """
 
 from __future__ import annotations
@@ -45,8 +55,88 @@ FAILED_START_GRACE = 10.0
 #: took 300-590 s at load 8-33 with its actors at 15, past pytest's 300 s; 290 s at load 28-37 at 0).
 #: A ``RAY_worker_niceness`` in the environment wins.
 WORKER_NICENESS = "0"
+#: where in a run's folder Ray's logs go (:func:`native_lines`, :func:`local_ray`)
+RAY_LOG_DIR = os.path.join("log", "ray")
+#: what Ray's GCS client logs when the cluster refuses this process's token (Ray 2.60)
+BAD_TOKEN = "InvalidAuthToken"
+#: the name of the thread that runs ``ray.init`` (:func:`connect_driver`)
+CONNECT_THREAD = "stride-ray-connect"
 
 DIST_HINT = "install the extra: pip install 'stride-rl[dist]'"
+
+
+@contextlib.contextmanager
+def native_lines(run_dir: Optional[str], name: str) -> Iterator[Optional[str]]:
+    """While Ray runs in this process: its native lines (file descriptor 2) go to a file, which is
+    kept as ``<run_dir>/log/ray/<name>.err`` when ``run_dir`` exists at the end (a run that never
+    opened its folder leaves none: then the file goes); Python's ``sys.stderr`` stays on the
+    terminal, so Stride's own lines are the only ones there. Yields the file's path while it is
+    written (None: ``run_dir`` None, nothing redirected). A connect still running at the end (one
+    given up at its deadline: its thread lives on until the process exits) keeps descriptor 2 on
+    the file, so its retries never reach the terminal."""
+    if run_dir is None:
+        yield None
+        return
+    for stream in (sys.stdout, sys.stderr):
+        stream.flush()
+    fd, path = tempfile.mkstemp(prefix="stride-ray-native-", suffix=".err")
+    saved = os.dup(2)
+    terminal: Optional[IO[str]] = None
+    swap = _is_fd2(sys.stderr)
+    old_stderr = sys.stderr
+    if swap:  # Python's stderr onto a copy of the terminal's descriptor, before fd 2 moves
+        terminal = os.fdopen(os.dup(saved), "w", buffering=1, encoding=sys.stderr.encoding,
+                             errors="backslashreplace")
+        sys.stderr = terminal
+    os.dup2(fd, 2)
+    os.close(fd)
+    try:
+        yield path
+    finally:
+        pending = any(t.name == CONNECT_THREAD and t.is_alive() for t in threading.enumerate())
+        if not pending:
+            if terminal is not None:
+                terminal.flush()
+                sys.stderr = old_stderr
+                terminal.close()
+            os.dup2(saved, 2)
+        os.close(saved)
+        _keep(path, run_dir, f"{name}.err")
+
+
+def _is_fd2(stream: object) -> bool:
+    """Whether ``stream`` writes to file descriptor 2 (not a test's capture, say)."""
+    fileno = getattr(stream, "fileno", None)
+    try:
+        return callable(fileno) and fileno() == 2
+    except (OSError, ValueError):  # io.UnsupportedOperation is a ValueError and an OSError
+        return False
+
+
+def _keep(path: str, run_dir: str, name: str) -> None:
+    """Move the file ``path`` to ``<run_dir>/log/ray/<name>`` (appended to one there) when the run's
+    folder exists; else remove it."""
+    try:
+        if os.path.isdir(run_dir) and os.path.getsize(path):
+            dest = os.path.join(run_dir, RAY_LOG_DIR)
+            os.makedirs(dest, exist_ok=True)
+            with open(path, "rb") as src, open(os.path.join(dest, name), "ab") as out:
+                shutil.copyfileobj(src, out)
+        os.remove(path)
+    except OSError:
+        pass
+
+
+def bad_token(path: Optional[str]) -> bool:
+    """Whether Ray's native lines in ``path`` (:func:`native_lines`) say the cluster refused this
+    process's token."""
+    if path is None:
+        return False
+    try:
+        with open(path, "rb") as f:
+            return BAD_TOKEN.encode() in f.read()
+    except OSError:
+        return False
 
 
 def require_ray() -> None:
@@ -135,9 +225,11 @@ def _ray_client_port_args() -> List[str]:
 
 
 @contextlib.contextmanager
-def local_ray(num_cpus: Optional[int] = None) -> Iterator[Dict[str, object]]:
+def local_ray(num_cpus: Optional[int] = None, run_dir: Optional[str] = None) -> Iterator[Dict[str, object]]:
     """Start a local instance, connect the driver, yield facts about it (``address``,
-    ``start_seconds``, ``temp_dir``); on exit disconnect and stop the instance, remove its files.
+    ``start_seconds``, ``temp_dir``); on exit disconnect and stop the instance, remove its files
+    (its logs kept in ``<run_dir>/log/ray/`` when that folder exists by then: the run opened it;
+    the driver's native lines there too, :func:`native_lines`).
 
     The start is bounded: an instance not up within :func:`start_timeout` seconds, one that dies
     while starting, or a SIGINT / SIGTERM meanwhile is stopped (every process of it) and reported in
@@ -166,35 +258,38 @@ def local_ray(num_cpus: Optional[int] = None) -> Iterator[Dict[str, object]]:
     log = open(log_path, "w+b")
     connected = started = False
     guard: Optional["subprocess.Popen[bytes]"] = None
-    try:
-        with _startup_signals():
-            guard = subprocess.Popen([sys.executable, "-m", "stride.entry.parallel.watchdog", "--remove", temp_dir,
-                                      "--", *cmd], stdin=subprocess.PIPE, stdout=log, stderr=subprocess.STDOUT,
-                                     env={**os.environ, **env}, start_new_session=True)  # Ctrl-C reaches the driver only
-            import ray
+    keep = [] if run_dir is None else ["--keep-logs", os.path.abspath(run_dir)]
+    with native_lines(run_dir, "driver"):  # Ray's native lines (starting, stopping) into the run's folder
+        try:
+            with _startup_signals():
+                guard = subprocess.Popen([sys.executable, "-m", "stride.entry.parallel.watchdog", "--remove",
+                                          temp_dir, *keep, "--", *cmd], stdin=subprocess.PIPE, stdout=log,
+                                         stderr=subprocess.STDOUT, env={**os.environ, **env},
+                                         start_new_session=True)  # Ctrl-C reaches the driver only
+                import ray
 
-            address = f"127.0.0.1:{port}"
-            deadline = time.monotonic() + timeout
-            _wait_until_up(address, guard, log, deadline)
-            if not connect_driver(address, None, deadline):
-                raise RayStartError(f"the local Ray instance started but did not accept the driver within "
-                                    f"{timeout:g} s (set STRIDE_RAY_START_TIMEOUT for a slower machine); it was "
-                                    "stopped")
-            connected = started = True
-        yield {"address": address, "start_seconds": time.perf_counter() - t0, "temp_dir": temp_dir,
-               "watchdog_pid": guard.pid}
-    finally:
-        if connected:
-            ray.shutdown()
-        if guard is not None:
-            _stop_watchdog(guard, 60.0 if started else FAILED_START_GRACE)
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
-        log.close()
-        shutil.rmtree(temp_dir, ignore_errors=True)  # (the watchdog's job; here too when it was killed)
+                address = f"127.0.0.1:{port}"
+                deadline = time.monotonic() + timeout
+                _wait_until_up(address, guard, log, deadline)
+                if not connect_driver(address, None, deadline):
+                    raise RayStartError(f"the local Ray instance started but did not accept the driver within "
+                                        f"{timeout:g} s (set STRIDE_RAY_START_TIMEOUT for a slower machine); it was "
+                                        "stopped")
+                connected = started = True
+            yield {"address": address, "start_seconds": time.perf_counter() - t0, "temp_dir": temp_dir,
+                   "watchdog_pid": guard.pid}
+        finally:
+            if connected:
+                ray.shutdown()
+            if guard is not None:
+                _stop_watchdog(guard, 60.0 if started else FAILED_START_GRACE)
+            for k, v in saved.items():
+                if v is None:
+                    os.environ.pop(k, None)
+                else:
+                    os.environ[k] = v
+            log.close()
+            shutil.rmtree(temp_dir, ignore_errors=True)  # (the watchdog's job; here too when it was killed)
 
 
 def _stop_watchdog(guard: "subprocess.Popen[bytes]", grace: float) -> None:
@@ -294,8 +389,11 @@ def keep_loopback(address: str) -> None:
     os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
 
 
-def connect_driver(address: str, namespace: Optional[str], deadline: float) -> bool:
-    """``ray.init(address=...)`` that gives up at ``deadline`` (``time.monotonic()``); False then.
+def connect_driver(address: str, namespace: Optional[str], deadline: float, native: Optional[str] = None) -> bool:
+    """``ray.init(address=...)`` that gives up at ``deadline`` (``time.monotonic()``); False then;
+    one line at once when Ray's native lines (``native``: :func:`native_lines`' file) say the
+    cluster refused this process's token (Ray itself retries it for 20 s, then says only
+    "Failed to connect").
 
     Ray's connect retries an unreachable GCS in C++ without end and without running Python's signal
     handlers, so it runs in a helper thread while this one waits: the wait is bounded and Ctrl-C /
@@ -313,8 +411,12 @@ def connect_driver(address: str, namespace: Optional[str], deadline: float) -> b
         finally:
             done.set()
 
-    threading.Thread(target=connect, name="stride-ray-connect", daemon=True).start()
+    threading.Thread(target=connect, name=CONNECT_THREAD, daemon=True).start()
     while not done.wait(0.2):
+        if bad_token(native):
+            raise StrideError(f"the Ray cluster at {address} refused this process's auth token ({BAD_TOKEN}): give "
+                              "the head's token (RAY_AUTH_TOKEN, or RAY_AUTH_TOKEN_PATH to a file holding it; on the "
+                              "head: ray get-auth-token)")
         if time.monotonic() > deadline:
             return False
     if failure:
@@ -324,10 +426,12 @@ def connect_driver(address: str, namespace: Optional[str], deadline: float) -> b
 
 @contextlib.contextmanager
 def joined_ray(address: str, namespace: Optional[str] = None, deadline: Optional[float] = None,
-               wait: float = START_TIMEOUT) -> Iterator[Dict[str, object]]:
+               wait: float = START_TIMEOUT, run_dir: Optional[str] = None,
+               name: str = "driver") -> Iterator[Dict[str, object]]:
     """Connect to a running cluster at ``address`` (its token from the environment, as Ray reads it),
     in ``namespace`` (``-m dist``: one per experiment, where its roles' named actors live), by
-    ``deadline`` (``time.monotonic()``; default ``wait`` s from now): else one line, exit 1."""
+    ``deadline`` (``time.monotonic()``; default ``wait`` s from now): else one line, exit 1. Ray's
+    native lines go to ``<run_dir>/log/ray/<name>.err`` (:func:`native_lines`), never the terminal."""
     t0 = time.perf_counter()
     limit = time.monotonic() + wait if deadline is None else deadline
     require_ray()
@@ -335,16 +439,19 @@ def joined_ray(address: str, namespace: Optional[str] = None, deadline: Optional
     keep_loopback(address)
     import ray
 
-    try:
-        with _startup_signals(f"joining the Ray cluster at {address}; nothing joined"):
-            connected = connect_driver(address, namespace, limit)
-    except ConnectionError as e:
-        raise StrideError(f"cannot join the Ray cluster at {address!r}: {' '.join(str(e).split())}") from None
-    if not connected:
-        raise ResourceError(f"could not connect to the Ray cluster at {address} within {wait:g} s (--wait), so "
-                            "nothing joined: is it a Ray head of this Ray version, started with token auth and this "
-                            "process's token?")
-    try:
-        yield {"address": address, "start_seconds": time.perf_counter() - t0, "temp_dir": None, "watchdog_pid": None}
-    finally:
-        ray.shutdown()
+    with native_lines(run_dir, name) as native:
+        try:
+            with _startup_signals(f"joining the Ray cluster at {address}; nothing joined"):
+                connected = connect_driver(address, namespace, limit, native)
+        except ConnectionError as e:
+            why = f"{e}" + (f" ({e.__cause__})" if e.__cause__ is not None else "")
+            raise StrideError(f"cannot join the Ray cluster at {address!r}: {' '.join(why.split())[:400]}") from None
+        if not connected:
+            raise ResourceError(f"could not connect to the Ray cluster at {address} within {wait:g} s (--wait), so "
+                                "nothing joined: is it a Ray head of this Ray version, started with token auth and "
+                                "this process's token?")
+        try:
+            yield {"address": address, "start_seconds": time.perf_counter() - t0, "temp_dir": None,
+                   "watchdog_pid": None}
+        finally:
+            ray.shutdown()

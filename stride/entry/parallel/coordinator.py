@@ -60,7 +60,7 @@ import os
 import re
 import sys
 import time
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Type
+from typing import Any, Callable, Collection, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple, Type
 
 import torch
 
@@ -112,9 +112,20 @@ def replica_rendezvous() -> Tuple[str, str, int]:
     return ray.get_runtime_context().get_node_id(), DEFAULT_ADDR, free_port(DEFAULT_ADDR)
 
 
-#: a learner and collectors that joined from other processes (``-m dist``):
-#: ``(learner handle, [(collector handle, name, index), ...])``
-JoinedRoles = Tuple[Any, List[Tuple[Any, str, int]]]
+#: a collector that joined from another process: ``(actor handle, name, index)``
+Joined = Tuple[Any, str, int]
+
+
+class JoinedRoles(NamedTuple):
+    """A learner and collectors that joined from other processes (``-m dist``), and where later
+    collectors come from: ``newcomers(present)`` (``present``: the names of the collectors the run
+    has now) returns the ones that joined since its last call; the coordinator asks it every turn of
+    its loop and takes each in at once. Joined collectors are elastic: one that dies has left (its
+    batch in flight counted lost, ``result['collectors_left']``) and is not replaced."""
+
+    learner: Any
+    collectors: List[Joined]
+    newcomers: Callable[[Collection[str]], List[Joined]]
 
 
 class CoordinatorHook:
@@ -225,8 +236,11 @@ class Coordinator:
                 first = seen.get(name, -1) + 1
                 self.collectors[name] = (self._new_collector(name, i, first), i, first)
         else:  # -m dist: the learner and collectors that joined
-            self.learners = [roles[0]]
-            self.collectors = {name: (actor, index, 0) for actor, name, index in roles[1]}
+            self.learners = [roles.learner]
+            self.collectors = {name: (actor, index, 0) for actor, name, index in roles.collectors}
+        self._newcomers = None if roles is None else roles.newcomers
+        self.joined: List[Dict[str, object]] = []  # -m dist: collectors taken in after the start
+        self.left: List[Dict[str, object]] = []  # -m dist: collectors that died (not replaced)
         self.learner: Any = self.learners[0]  # rank 0: weights, eval weights, checkpoints, logs
 
     def _replay_incarnations(self) -> Dict[str, int]:
@@ -337,6 +351,34 @@ class Coordinator:
         self.counters.restarted(name, incarnation, self.envstep, self.train_iter)
         msg = (f"[coordinator] {name} incarnation {incarnation} died ({type(error).__name__}); 1 batch in flight "
                f"lost; restarted as incarnation {incarnation + 1}")
+        self._log.warning(msg)
+        print(f"stride: {msg}", file=sys.stderr, flush=True)
+
+    def _take_in(self) -> None:
+        """``-m dist``: the collectors that joined since the last turn start collecting."""
+        if self._newcomers is None:
+            return
+        for actor, name, index in self._newcomers(set(self.collectors)):
+            self.collectors[name] = (actor, index, 0)
+            self.joined.append({"collector": name, "envstep": self.envstep, "train_iter": self.train_iter})
+            msg = f"[coordinator] {name} joined at env step {self.envstep}; {len(self.collectors)} collector(s) now"
+            self._log.info(msg)
+            print(f"stride: {msg}", flush=True)
+            self._send(name)
+
+    def _leave(self, name: str, error: BaseException) -> None:
+        """``-m dist``: joined collector ``name`` died (its process stopped or was killed): its batch
+        in flight is counted lost and the run goes on without it (it is not replaced: where
+        collectors run is the user's to say)."""
+        import ray
+
+        actor, _, incarnation = self.collectors.pop(name)
+        ray.kill(actor)
+        self.counters.lost_batches += 1
+        self.left.append({"collector": name, "incarnation": incarnation, "lost_batches": 1, "envstep": self.envstep,
+                          "train_iter": self.train_iter})
+        msg = (f"[coordinator] {name} left ({type(error).__name__}); 1 batch in flight lost; "
+               f"{len(self.collectors)} collector(s) go on")
         self._log.warning(msg)
         print(f"stride: {msg}", file=sys.stderr, flush=True)
 
@@ -481,12 +523,15 @@ class Coordinator:
 
         self._max_train_iter = max_train_iter
         self._record_pushes(wait=False)
+        self._take_in()
         deadline = time.monotonic() + POLL_SECONDS
         while True:
             self._learn(max_train_iter)
             self._release()
             waiting = list(self.in_flight) + self._training[:1]
             if not waiting:
+                if not self.collectors:  # -m dist: every collector left; wait for one to join
+                    time.sleep(max(0.0, deadline - time.monotonic()))
                 return None
             ready, _ = ray.wait(waiting, num_returns=1, timeout=max(0.0, deadline - time.monotonic()))
             if not ready:
@@ -498,6 +543,9 @@ class Coordinator:
             try:
                 meta: Dict[str, object] = ray.get(ready[0])
             except RayActorError as e:
+                if self._newcomers is not None:  # -m dist: a joined collector that dies has left
+                    self._leave(name, e)
+                    return None
                 self._restart(name, e)
                 self._send(name)
                 return None
@@ -616,6 +664,7 @@ class Coordinator:
         return {"final_checkpoint": os.path.join(exp, "ckpt", f"iteration_{self.train_iter}.pth.tar"),
                 **self.counters.summary(replay), "learners": len(self.learners),
                 "replica_max_weight_diff": replica_divergence(states), "stale_dropped": self.counters.stale_dropped,
+                **({} if self._newcomers is None else {"collectors_joined": self.joined, "collectors_left": self.left}),
                 **self.overlap()}
 
     def close(self) -> None:

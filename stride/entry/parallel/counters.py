@@ -33,6 +33,7 @@ class Counters:
         self.restarts: List[Dict[str, object]] = []
         self.lost_batches = 0
         self.staleness: List[int] = []  # this process's batches; the resumed ones' are in self._before
+        self.by_collector: Dict[str, int] = {}  # batches of each collector name (every incarnation; resumed ones too)
         self.replay_pids: List[int] = []
         self.replay_last: Dict[str, object] = {}
         self.stale_dropped = 0  # on-policy: unrolls older than system_config.max_staleness, not trained on
@@ -85,6 +86,7 @@ class Counters:
         replay's process: a new one is a restart), logged as they come and every 100 batches."""
         stale = tag.staleness(train_iter)
         self.staleness.append(stale)
+        self.by_collector[tag.collector] = self.by_collector.get(tag.collector, 0) + 1
         if self._tb is not None:
             self._tb.add_scalar("parallel/staleness", stale, train_iter)
             self._tb.add_scalar("parallel/batch_gaps", as_int(push["gaps"], "the replay's gaps"), train_iter)
@@ -145,7 +147,7 @@ class Counters:
                 "gaps": replay["gaps"], "lost_batches": self.lost_batches + as_int(replay["gaps"], "the replay's gaps"),
                 "collector_restarts": counters["collector_restarts"], "replay_restarts": counters["replay_restarts"],
                 "staleness_mean": as_int(counters["staleness_sum"], "staleness") / max(batches, 1),
-                "staleness_max": counters["staleness_max"]}
+                "staleness_max": counters["staleness_max"], "batches_by_collector": counters["batches_by_collector"]}
 
     def state_dict(self) -> Dict[str, object]:
         """The counts (batches, staleness, losses, restarts): a resumed run goes on from them."""
@@ -153,12 +155,14 @@ class Counters:
         return {"batches": self._before["batches"] + len(self.staleness),
                 "staleness_sum": self._before["staleness_sum"] + sum(self.staleness),
                 "staleness_max": max(self._before["staleness_max"], max(stale)), "lost_batches": self.lost_batches,
-                "collector_restarts": [dict(r) for r in self.restarts],
+                "collector_restarts": [dict(r) for r in self.restarts], "batches_by_collector": dict(self.by_collector),
                 "replay_restarts": self._before["replay_restarts"] + max(0, len(self.replay_pids) - 1)}
 
     def load_state_dict(self, state: Mapping[str, object]) -> None:
         """Go on from saved counts (:meth:`state_dict`)."""
         self._before = {key: as_int(state[key], f"coordinator state '{key}'") for key in RESUMED_KEYS}
         self.lost_batches = as_int(state["lost_batches"], "coordinator state 'lost_batches'")
+        by = as_mapping(state.get("batches_by_collector", {}), "coordinator state 'batches_by_collector'")
+        self.by_collector = {str(k): as_int(v, "coordinator state 'batches_by_collector'") for k, v in by.items()}
         self.restarts = [dict(as_mapping(r, "coordinator state 'collector_restarts'"))
                          for r in as_list(state["collector_restarts"], "coordinator state 'collector_restarts'")]

@@ -15,9 +15,14 @@ its role (the classes of :mod:`.roles`, the serial workers unchanged) as a named
 room, else another; a node affinity was tried and left actors pending on a full node), in the namespace ``stride-<experiment folder name>``, and
 serves until the coordinator ends the run (it then kills the actor) or the process is stopped
 (the actor is owned by the process, so it dies with it). The ``coordinator`` waits up to
-``--wait`` seconds for one learner and ``system_config.collector_num`` collectors to join (a
-clear error names what is missing) and then runs :func:`.pipeline.train_on_ray`, the loop of
-``-m parallel``: the replay actor it starts itself; a collector that dies is replaced by one it owns.
+``--wait`` seconds for one learner and ``system_config.collector_num`` collectors to join, starts
+then with the collectors that did (at least one; one line says how many of how many; no learner
+or no collector is one line naming what is missing) and runs :func:`.pipeline.train_on_ray`, the
+loop of ``-m parallel``, with the replay actor it starts itself. The collectors are elastic, as
+Ray's named actors are: one started later is taken in at the loop's next look
+(:class:`JoinedCollectors`), one that stops or is killed has left (its batch in flight counted
+lost) and is not waited for; ``result.json`` lists ``collectors_joined`` and ``collectors_left``
+and counts ``batches_by_collector``. The learner and the replay stay required.
 
 Security: every process sets ``RAY_AUTH_MODE=token`` unless the user set a mode, and needs a token
 (``RAY_AUTH_TOKEN``, ``RAY_AUTH_TOKEN_PATH`` or ``~/.ray/auth_token``, as Ray reads them). With
@@ -36,7 +41,7 @@ import shlex
 import sys
 import time
 import zlib
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Collection, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from ...config import Config, compile_config, save_config
 from ...config.compile import make_exp_dir
@@ -46,6 +51,9 @@ from ...utils.files import atomic_write_text
 from ...utils.registry import import_components
 from ..utils import probe_spaces
 from .system import compile_system_config
+
+if TYPE_CHECKING:
+    from .coordinator import JoinedRoles
 
 #: the ``--module`` values
 MODULES = ("config", "learner", "collector", "coordinator")
@@ -186,7 +194,8 @@ def serve_role(dist_file: str, module: str, name: str, address: Optional[str],
     name = check_module_name(name, module)
     address = resolve_address(address, sys_cfg)
     token_auth_env()
-    with joined_ray(address, namespace_of(cfg), deadline=deadline, wait=wait):
+    with joined_ray(address, namespace_of(cfg), deadline=deadline, wait=wait, run_dir=str(cfg.exp_name),
+                    name=f"{module}-{name}"):
         import ray
         from ray.exceptions import GetTimeoutError, RayActorError, RayError
         full = actor_name(module, name)
@@ -224,33 +233,105 @@ def serve_role(dist_file: str, module: str, name: str, address: Optional[str],
             ray.kill(actor)
 
 
+#: seconds between the coordinator's looks for collectors that joined late (at the loop's pace, at most this often)
+JOIN_POLL_SECONDS = 1.0
+
+
+def _joined_names(module: str) -> List[str]:
+    """The names of the ``module`` actors in the current namespace (Ray's public ``list_named_actors``)."""
+    from ray.util import list_named_actors
+
+    prefix = f"stride/{module}/"
+    return sorted(n[len(prefix):] for n in list_named_actors() if isinstance(n, str) and n.startswith(prefix))
+
+
+class JoinedCollectors:
+    """The collectors of a ``-m dist`` run, found by name in its namespace as they join: the
+    coordinator's :attr:`~.coordinator.JoinedRoles.newcomers`. Ray's actors are named in a namespace
+    and live as long as their process, so the set of collectors is elastic: a collector started
+    late is taken in at the coordinator's next look (at most every :data:`JOIN_POLL_SECONDS`), one
+    that left is not waited for. A name seen once is not taken in again (a collector restarted
+    under the same name would repeat its batches' tags, which the replay's ledger refuses as
+    duplicates): it is told to take a new ``--module-name``. With no collector left for ``wait``
+    seconds the run stops with one line. DI-engine's dist mode needs every
+    collector at start; RLlib's env runners are the driver's, never joined from elsewhere."""
+
+    def __init__(self, namespace: str, wait: float, seen: Sequence[str]) -> None:
+        self.namespace, self.wait = namespace, wait
+        self.seen = set(seen)
+        self._refused: set[str] = set()
+        self._last = time.monotonic()
+        self._alone_since: Optional[float] = None
+
+    def __call__(self, present: Collection[str]) -> List[Tuple[Any, str, int]]:
+        """The collectors that joined since the last look (``present``: the names the run has now)."""
+        now = time.monotonic()
+        if present:
+            self._alone_since = None
+        elif self._alone_since is None:
+            self._alone_since = now
+        elif now - self._alone_since > self.wait:
+            raise ResourceError(f"every collector left and none joined namespace {self.namespace} within {self.wait:g} "
+                                "s (--wait); start one: stride -m dist --module collector --module-name NAME -c "
+                                "CFG.json")
+        if now - self._last < JOIN_POLL_SECONDS:
+            return []
+        self._last = now
+        import ray
+
+        found = []
+        for name in _joined_names("collector"):
+            if name in present or name in self._refused:
+                continue
+            if name in self.seen:  # left, and joined again under its old name
+                self._refused.add(name)
+                print(f"stride: {actor_name('collector', name)} joined again under a name this run already had; it is "
+                      "not taken in (its batches would repeat the replay's ledger): stop it and start it with a new "
+                      "--module-name", file=sys.stderr, flush=True)
+                continue
+            try:
+                found.append((ray.get_actor(actor_name("collector", name)), name, collector_index(name)))
+            except ValueError:  # it left again between the two calls
+                continue
+            self.seen.add(name)
+        return found
+
+
 def find_joined_roles(timeout: float, deadline: float) -> Any:
     """A :data:`.pipeline.FindRoles` that waits until ``deadline`` (``time.monotonic()``; the
     coordinator's ``--wait`` of ``timeout`` s, its connection included) for one learner and
-    ``system_config.collector_num`` collectors in the current namespace."""
+    ``system_config.collector_num`` collectors in the current namespace, and then starts with the
+    collectors that joined (at least one; fewer: one line says how many); more are taken in as they
+    join (:class:`JoinedCollectors`)."""
 
-    def find(cfg: Config, sys_cfg: Config) -> Tuple[Any, List[Tuple[Any, str, int]]]:
+    def find(cfg: Config, sys_cfg: Config) -> JoinedRoles:
         import ray
-        from ray.util import list_named_actors
+
+        from .coordinator import JoinedRoles
 
         while True:
-            names = [n for n in list_named_actors() if isinstance(n, str)]
-            learners = sorted(n.split("/", 2)[2] for n in names if n.startswith("stride/learner/"))
-            collectors = sorted(n.split("/", 2)[2] for n in names if n.startswith("stride/collector/"))
+            learners, collectors = _joined_names("learner"), _joined_names("collector")
             if len(learners) > 1:
                 raise ConfigError(f"{len(learners)} learners joined ({', '.join(learners)}); -m dist runs one "
                                   "(system_config.learner_num=1): stop the others")
             if learners and len(collectors) >= sys_cfg.collector_num:
                 break
             if time.monotonic() > deadline:
+                if learners and collectors:
+                    print(f"stride: after {timeout:g} s (--wait), {len(collectors)} of {sys_cfg.collector_num} "
+                          f"collector(s) joined ({', '.join(collectors)}): starting with them; more are taken in as "
+                          "they join", flush=True)
+                    break
                 raise ResourceError(
                     f"after {timeout:g} s, {len(learners)} learner(s) and {len(collectors)} of "
                     f"{sys_cfg.collector_num} collector(s) joined namespace {namespace_of(cfg)} "
-                    f"({', '.join(learners + collectors) or 'none'}); start them first: stride -m dist --module "
-                    "learner|collector --module-name NAME -c CFG.json, or give a longer --wait")
+                    f"({', '.join(learners + collectors) or 'none'}); the learner and at least one collector are "
+                    "needed: stride -m dist --module learner|collector --module-name NAME -c CFG.json, or give a "
+                    "longer --wait")
             time.sleep(1.0)
         learner = ray.get_actor(actor_name("learner", learners[0]))
-        return learner, [(ray.get_actor(actor_name("collector", c)), c, collector_index(c)) for c in collectors]
+        joined = [(ray.get_actor(actor_name("collector", c)), c, collector_index(c)) for c in collectors]
+        return JoinedRoles(learner, joined, JoinedCollectors(namespace_of(cfg), timeout, collectors))
 
     return find
 

@@ -224,7 +224,7 @@ def league_on_ray(run: Run, league: League) -> Policy:
         if "league" not in components:
             raise StrideError(f"checkpoint {run.resume_ckpt} holds no league: it is not a league run's")
     policy = build_policy(cfg, enable_field=["learn", "eval"])
-    with local_ray(sys_cfg.num_cpus) as info:  # first: a Ray that does not start leaves no experiment folder
+    with local_ray(sys_cfg.num_cpus, run_dir=cfg.exp_name) as info:  # first: a Ray that does not start leaves no experiment folder
         from ray.exceptions import RayError
 
         run.open()

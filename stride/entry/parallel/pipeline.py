@@ -143,8 +143,9 @@ def train_on_ray(cfg: Config, sys_cfg: Config, max_train_iter: Optional[int], ma
         try:
             check_spaces(cfg, evaluator_env)
             policy = build_policy(cfg, enable_field=["learn", "eval"])
-            cluster = local_ray(sys_cfg.num_cpus) if sys_cfg.address is None else \
-                joined_ray(sys_cfg.address, namespace, deadline=join_deadline, wait=join_wait)
+            cluster = local_ray(sys_cfg.num_cpus, run_dir=cfg.exp_name) if sys_cfg.address is None else \
+                joined_ray(sys_cfg.address, namespace, deadline=join_deadline, wait=join_wait, run_dir=cfg.exp_name,
+                           name="driver" if find_roles is None else "coordinator")
             with cluster as info:  # first: a Ray that does not start leaves no experiment folder
                 run.open(files={"system_config.json": dict(sys_cfg)}, renew=new_dir)
                 evaluator = BaseSerialEvaluator(cfg.policy.eval.evaluator, evaluator_env, policy.eval_mode, run.tb,

@@ -1,4 +1,4 @@
-"""Run a command until the parent's pipe closes: ``python -m stride.entry.parallel.watchdog [--remove DIR] -- CMD...``.
+"""Run a command until the parent's pipe closes: ``python -m stride.entry.parallel.watchdog [--remove DIR [--keep-logs RUN]] -- CMD...``.
 
 The parallel pipeline starts its local Ray instance (``ray start --head --block``) under this
 watchdog and holds the write end of its stdin. When the pipeline ends -- normally, on Ctrl-C, or
@@ -7,8 +7,9 @@ sends the command SIGTERM (``ray start --block`` then stops every Ray process of
 actors included), then SIGKILL after a grace period, kills whatever of the instance is left in its
 session (the pipeline starts the watchdog as a session leader: a ``ray start`` killed half-way
 leaves its GCS and raylet behind otherwise), and removes ``--remove DIR`` (the instance's temp
-folder: logs, sockets, spilled objects) once the command has ended. A local ``ray.init()`` has no such guard: its
-head processes outlive a SIGKILLed driver. No Ray import here: the watchdog is a few MiB.
+folder: logs, sockets, spilled objects) once the command has ended, after copying its logs (``ray start``'s
+output, ``ray_start.log``, and the session's ``logs`` folder) into ``--keep-logs RUN``'s ``log/ray/`` when the
+run's folder ``RUN`` exists. A local ``ray.init()`` has no such guard: its head processes outlive a SIGKILLed driver. No Ray import here: the watchdog is a few MiB.
 """
 
 from __future__ import annotations
@@ -109,15 +110,37 @@ def _running(pid: int) -> bool:
         return False
 
 
+def keep_logs(temp_dir: str, run_dir: str) -> None:
+    """Copy a stopped instance's logs from ``temp_dir`` into ``<run_dir>/log/ray/`` (nothing when the
+    run's folder does not exist: the run never opened it)."""
+    if not os.path.isdir(run_dir):
+        return
+    dest = os.path.join(run_dir, "log", "ray")
+    try:
+        os.makedirs(dest, exist_ok=True)
+        start = os.path.join(temp_dir, "ray_start.log")
+        if os.path.isfile(start):
+            shutil.copyfile(start, os.path.join(dest, "ray_start.log"))
+        logs = os.path.join(temp_dir, "session_latest", "logs")
+        if os.path.isdir(logs):
+            shutil.copytree(logs, dest, dirs_exist_ok=True, ignore_dangling_symlinks=True)
+    except OSError as e:  # a full disk, say: the logs are a convenience, the cleanup is not
+        print(f"stride: Ray's logs were not kept in {dest}: {e}", file=sys.stderr)
+
+
 def main(argv: Optional[List[str]] = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     remove: Optional[str] = None
+    keep: Optional[str] = None
     if args[:1] == ["--remove"] and len(args) >= 2:
         remove, args = args[1], args[2:]
+    if args[:1] == ["--keep-logs"] and len(args) >= 2:
+        keep, args = args[1], args[2:]
     if args[:1] == ["--"]:
         args = args[1:]
     if not args:
-        print("usage: python -m stride.entry.parallel.watchdog [--remove DIR] [--] CMD [ARGS...]", file=sys.stderr)
+        print("usage: python -m stride.entry.parallel.watchdog [--remove DIR [--keep-logs RUN]] [--] CMD [ARGS...]",
+              file=sys.stderr)
         return 2
     try:
         rc = run(args)
@@ -125,6 +148,8 @@ def main(argv: Optional[List[str]] = None) -> int:
         if os.getsid(0) == os.getpid():  # started as a session leader: the session is the instance's
             end_session(os.getpid())
         if remove is not None:
+            if keep is not None:
+                keep_logs(remove, keep)
             shutil.rmtree(remove, ignore_errors=True)
     return 128 - rc if rc < 0 else rc  # a command ended by signal N exits 128 + N, as a shell reports it
 

@@ -197,11 +197,11 @@ def test_a_token_file_others_can_read_is_refused(tmp_path):
     assert out.returncode == 2 and "nothing answers at system_config.address='127.0.0.1:1'" in out.stderr
 
 
-def _ray_node(env, temp_dir: str, *args: str) -> subprocess.Popen:
+def _ray_node(env, temp_dir: str, *args: str, log=subprocess.DEVNULL) -> subprocess.Popen:
     ray_cli = os.path.join(os.path.dirname(sys.executable), "ray")
     return subprocess.Popen([sys.executable, "-m", "stride.entry.parallel.watchdog", "--", ray_cli, "start", "--block",
                              "--disable-usage-stats", *args],
-                            stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env,
+                            stdin=subprocess.PIPE, stdout=log, stderr=subprocess.STDOUT, env=env,
                             start_new_session=True, cwd=temp_dir)
 
 
@@ -364,3 +364,124 @@ def test_sigterm_while_connecting_stops_at_once_with_one_line(tmp_path):
     lines = [line for line in err.splitlines() if line.strip()]
     assert lines == [f"stride: error: interrupted (SIGTERM) while joining the Ray cluster at {address}; nothing "
                      "joined and nothing was trained"], err[-2000:]
+
+
+@pytest.fixture(scope="module")
+def loopback_head(tmp_path_factory):
+    """One loopback Ray head (2 CPUs, token auth) for this module's role tests: ``(address, env)``;
+    stopped with every process of it at the end (its watchdog's pipe closed)."""
+    ray_tmp = tempfile.mkdtemp(prefix="stride-ray-")
+    port = _free_port()
+    log = open(tmp_path_factory.mktemp("head") / "ray_start.log", "w+")  # (read back when the head dies early)
+    env = {**_clean_env(), "RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": secrets.token_hex(32),
+           "RAY_USAGE_STATS_ENABLED": "0"}
+    node = _ray_node({**env, "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"}, ray_tmp, "--head", "--node-ip-address=127.0.0.1",
+                     f"--port={port}", "--include-dashboard=false", f"--temp-dir={ray_tmp}", "--num-cpus=2",
+                     f"--ray-client-server-port={_free_port()}", "--dashboard-agent-listen-port=0", log=log)
+    try:
+        _wait_for(lambda: socket.socket().connect_ex(("127.0.0.1", port)) == 0, 120, "the Ray head")
+        _wait_for(lambda: "Ray runtime started." in open(log.name).read(), 120, "ray start to report the head up")
+        # its raylet registered (a driver joining before that fails to find its node)
+        _wait_for(lambda: any("raylet" in p.name() for p in psutil.Process(node.pid).children(recursive=True)), 120,
+                  "the head's raylet")
+        time.sleep(5.0)
+        assert node.poll() is None, open(log.name).read()[-3000:]
+        yield f"127.0.0.1:{port}", env
+    finally:
+        ray_pids = psutil.Process(node.pid).children(recursive=True)
+        node.stdin.close()  # the watchdog stops the node
+        node.wait(120)
+        log.close()
+        shutil.rmtree(ray_tmp, ignore_errors=True)
+        assert [p.pid for p in ray_pids if p.is_running() and p.status() != psutil.STATUS_ZOMBIE] == []
+
+
+class _Lines:
+    """A process's merged stdout and stderr, read line by line in a thread (so a test can wait for a line)."""
+
+    def __init__(self, args: list, env: dict, cwd) -> None:
+        import threading
+
+        self.proc = subprocess.Popen([*STRIDE, *args], env=env, cwd=cwd, stdout=subprocess.PIPE,
+                                     stderr=subprocess.STDOUT, text=True, start_new_session=True)
+        self.lines: list = []
+        self._reader = threading.Thread(target=lambda: self.lines.extend(iter(self.proc.stdout.readline, "")),
+                                        daemon=True)
+        self._reader.start()
+
+    def wait_for(self, text: str, timeout: float = 240) -> str:
+        _wait_for(lambda: any(text in line for line in self.lines) or self.proc.poll() is not None, timeout, text)
+        found = [line for line in self.lines if text in line]
+        assert found, f"{text!r} never came; the output: {''.join(self.lines)[-3000:]}"
+        return found[0]
+
+    def end(self, timeout: float = 600) -> str:
+        self.proc.wait(timeout)
+        self._reader.join(10)
+        return "".join(self.lines)
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGKILL)  # the role's process (its actor dies with it, as it owns it)
+            self.proc.wait(30)
+
+
+# five processes on a loopback head (~1.5 min on an idle 2-core machine, 4-5 under load 30): slow-marked
+@pytest.mark.slow
+@pytest.mark.timeout(900)
+def test_collectors_are_elastic_on_a_loopback_cluster(tmp_path, loopback_head, monkeypatch):
+    """collector_num=2 with one collector: the coordinator starts with 1 of 2 at the end of --wait; a
+    collector started late joins and its batches are counted; one SIGKILLed mid-run has left, is not
+    waited for, and the run reaches its stop."""
+    address, env = loopback_head
+    monkeypatch.chdir(tmp_path)
+    cfg = _file(tmp_path)
+    assert main(["-m", "dist", "--module", "config", "-c", cfg, "--exp-name", str(tmp_path / "exp"), "--address",
+                 address]) == 0
+    data = f"{cfg}.json"
+    roles = [_Lines(["-m", "dist", "--module", module, "--module-name", name, "-c", data], env, tmp_path)
+             for module, name in [("learner", "learner0"), ("collector", "collector0")]]
+    try:
+        for role in roles:
+            role.wait_for("serves in namespace stride-exp")
+        coord = _Lines(["-m", "dist", "--module", "coordinator", "-c", data, "--wait", "20", "--env-step", "3000",
+                        "--no-progress"], env, tmp_path)
+        roles.append(coord)
+        coord.wait_for("1 of 2 collector(s) joined (collector0): starting with them")
+        roles.append(_Lines(["-m", "dist", "--module", "collector", "--module-name", "collector1", "-c", data], env,
+                            tmp_path))
+        coord.wait_for("collector1 joined at env step")
+        roles[1].kill()  # collector0, mid-run
+        coord.wait_for("collector0 left")
+        out = coord.end()
+        assert coord.proc.returncode == 0, out[-3000:]
+    finally:
+        for role in roles:
+            role.kill()
+    result = json.loads((tmp_path / "exp" / "result.json").read_text())
+    assert result["env_step"] >= 3000 and result["duplicates"] == 0
+    assert [j["collector"] for j in result["collectors_joined"]] == ["collector1"]
+    assert [(c["collector"], c["lost_batches"]) for c in result["collectors_left"]] == [("collector0", 1)]
+    by = result["batches_by_collector"]
+    assert by["collector0"] > 0 and by["collector1"] > 0 and sum(by.values()) == result["batches"]
+    assert result["collector_restarts"] == []  # a joined collector that dies is not replaced
+    assert "stride: error" not in out and ".cc:" not in out, out[-3000:]  # no error, no native line of Ray's
+
+
+@pytest.mark.parametrize("module", ["learner", "coordinator"])
+def test_a_wrong_token_is_one_line_and_rays_native_lines_go_to_the_run_folder(tmp_path, loopback_head, module,
+                                                                              monkeypatch):
+    address, env = loopback_head
+    monkeypatch.chdir(tmp_path)
+    cfg = _file(tmp_path)
+    assert main(["-m", "dist", "--module", "config", "-c", cfg, "--exp-name", str(tmp_path / "exp"), "--address",
+                 address]) == 0
+    name = ["--module-name", "learner0"] if module == "learner" else []
+    out = _stride(["-m", "dist", "--module", module, *name, "-c", f"{cfg}.json", "--no-progress"],
+                  {**env, "RAY_AUTH_TOKEN": "0" * 64}, tmp_path)
+    assert out.returncode in (1, 2)
+    lines = [line for line in out.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith(f"stride: error: the Ray cluster at {address} refused this "
+                                                   "process's auth token (InvalidAuthToken)"), out.stderr[-2000:]
+    native = tmp_path / "exp" / "log" / "ray" / ("learner-learner0.err" if module == "learner" else "coordinator.err")
+    assert "gcs_client" in native.read_text() and "InvalidAuthToken" in native.read_text()

@@ -181,9 +181,11 @@ def test_sigkilled_driver_leaves_no_ray_process(tmp_path):
     temp_dir = guard[guard.index("--remove") + 1]
     assert os.path.isdir(temp_dir)
     proc.send_signal(signal.SIGKILL)
-    proc.communicate()
+    _, err = proc.communicate()
     assert _all_gone(pids) == []
     assert not os.path.exists(temp_dir)  # Ray's logs and sockets removed by the watchdog
+    assert (tmp_path / "exp" / "log" / "ray" / "raylet.out").is_file()  # ... and kept in the run's folder first
+    assert not [line for line in err.splitlines() if ".cc:" in line]  # no native line of Ray's on the terminal
 
 
 # two runs (two Ray starts, ~25 s each on an idle 2-core machine, 60-90 s under load): slow-marked;

@@ -1,0 +1,40 @@
+"""Ray's native lines (``stride.entry.parallel.cluster.native_lines``): what a process writes to its
+file descriptor 2 while Ray runs goes to the run folder's ``log/ray/``, Stride's own lines (Python's
+``sys.stderr``) stay on the terminal. Real processes (file descriptors are the process's); no Ray."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+CODE = """
+import os, sys
+from stride.entry.parallel.cluster import native_lines
+with native_lines(sys.argv[1], "driver") as path:
+    os.write(2, b"gcs_client.cc:210: a native line\\n")  # as Ray's C++ writes it
+    print("stride: a line of Stride's", file=sys.stderr, flush=True)
+print("stride: after", file=sys.stderr, flush=True)
+os.write(2, b"fd 2 is the terminal again\\n")
+"""
+
+
+def _run(run_dir, tmp_path) -> subprocess.CompletedProcess:
+    (tmp_path / "tmp").mkdir()
+    return subprocess.run([sys.executable, "-c", CODE, str(run_dir)], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "TMPDIR": str(tmp_path / "tmp")})
+
+
+def test_native_lines_go_to_the_run_folder_and_strides_stay_on_the_terminal(tmp_path):
+    out = _run(tmp_path, tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert out.stderr == "stride: a line of Stride's\nstride: after\nfd 2 is the terminal again\n"
+    assert (tmp_path / "log" / "ray" / "driver.err").read_text() == "gcs_client.cc:210: a native line\n"
+    assert os.listdir(tmp_path / "tmp") == []  # the temporary file moved into the run folder
+
+
+def test_a_run_folder_that_was_never_made_gets_nothing(tmp_path):
+    """(``-m parallel``: a Ray that did not start leaves no experiment folder, not even for its logs.)"""
+    out = _run(tmp_path / "exp", tmp_path)
+    assert out.returncode == 0 and "a native line" not in out.stderr, out.stderr
+    assert not (tmp_path / "exp").exists() and os.listdir(tmp_path / "tmp") == []
