@@ -146,6 +146,8 @@ def reference_markdown() -> str:
     from .compile import EnvPipelineConfig, ExperimentConfig
 
     import_components()
+    for registry, _ in SECTIONS:  # the zoo's own components too, whatever this process imported before
+        registry.load_plugins()
     out = ["# Config reference", "",
            "Generated from the declarations `compile_config` validates against (`python -m "
            "stride.config.reference > docs/reference/config.md`); a test keeps this page equal to them. "
@@ -159,7 +161,9 @@ def reference_markdown() -> str:
                 f"(or `create_config`).", ""]
         for name in registry.names():
             component = registry.get(name)
-            rows = rows_of(component) if isinstance(component, type) else []
+            # Stride's own components (not one a user's code or a test registered in this process)
+            ours = isinstance(component, type) and component.__module__.split(".")[0] == "stride"
+            rows = rows_of(component) if ours else []
             if rows:
                 out += [f"### `{name}`", ""] + _table(rows) + [""]
     return "\n".join(out).rstrip() + "\n"
