@@ -177,8 +177,8 @@ class Coordinator:
         self._resumed = {str(name): as_mapping(state, f"checkpoint 'components.{name}'") for name, state in
                          as_mapping(resumed.get("components", {}), "checkpoint 'components'").items()}
         self._log = build_logger(cfg.exp_name, "coordinator")
-        self.counters = Counters(self._log, run.tb)
         self.fresh = bool(cfg.policy.on_policy)  # on-policy: no replay; each unroll to the learner (:meth:`_learn_fresh`)
+        self.counters = Counters(self._log, run.tb, fresh=self.fresh)
         self._start_roles(roles)
         self.delivered: Dict[str, int] = {}  # batches of each collector's current incarnation
         self.in_flight: Dict[Any, Tuple[str, Any]] = {}  # meta ref -> (collector name, samples ref)
