@@ -22,7 +22,8 @@ from ...worker.protocols import ScalarWriter
 from .tags import BatchTag
 
 #: the counters a resumed run adds its new batches to (the saved run's totals)
-RESUMED_KEYS = ("batches", "staleness_sum", "staleness_max", "replay_restarts", "stale_dropped", "train_calls")
+RESUMED_KEYS = ("batches", "staleness_sum", "staleness_max", "replay_restarts", "stale_dropped", "train_calls",
+                "replay_lost_batches", "replay_lost_items")
 
 #: an on-policy run's ledger counts (its learner's ledger starts anew in a resumed run: these add to it)
 LEDGER_KEYS = ("stored", "duplicates", "gaps")
@@ -42,6 +43,8 @@ class Counters:
         self.staleness: List[int] = []  # this process's batches; the resumed ones' are in self._before
         self.replay_pids: List[int] = []
         self.replay_last: Dict[str, object] = {}
+        # what the replay's restarts lost (stored after its last snapshot): this process's
+        self.replay_lost = {"batches": 0, "items": 0}
         self.stale_dropped = 0  # on-policy: unrolls older than system_config.max_staleness, not trained on (all runs')
         self.train_calls = 0  # this process's; the resumed ones' are in self._before
         self._before = {key: 0 for key in RESUMED_KEYS}
@@ -113,10 +116,7 @@ class Counters:
         pid = as_int(push["pid"], "the replay's pid")
         if not self.replay_pids or self.replay_pids[-1] != pid:
             if self.replay_pids:
-                msg = (f"[coordinator] the replay actor was restarted "
-                       f"({'from its last snapshot' if push['restored'] else 'empty: no snapshot yet'})")
-                self._log.warning(msg)
-                print(f"stride: {msg}", file=sys.stderr, flush=True)
+                self._replay_restarted(push)
             self.replay_pids.append(pid)
         if len(self.staleness) % 100 == 0:
             recent = self.staleness[-100:]
@@ -125,6 +125,23 @@ class Counters:
                            f"staleness_max={max(recent)} stored={push['stored']} duplicates={push['duplicates']} "
                            f"gaps={push['gaps']} lost_in_collectors={self.lost_batches}")
         self.replay_last = dict(push)
+
+    def _replay_restarted(self, push: Mapping[str, object]) -> None:
+        """The replay's first verdict from a new process (``push``): what the dead one had stored
+        since the snapshot the new one started from is lost (its batches become the ledger's gaps
+        as their collectors' next batches arrive), counted and said in one stderr line."""
+        def count(verdict: Mapping[str, object], key: str) -> int:
+            return as_int(verdict.get(key, 0), f"the replay's {key}")
+
+        batches = max(0, count(self.replay_last, "stored") - count(push, "restored_stored"))
+        items = max(0, count(self.replay_last, "pushed_items") - count(push, "restored_items"))
+        self.replay_lost["batches"] += batches
+        self.replay_lost["items"] += items
+        msg = (f"[coordinator] the replay actor was restarted "
+               f"({'from its last snapshot' if push['restored'] else 'empty: no snapshot yet'}); it lost the "
+               f"{batches} batch(es) ({items} items) stored since, counted as gaps")
+        self._log.warning(msg)
+        print(f"stride: {msg}", file=sys.stderr, flush=True)
 
     def dropped(self, tag: BatchTag, out: Mapping[str, object], train_iter: int, max_staleness: int) -> None:
         """On-policy: the learner's count of stale unrolls dropped (``out``: its ``train_fresh``), a
@@ -162,6 +179,7 @@ class Counters:
         return {"batches": batches, "batches_stored": ledger["stored"], "duplicates": ledger["duplicates"],
                 "gaps": ledger["gaps"], "lost_batches": self.lost_batches + ledger["gaps"],
                 "collector_restarts": counters["collector_restarts"], "replay_restarts": counters["replay_restarts"],
+                "replay_lost_batches": counters["replay_lost_batches"], "replay_lost_items": counters["replay_lost_items"],
                 "staleness_mean": as_int(counters["staleness_sum"], "staleness") / max(batches, 1),
                 "staleness_max": counters["staleness_max"]}
 
@@ -182,6 +200,7 @@ class Counters:
                 "collector_restarts": [dict(r) for r in self.restarts],
                 "replay_restarts": self._before["replay_restarts"] + max(0, len(self.replay_pids) - 1),
                 "stale_dropped": self.stale_dropped, "train_calls": self._before["train_calls"] + self.train_calls,
+                **{f"replay_lost_{k}": self._before[f"replay_lost_{k}"] + n for k, n in self.replay_lost.items()},
                 "ledger": self.ledger(self.replay_last) if self._fresh else {},
                 "clocks": self._clocks(self._envstep)}
 
