@@ -157,13 +157,14 @@ def reference_markdown() -> str:
         out += [f"## {title}", "", f"Keys at `{where or '(top)'}` of every config.", ""]
         out += _table([(f"{where}{k}", v, d, m) for k, v, d, m in rows_of(_Declared.of(view))]) + [""]
     for registry, where in SECTIONS:
-        out += [f"## {registry.kind.capitalize()}s", "", f"Under `{where}`; the type is chosen by `{where}.type` "
+        kinds = registry.kind.capitalize()
+        out += [f"## {kinds[:-1] + 'ies' if kinds.endswith('y') else kinds + 's'}", "", f"Under `{where}`; the type is chosen by `{where}.type` "
                 f"(or `create_config`).", ""]
         for name in registry.names():
             component = registry.get(name)
             # Stride's own components (not one a user's code or a test registered in this process)
             ours = isinstance(component, type) and component.__module__.split(".")[0] == "stride"
-            rows = rows_of(component) if ours else []
+            rows = rows_of(component) if isinstance(component, type) and ours else []
             if rows:
                 out += [f"### `{name}`", ""] + _table(rows) + [""]
     return "\n".join(out).rstrip() + "\n"

@@ -21,28 +21,17 @@ versions old -- then it is dropped and counted (``result['stale_dropped']``) -- 
 that collector sent its next collect, with the weights just made. IMPALA is off-policy here
 (v-trace corrects the lag) and takes the replay path.
 
-Learner replicas (``system_config.learner_num = N > 1``): N learner actors, pinned to one node,
-form one torch.distributed group (gloo; rank 0 listens on 127.0.0.1 at a port found free on that
-node) with ``policy.learn.multi_gpu=True``. The replay draws each batch of ``batch_size`` once and
-cuts it in N equal parts, part ``i`` going straight to replica ``i``; the replicas average their
-gradients, so one update of N replicas is the update one learner takes on the whole batch (not
-N batches per step: that would change the algorithm's batch size with N). The coordinator calls
-``train`` on every replica with the same number of batches, so they always meet in the same
-collectives; rank 0 alone is asked for weights, eval weights and checkpoints, and writes logs.
-Stopping (stop value, limits, Ctrl-C) happens between train calls, so no replica is ever left
-waiting in a collective. A replica that dies stops the run with one line naming it and the
-checkpoint folder: a process-group member cannot rejoin a running group (torch.distributed would
-need every rank to re-rendezvous, and the dead one's optimizer state is gone), so the honest
-answer is a clean stop and a restart from the last checkpoint. ``learner_num=1`` makes no group.
-On purpose unlike the peers: RLlib sizes batches per learner (``train_batch_size_per_learner``), so
-adding learners changes the algorithm; DI-engine's replicas need its launcher and a hard-coded port
-(10314). Here the pipeline places the replicas, finds the port, keeps the algorithm's batch, and
-checks at the end that the replicas are still identical (``result['replica_max_weight_diff']``).
+The coordinator's parts, one concept each: the actors' lifecycle (start, restart, incarnations,
+CPU, stop) is :mod:`.actors`; the learner's train calls, the weights they publish, the on-policy
+route and learner replicas (``system_config.learner_num``) are :mod:`.training`; the counts are
+:mod:`.counters`; the replay ratio :mod:`.ratio`. This module is the loop that ties them: routing,
+holding, stopping, resuming.
 
 Faults: a collector actor that dies (SIGKILL, OOM) is replaced by a new one (incarnation + 1,
 fresh envs and seeds) and the batch it had in flight is reported lost; the replay actor restarts
 from its last snapshot (Ray re-runs its constructor, which loads the snapshot, and retries the
-calls it missed; batches taken after the snapshot are counted as gaps); Ctrl-C / SIGTERM saves a
+calls it missed; the batches and items taken after the snapshot are counted lost: gaps in the
+ledger, one stderr line, ``result.json``); Ctrl-C / SIGTERM saves a
 learner checkpoint and stops every actor; a SIGKILLed driver takes the local instance with it (the
 watchdog of :mod:`.cluster`), and on a joined cluster its actors, which it owns, die with it.
 
@@ -54,78 +43,30 @@ every batch is tagged, and every loss is counted and logged.
 
 from __future__ import annotations
 
-import copy
 import math
 import os
-import re
 import sys
 import time
-from typing import Any, Callable, Collection, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple, Type
-
-import torch
+from typing import Any, Dict, List, Mapping, Optional, Tuple, Type
 
 from ...config import Config
 from ...policy.base_policy import Policy
-from ...torch_utils.dist import DEFAULT_ADDR, free_port
-from ...utils.errors import ConfigError, StrideError
+from ...utils.errors import ConfigError
 from ...utils.log import build_logger
 from ...utils.narrow import as_int, as_mapping
 from ...worker import BaseSerialEvaluator
 from ...worker.learner.learner import read_checkpoint
 from ..run import Run
-from ..utils import resolve_resume
+from .actors import JoinedRoles, RunActors
+from .actors import latest_checkpoint as latest_checkpoint  # the league imports it from here
 from .counters import Counters
 from .ratio import compile_ratio
-from .roles import CollectorRole, LearnerRole, ReplayRole, Replica
-from .system import cpus_needed
+from .roles import CollectorRole, LearnerRole
 from .tags import BatchTag
+from .training import Training, replica_divergence
 
 #: seconds the coordinator waits for a collector before it looks at signals again
 POLL_SECONDS = 0.5
-
-
-#: seconds the coordinator waits for the other replicas' errors after one replica failed
-FAILURE_GRACE_S = 10.0
-
-
-def _reason(error: BaseException) -> str:
-    """An actor error in a few words: its class and the cause's own first line (no traceback, no colours)."""
-    cause = getattr(error, "cause", None)  # RayTaskError: the exception raised in the actor
-    text = str(cause if isinstance(cause, BaseException) else error)
-    first = re.sub(r"\x1b\[[0-9;]*m", "", text).strip().splitlines()[:1]
-    what = type(cause).__name__ if isinstance(cause, BaseException) else type(error).__name__
-    return f"{what}: {' '.join(first[0].split())[:200]}" if first else what
-
-
-def latest_checkpoint(exp_dir: str) -> str:
-    """Where the run can be picked up: its latest checkpoint, or that there is none yet."""
-    try:
-        return f"its latest checkpoint: {resolve_resume(exp_dir)[1]}"
-    except ConfigError:
-        return f"no checkpoint was written yet (in {os.path.join(exp_dir, 'ckpt')})"
-
-
-def replica_rendezvous() -> Tuple[str, str, int]:
-    """Run on the node of learner rank 0: (that node's Ray id, 127.0.0.1, a port free there)."""
-    import ray
-
-    return ray.get_runtime_context().get_node_id(), DEFAULT_ADDR, free_port(DEFAULT_ADDR)
-
-
-#: a collector that joined from another process: ``(actor handle, name, index)``
-Joined = Tuple[Any, str, int]
-
-
-class JoinedRoles(NamedTuple):
-    """A learner and collectors that joined from other processes (``-m dist``), and where later
-    collectors come from: ``newcomers(present)`` (``present``: the names of the collectors the run
-    has now) returns the ones that joined since its last call; the coordinator asks it every turn of
-    its loop and takes each in at once. Joined collectors are elastic: one that dies has left (its
-    batch in flight counted lost, ``result['collectors_left']``) and is not replaced."""
-
-    learner: Any
-    collectors: List[Joined]
-    newcomers: Callable[[Collection[str]], List[Joined]]
 
 
 class CoordinatorHook:
@@ -188,68 +129,37 @@ class Coordinator:
         self._resumed = {str(name): as_mapping(state, f"checkpoint 'components.{name}'") for name, state in
                          as_mapping(resumed.get("components", {}), "checkpoint 'components'").items()}
         self._log = build_logger(cfg.exp_name, "coordinator")
-        self.counters = Counters(self._log, run.tb)
-        self.fresh = bool(cfg.policy.on_policy)  # on-policy: no replay; each unroll to the learner (:meth:`_learn_fresh`)
-        self._start_roles(roles)
-        self.delivered: Dict[str, int] = {}  # batches of each collector's current incarnation
+        self.fresh = bool(cfg.policy.on_policy)  # on-policy: no replay; each unroll to the learner (:meth:`Training.fresh_unroll`)
+        self.counters = Counters(self._log, run.tb, fresh=self.fresh)
+        self.actors = RunActors(cfg, sys_cfg, (self.hook.collector_role, self.hook.learner_role), self.fresh,
+                                self._resume_ckpt, roles, self._log)
+        # the actors by role (``collectors`` is the actors' own dict: a restart shows here at once)
+        self.replay, self.learners, self.learner = self.actors.replay, self.actors.learners, self.actors.learner
+        self.collectors = self.actors.collectors
         self.in_flight: Dict[Any, Tuple[str, Any]] = {}  # meta ref -> (collector name, samples ref)
         self.envstep = as_int(resumed["envstep"], "checkpoint 'envstep'") if resumed else 0
-        self.train_iter = as_int(resumed["train_iter"], "checkpoint 'train_iter'") if resumed else 0
-        # ref of the learner's latest collect-mode state_dict (None: the initial weights); on-policy,
+        # the first weights: the learner's latest collect-mode state_dict (None: the initial ones); on-policy,
         # the first unrolls too come from the learner's weights (their log-probs are its)
-        self.weights: Any = self.learner.collect_state.remote() if self.fresh or resumed else None
-        self.last_log: Dict[str, Any] = {}
+        self.training = Training(cfg, sys_cfg, self.actors, self.ratio, self.counters, self.fresh,
+                                 as_int(resumed["train_iter"], "checkpoint 'train_iter'") if resumed else 0,
+                                 self.learner.collect_state.remote() if self.fresh or resumed else None)
         self.held: List[str] = []  # collectors the replay ratio holds back (their next collect not sent yet)
         self._held_since: Dict[str, float] = {}
-        self._training: List[Any] = []  # the train call in flight: one result ref per replica ([]: none)
-        self._asked = 0  # gradient steps that call was asked for
-        self._prefetched: Optional[List[Any]] = None  # the next call's batches, drawn while a call trains
-        self._starved = False  # the last call took fewer steps than asked (the replay had too few items)
         self._pushes: List[Tuple[BatchTag, Any]] = []  # replay pushes not recorded yet, in arrival order
-        self._max_train_iter: Optional[int] = None
-        self._cpu_seen: Dict[str, float] = {}  # each actor's CPU-seconds at the last actor_cpu()
-        run.register_state("coordinator", self)
-
-    def _start_roles(self, roles: Optional[JoinedRoles]) -> None:
-        """The replay actor (none on-policy), then the learners and collectors: started here, or
-        (``roles``, ``-m dist``) the ones that joined; a resumed run's collectors are new
-        incarnations of the ones the replay's ledger saw last."""
-        import ray
-
-        resources: Dict[str, float] = ray.cluster_resources()  # type: ignore[no-untyped-call]  # (untyped in Ray 2.60)
-        available = float(resources.get("CPU", 0.0))
-        if cpus_needed(self.sys) > available:
-            raise ConfigError(f"system_config asks for {cpus_needed(self.sys):g} CPUs (collector_num x collector_cpus "
-                              f"+ learner_num x learner_cpus + replay_cpus) but the Ray cluster has {available:g}: lower them")
-        # actor handles are typed Any: Ray's stubs type their methods as the plain ones, without .remote
-        self._collector_cls: Any = ray.remote(self.hook.collector_role)
-        snapshot = os.path.join(self.cfg.exp_name, "replay_snapshot.pth.tar")
-        self.replay: Any = None if self.fresh else ray.remote(ReplayRole).options(
-            num_cpus=self.sys.replay_cpus, max_restarts=-1, max_task_retries=-1).remote(
-            self.cfg, snapshot, self.sys.replay_snapshot_freq)
-        self.collectors: Dict[str, Tuple[Any, int, int]] = {}  # name -> (actor, index, incarnation)
-        if roles is None:
-            self.learners: List[Any] = self._new_learners()
-            seen = self._replay_incarnations() if self._resume_ckpt is not None else {}
-            for i in range(self.sys.collector_num):
-                name = f"collector{i}"
-                first = seen.get(name, -1) + 1
-                self.collectors[name] = (self._new_collector(name, i, first), i, first)
-        else:  # -m dist: the learner and collectors that joined
-            self.learners = [roles.learner]
-            self.collectors = {name: (actor, index, 0) for actor, name, index in roles.collectors}
         self._newcomers = None if roles is None else roles.newcomers
         self.joined: List[Dict[str, object]] = []  # -m dist: collectors taken in after the start
         self.left: List[Dict[str, object]] = []  # -m dist: collectors that died (not replaced)
-        self.learner: Any = self.learners[0]  # rank 0: weights, eval weights, checkpoints, logs
+        run.register_state("coordinator", self)
 
-    def _replay_incarnations(self) -> Dict[str, int]:
-        import ray
+    @property
+    def train_iter(self) -> int:
+        """The learner's iteration as the run has seen it (its last train call's)."""
+        return self.training.train_iter
 
-        if self.replay is None:  # on-policy: the learner's ledger starts anew with the resumed run
-            return {}
-        seen: Dict[str, int] = ray.get(self.replay.incarnations.remote())
-        return seen
+    @property
+    def last_log(self) -> Dict[str, Any]:
+        """The learner's latest written log (plain numbers)."""
+        return self.training.last_log
 
     def begin(self) -> None:
         """The loop starts: a resumed run's components (registered with the run by now: these
@@ -273,84 +183,17 @@ class Coordinator:
         self.counters.load_state_dict(state)
         self.envstep = max(self.envstep, as_int(state["envstep"], "coordinator state 'envstep'"))
 
-    def _new_learners(self) -> List[Any]:
-        """One learner actor, or ``learner_num`` replicas on one node (see the module docstring)."""
-        import ray
-        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
-
-        learner_cls = ray.remote(self.hook.learner_role)
-        cpus, n = self.sys.learner_cpus, int(self.sys.learner_num)
-        if n == 1:
-            return [learner_cls.options(num_cpus=cpus).remote(self.cfg, self._resume_ckpt)]
-        node, addr, port = ray.get(ray.remote(replica_rendezvous).options(num_cpus=0).remote())
-        cfg = copy.deepcopy(self.cfg)
-        cfg.policy.learn.multi_gpu = True
-        here = NodeAffinitySchedulingStrategy(node_id=node, soft=False)
-        return [learner_cls.options(num_cpus=cpus, scheduling_strategy=here).remote(cfg, self._resume_ckpt, Replica(rank, n, addr, port))
-                for rank in range(n)]
-
-    def _train_all(self, refs: List[Any]) -> List[Dict[str, Any]]:
-        """The replicas' ``train`` results in rank order; a failure stops the run with one line
-        naming the replica that died (the survivors fail too, in their next collective)."""
-        import ray
-        from ray.exceptions import RayActorError, RayError
-
-        if len(refs) == 1:
-            out: List[Dict[str, Any]] = ray.get(refs)
-            return out
-        rank_of = {ref: rank for rank, ref in enumerate(refs)}
-        outs: Dict[int, Dict[str, Any]] = {}
-        failed: Dict[int, RayError] = {}
-        pending = list(refs)
-        while pending:
-            # after a first failure, a short wait for the others: the dead replica's own error names it
-            ready, pending = ray.wait(pending, num_returns=1 if not failed else len(pending),
-                                      timeout=None if not failed else FAILURE_GRACE_S)
-            for ref in ready:
-                try:
-                    outs[rank_of[ref]] = ray.get(ref)
-                except RayError as e:
-                    failed[rank_of[ref]] = e
-            if failed and not ready:
-                break
-        if failed:
-            dead = [r for r, e in failed.items() if isinstance(e, RayActorError)] or sorted(failed)
-            raise StrideError(f"learner replica rank {dead[0]} of {len(refs)} died ({_reason(failed[dead[0]])}); a "
-                              f"replica cannot rejoin a running process group, so the run stopped; "
-                              f"{latest_checkpoint(self.cfg.exp_name)}")
-        return [outs[rank] for rank in range(len(refs))]
-
-    def _new_collector(self, name: str, index: int, incarnation: int) -> Any:
-        return self._collector_cls.options(num_cpus=self.sys.collector_cpus, max_restarts=0).remote(
-            self.cfg, name, index, incarnation)
-
     def _dispatch(self, name: str) -> None:
         actor = self.collectors[name][0]
-        meta, data = actor.collect.options(num_returns=2).remote(self.weights, self.train_iter, self.envstep,
+        meta, data = actor.collect.options(num_returns=2).remote(self.training.weights, self.train_iter, self.envstep,
                                                                  self.train_iter, *self.hook.collect_args(name))
         self.in_flight[meta] = (name, data)
 
     def _restart(self, name: str, error: BaseException) -> None:
-        import ray
-
-        actor, index, incarnation = self.collectors[name]
-        if not self.delivered.get(name):  # its constructor or first collect failed: a bug or a bad config, not a fault
-            reason = " ".join(str(error).split())[:400]
-            raise StrideError(f"{name} incarnation {incarnation} died before its first batch, so it is not restarted "
-                              f"(a restart would fail the same way): {reason}")
-        self.counters.lost_batches += 1
-        count = self.counters.deaths(name)
-        limit = int(self.sys.max_collector_restarts)
-        if 0 <= limit <= count:
-            raise StrideError(f"{name} died {count + 1} times (system_config.max_collector_restarts={limit}): "
-                              f"stopping ({type(error).__name__})")
-        ray.kill(actor)
-        self.collectors[name] = (self._new_collector(name, index, incarnation + 1), index, incarnation + 1)
-        self.delivered[name] = 0
+        """Collector ``name`` died: replaced by its next incarnation (:meth:`RunActors.restart`), said
+        in the log and one stderr line."""
+        msg = self.actors.restart(name, error, self.counters, self.envstep, self.train_iter)
         self.hook.on_restart(name)
-        self.counters.restarted(name, incarnation, self.envstep, self.train_iter)
-        msg = (f"[coordinator] {name} incarnation {incarnation} died ({type(error).__name__}); 1 batch in flight "
-               f"lost; restarted as incarnation {incarnation + 1}")
         self._log.warning(msg)
         print(f"stride: {msg}", file=sys.stderr, flush=True)
 
@@ -382,82 +225,9 @@ class Coordinator:
         self._log.warning(msg)
         print(f"stride: {msg}", file=sys.stderr, flush=True)
 
-    def _learning(self) -> bool:
-        """Whether gradient steps are still to come (``max_train_iter`` not reached)."""
-        return self._max_train_iter is None or self.train_iter < self._max_train_iter
-
-    def _learn(self, max_train_iter: Optional[int]) -> None:
-        """The learner's next train call, when none is in flight and the replay ratio allows steps:
-        that many batches the replay samples, passed to the learner by reference. Not awaited: the
-        learner trains while the collectors collect and the driver routes; the next call's batches
-        are drawn meanwhile (before this call's priorities come back, as Ape-X's learner prefetches)."""
-        if self.fresh or self._training or self._starved or not self._learning():
-            return  # on-policy: each unroll is trained on as it comes (:meth:`_learn_fresh`)
-        n = self.ratio.train_steps()
-        if max_train_iter is not None:
-            n = min(n, max_train_iter - self.train_iter)
-        if n <= 0:
-            return
-        # the batches drawn while the previous call trained, when they fit (a full call, or the last
-        # one before max_train_iter, where the learner stops by itself)
-        fits = n == self.ratio.max_call or (max_train_iter is not None and self.train_iter + n == max_train_iter)
-        shards = self._prefetched if self._prefetched is not None and fits else self._sample(n)
-        self._training = [learner.train.remote(batches, self.envstep, max_train_iter)
-                          for learner, batches in zip(self.learners, shards)]
-        self._asked = n
-        self._prefetched = self._sample(self.ratio.max_call)  # the next call's, drawn while this one trains
-        self.counters.train_sent()
-
-    def _sample(self, n: int) -> List[Any]:
-        """``n`` batches the replay draws, one ref per learner (replicas: each batch cut in equal
-        parts, part i straight to replica i)."""
-        size, replicas = int(self.cfg.policy.learn.batch_size), len(self.learners)
-        if replicas == 1:
-            return [self.replay.sample.remote(n, size, self.train_iter)]
-        return list(self.replay.sample_shards.options(num_returns=replicas).remote(n, size, self.train_iter, replicas))
-
-    def _learn_fresh(self, name: str, tag: BatchTag, data: Any, max_train_iter: Optional[int]) -> None:
-        """On-policy: the learner trains once on the whole unroll ``data`` (a ref: it goes from the
-        collector to the learner directly), or drops it as more than ``max_staleness`` versions old
-        (:meth:`LearnerRole.train_fresh`); then that collector gets the weights just made, so the
-        next unroll it sends is as fresh as the round of collectors allows (with K collectors
-        taking turns, K - 1 versions old). No replay ratio: each unroll is trained on once."""
-        out = self._train_all([self.learner.train_fresh.remote(tag, data, self.envstep, int(self.sys.max_staleness),
-                                                               max_train_iter)])[0]
-        self.counters.record(tag, out, self.train_iter, self.envstep)  # staleness as the learner got the unroll
-        self.counters.dropped(tag, out, self.train_iter, int(self.sys.max_staleness))
-        self.counters.train_calls += 1
-        self._publish([out])
-        self._dispatch(name)
-
-    def _trained(self) -> None:
-        """The train call in flight is done: its results published (:meth:`_publish`)."""
-        outs = self._train_all(self._training)
-        self._training = []
-        self.counters.train_returned()
-        self._publish(outs)
-
-    def _publish(self, outs: List[Dict[str, Any]]) -> None:
-        """After a train call (every replica's result, rank 0's first): its steps counted, the new
-        weights published once (one object, loaded by every collector), the priorities sent to the
-        replay."""
-        out = outs[0]
-        steps = int(out["train_iter"]) - self.train_iter
-        if not self.fresh:  # an on-policy run has no replay ratio to count against
-            self.ratio.trained(steps)
-        self._starved = steps < self._asked
-        self.counters.clocks["learner_busy_seconds"] += float(out.get("seconds", 0.0))
-        if steps:
-            self.train_iter = int(out["train_iter"])
-            self.weights = self.learner.collect_state.remote()
-            priorities = [p for o in outs for p in o["priorities"]]
-            if any(priorities):
-                self.replay.update_all.remote(priorities)
-        self.last_log = out["last_log"]
-
     def _send(self, name: str) -> None:
         """``name``'s next collect, unless the replay ratio holds it back (it waits in :attr:`held`)."""
-        if not self.fresh and self._learning() and not self.ratio.may_collect(len(self.in_flight)):
+        if not self.fresh and self.training.learning() and not self.ratio.may_collect(len(self.in_flight)):
             self.held.append(name)
             self._held_since[name] = time.perf_counter()
             return
@@ -466,9 +236,9 @@ class Coordinator:
     def _release(self) -> None:
         """Held collectors sent their collects while the ratio allows; when neither side could move
         otherwise (no collect out and no train call, the learner starved or waiting) one goes anyway."""
-        stuck = not self.in_flight and not self._training
-        while self.held and (stuck or not self._learning() or self.ratio.may_collect(len(self.in_flight))):
-            if stuck and self._learning() and not self.ratio.may_collect(0):
+        stuck = not self.in_flight and not self.training.calls
+        while self.held and (stuck or not self.training.learning() or self.ratio.may_collect(len(self.in_flight))):
+            if stuck and self.training.learning() and not self.ratio.may_collect(0):
                 self.ratio.forced += 1
             stuck = False
             name = self.held.pop(0)
@@ -496,8 +266,8 @@ class Coordinator:
 
     def settle(self) -> None:
         """The run's end: the train call in flight and every push recorded, so the counters are final."""
-        if self._training:
-            self._trained()
+        if self.training.calls:
+            self.training.trained()
         self._record_pushes(wait=True)
         self.counters.settle()
 
@@ -521,14 +291,15 @@ class Coordinator:
         import ray
         from ray.exceptions import RayActorError
 
-        self._max_train_iter = max_train_iter
+        training = self.training
+        training.max_train_iter = max_train_iter
         self._record_pushes(wait=False)
         self._take_in()
         deadline = time.monotonic() + POLL_SECONDS
         while True:
-            self._learn(max_train_iter)
+            training.learn(self.envstep)
             self._release()
-            waiting = list(self.in_flight) + self._training[:1]
+            waiting = list(self.in_flight) + training.calls[:1]
             if not waiting:
                 if not self.collectors:  # -m dist: every collector left; wait for one to join
                     time.sleep(max(0.0, deadline - time.monotonic()))
@@ -536,8 +307,8 @@ class Coordinator:
             ready, _ = ray.wait(waiting, num_returns=1, timeout=max(0.0, deadline - time.monotonic()))
             if not ready:
                 return None
-            if self._training and ready[0] == self._training[0]:
-                self._trained()
+            if training.calls and ready[0] == training.calls[0]:
+                training.trained()
                 continue
             name, data = self.in_flight.pop(ready[0])
             try:
@@ -549,22 +320,23 @@ class Coordinator:
                 self._restart(name, e)
                 self._send(name)
                 return None
-            self.delivered[name] = self.delivered.get(name, 0) + 1
+            self.actors.delivered[name] = self.actors.delivered.get(name, 0) + 1
             steps = as_int(meta["envstep"], "a batch's envstep")
             self.envstep += steps
             self.ratio.received(steps)
             self.counters.received(self.envstep, self.ratio.learn_start)
-            self._starved = False
+            training.starved = False
             tag = meta["tag"]
             assert isinstance(tag, BatchTag)  # what CollectorRole.collect returns
             if self.fresh:  # on-policy: no replay; trained on (or dropped) before its collector goes on
                 self.hook.on_batch(meta)
-                self._learn_fresh(name, tag, data, max_train_iter)
+                training.fresh_unroll(tag, data, self.envstep)
+                self._dispatch(name)  # with the weights just made
                 return meta
             self._route(tag, data)
             self.hook.on_batch(meta)
             self._send(name)
-            self._learn(max_train_iter)  # the learner starts on the new env steps at once
+            training.learn(self.envstep)  # the learner starts on the new env steps at once
             return meta
 
     def save_checkpoint(self, name: Optional[str] = None) -> Optional[str]:
@@ -622,28 +394,9 @@ class Coordinator:
         return self.counters.columns(self.fresh)
 
     def actor_cpu(self) -> float:
-        """CPU-seconds the actors spent since the last call (the first: since they started), which
-        the run's clock counts as training (an actor that died since its last call: not known)."""
-        import ray
-        from ray.exceptions import RayError
-
-        actors = {f"learner{rank}": actor for rank, actor in enumerate(self.learners)}
-        if self.replay is not None:
-            actors["replay"] = self.replay
-        actors.update({f"{name}#{incarnation}": actor for name, (actor, _, incarnation) in self.collectors.items()})
-        refs = {name: actor.cpu_seconds.remote() for name, actor in actors.items()}
-        now: Dict[str, float] = {}
-        for name, ref in refs.items():
-            try:
-                now[name] = float(ray.get(ref))
-            except RayError:  # died (its replacement is counted from its next call)
-                continue
-        spent = 0.0
-        for name, cpu in now.items():
-            before = self._cpu_seen.get(name, 0.0)
-            spent += cpu - before if cpu >= before else cpu  # less than before: a restarted (new) process
-        self._cpu_seen = now
-        return spent
+        """CPU-seconds the actors spent since the last call (:meth:`RunActors.cpu_seconds`), which
+        the run's clock counts as training."""
+        return self.actors.cpu_seconds()
 
     def summary(self, policy: Policy) -> Dict[str, object]:
         """The end of a run: the replay's snapshot (a resumed run starts from it), the learners'
@@ -668,38 +421,5 @@ class Coordinator:
                 **self.overlap()}
 
     def close(self) -> None:
-        """Close every collector's envs, then end every actor this coordinator started."""
-        import ray
-
-        closing = [actor.close.remote() for actor, _, _ in self.collectors.values()]
-        try:
-            ray.get(closing, timeout=30)
-        except Exception as e:  # a dead collector has nothing left to close
-            self._log.warning(f"[coordinator] closing collectors: {type(e).__name__}")
-        for actor in [a for a, _, _ in self.collectors.values()] + [*([] if self.replay is None else [self.replay]), *self.learners]:
-            ray.kill(actor)
-
-
-def replica_divergence(states: Sequence[Mapping[str, object]]) -> float:
-    """The largest absolute difference between any tensor of rank 0's learn-mode ``state_dict``
-    (weights, target weights, optimizer moments) and the same tensor of another replica: 0.0 when
-    the replicas stayed in step, as averaged gradients keep them (0.0 for one learner)."""
-    worst = 0.0
-
-    def walk(a: object, b: object) -> None:
-        nonlocal worst
-        if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor):
-            if a.shape != b.shape:
-                worst = math.inf
-            elif a.numel():
-                worst = max(worst, float((a.double() - b.double()).abs().max()))
-        elif isinstance(a, Mapping) and isinstance(b, Mapping):
-            for key in a:
-                walk(a[key], b.get(key))
-        elif isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
-            for x, y in zip(a, b):
-                walk(x, y)
-
-    for other in states[1:]:
-        walk(states[0], other)
-    return worst
+        """Close every collector's envs, then end every actor this coordinator started or was handed."""
+        self.actors.close()

@@ -53,7 +53,7 @@ from ..utils import probe_spaces
 from .system import compile_system_config
 
 if TYPE_CHECKING:
-    from .coordinator import JoinedRoles
+    from .actors import JoinedRoles
 
 #: the ``--module`` values
 MODULES = ("config", "learner", "collector", "coordinator")
@@ -307,7 +307,7 @@ def find_joined_roles(timeout: float, deadline: float) -> Any:
     def find(cfg: Config, sys_cfg: Config) -> JoinedRoles:
         import ray
 
-        from .coordinator import JoinedRoles
+        from .actors import JoinedRoles
 
         while True:
             learners, collectors = _joined_names("learner"), _joined_names("collector")

@@ -27,7 +27,7 @@ from typing import Callable, Dict, Mapping, Optional, Sequence, Tuple, Union
 
 from ...config import Config, compile_config
 from ...policy.base_policy import Policy
-from ...utils.errors import ConfigError, StrideError
+from ...utils.errors import ConfigError
 from ...utils.registry import import_components
 from ...worker import BaseSerialEvaluator
 from ..demonstrations import read_dataset
@@ -36,7 +36,8 @@ from ..run_state import DIST, PARALLEL, read_system_config
 from ..serial_entry import finished_policy, load_cfg
 from ..utils import build_env_manager, build_policy, check_cuda, check_spaces, read_config_file
 from .cluster import START_TIMEOUT, check_address, joined_ray, local_ray, require_ray
-from .coordinator import Coordinator, JoinedRoles
+from .actors import ActorFault, JoinedRoles, latest_checkpoint
+from .coordinator import Coordinator
 from .ratio import compile_ratio
 from .system import compile_system_config, cpus_needed
 
@@ -159,8 +160,8 @@ def train_on_ray(cfg: Config, sys_cfg: Config, max_train_iter: Optional[int], ma
                     result = coordinator.run(evaluator, policy)
                 except RayError as e:  # the learner (not restarted: its state is the run) or Ray itself failed
                     reason = " ".join(str(e).split())[:400]
-                    raise StrideError(f"the run stopped: {type(e).__name__}: {reason}; its checkpoints are in "
-                                      f"{os.path.join(cfg.exp_name, 'ckpt')}") from None
+                    raise ActorFault(f"the run stopped: {type(e).__name__}: {reason}; "
+                                     f"{latest_checkpoint(cfg.exp_name)}") from None
                 finally:
                     coordinator.close()
                 result["ray_start_seconds"] = round(float(info["start_seconds"]), 3)  # type: ignore[arg-type]

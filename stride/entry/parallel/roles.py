@@ -30,7 +30,7 @@ from ...torch_utils.dist import check_same, dist_finalize, dist_init, in_process
 from ...utils.errors import ConfigError, StrideError
 from ...utils.files import atomic_write
 from ...utils.log import build_tb_writer
-from ...utils.narrow import as_mapping
+from ...utils.narrow import as_int, as_mapping
 from ...utils.registry import import_components
 from ...worker import BaseLearner, create_collector
 from ...worker.learner.learner import Batch, read_checkpoint
@@ -230,23 +230,29 @@ class ReplayRole:
         self._ledger = TagLedger()
         self._path, self._freq = snapshot_path, int(snapshot_freq)
         self._since_snapshot = 0
+        self._pushed_items = 0  # items (samples, sequences) ever stored: what a restart loses is counted in them
         self.restored = False
         if snapshot_path is not None and os.path.isfile(snapshot_path):
             self.load_state_dict(read_snapshot(snapshot_path))
             self.restored = True
+        # the counts this process started from (a restarted one's: its snapshot's), so the driver can
+        # tell what was stored after the snapshot and died with the previous process
+        self._started_from = {"restored_stored": self._ledger.stored, "restored_items": self._pushed_items}
 
     def push(self, data: Sequence[object], cur_collector_envstep: int = -1, tag: Optional[BatchTag] = None
              ) -> Dict[str, object]:
-        """Store ``data`` unless its tag was seen (untagged data: always); returns the verdict and the
-        ledger's counters."""
+        """Store ``data`` unless its tag was seen (untagged data: always); returns the verdict, the
+        ledger's counters, the items stored so far and what this process started from (a restarted
+        one: its snapshot's stored batches and items)."""
         verdict = self._ledger.admit(tag) if tag is not None else Verdict(True, 0)
         if verdict.store:
             self._buffer.push(data, cur_collector_envstep=cur_collector_envstep)
+            self._pushed_items += len(data)
             self._since_snapshot += 1
             if self._path is not None and self._since_snapshot >= self._freq:
                 self.snapshot()
         return {"admitted": verdict.store, "gap": verdict.gap, "restored": self.restored, "pid": os.getpid(),
-                **self._ledger.summary()}
+                "pushed_items": self._pushed_items, **self._started_from, **self._ledger.summary()}
 
     def sample_batch(self, size: int, cur_learner_iter: int = -1) -> Optional[Sampled]:
         """One ``(batch, ticket)`` of ``size`` (None while the buffer refuses: too few items)."""
@@ -279,12 +285,14 @@ class ReplayRole:
         self._buffer.clear()
 
     def state_dict(self) -> Dict[str, object]:
-        """The buffer's and the ledger's states (what a snapshot holds)."""
-        return {"buffer": self._buffer.state_dict(), "ledger": self._ledger.state_dict()}
+        """The buffer's and the ledger's states and the items stored so far (what a snapshot holds)."""
+        return {"buffer": self._buffer.state_dict(), "ledger": self._ledger.state_dict(),
+                "pushed_items": self._pushed_items}
 
     def load_state_dict(self, state: Mapping[str, object]) -> None:
         self._buffer.load_state_dict(as_mapping(state["buffer"], "replay snapshot 'buffer'"))
         self._ledger.load_state_dict(as_mapping(state["ledger"], "replay snapshot 'ledger'"))
+        self._pushed_items = as_int(state.get("pushed_items", 0), "replay snapshot 'pushed_items'")  # 0: an older one
 
     def incarnations(self) -> Dict[str, int]:
         """The newest incarnation of each collector the ledger has seen (a restored one's included)."""

@@ -24,7 +24,7 @@ import pytest
 import torch
 
 from stride.config import compile_config
-from stride.entry.parallel.coordinator import replica_divergence
+from stride.entry.parallel.training import replica_divergence
 from stride.entry.parallel.pipeline import check_replicas
 from stride.entry.parallel.roles import CollectorRole, LearnerRole, ReplayRole, Replica, shard_batch, shard_sampled
 from stride.entry.parallel.system import compile_system_config
@@ -265,14 +265,31 @@ def test_ctrl_c_with_two_learners_saves_a_checkpoint_and_stops_every_actor(tmp_p
     assert set(os.listdir("/dev/shm")) <= shm_before
 
 
+def _writes(p: psutil.Process, path) -> bool:
+    """Whether process ``p`` holds ``path`` open (rank 0 alone keeps the learner's text log)."""
+    try:
+        return any(f.path == str(path) for f in p.open_files())
+    except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
+        return False
+
+
 @pytest.mark.slow
 def test_a_killed_replica_stops_the_run_with_one_line_and_every_actor_gone(tmp_path):
-    proc, pids = _run_until_trained(tmp_path, 1e9, "--env-step", "2000000")
-    _learners(proc)[-1].send_signal(signal.SIGKILL)
+    """Learner rank 1 SIGKILLed after the first checkpoint (an event: its file): exit 1 and one
+    ``stride: error:`` line naming rank 1 and the latest checkpoint's path; every process of the run gone."""
+    proc, _ = _run_until_trained(tmp_path, 1e9, "--env-step", "2000000")
+    ckpt = tmp_path / "exp" / "ckpt"
+    _wait_for(lambda: any(ckpt.glob("iteration_*.pth.tar")), 300, "the first checkpoint", proc)
+    pids = _descendants(proc)
+    log = tmp_path / "exp" / "log" / "learner.txt"
+    rank1 = [p for p in _learners(proc) if not _writes(p, log)]
+    assert len(rank1) == 1, "rank 0 is the one learner that keeps learner.txt open"
+    rank1[0].send_signal(signal.SIGKILL)
     out, err = proc.communicate(timeout=300)
-    assert proc.returncode != 0
+    assert proc.returncode == 1, err[-2000:]
     lines = [line for line in err.strip().splitlines() if line.startswith("stride: error:")]
-    assert len(lines) == 1 and "learner replica rank" in lines[0], err[-2000:]
-    assert "died (ActorDiedError" in lines[0] and "a replica cannot rejoin a running process group" in lines[0]
-    assert str(tmp_path / "exp" / "ckpt") in lines[0]
+    assert len(lines) == 1 and "learner replica rank 1 of 2 died (ActorDiedError" in lines[0], err[-2000:]
+    assert "a replica cannot rejoin a running process group" in lines[0]
+    latest = ckpt / (ckpt / "ckpt_latest.txt").read_text().strip()
+    assert f"its latest checkpoint: {latest}" in lines[0] and latest.is_file()
     assert _all_gone(pids) == []

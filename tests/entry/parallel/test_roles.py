@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import logging
 import os
 import subprocess
 import sys
@@ -12,6 +13,7 @@ import pytest
 import torch
 
 from stride.config import compile_config
+from stride.entry.parallel.counters import Counters
 from stride.entry.parallel.roles import CollectorRole, LearnerRole, ReplayRole, read_snapshot
 from stride.entry.parallel.system import compile_system_config, cpus_needed
 from stride.entry.parallel.tags import BatchTag
@@ -165,20 +167,30 @@ def test_r2d3_replay_mixes_the_demonstrations_in(tmp_path):
     assert out["train_iter"] == 1
 
 
-def test_replay_snapshot_restores_buffer_and_ledger(cfg, tmp_path):
+def test_replay_snapshot_restores_buffer_and_ledger_and_the_driver_counts_what_a_restart_lost(cfg, tmp_path, capsys):
+    """The replay restarted from its snapshot (as Ray restarts a killed replay actor): the batch it
+    took after the snapshot is lost, said in one stderr line (batches and items) and counted as a
+    gap; stored + gaps = batches the driver routed."""
     path = str(tmp_path / "snap.pth.tar")
+    counters = Counters(logging.getLogger("test_roles"), None)
     replay = ReplayRole(cfg, snapshot_path=path, snapshot_freq=2)
     collector = CollectorRole(cfg, "collector1", index=1)
     batches = [collector.collect(None, 0, 0, 0) for _ in range(3)]
     for meta, data in batches:
-        replay.push(data, 8, tag=meta["tag"])
+        counters.record(meta["tag"], replay.push(data, 8, tag=meta["tag"]), 0, 8)
     assert os.path.isfile(path)  # written after the 2nd stored batch, not after the 3rd
     restored = ReplayRole(cfg, snapshot_path=path, snapshot_freq=2)
     assert restored.restored and restored.count() == 16
     assert not restored.push(batches[1][1], 8, tag=batches[1][0]["tag"])["admitted"]  # in the snapshot: duplicate
-    nxt = collector.collect(None, 0, 0, 0)[0]["tag"]  # seq 3: seq 2 (taken after the snapshot) counts as lost
-    verdict = restored.push(batches[0][1], 8, tag=nxt)
+    meta, data = collector.collect(None, 0, 0, 0)  # seq 3: seq 2 (taken after the snapshot) counts as lost
+    verdict = restored.push(data, 8, tag=meta["tag"])
     assert verdict["admitted"] and verdict["gap"] == 1 and verdict["gaps"] == 1
+    counters.record(meta["tag"], {**verdict, "pid": verdict["pid"] + 1}, 0, 8)  # a new process's (here: the same one)
+    lines = [line for line in capsys.readouterr().err.splitlines() if "replay actor was restarted" in line]
+    assert len(lines) == 1 and "lost the 1 batch(es) (8 items) stored since" in lines[0], lines
+    totals = counters.summary(restored.summary())
+    assert totals["replay_lost_batches"] == 1 == totals["gaps"] and totals["replay_lost_items"] == 8
+    assert totals["batches_stored"] + totals["gaps"] == totals["batches"] == 4 and totals["replay_restarts"] == 1
 
 
 def test_a_resumed_replay_starts_its_collectors_above_the_incarnations_it_saw(cfg, tmp_path):
