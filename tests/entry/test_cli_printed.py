@@ -108,7 +108,8 @@ CASES: Dict[str, Tuple[Callable[[Path], List[str]], str]] = {
     "league": (_league, "league.csv"),
     "league_on_ray": (_league_on_ray, "league.csv"),
 }
-#: a Ray start each (~25 s on an idle 2-core machine): the serial league is the same loop and resume
+#: two Ray starts (~25 s each on an idle 2-core machine, minutes under load): the serial league is the
+#: same loop and resume
 SLOW = {"league_on_ray"}
 
 
@@ -151,7 +152,8 @@ def _rows(path: Path) -> List[Dict[str, str]]:
         return list(csv.DictReader(f))
 
 
-@pytest.mark.parametrize("mode", [pytest.param(m, marks=[pytest.mark.slow] if m in SLOW else []) for m in CASES])
+@pytest.mark.parametrize("mode", [pytest.param(m, marks=[pytest.mark.slow, pytest.mark.timeout(600)] if m in SLOW else [])
+                                  for m in CASES])
 def test_sigint_once_it_trains_then_the_printed_resume_command_finishes_the_run(tmp_path, monkeypatch, capsys, mode):
     make, table = CASES[mode]
     argv = [*make(tmp_path), "-s", "0", "--exp-name", RUN, "--no-progress"]
