@@ -523,7 +523,7 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _report(result: Dict[str, Any], mode: str) -> None:
-    from .run_state import resume_command
+    from .run_state import eval_command, interrupted_note
 
     exp = result["exp_dir"]
     if exp is None:  # a learner replica other than rank 0 (policy.learn.multi_gpu): rank 0 reports the run
@@ -547,10 +547,9 @@ def _report(result: Dict[str, Any], mode: str) -> None:
     print(f"stride: results in {os.path.abspath(exp)} (config, ckpt/, log/, {', '.join(written)})")
     if result.get("interrupted") and result.get("replicas", 1) > 1:
         print(f"stride: a run of {result['replicas']} learner replicas cannot be resumed yet; its checkpoints "
-              "load with -m eval --load or learn_mode.load_state_dict")
+              f"load with: {eval_command(exp)} (or learn_mode.load_state_dict)")
     elif result.get("interrupted"):
-        command = resume_command(mode, exp, result.get("max_env_step"), result.get("max_train_iter"))
-        print(f"stride: resume with: {command}")
+        print(f"stride: {interrupted_note(mode, exp, result.get('max_env_step'), result.get('max_train_iter'))}")
 
 
 def main(argv: Optional[List[str]] = None) -> int:

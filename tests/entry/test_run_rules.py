@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import signal
 import subprocess
 import sys
@@ -200,7 +201,7 @@ def _interrupt_in_warm_up(cmd: List[str], cwd: Path, sig: signal.Signals) -> sub
 
 def _resume_command(out: str) -> List[str]:
     line = next(line for line in out.splitlines() if line.startswith("stride: resume with: stride "))
-    return line[len("stride: resume with: stride "):].split()
+    return shlex.split(line[len("stride: resume with: stride "):])
 
 
 def test_signals_during_the_warm_up_checkpoint_and_the_printed_command_resumes(tmp_path):
@@ -210,13 +211,17 @@ def test_signals_during_the_warm_up_checkpoint_and_the_printed_command_resumes(t
     cmd = ["-m", "serial", "-e", "cartpole", "-p", "dqn", "-s", "0", "--env-step", str(limit), "--exp-name", "w",
            "--set", "policy.random_collect_size=1000000", "--no-progress"]
     run = tmp_path / "w"
+    env_step = 0
     for sig, code in ((signal.SIGTERM, 143), (signal.SIGINT, 130)):
         res = _interrupt_in_warm_up(cmd, tmp_path, sig)
         assert res.returncode == code, (res.stdout, res.stderr)
         assert "Traceback" not in res.stderr and f"interrupt received ({sig.name})" in res.stderr
         result = _result(run)
         assert result["interrupted"] is True and result["signal"] == sig.name
-        assert 0 < result["env_step"] < limit and result["train_iter"] == 0, result  # stopped inside the warm-up
+        # stopped inside the warm-up, its env steps never going back; the note comes before the warm-up's
+        # first collect, so the first signal may stop the run at env step 0 (an empty warm-up's checkpoint)
+        assert env_step <= result["env_step"] < limit and result["train_iter"] == 0, result
+        env_step = result["env_step"]
         assert (run / "ckpt" / "ckpt_latest.txt").is_file()
         cmd = _resume_command(res.stdout) + ["--no-progress"]
         assert cmd == ["-m", "serial", "--resume", "w", "--env-step", str(limit), "--no-progress"]
@@ -273,3 +278,25 @@ def test_the_league_warm_up_obeys_the_env_step_limit(tmp_path):
     policy = league_pipeline([main, create_config], seed=0, max_env_step=100, exp_name=str(tmp_path / "lg"),
                              progress=False)
     assert 100 <= policy.result["env_step"] < 2000 and policy.result["train_iter"] == 0
+
+
+def test_what_an_interrupted_run_prints_is_a_command_the_cli_takes(tmp_path, capsys):
+    """Each training mode's note at an interrupt (a resume command; -m dist, which does not resume:
+    the command that evaluates its checkpoints), given the limits the mode takes, is taken by the
+    ``stride`` command as printed: it fails here only on the missing run folder, never on a flag."""
+    from stride.entry.cli import MODES, main
+
+    missing = str(tmp_path / "no such run")
+    trains = sorted({mode for modes in run_state.RESUMED_BY.values() for mode in modes} | {"dist"})
+    assert set(trains) <= set(MODES)
+    for mode in trains:
+        takes = MODES[mode].takes
+        note = run_state.interrupted_note(mode, missing, 100 if "--env-step" in takes else None,
+                                          7 if "--train-iter" in takes else None)
+        prefix = "resume with: " if mode != "dist" else "-m dist does not resume; its checkpoints load with: "
+        assert note.startswith(prefix), note
+        command = shlex.split(note[len(prefix):])
+        assert command[0] == "stride" and missing in command, command
+        assert main(command[1:]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and repr(missing) in err and "does not exist" in err, (mode, err)

@@ -1,10 +1,12 @@
-"""Ctrl-C saves a checkpoint; resuming from it continues exactly as an uninterrupted run."""
+"""Ctrl-C saves a checkpoint; the resume command it prints, run verbatim, continues exactly as an
+uninterrupted run."""
 
 from __future__ import annotations
 
 import csv
 import json
 import os
+import shlex
 import signal
 import subprocess
 import sys
@@ -57,16 +59,18 @@ def test_ctrl_c_saves_and_resume_matches_uninterrupted(tmp_path):
     assert proc.returncode == 130, err
     assert "Traceback" not in err
     assert "interrupt received" in err
-    assert "resume with: stride -m serial --resume" in out
+    printed = [line for line in out.splitlines() if line.startswith("stride: resume with: ")]
+    assert len(printed) == 1, out
+    command = shlex.split(printed[0][len("stride: resume with: "):])
+    assert command == ["stride", "-m", "serial", "--resume", "run", "--train-iter", str(total)]
     result = json.loads((tmp_path / "run" / "result.json").read_text())
     assert result["interrupted"] is True and 0 < result["train_iter"] < final
     assert not [c for c in psutil.Process().children(recursive=True) if c.pid == proc.pid]
     assert not list((tmp_path / "run" / "ckpt").glob("*.tmp*"))
     del log
 
-    # resume to the same total
-    res = subprocess.run([sys.executable, "-m", "stride", "--resume", "run", "--train-iter", str(total), "--no-progress"],
-                         cwd=tmp_path, capture_output=True, text=True, timeout=200)
+    # the printed command, verbatim: resumes to the same total
+    res = subprocess.run([sys.executable, "-m", *command], cwd=tmp_path, capture_output=True, text=True, timeout=200)
     assert res.returncode == 0, res.stderr
     resumed = json.loads((tmp_path / "run" / "result.json").read_text())
     assert resumed["train_iter"] == final and resumed["env_step"] == ref_result["env_step"]
