@@ -19,12 +19,17 @@ checkpoint is replaced only after the better trial is stored.
 from __future__ import annotations
 
 import fcntl
+import math
 import os
 import shutil
 import socket
 import uuid
 from types import TracebackType
-from typing import Any, Callable, Iterable, List, Optional, Type
+from typing import TYPE_CHECKING, Callable, Iterable, List, Optional, Type
+
+if TYPE_CHECKING:
+    import optuna
+    from optuna.trial import FrozenTrial
 
 #: the user attribute of a trial naming its worker's lock file: ``{"trial": number, "lock": path}``
 #: (the trial's number too: a retry inherits its failed trial's attributes)
@@ -69,7 +74,7 @@ class WorkerLock:
         self.release()
 
 
-def mark_trial(trial: Any, lock: WorkerLock) -> None:
+def mark_trial(trial: "optuna.Trial", lock: WorkerLock) -> None:
     """Record on a running Optuna trial that the holder of ``lock`` runs it (its lock is held: a
     resumer that reads the mark finds the lock taken for as long as this process lives)."""
     trial.set_user_attr(LOCK_ATTR, {"trial": trial.number, "lock": lock.path})
@@ -90,7 +95,8 @@ def _gone(path: str) -> bool:
     return True
 
 
-def retry_killed(study: Any, out_dir: str, retry: Callable[[Any, Any], None]) -> List[int]:
+def retry_killed(study: "optuna.Study", out_dir: str,
+                 retry: Callable[["optuna.Study", "FrozenTrial"], None]) -> List[int]:
     """Fail each RUNNING trial of ``study`` whose worker is gone and hand it to ``retry`` (Optuna's
     ``RetryHeartbeatStaleTrialCallback``: the same values queued, the retry counted); then remove
     the lock files under ``<out>/workers/`` of processes that have ended. Returns the trials failed."""
@@ -121,14 +127,14 @@ def retry_killed(study: Any, out_dir: str, retry: Callable[[Any, Any], None]) ->
     return failed
 
 
-def keep_best_checkpoints(run_dirs: Callable[[int], Iterable[str]], study: Any) -> None:
+def keep_best_checkpoints(run_dirs: Callable[[int], Iterable[str]], study: "optuna.Study") -> None:
     """Remove ``ckpt/`` from the run folders (``run_dirs(number)``) of every finished trial but the
     best complete one; running trials keep theirs."""
     from optuna.trial import TrialState
 
     finished = [t for t in study.get_trials(deepcopy=False) if t.state.is_finished()]
     done = [t for t in finished if t.state == TrialState.COMPLETE]
-    best = min(done, key=lambda t: t.value).number if done else None
+    best = min(done, key=lambda t: math.inf if t.value is None else t.value).number if done else None
     for trial in finished:
         if trial.number != best:
             for run in run_dirs(trial.number):

@@ -236,20 +236,13 @@ def local_ray(num_cpus: Optional[int] = None, run_dir: Optional[str] = None) -> 
     one line. The driver only calls ``ray.init`` once ``ray start`` said its head is up: before,
     ``ray.init`` retries the GCS in C++ without end and without seeing signals."""
     t0 = time.perf_counter()
-    if "ray" in sys.modules and os.environ.get("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER") != "0":
-        raise StrideError("ray was imported before the parallel pipeline started (it then reads its settings and "
-                          "would bind the host's address): set RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0 before importing "
-                          "ray, or give system_config.address of a running cluster")
+    _check_ray_not_imported()
     require_ray()
     timeout = start_timeout()
     temp_dir = tempfile.mkdtemp(prefix="stride-ray-")  # short: Ray's socket paths must fit 107 bytes
     token, port = secrets.token_hex(32), _free_port()
     env = {"RAY_worker_niceness": os.environ.get("RAY_worker_niceness", WORKER_NICENESS), **loopback_env(token)}
-    cmd = [_ray_cli(), "start", "--head", "--block", "--node-ip-address=127.0.0.1", f"--port={port}",
-           "--include-dashboard=false", "--disable-usage-stats", f"--temp-dir={temp_dir}",
-           "--dashboard-agent-listen-port=0", *_ray_client_port_args()]  # no fixed ports: runs side by side
-    if num_cpus is not None:
-        cmd.append(f"--num-cpus={num_cpus}")
+    cmd = _head_command(port, temp_dir, num_cpus)
     log_path = os.path.join(temp_dir, "ray_start.log")
     saved = {k: os.environ.get(k) for k in env}
     os.environ.update(env)  # the driver's own Ray client reads them
@@ -283,13 +276,34 @@ def local_ray(num_cpus: Optional[int] = None, run_dir: Optional[str] = None) -> 
                 ray.shutdown()
             if guard is not None:
                 _stop_watchdog(guard, 60.0 if started else FAILED_START_GRACE)
-            for k, v in saved.items():
-                if v is None:
-                    os.environ.pop(k, None)
-                else:
-                    os.environ[k] = v
+            _restore_env(saved)
             log.close()
             shutil.rmtree(temp_dir, ignore_errors=True)  # (the watchdog's job; here too when it was killed)
+
+
+def _check_ray_not_imported() -> None:
+    """A driver that imported ray before it set up the loopback settings would bind the host's address."""
+    if "ray" in sys.modules and os.environ.get("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER") != "0":
+        raise StrideError("ray was imported before the parallel pipeline started (it then reads its settings and "
+                          "would bind the host's address): set RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0 before importing "
+                          "ray, or give system_config.address of a running cluster")
+
+
+def _head_command(port: int, temp_dir: str, num_cpus: Optional[int]) -> List[str]:
+    """``ray start`` of a local head on 127.0.0.1 (no fixed ports but ``port``: runs side by side)."""
+    cmd = [_ray_cli(), "start", "--head", "--block", "--node-ip-address=127.0.0.1", f"--port={port}",
+           "--include-dashboard=false", "--disable-usage-stats", f"--temp-dir={temp_dir}",
+           "--dashboard-agent-listen-port=0", *_ray_client_port_args()]
+    return cmd + ([f"--num-cpus={num_cpus}"] if num_cpus is not None else [])
+
+
+def _restore_env(saved: Dict[str, Optional[str]]) -> None:
+    """The environment variables as they were before (None: unset)."""
+    for k, v in saved.items():
+        if v is None:
+            os.environ.pop(k, None)
+        else:
+            os.environ[k] = v
 
 
 def _stop_watchdog(guard: "subprocess.Popen[bytes]", grace: float) -> None:

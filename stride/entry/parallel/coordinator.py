@@ -157,7 +157,7 @@ class Coordinator:
         return self.training.train_iter
 
     @property
-    def last_log(self) -> Dict[str, Any]:
+    def last_log(self) -> Dict[str, float]:
         """The learner's latest written log (plain numbers)."""
         return self.training.last_log
 

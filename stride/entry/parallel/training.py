@@ -20,7 +20,7 @@ gradients, so one update of N replicas is the update one learner takes on the wh
 N batches per step: that would change the algorithm's batch size with N). Every replica is called
 with the same number of batches, so they always meet in the same collectives; rank 0 alone is
 asked for weights, eval weights and checkpoints, and writes logs. A replica that dies stops the run
-with one line naming its rank and the latest checkpoint (:meth:`Training.results`): a
+with one line naming its rank and the latest checkpoint (:meth:`Training._results`): a
 process-group member cannot rejoin a running group (torch.distributed would need every rank to
 re-rendezvous, and the dead one's optimizer state is gone), so the honest answer is a clean stop
 and a restart from the last checkpoint. On purpose unlike the peers: RLlib sizes batches per
@@ -54,10 +54,10 @@ class Training:
     last log (``last_log``), for the run's ``actors`` under its replay ``ratio``."""
 
     def __init__(self, cfg: Config, sys_cfg: Config, actors: RunActors, ratio: ReplayRatio, counters: Counters,
-                 fresh: bool, train_iter: int, weights: Any) -> None:
+                 fresh: bool, train_iter: int, weights: object) -> None:
         self.cfg, self.sys, self.actors, self.ratio, self.counters, self.fresh = cfg, sys_cfg, actors, ratio, counters, fresh
-        self.train_iter, self.weights = train_iter, weights
-        self.last_log: Dict[str, Any] = {}
+        self.train_iter, self.weights = train_iter, weights  # a Ray reference to the learner's collect state (None: initial)
+        self.last_log: Dict[str, float] = {}
         self.calls: List[Any] = []  # the train call in flight: one result ref per replica ([]: none)
         self.max_train_iter: Optional[int] = None
         self.starved = False  # the last call took fewer steps than asked (the replay had too few items)
@@ -97,28 +97,28 @@ class Training:
             return [replay.sample.remote(n, size, self.train_iter)]
         return list(replay.sample_shards.options(num_returns=replicas).remote(n, size, self.train_iter, replicas))
 
-    def fresh_unroll(self, tag: BatchTag, data: Any, envstep: int) -> None:
+    def fresh_unroll(self, tag: BatchTag, data: object, envstep: int) -> None:
         """On-policy: the learner trains once on the whole unroll ``data`` (a ref: it goes from the
         collector to the learner directly), or drops it as more than ``max_staleness`` versions old
         (:meth:`~.roles.LearnerRole.train_fresh`); the caller then sends that collector the weights
         just made, so the next unroll it sends is as fresh as the round of collectors allows (with K
         collectors taking turns, K - 1 versions old). No replay ratio: each unroll is trained on once."""
         max_staleness = int(self.sys.max_staleness)
-        out = self.results([self.actors.learner.train_fresh.remote(tag, data, envstep, max_staleness,
+        out = self._results([self.actors.learner.train_fresh.remote(tag, data, envstep, max_staleness,
                                                                    self.max_train_iter)])[0]
         self.counters.record(tag, out, self.train_iter, envstep)  # staleness as the learner got the unroll
         self.counters.dropped(tag, out, self.train_iter, max_staleness)
         self.counters.train_calls += 1
-        self.publish([out])
+        self._publish([out])
 
     def trained(self) -> None:
-        """The train call in flight is done: its results published (:meth:`publish`)."""
-        outs = self.results(self.calls)
+        """The train call in flight is done: its results published (:meth:`_publish`)."""
+        outs = self._results(self.calls)
         self.calls = []
         self.counters.train_returned()
-        self.publish(outs)
+        self._publish(outs)
 
-    def publish(self, outs: List[Dict[str, Any]]) -> None:
+    def _publish(self, outs: List[Dict[str, Any]]) -> None:
         """After a train call (every replica's result, rank 0's first): its steps counted, the new
         weights published once (one object, loaded by every collector), the priorities sent to the
         replay."""
@@ -136,7 +136,7 @@ class Training:
                 self.actors.replay.update_all.remote(priorities)
         self.last_log = out["last_log"]
 
-    def results(self, refs: List[Any]) -> List[Dict[str, Any]]:
+    def _results(self, refs: List[Any]) -> List[Dict[str, Any]]:
         """The replicas' ``train`` results in rank order; a failure stops the run with one line
         naming the replica that died and the latest checkpoint (the survivors fail too, in their
         next collective)."""
