@@ -89,7 +89,7 @@ def test_gail_without_minari_leaves_no_folder_and_the_rerun_gets_the_plain_name(
 
 
 @contextlib.contextmanager
-def _ray_that_does_not_start(num_cpus=None):
+def _ray_that_does_not_start(num_cpus=None, run_dir=None):
     raise StrideError("the local Ray instance at 127.0.0.1:1 did not answer within 120 s")
     yield {}  # pragma: no cover
 

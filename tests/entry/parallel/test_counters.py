@@ -34,6 +34,7 @@ def test_counts_go_on_across_a_resume_and_report_columns_and_totals(caplog):
     assert state == {"batches": 4, "staleness_sum": 3 + 3 + 3 + 0, "staleness_max": 3, "lost_batches": 1,
                      "collector_restarts": [{"collector": "collector0", "incarnation": 0, "lost_batches": 1,
                                              "envstep": 30, "train_iter": 4}], "replay_restarts": 1,
+                     "batches_by_collector": {"collector0": 3, "collector1": 1},
                      "stale_dropped": 0, "train_calls": 0, "replay_lost_batches": 2, "replay_lost_items": 0, "ledger": {},
                      "clocks": {"after_warmup_wall_seconds": 0.0, "learner_busy_seconds": 0.0,
                                 "learner_idle_seconds": 0.0, "collector_wait_seconds": 0.0,
