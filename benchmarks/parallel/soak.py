@@ -58,6 +58,14 @@ ROOT = Path(__file__).resolve().parents[2]
 LINE = re.compile(r"batches=(\d+) .*stored=(\d+) duplicates=(\d+) gaps=(\d+) lost_in_collectors=(\d+)")
 
 
+def _alive(proc: psutil.Process) -> bool:
+    """True while ``proc`` runs; a zombie, or one gone between two probes, is not (tests/processes.py's rule)."""
+    try:
+        return proc.is_running() and proc.status() != psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return False
+
+
 def write_config(folder: Path) -> Path:
     """The zoo's parallel CartPole DQN, its stop value unreachable and its evaluations rare."""
     sys.path.insert(0, str(ROOT))
@@ -176,7 +184,7 @@ def soak(minutes: int, kill_every: float, rss_slope_mb: float, fd_slope: float, 
         deadline = time.monotonic() + 60
         alive = pids
         while alive and time.monotonic() < deadline:
-            alive = [p for p in alive if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
+            alive = [p for p in alive if _alive(p)]
             time.sleep(0.5)
     finally:
         if proc.poll() is None:

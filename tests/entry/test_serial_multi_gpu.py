@@ -17,6 +17,7 @@ import pytest
 from stride.entry.serial_entry import serial_pipeline
 from stride.utils.errors import ConfigError
 from stride.zoo.cartpole.config.cartpole_dqn_config import create_config, main_config
+from tests.processes import alive
 
 TORCHRUN = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2"]
 ARGS = ["-m", "stride", "-m", "serial", "-e", "cartpole", "-p", "dqn", "-s", "3", "--env-step", "300",
@@ -60,7 +61,7 @@ def test_ctrl_c_stops_every_replica_and_rank0_saves_a_checkpoint(tmp_path):
     assert "learner replicas cannot be resumed yet" in out
     assert json.loads((exp / "result.json").read_text())["interrupted"]
     assert any(p.name.startswith("iteration_") for p in (exp / "ckpt").iterdir())
-    assert not any(c.is_running() and c.status() != psutil.STATUS_ZOMBIE for c in children)
+    assert not any(alive(c) for c in children)
 
 
 def test_without_a_launcher_the_command_says_how_to_launch(tmp_path):

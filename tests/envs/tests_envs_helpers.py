@@ -7,6 +7,8 @@ import time
 
 import psutil
 
+from tests.processes import alive
+
 
 def worker_children() -> set:
     """Pids of this process's children, the long-lived forkserver and resource tracker excepted."""
@@ -32,7 +34,7 @@ def shm_entries() -> set:
 
 def _alive(pid: int) -> bool:
     try:
-        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+        return alive(psutil.Process(pid))
     except psutil.Error:
         return False
 

@@ -21,6 +21,7 @@ import pytest
 from stride.entry.cli import main
 from stride.entry.parallel import dist
 from stride.zoo.cartpole.config.parallel import cartpole_dqn_config as par
+from tests.processes import still_alive
 
 STRIDE = [sys.executable, "-m", "stride"]
 
@@ -298,7 +299,7 @@ def test_the_seeds_module_commands_on_a_two_node_loopback_cluster(tmp_path):
         shutil.rmtree(ray_tmp, ignore_errors=True)  # the nodes' logs and sockets
     outside = [(ip, port) for ip, port in listeners if not ip.removeprefix("::ffff:").startswith("127.") and ip != "::1"]
     assert listeners and outside == [], outside  # every listener of both nodes is on loopback
-    assert [p.pid for p in ray_pids if p.is_running() and p.status() != psutil.STATUS_ZOMBIE] == []
+    assert [p.pid for p in still_alive(ray_pids, timeout=0)] == []
     assert set(os.listdir("/dev/shm")) - shm_before == set()
 
 
@@ -393,7 +394,7 @@ def loopback_head(tmp_path_factory):
         node.wait(120)
         log.close()
         shutil.rmtree(ray_tmp, ignore_errors=True)
-        assert [p.pid for p in ray_pids if p.is_running() and p.status() != psutil.STATUS_ZOMBIE] == []
+        assert [p.pid for p in still_alive(ray_pids, timeout=0)] == []
 
 
 class _Lines:

@@ -28,6 +28,7 @@ from stride.entry.parallel.league import LeagueCollectorRole, LeagueLearnerRole 
 from stride.entry.parallel.roles import CollectorRole  # noqa: E402
 from stride.league import League  # noqa: E402
 from stride.utils.errors import ConfigError  # noqa: E402
+from tests.processes import still_alive  # noqa: E402
 from stride.utils.registry import import_components  # noqa: E402
 from stride.zoo.pettingzoo.config.tictactoe_league_config import create_config, main_config  # noqa: E402
 
@@ -225,10 +226,7 @@ def test_killed_collector_is_replaced_the_league_kept_then_ctrl_c_and_resume(tmp
     snapshots = [row["snapshot"] for row in _rows(exp)]
     assert [p["player_id"] for p in league["players"] if p["kind"] == "historical"] == snapshots
     assert result["snapshots"] == len(snapshots) and {rec[1] for rec in league["payoff"]["records"]} & set(snapshots)
-    deadline = time.monotonic() + 60
-    while any(p.is_running() and p.status() != psutil.STATUS_ZOMBIE for p in pids) and time.monotonic() < deadline:
-        time.sleep(0.5)
-    assert not any(p.is_running() and p.status() != psutil.STATUS_ZOMBIE for p in pids)
+    assert still_alive(pids) == []
     # resume: the same league goes on (its snapshots and payoff loaded), on Ray again (system_config.json)
     env_step = result["env_step"] + 300
     done = subprocess.run([sys.executable, "-m", "stride", "-m", "league", "--resume", exp, "--env-step", str(env_step),

@@ -25,6 +25,7 @@ pytest.importorskip("ray")
 
 from stride.entry.parallel.pipeline import parallel_pipeline  # noqa: E402
 from stride.zoo.cartpole.config.parallel import cartpole_dqn_config as par  # noqa: E402
+from tests.processes import still_alive  # noqa: E402
 
 STRIDE = [sys.executable, "-m", "stride"]
 
@@ -109,15 +110,6 @@ def _batches(tmp_path) -> int:
     return log.read_text().count("batches=") if log.exists() else 0
 
 
-def _all_gone(pids, timeout: float = 60) -> list:
-    deadline = time.monotonic() + timeout
-    alive = list(pids)
-    while alive and time.monotonic() < deadline:
-        alive = [p for p in alive if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
-        time.sleep(0.5)
-    return alive
-
-
 def _kill_collectors(tmp_path, proc, kills: int, every: float) -> None:
     for k in range(kills):
         victims = _wait(lambda: [c for c in _collectors(proc) if c.is_running()], 120, "collector actors", proc)
@@ -148,7 +140,7 @@ def _interrupt_and_check(tmp_path, proc, shm_before: set, kills: int, replay_kil
         assert result["gaps"] == 0
     assert (tmp_path / "exp" / "ckpt" / "ckpt_latest.txt").is_file()
     assert "resume" in out or "interrupted" in out
-    assert _all_gone(pids) == []
+    assert still_alive(pids) == []
     assert set(os.listdir("/dev/shm")) <= shm_before
     return result
 
@@ -181,7 +173,7 @@ def test_a_sigkilled_collector_and_replay_cost_counted_batches_and_the_run_reach
     assert result["duplicates"] == 0 and result["gaps"] == result["replay_lost_batches"]
     # sent = the batches that arrived + the one in the killed collector; stored + counted lost = sent
     assert result["batches_stored"] + result["lost_batches"] == result["batches"] + 1
-    assert _all_gone(pids) == []
+    assert still_alive(pids) == []
     assert set(os.listdir("/dev/shm")) <= shm_before
 
 
@@ -195,7 +187,7 @@ def test_sigkilled_driver_leaves_no_ray_process(tmp_path):
     assert os.path.isdir(temp_dir)
     proc.send_signal(signal.SIGKILL)
     _, err = proc.communicate()
-    assert _all_gone(pids) == []
+    assert still_alive(pids) == []
     assert not os.path.exists(temp_dir)  # Ray's logs and sockets removed by the watchdog
     assert (tmp_path / "exp" / "log" / "ray" / "raylet.out").is_file()  # ... and kept in the run's folder first
     assert not [line for line in err.splitlines() if ".cc:" in line]  # no native line of Ray's on the terminal
@@ -341,7 +333,7 @@ def test_joins_a_running_cluster_by_address_and_leaves_no_actor(tmp_path):
         assert result["env_step"] >= 400 and result["duplicates"] == 0 and result["batches"] > 0
         roles = [p for p in psutil.Process(head.pid).children(recursive=True)
                  if any(r in " ".join(p.cmdline()) for r in ("CollectorRole", "ReplayRole", "LearnerRole"))]
-        assert _all_gone(roles, timeout=30) == []  # the driver's actors ended with it; the cluster stays up
+        assert still_alive(roles, timeout=30) == []  # the driver's actors ended with it; the cluster stays up
         assert head.poll() is None
     finally:
         head.stdin.close()

@@ -31,6 +31,7 @@ from stride.entry.parallel.system import compile_system_config
 from stride.torch_utils.dist import free_port, in_process_group
 from stride.utils.errors import ConfigError
 from stride.zoo.cartpole.config.parallel import cartpole_dqn_config as par
+from tests.processes import still_alive
 
 STRIDE = [sys.executable, "-m", "stride"]
 
@@ -205,15 +206,6 @@ def _wait_for(cond, timeout: float, what: str, proc: subprocess.Popen):
     pytest.fail(f"timed out waiting for {what}")
 
 
-def _all_gone(pids, timeout: float = 60) -> list:
-    deadline = time.monotonic() + timeout
-    alive = list(pids)
-    while alive and time.monotonic() < deadline:
-        alive = [p for p in alive if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
-        time.sleep(0.5)
-    return alive
-
-
 def _run_until_trained(tmp_path, stop_value: float, *extra: str):
     proc = _start(tmp_path, stop_value, *extra)
     _wait_for(lambda: len(_learners(proc)) == 2, 180, "two learner replicas", proc)
@@ -233,7 +225,7 @@ def test_two_learners_train_in_step_and_leave_nothing(tmp_path):
     result = json.loads((tmp_path / "exp" / "result.json").read_text())
     assert result["learners"] == 2 and result["replica_max_weight_diff"] == 0.0
     assert result["env_step"] >= 400 and result["train_iter"] >= 20 and result["duplicates"] == 0
-    assert _all_gone(pids) == []
+    assert still_alive(pids) == []
 
 
 @pytest.mark.slow
@@ -248,7 +240,7 @@ def test_two_learners_solve_cartpole_dqn(tmp_path):
     result = json.loads((tmp_path / "exp" / "result.json").read_text())
     assert result["stop"] and result["eval_return"] >= 195
     assert result["learners"] == 2 and result["replica_max_weight_diff"] == 0.0
-    assert _all_gone(pids) == []
+    assert still_alive(pids) == []
 
 
 @pytest.mark.slow
@@ -261,7 +253,7 @@ def test_ctrl_c_with_two_learners_saves_a_checkpoint_and_stops_every_actor(tmp_p
     result = json.loads((tmp_path / "exp" / "result.json").read_text())
     assert result["interrupted"] and result["learners"] == 2 and result["replica_max_weight_diff"] == 0.0
     assert (tmp_path / "exp" / "ckpt" / "ckpt_latest.txt").is_file()
-    assert _all_gone(pids) == []
+    assert still_alive(pids) == []
     assert set(os.listdir("/dev/shm")) <= shm_before
 
 
@@ -292,4 +284,4 @@ def test_a_killed_replica_stops_the_run_with_one_line_and_every_actor_gone(tmp_p
     assert "a replica cannot rejoin a running process group" in lines[0]
     latest = ckpt / (ckpt / "ckpt_latest.txt").read_text().strip()
     assert f"its latest checkpoint: {latest}" in lines[0] and latest.is_file()
-    assert _all_gone(pids) == []
+    assert still_alive(pids) == []
