@@ -8,16 +8,18 @@ PersistentVolumeClaim that every pod can mount (ReadWriteMany) for the run folde
 
 writes ``cfg.py.json`` (as ``-p local``) and ``cfg.py.rayjob.yaml`` beside it: a ConfigMap holding
 that data file and a ``RayJob`` (``ray.io/v1``) whose cluster runs the image given with ``--image``
-(Stride with ``stride-rl[dist]`` installed; its Ray the cluster's). The job's entrypoint, on the
+(Stride with ``stride-rl[dist]`` installed; its Ray the one installed here, the manifest's
+``rayVersion``). The job's entrypoint, on the
 head, is the ``--module`` commands of ``-m dist`` unchanged: ``learner0`` and
 ``system_config.collector_num`` collectors as serving processes, then the coordinator; their
 actors are placed by Ray on the worker group, one pod per role actor, each pod with the largest of
 ``system_config``'s ``collector_cpus`` / ``learner_cpus`` / ``replay_cpus`` rounded up to whole
 CPUs (Ray's ``--num-cpus`` is whole); the head has ``num-cpus: 0`` (drivers only). The claim is
 mounted at the experiment folder's parent on every pod, so the absolute path the data file names
-is the same everywhere (``--module config`` names a new folder, as ever). Token authentication is on (``authOptions.mode: token``): KubeRay makes a
-Secret with a random token and hands it to every Ray container, the job's submitter included, as
-``RAY_AUTH_TOKEN`` by a ``secretKeyRef``, so no token is ever written in the manifest nor leaves
+is the same everywhere (``--module config`` names a new folder, as ever). Token authentication
+is on (``authOptions.mode: token``): KubeRay makes a Secret with a random token and hands it to
+every Ray container, the job's submitter included, as ``RAY_AUTH_TOKEN`` by a ``secretKeyRef``,
+so no token is ever written in the manifest nor leaves
 the cluster. The cluster is deleted when the job finishes (``shutdownAfterJobFinishes``); the run
 folder stays on the claim.
 
@@ -28,6 +30,7 @@ into a manifest KubeRay's published CRD accepts (the tests check it against the 
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
 import math
 import os
@@ -48,8 +51,8 @@ HEAD_CPUS = 2
 MAX_NAME = 47
 #: a ConfigMap holds at most 1 MiB
 MAX_CONFIGMAP_BYTES = 1 << 20
-_IMAGE = re.compile(r"[a-z0-9]+([._-][a-z0-9]+)*(:[0-9]+)?(/[a-z0-9]+([._-][a-z0-9]+)*)*(:[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?"
-                    r"(@sha256:[a-f0-9]{64})?")
+_IMAGE = re.compile(r"[a-z0-9]+([._-][a-z0-9]+)*(:[0-9]+)?(/[a-z0-9]+([._-][a-z0-9]+)*)*"
+                    r"(:[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(@sha256:[a-f0-9]{64})?")
 _DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*")
 
 
@@ -57,7 +60,7 @@ def check_k8s_flags(module: Optional[str], image: Optional[str], volume_claim: O
                     address: object = None) -> Tuple[str, str]:
     """``-p k8s``'s flags checked before anything is written (one line naming a missing or bad
     value): ``--module config``, ``--image``, ``--volume-claim``, no head address (``--address`` or
-    ``system_config.address``: the RayJob's job finds its own cluster)."""
+    ``system_config.address``: the RayJob's job finds its own cluster), Ray installed here."""
     if module != "config":
         raise ConfigError(f"-p k8s writes a RayJob manifest, got --module {module}; valid choices: --module config")
     if address is not None:
@@ -75,6 +78,7 @@ def check_k8s_flags(module: Optional[str], image: Optional[str], volume_claim: O
     if len(volume_claim) > 253 or not _DNS_SUBDOMAIN.fullmatch(volume_claim):
         raise ConfigError(f"--volume-claim {volume_claim!r} is not a Kubernetes object name; valid: lower-case "
                           "letters, digits, '-' and '.', starting and ending with a letter or digit, at most 253")
+    ray_version()  # (a Ray installed here)
     return image, volume_claim
 
 
@@ -120,6 +124,7 @@ def rayjob_manifest(dist_file: str, image: str, volume_claim: str) -> List[Dict[
             "shutdownAfterJobFinishes": True,
             "ttlSecondsAfterFinished": 60,
             "rayClusterSpec": {
+                "rayVersion": ray_version(),
                 "authOptions": {"mode": "token"},
                 "headGroupSpec": {
                     "rayStartParams": {"num-cpus": "0"},
@@ -135,15 +140,30 @@ def rayjob_manifest(dist_file: str, image: str, volume_claim: str) -> List[Dict[
     return [config_map, rayjob]
 
 
+def ray_version() -> str:
+    """The Ray release installed here (``stride-rl[dist]``'s), which the image must have too: KubeRay's
+    token authentication needs the cluster's ``rayVersion`` (2.52 or later)."""
+    try:
+        return importlib.metadata.version("ray")
+    except importlib.metadata.PackageNotFoundError:
+        raise ConfigError("-p k8s writes the cluster's Ray version (rayVersion, which KubeRay's token "
+                          "authentication needs) from the Ray installed here; none is: pip install "
+                          "'stride-rl[dist]' (the image's Ray)") from None
+
+
 def entrypoint(dist_file: str, exp_dir: str, collectors: int) -> str:
-    """The job's shell line on the head: the run folder made (on the claim), the learner and the
-    collectors served in the background, the coordinator in front; its exit status is the job's."""
+    """The job's command on the head: ``sh -c SCRIPT`` -- the run folder made (on the claim), the
+    learner and the collectors served in the background, the coordinator in front; its exit status
+    is the job's. One quoted word for ``sh``: KubeRay pastes the entrypoint into its submitter's
+    shell line (``ray job submit ... -- ENTRYPOINT ;``), whose shell would run ``&`` and ``;``
+    itself."""
     stride = f"stride -m dist -c {shlex.quote(dist_file)}"
     roles = [f"{stride} --module learner --module-name learner0"]
     roles += [f"{stride} --module collector --module-name collector{k}" for k in range(collectors)]
     served = " ".join(f'{role} & P="$P $!";' for role in roles)
-    return (f"mkdir -p {shlex.quote(exp_dir)} && {{ P=; {served} {stride} --module coordinator -p local; s=$?; "
-            "kill $P 2>/dev/null; wait; exit $s; }")
+    script = (f"mkdir -p {shlex.quote(exp_dir)} || exit 1; P=; {served} {stride} --module coordinator -p local; "
+              "s=$?; kill $P 2>/dev/null; wait; exit $s")
+    return f"sh -c {shlex.quote(script)}"
 
 
 def write_rayjob(dist_file: str, image: str, volume_claim: str) -> Tuple[str, List[str]]:

@@ -4,9 +4,13 @@ RayJob CRD (its openAPIV3Schema, vendored and trimmed in data/), with no cluster
 from __future__ import annotations
 
 import copy
+import importlib.metadata
 import json
 import os
 import re
+import shlex
+import subprocess
+import sys
 from typing import Any, Dict, List
 
 import jsonschema
@@ -17,6 +21,8 @@ from stride.entry.cli import main
 from stride.entry.parallel import k8s
 from stride.zoo.cartpole.config import parallel as zoo
 
+ROLES = ("--module learner --module-name learner0",
+         *(f"--module collector --module-name collector{k}" for k in range(3)), "--module coordinator -p local")
 SCHEMA = os.path.join(os.path.dirname(__file__), "data", "kuberay_rayjob_v1.7.0.yaml")
 IMAGE, CLAIM = "ghcr.io/you/stride:0.1.0", "stride-runs"
 
@@ -88,6 +94,8 @@ def test_the_job_runs_the_dist_roles_on_the_pods_the_config_asks_for(written):
     _, rayjob = written["docs"]
     spec = rayjob["spec"]["rayClusterSpec"]
     assert spec["authOptions"] == {"mode": "token"}  # KubeRay's Secret, never a literal token
+    assert spec["rayVersion"] == importlib.metadata.version("ray")  # KubeRay's token auth: >= 2.52, given
+    assert tuple(int(p) for p in spec["rayVersion"].split(".")[:2]) >= (2, 52)
     assert "RAY_AUTH_TOKEN" not in json.dumps(rayjob)
     head, (workers,) = spec["headGroupSpec"], spec["workerGroupSpecs"]
     assert head["rayStartParams"] == {"num-cpus": "0"}
@@ -99,12 +107,33 @@ def test_the_job_runs_the_dist_roles_on_the_pods_the_config_asks_for(written):
         assert container["image"] == IMAGE
         assert {"name": "runs", "mountPath": runs} in container["volumeMounts"]
         assert {"name": "runs", "persistentVolumeClaim": {"claimName": CLAIM}} in group["template"]["spec"]["volumes"]
-    entry = rayjob["spec"]["entrypoint"]
+    sh, c, script = shlex.split(rayjob["spec"]["entrypoint"])
     data = f"{k8s.CONFIG_MOUNT}/cartpole_dqn_config.py.json"
-    for role in ("--module learner --module-name learner0", *(f"--module collector --module-name collector{k}"
-                                                             for k in range(3)), "--module coordinator -p local"):
-        assert f"stride -m dist -c {data} {role}" in entry
-    assert "collector3" not in entry and entry.startswith(f"mkdir -p {runs}/cartpole_dqn_seed0 && ")
+    for role in ROLES:
+        assert f"stride -m dist -c {data} {role}" in script
+    assert (sh, c) == ("sh", "-c") and "collector3" not in script
+    assert script.startswith(f"mkdir -p {runs}/cartpole_dqn_seed0 || exit 1; ")
+
+
+def test_the_entrypoint_runs_every_role_through_kuberays_two_shells(written, tmp_path):
+    """KubeRay pastes the entrypoint into its submitter's bash line (``ray job submit ... -- ENTRYPOINT
+    ;``); Ray joins the words it gets (``shlex.join``) and its job supervisor runs them in a shell. A
+    stand-in for both, with a ``stride`` that logs its arguments: the roles serve until the
+    coordinator ends, then are stopped, and the coordinator's exit status is the job's."""
+    (tmp_path / "bin").mkdir()
+    log, fake = tmp_path / "roles.log", tmp_path / "bin" / "stride"
+    fake.write_text(f'#!/bin/sh\necho "$*" >> {log}\ncase "$*" in\n'
+                    f'  *coordinator*) while [ $(wc -l < {log}) -lt 5 ]; do sleep 0.05; done; exit 3;;\n'
+                    '  *) exec sleep 1000;;\nesac\n')
+    fake.chmod(0o755)
+    supervisor = "import shlex, subprocess, sys; sys.exit(subprocess.call(shlex.join(sys.argv[1:]), shell=True))"
+    entry = written["docs"][1]["spec"]["entrypoint"]
+    submitter = f"{shlex.quote(sys.executable)} -c {shlex.quote(supervisor)} {entry} ;"
+    path = f"{tmp_path / 'bin'}:{os.environ['PATH']}"
+    done = subprocess.run(["bash", "-c", submitter], env={**os.environ, "PATH": path}, timeout=120)
+    assert done.returncode == 3
+    data = f"{k8s.CONFIG_MOUNT}/cartpole_dqn_config.py.json"
+    assert sorted(log.read_text().splitlines()) == sorted(f"-m dist -c {data} {role}" for role in ROLES)
 
 
 @pytest.mark.parametrize("change, expected", [
