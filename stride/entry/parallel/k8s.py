@@ -9,8 +9,8 @@ PersistentVolumeClaim that every pod can mount (ReadWriteMany) for the run folde
 writes ``cfg.py.json`` (as ``-p local``) and ``cfg.py.rayjob.yaml`` beside it: a ConfigMap holding
 that data file and a ``RayJob`` (``ray.io/v1``) whose cluster runs the image given with ``--image``
 (Stride with ``stride-rl[dist]`` installed; its Ray the one installed here, the manifest's
-``rayVersion``). The job's entrypoint, on the
-head, is the ``--module`` commands of ``-m dist`` unchanged: ``learner0`` and
+``rayVersion``). The job's entrypoint, on the head, is the ``--module`` commands of ``-m dist``
+unchanged (one ``sh -c`` script): ``learner0`` and
 ``system_config.collector_num`` collectors as serving processes, then the coordinator; their
 actors are placed by Ray on the worker group, one pod per role actor, each pod with the largest of
 ``system_config``'s ``collector_cpus`` / ``learner_cpus`` / ``replay_cpus`` rounded up to whole
@@ -19,9 +19,10 @@ mounted at the experiment folder's parent on every pod, so the absolute path the
 is the same everywhere (``--module config`` names a new folder, as ever). Token authentication
 is on (``authOptions.mode: token``): KubeRay makes a Secret with a random token and hands it to
 every Ray container, the job's submitter included, as ``RAY_AUTH_TOKEN`` by a ``secretKeyRef``,
-so no token is ever written in the manifest nor leaves
-the cluster. The cluster is deleted when the job finishes (``shutdownAfterJobFinishes``); the run
-folder stays on the claim.
+so no token is ever written in the manifest nor leaves the cluster. The cluster is deleted when
+the job finishes (``shutdownAfterJobFinishes``); the run folder stays on the claim. The command
+prints the ``kubectl`` lines: apply, then ``kubectl get rayjob NAME`` and ``kubectl logs -f
+job/NAME`` (the run's lines, through KubeRay's submitter).
 
 Better than the peers: RLlib leaves the RayJob to the user, DI-engine's Kubernetes path
 (DI-orchestrator) is an operator of its own; here the run's config, resources and commands go
@@ -57,7 +58,7 @@ _DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]
 
 
 def check_k8s_flags(module: Optional[str], image: Optional[str], volume_claim: Optional[str],
-                    address: object = None) -> Tuple[str, str]:
+                    address: object = None) -> None:
     """``-p k8s``'s flags checked before anything is written (one line naming a missing or bad
     value): ``--module config``, ``--image``, ``--volume-claim``, no head address (``--address`` or
     ``system_config.address``: the RayJob's job finds its own cluster), Ray installed here."""
@@ -79,7 +80,6 @@ def check_k8s_flags(module: Optional[str], image: Optional[str], volume_claim: O
         raise ConfigError(f"--volume-claim {volume_claim!r} is not a Kubernetes object name; valid: lower-case "
                           "letters, digits, '-' and '.', starting and ending with a letter or digit, at most 253")
     ray_version()  # (a Ray installed here)
-    return image, volume_claim
 
 
 def job_name(exp_dir: str) -> str:
