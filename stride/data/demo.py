@@ -1,12 +1,13 @@
 """Demonstration datasets in Minari's format (Farama's standard for offline RL): one writer, one reader.
 
 :func:`write_demo_dataset` stores whole episodes (obs, action, reward, terminated, truncated; no
-infos) through Minari's public ``create_dataset_from_buffers``, with the env spec (Gymnasium id and
-its kwargs, where the env is a registered Gymnasium one), the collection seed and every episode's
-return in the dataset's metadata (a ``stride`` entry beside Minari's own keys, which other tools
-ignore). The write is atomic: the dataset is built in a hidden temporary folder beside the target
-and renamed into place, so a crash leaves no half dataset under the target's name (and the
-temporary is removed when the write fails).
+infos) through Minari's public ``create_dataset_from_buffers``, each episode with its reset seed in
+Minari's episode metadata (as Minari's ``DataCollector`` records it: the episode replays), and the
+env spec (Gymnasium id and its kwargs, where the env is a registered Gymnasium one), the collection
+seed and every episode's return in the dataset's metadata (a ``stride`` entry beside Minari's own
+keys, which other tools ignore). The write is atomic: the dataset is built in a hidden temporary
+folder beside the target and renamed into place, so a crash leaves no half dataset under the
+target's name (and the temporary is removed when the write fails).
 
 :func:`load_demo_dataset` reads a dataset -- Stride's or any Minari dataset, by folder or by a
 local Minari id -- into the columns Stride's learners take (``obs``, ``action``, ``reward``,
@@ -145,9 +146,9 @@ def stack_episode(transitions: Sequence[Mapping[str, object]]) -> Dict[str, obje
     return out
 
 
-def _minari_episode(index: int, episode: Mapping[str, Any]) -> Any:
+def _minari_episode(index: int, episode: Mapping[str, Any], seed: Optional[int]) -> Any:
     """Stride's episode columns -> a Minari ``EpisodeBuffer`` (observations: T+1 rows, the last
-    one the true final observation)."""
+    one the true final observation; ``seed``: its reset seed, Minari's episode metadata)."""
     from minari.data_collector import EpisodeBuffer
 
     n = len(np.asarray(episode["reward"]))
@@ -162,7 +163,7 @@ def _minari_episode(index: int, episode: Mapping[str, Any]) -> Any:
             return {k: observations(obs[k], next_obs[k]) for k in obs}
         return np.concatenate([np.asarray(obs), np.asarray(next_obs)[-1:]])
 
-    return EpisodeBuffer(id=index, observations=observations(episode["obs"], episode["next_obs"]),
+    return EpisodeBuffer(id=index, seed=seed, observations=observations(episode["obs"], episode["next_obs"]),
                          actions=np.asarray(episode["action"]), rewards=np.asarray(episode["reward"], dtype=np.float64),
                          terminations=terminated, truncations=truncated)
 
@@ -199,11 +200,15 @@ def write_demo_dataset(path: str, episodes: Sequence[Mapping[str, object]], obse
                        action_space: gym.spaces.Space[object], *, env_id: Optional[str] = None,
                        env_kwargs: Optional[Mapping[str, object]] = None, seed: Optional[int] = None,
                        algorithm_name: str = "stride", description: Optional[str] = None,
-                       extra: Optional[Mapping[str, Any]] = None) -> str:
+                       extra: Optional[Mapping[str, Any]] = None,
+                       episode_seeds: Optional[Sequence[Optional[int]]] = None) -> str:
     """Write whole ``episodes`` (each a mapping of :data:`DEMO_COLUMNS` columns, see
     :func:`stack_episode`) as a Minari dataset in the folder ``path`` (which must not exist yet);
     returns its absolute path. ``env_id`` / ``env_kwargs`` (Gymnasium's), ``seed`` and ``extra``
-    (JSON values, e.g. the env config) are recorded with the episode returns."""
+    (JSON values, e.g. the env config) are recorded with the episode returns; ``episode_seeds``
+    (one per episode: its reset seed, None where unknown) go into Minari's episode metadata, where
+    Minari's own ``DataCollector`` puts them (``dataset.storage.get_episode_metadata([k])['seed']``),
+    so an episode replays: the env reset with its seed, its actions stepped."""
     minari = _minari()
     out = os.path.abspath(path)
     if os.path.exists(out):
@@ -212,7 +217,11 @@ def write_demo_dataset(path: str, episodes: Sequence[Mapping[str, object]], obse
         raise ValueError("a demonstration dataset needs at least one episode")
     parent = os.path.dirname(out)
     os.makedirs(parent, exist_ok=True)
-    buffers = [_minari_episode(i, ep) for i, ep in enumerate(episodes)]
+    seeds = list(episode_seeds) if episode_seeds is not None else [None] * len(episodes)
+    if len(seeds) != len(episodes):
+        raise ValueError(f"episode_seeds: one per episode, got {len(seeds)} for {len(episodes)} episodes")
+    buffers = [_minari_episode(i, ep, None if sd is None else int(sd))
+               for i, (ep, sd) in enumerate(zip(episodes, seeds))]
     returns = [float(np.sum(np.asarray(ep["reward"], dtype=np.float64))) for ep in episodes]
     kwargs = dict(env_kwargs or {})
     meta = {"version": META_VERSION, "env_id": env_id, "env_kwargs": kwargs, "seed": seed, "returns": returns,

@@ -144,7 +144,7 @@ def _parser() -> argparse.ArgumentParser:
                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("-m", "--mode", default="serial", help=f"the mode (above); one of: {', '.join(MODES)}")
     p.add_argument("-e", "--env", help="zoo environment name, e.g. cartpole (with -p)")
-    p.add_argument("-p", "--policy", help="policy name, e.g. dqn (with -e); -m dist: the platform, local or slurm")
+    p.add_argument("-p", "--policy", help="policy name, e.g. dqn (with -e); -m dist: the platform, local, slurm or k8s")
     p.add_argument("-c", "--config", help="a config .py file defining main_config and create_config")
     p.add_argument("-s", "--seed", type=_seed, nargs="+", action="extend",
                    help=f"seed(s) in [0, {MAX_SEED}]; several seeds run one after another (default 0; -m eval: "
@@ -169,7 +169,7 @@ def _parser() -> argparse.ArgumentParser:
                         "in this process (a resumed run keeps its number); -m tune: trials at once, as Ray tasks "
                         "sharing the study's storage (--address runs them on a running cluster)")
     _eval_flags(p)
-    _dist_flags(p.add_argument_group("-m dist (a running Ray cluster; -p local|slurm names the platform)"))
+    _dist_flags(p.add_argument_group("-m dist (a running Ray cluster; -p local|slurm|k8s names the platform)"))
     _tune_flags(p.add_argument_group("-m tune (Optuna; needs stride-rl[tune])"))
     p.add_argument("-v", "--version", action="store_true", help="print the version and exit")
     return p
@@ -200,6 +200,9 @@ def _dist_flags(dist: Any) -> None:
     dist.add_argument("--learner-host", nargs="+", default=[], metavar="HOST", help="-p slurm: the learner's node")
     dist.add_argument("--collector-host", nargs="+", default=[], metavar="HOST",
                       help="-p slurm: the collectors' nodes (collectors spread round-robin)")
+    dist.add_argument("--image", default=None, help="-p k8s: the pods' container image (stride-rl[dist] installed)")
+    dist.add_argument("--volume-claim", default=None, metavar="NAME",
+                      help="-p k8s: the PersistentVolumeClaim (ReadWriteMany) mounted for the run folders")
     dist.add_argument("--wait", type=_seconds, default=None, metavar="SECONDS",
                       help="the limit on joining, in seconds (default 120): coordinator: the connection and "
                            "the roles; learner|collector: the connection and the role's actor start")
@@ -451,6 +454,12 @@ def _dist(mode: Mode, args: argparse.Namespace, cfg: Optional[Loaded]) -> int:
     """``-m dist``: the seeds' ``--module`` forms and the short form (see :mod:`.parallel.dist`)."""
     dist = mode.entry_point()
     wait = dist.WAIT_SECONDS if args.wait is None else args.wait
+    if args.policy == "k8s":  # a manifest only: checked before anything is written
+        from .parallel import k8s
+
+        system = cfg.config[2] if cfg is not None else None
+        k8s.check_k8s_flags(args.module, args.image, args.volume_claim,
+                            args.address or (system.get("address") if isinstance(system, dict) else None))
     if args.module in ("learner", "collector"):
         ended = dist.serve_role(args.config, args.module, args.module_name, args.address, wait)
         print(f"stride: {ended['actor']} ended: {ended['ended']}")
@@ -469,6 +478,8 @@ def _dist(mode: Mode, args: argparse.Namespace, cfg: Optional[Loaded]) -> int:
         return _finish(mode.name, policy.result)
     out = dist.compile_dist_config(args.config, seed, main, create, system, exp_name)
     print(f"stride: dist config written to {os.path.abspath(out)}")
+    if args.policy == "k8s":
+        print("\n".join(k8s.write_rayjob(out, args.image, args.volume_claim)[1]))
     if (args.policy or "local") == "slurm":
         from .parallel.system import compile_system_config
 

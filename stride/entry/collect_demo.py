@@ -6,7 +6,9 @@ config's collector env manager (dynamic seeds derived from ``seed``) -- the same
 training, no second one. Each transition is recorded raw (obs, action, reward, next_obs,
 terminated, truncated), whatever the expert's algorithm stores for itself, and whole episodes go
 to :func:`stride.data.demo.write_demo_dataset` (atomic; env spec, seed, returns and the checkpoint
-recorded). ``collect_count`` counts transitions as DI-engine does, rounded up to whole episodes.
+recorded), each with the reset seed the env manager gave its episode, in Minari's episode metadata:
+the episode replays (the env reset with that seed, the recorded actions stepped). ``collect_count``
+counts transitions as DI-engine does, rounded up to whole episodes.
 Episodes are kept in the order they finish, so with several envs and few episodes the short ones are
 over-represented (50 LunarLander episodes from 8 envs averaged 216.0, the expert's fresh 100-episode
 evaluation 228.7: part of that gap may be this); set ``env.collector_env_num=1`` for an unbiased sample.
@@ -19,7 +21,7 @@ list; here the demonstrations are the greedy expert's whole episodes in a standa
 from __future__ import annotations
 
 import os
-from typing import Any, Dict, List, Mapping, Optional
+from typing import Any, Callable, Dict, List, Mapping, Optional
 
 import numpy as np
 
@@ -37,18 +39,20 @@ from .serial_entry import load_cfg
 from .utils import ConfigInput, build_env_manager, build_policy, check_spaces, resolve_resume
 
 
-def expert_collect_mode(eval_mode: EvalMode, settings: CollectSettings) -> CollectMode:
-    """A collect mode that acts with ``eval_mode`` (greedy, no exploration) and records raw transitions;
-    its settings (``n_episode``...) are ``settings``' (the policy's collect mode)."""
+def expert_collect_mode(eval_mode: EvalMode, settings: CollectSettings,
+                        episode_seed: Callable[[int], Optional[int]]) -> CollectMode:
+    """A collect mode that acts with ``eval_mode`` (greedy, no exploration) and records raw transitions,
+    each with its episode's reset seed (``episode_seed(env_id)``, the env manager's); its settings
+    (``n_episode``...) are ``settings``' (the policy's collect mode)."""
 
     def forward(data: Dict[int, Any], **kwargs: Any) -> Dict[int, Any]:
-        return eval_mode.forward(data)
+        return {env_id: {**out, "seed": episode_seed(env_id)} for env_id, out in eval_mode.forward(data).items()}
 
     def process_transition(obs: Any, output: Mapping[str, Any], timestep: Any) -> Dict[str, Any]:
         terminated = is_terminated(timestep)
         return {"obs": obs, "action": output["action"], "reward": np.float32(np.asarray(timestep.reward).item()),
                 "next_obs": timestep.obs, "terminated": terminated,
-                "truncated": bool(timestep.done and not terminated)}
+                "truncated": bool(timestep.done and not terminated), "seed": output["seed"]}
 
     def whole(transitions: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
         return transitions
@@ -108,7 +112,8 @@ def collect_demo_data(input_cfg: ConfigInput, seed: int, expert_model_path: str,
             reason = reason if len(reason) <= 300 else reason[:297] + "..."
             raise ConfigError(f"checkpoint '{ckpt}' does not fit policy '{cfg.policy.type}' of this config (an expert "
                               f"of another env or algorithm?): {reason or type(e).__name__}") from None
-        collector = create_collector({"type": "episode"}, env, expert_collect_mode(policy.eval_mode, policy.collect_mode))
+        expert = expert_collect_mode(policy.eval_mode, policy.collect_mode, env.episode_seed)
+        collector = create_collector({"type": "episode"}, env, expert)
         assert isinstance(collector, EpisodeCollector)  # the registered 'episode' collector
         episodes: List[List[Dict[str, Any]]] = []
         steps = 0
@@ -122,6 +127,7 @@ def collect_demo_data(input_cfg: ConfigInput, seed: int, expert_model_path: str,
         return write_demo_dataset(
             out, [stack_episode(ep) for ep in episodes], env.observation_space, env.action_space,
             env_id=cfg.env.get("env_id"), env_kwargs=make, seed=seed, algorithm_name=f"stride-{cfg.policy.type}",
+            episode_seeds=[ep[0]["seed"] for ep in episodes],
             extra={"env_type": cfg.env.type, "env_cfg": env_kwargs(cfg.env), "policy_type": cfg.policy.type,
                    "checkpoint": os.path.abspath(ckpt), "collector_env_num": env.env_num})
     finally:

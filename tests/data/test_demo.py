@@ -173,3 +173,15 @@ def test_a_write_that_fails_midway_leaves_nothing(tmp_path, monkeypatch):
         write_demo_dataset(str(tmp_path / "d"), [_episode(np.random.default_rng(4), 3)], OBS, ACT)
     assert os.listdir(tmp_path) == []
     assert "MINARI_DATASETS_PATH" not in os.environ or os.environ["MINARI_DATASETS_PATH"] != str(tmp_path)
+
+
+def test_episode_seeds_go_to_minaris_episode_metadata(tmp_path):
+    import minari
+
+    rng = np.random.default_rng(1)
+    eps = [_episode(rng, 2), _episode(rng, 3)]
+    out = write_demo_dataset(str(tmp_path / "d"), eps, OBS, ACT, episode_seeds=[11, None])
+    meta = list(minari.MinariDataset(os.path.join(out, "data")).storage.get_episode_metadata([0, 1]))
+    assert meta[0]["seed"] == 11 and "seed" not in meta[1]
+    with pytest.raises(ValueError, match="episode_seeds: one per episode, got 1 for 2 episodes"):
+        write_demo_dataset(str(tmp_path / "e"), eps, OBS, ACT, episode_seeds=[11])

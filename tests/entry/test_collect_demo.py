@@ -89,3 +89,29 @@ def test_bad_input_is_one_clear_error_and_writes_nothing(expert, tmp_path, capsy
     assert err.startswith("stride: error: -m collect_demo needs --ckpt PATH") and "\n" not in err
     assert cli(["-m", "collect_demo", "-e", "cartpol", "-p", "dqn", "--ckpt", expert, "--episodes", "2"]) == 2
     assert "unknown env 'cartpol' (did you mean 'cartpole'?)" in capsys.readouterr().err
+
+
+def test_each_episode_records_its_reset_seed_and_replays_from_it(expert, tmp_path):
+    """Minari's episode metadata holds each episode's reset seed (two envs interleaving their
+    episodes): the env reset with it and stepped with the stored actions gives the stored
+    observations and rewards, and another seed does not."""
+    import minari
+
+    out = collect_demo_data(list(_cfg()), 3, expert, n_episode=4, out_dir=str(tmp_path / "demo"))
+    dataset = minari.MinariDataset(os.path.join(out, "data"))
+    seeds = [meta["seed"] for meta in dataset.storage.get_episode_metadata(dataset.episode_indices)]
+    assert len(seeds) == 4 and len(set(seeds)) == 4 and all(isinstance(s, int) for s in seeds)
+    env = dataset.recover_environment()
+    for episode, seed in zip(dataset.iterate_episodes(), seeds):
+        obs, _ = env.reset(seed=seed)
+        observations, rewards, ends = [obs], [], []
+        for action in episode.actions:
+            obs, reward, terminated, truncated, _ = env.step(action)
+            observations.append(obs)
+            rewards.append(reward)
+            ends.append((terminated, truncated))
+        np.testing.assert_array_equal(np.stack(observations), episode.observations)
+        np.testing.assert_array_equal(rewards, episode.rewards)
+        assert ends == list(zip(episode.terminations, episode.truncations))
+        assert not np.array_equal(env.reset(seed=seed + 1)[0], episode.observations[0])
+    env.close()

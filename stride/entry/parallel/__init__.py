@@ -7,7 +7,7 @@ Modules: :mod:`.tags` (batch tags and the replay's ledger), :mod:`.system` (``sy
 hook), :mod:`.counters` (its counts), :mod:`.pipeline` (``parallel_pipeline``: configs checked,
 the run), :mod:`.league` (the self-play league as the coordinator's hook, with collector actors:
 ``stride -m league --workers N``), :mod:`.dist` (``stride -m dist``: the roles as processes on a
-running cluster). The generic coordinator and roles import nothing of the league (an
+running cluster), :mod:`.k8s` (``-m dist -p k8s``: those processes as a KubeRay ``RayJob`` manifest). The generic coordinator and roles import nothing of the league (an
 import-linter contract). Only :mod:`.cluster`, :mod:`.coordinator`, :mod:`.pipeline`,
 :mod:`.league` and :mod:`.dist` import
 Ray, and only when a run starts: ``import stride`` and the serial pipeline never do.

@@ -6,6 +6,7 @@
     stride -m dist --module coordinator -p local -c cfg.py.json                   # drives the run
     stride -m dist -c cfg.py --address HEAD:PORT -s 0                             # all roles at once
     stride -m dist --module config -p slurm -c cfg.py --address HEAD:PORT --learner-host n1 --collector-host n2 n3
+    stride -m dist --module config -p k8s -c cfg.py --image IMAGE --volume-claim CLAIM    # a KubeRay RayJob (:mod:`.k8s`)
 
 ``--module config`` compiles the config (every key checked), makes the experiment folder and
 writes a JSON data file (never a pickle: reading it runs no code, unlike DI-engine's ``cfg.pkl``)
@@ -58,7 +59,7 @@ if TYPE_CHECKING:
 #: the ``--module`` values
 MODULES = ("config", "learner", "collector", "coordinator")
 #: the ``-p`` values of ``-m dist``
-PLATFORMS = ("local", "slurm")
+PLATFORMS = ("local", "slurm", "k8s")
 #: what a dist data file says it is (a file of another kind or version is refused)
 FORMAT = "stride-dist-config/1"
 #: seconds the coordinator waits for the roles to join (``--wait``)

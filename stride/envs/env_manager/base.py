@@ -166,6 +166,12 @@ class BaseEnvManager(Configurable, Generic[ObsT, ActT]):
     def closed(self) -> bool:
         return self._closed
 
+    def episode_seed(self, env_id: int) -> Optional[int]:
+        """The reset seed of env ``env_id``'s episode in flight (None: the manager is unseeded):
+        that env reset with it and stepped with the episode's actions replays the episode (the
+        demonstration datasets record it per episode)."""
+        return self._episode_seed[env_id]
+
     def _reference_spaces(self) -> Tuple[gym.spaces.Space[ObsT], gym.spaces.Space[ActT], gym.spaces.Box]:
         """The spaces of env 0 (made for the purpose when the manager is not launched)."""
         if self._spaces is None:

@@ -129,6 +129,10 @@ class MultiAgentManager:
     def reward_space(self) -> gym.spaces.Box:
         return self._manager.reward_space
 
+    def episode_seed(self, env_id: int) -> Optional[int]:
+        """The reset seed of the episode in flight of the real env behind ``env_id``."""
+        return self._manager.episode_seed(self.env_and_agent(env_id)[0])
+
     def seed(self, seed: Optional[int], dynamic_seed: bool = True) -> None:
         self._manager.seed(seed, dynamic_seed)
 

@@ -48,6 +48,7 @@ def write_expert_demo(path: str, episodes: int = 10, seed: int = 1000) -> str:
                 obs, done = nxt, bool(terminated or truncated)
             rows.append(stack_episode(steps))
         return write_demo_dataset(path, rows, env.observation_space, env.action_space, env_id=ENV_ID, seed=seed,
-                                  algorithm_name="scripted-energy-pumping")
+                                  algorithm_name="scripted-energy-pumping",
+                                  episode_seeds=[seed + k for k in range(episodes)])
     finally:
         env.close()

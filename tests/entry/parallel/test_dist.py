@@ -125,7 +125,7 @@ def test_collector_index_is_the_names_number_else_a_stable_hash():
 @pytest.mark.parametrize("argv, message", [
     (["--module", "lerner", "-c", "x.json"], "unknown --module 'lerner'; valid choices: config, learner, collector, "
                                              "coordinator"),
-    (["-p", "k8s", "-c", "x.py"], "unknown platform -p 'k8s' for -m dist; valid choices: local, slurm"),
+    (["-p", "k8", "-c", "x.py"], "unknown platform -p 'k8' for -m dist; valid choices: local, slurm, k8s"),
     (["--module", "config"], "-m dist needs -c CONFIG"),
     (["--module", "config", "-c", "x.py.json"], "is a dist data file"),
     (["--module", "coordinator", "-c", "missing.json"], "dist config 'missing.json' does not exist"),
