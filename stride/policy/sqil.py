@@ -40,8 +40,9 @@ from ..model import model_wrap
 from ..torch_utils.replica_sync import optimise
 from ..utils.registry import POLICY_REGISTRY
 from .base_policy import is_terminated
-from .dqn import DQNCollectConfig, DQNConfig, DQNLearnConfig, DQNPolicy
-from .sac import SACCollectConfig, SACConfig, SACPolicy
+from .dqn import DQNConfig, DQNLearnConfig, DQNPolicy
+from .sac import SACConfig, SACPolicy
+from .views import TransitionCollectConfig
 
 
 def soft_q_target(next_q: torch.Tensor, reward: torch.Tensor, done: torch.Tensor,
@@ -58,7 +59,7 @@ class SQILLearnConfig(DQNLearnConfig):
 
 
 @dataclass(frozen=True)
-class SQILCollectConfig(DQNCollectConfig):
+class SQILCollectConfig(TransitionCollectConfig):
     # (str) the expert's demonstrations: a Minari dataset folder or local id (stride -m collect_demo).
     data_path: str = declared(REQUIRED)
     # (float) share of every batch taken from the demonstrations.
@@ -131,7 +132,7 @@ def _sqil_reward(timestep: Any) -> float:
 
 
 @dataclass(frozen=True)
-class SQILSACCollectConfig(SACCollectConfig):
+class SQILSACCollectConfig(TransitionCollectConfig):
     # (str) the expert's demonstrations: a Minari dataset folder or local id (stride -m collect_demo).
     data_path: str = declared(REQUIRED)
     # (float) share of every batch taken from the demonstrations.
