@@ -139,3 +139,14 @@ class OffPolicyACConfig(PolicyConfig):
     learn: OffPolicyACLearnConfig = subsection(OffPolicyACLearnConfig)
     collect: TransitionCollectConfig = subsection(TransitionCollectConfig)
     other: OffPolicyACOtherConfig = subsection(OffPolicyACOtherConfig)
+
+
+@dataclass(frozen=True)
+class DemoMixConfig(ConfigView):
+    """``policy.collect`` keys of the algorithms that mix demonstrations into every batch (SQIL,
+    R2D3): an algorithm's collect view subclasses it beside its own."""
+
+    # (str) the expert's demonstrations: a Minari dataset folder or local id (stride -m collect_demo).
+    data_path: str = declared(REQUIRED)
+    # (float) share of every batch taken from the demonstrations.
+    demo_fraction: float = setting(0.5, "(0, 1)")
