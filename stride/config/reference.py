@@ -12,7 +12,6 @@ config keys by hand.
 from __future__ import annotations
 
 import ast
-import dataclasses
 import inspect
 import textwrap
 from typing import Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Type
@@ -21,7 +20,7 @@ from ..utils.registry import (ENV_MANAGER_REGISTRY, ENV_REGISTRY, POLICY_REGISTR
                               COLLECTOR_REGISTRY, EVALUATOR_REGISTRY, LEARNER_REGISTRY, LEAGUE_REGISTRY,
                               REWARD_MODEL_REGISTRY, import_components)
 from .setting import REQUIRED, Setting
-from .view import ConfigView
+from .view import ConfigView, sections_of
 
 
 def _comment_above(lines: Sequence[str], lineno: int) -> str:
@@ -85,10 +84,8 @@ def comments_of(cls: Type[object], prefix: str = "") -> Dict[str, str]:
         if isinstance(view, type) and issubclass(view, ConfigView):
             found.update(comments_of(view, prefix))
         if isinstance(klass, type) and issubclass(klass, ConfigView):
-            for f in dataclasses.fields(klass):
-                section = f.metadata.get("stride_section")
-                if section is not None:
-                    found.update(comments_of(section, f"{prefix}{f.name}."))
+            for name, section in sections_of(klass).items():
+                found.update(comments_of(section, f"{prefix}{name}."))
     return found
 
 

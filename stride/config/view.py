@@ -72,12 +72,38 @@ def subsection(view: Type["ConfigView"]) -> Any:
     return dataclasses.field(default_factory=view, metadata={_SECTION: view})
 
 
+def sections_of(view: Type["ConfigView"]) -> Dict[str, Type["ConfigView"]]:
+    """The nested sections of a view class: each :func:`subsection` field's name and view."""
+    return {f.name: f.metadata[_SECTION] for f in dataclasses.fields(view) if _SECTION in f.metadata}
+
+
 def _is_int_field(f: "dataclasses.Field[object]") -> bool:
     """Whether a field's setting is an integer (a ``Setting`` of kind int, or a plain int default)."""
     declared = f.metadata.get(_SETTING)
     if declared is not None:
         return declared.kind is int and not declared.elementwise
     return isinstance(f.default, int) and not isinstance(f.default, bool)
+
+
+def _own_declaration(view: type) -> Dict[str, object]:
+    """The declaration of the fields the view class ``view`` itself writes (not its parents')."""
+    own = {f.name: f for f in dataclasses.fields(view)}
+    out: Dict[str, object] = {}
+    for name in view.__dict__.get("__annotations__", {}):
+        f = own.get(name)
+        if f is None or _FIXED in f.metadata:
+            continue
+        if _SECTION in f.metadata:
+            out[name] = f.metadata[_SECTION].declaration()
+        elif _SETTING in f.metadata:
+            out[name] = copy.deepcopy(f.metadata[_SETTING])
+        elif f.default is not dataclasses.MISSING:
+            out[name] = copy.deepcopy(f.default)
+        elif f.default_factory is not dataclasses.MISSING:
+            out[name] = f.default_factory()
+        else:
+            raise TypeError(f"config view {view.__name__} field '{name}' has no default; every setting needs one")
+    return out
 
 
 @dataclasses.dataclass(frozen=True)
@@ -95,28 +121,7 @@ class ConfigView:
         out: Dict[str, object] = {}
         for klass in reversed(cls.__mro__):
             if issubclass(klass, ConfigView) and dataclasses.is_dataclass(klass):
-                out = deep_update(out, klass._own_declaration())
-        return out
-
-    @classmethod
-    def _own_declaration(cls) -> Dict[str, object]:
-        """The declaration of the fields this class itself writes (not its parents')."""
-        own = {f.name: f for f in dataclasses.fields(cls)}
-        out: Dict[str, object] = {}
-        for name in cls.__dict__.get("__annotations__", {}):
-            f = own.get(name)
-            if f is None or _FIXED in f.metadata:
-                continue
-            if _SECTION in f.metadata:
-                out[name] = f.metadata[_SECTION].declaration()
-            elif _SETTING in f.metadata:
-                out[name] = copy.deepcopy(f.metadata[_SETTING])
-            elif f.default is not dataclasses.MISSING:
-                out[name] = copy.deepcopy(f.default)
-            elif f.default_factory is not dataclasses.MISSING:
-                out[name] = f.default_factory()
-            else:
-                raise TypeError(f"config view {cls.__name__} field '{name}' has no default; every setting needs one")
+                out = deep_update(out, _own_declaration(klass))
         return out
 
     @classmethod

@@ -14,7 +14,8 @@ uses ``seed`` itself (DI-engine's semantics).
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import ClassVar, Dict, Generic, List, Mapping, Optional, SupportsFloat
+from dataclasses import dataclass
+from typing import ClassVar, Dict, Generic, List, Mapping, Optional, SupportsFloat, Type
 
 import gymnasium as gym
 import numpy as np
@@ -22,6 +23,7 @@ from typing_extensions import NamedTuple, TypeVar  # (generic NamedTuple before 
 
 from ..config.config import Configurable
 from ..config.setting import REQUIRED, plain
+from ..config.view import ConfigView
 from ..utils.errors import StrideError
 from .sample_transforms import SampleTransform
 
@@ -63,6 +65,12 @@ def declared_defaults(env_cls: type[Configurable]) -> Dict[str, object]:
     return {k: v for k, v in plain(env_cls.declared_config()).items() if not (isinstance(v, str) and v == REQUIRED)}
 
 
+@dataclass(frozen=True)
+class EnvConfig(ConfigView):
+    """``env``: the env's own settings (the pipeline's, ``collector_env_num`` and the rest, are
+    ``stride.config.compile.EnvPipelineConfig``'s); an env family's view subclasses it."""
+
+
 class BaseEnv(gym.Env[ObsT, ActT], Configurable, ABC):
     """Abstract environment: ``reset() -> obs``, ``step(action) -> BaseEnvTimestep``.
 
@@ -75,10 +83,15 @@ class BaseEnv(gym.Env[ObsT, ActT], Configurable, ABC):
     #: (:class:`~stride.envs.PettingZooEnv`): the entries show each (env, agent) to the workers as
     #: its own env id (:class:`~stride.envs.env_manager.MultiAgentManager`)
     agent_keyed: ClassVar[bool] = False
+    #: the typed view of the env's own config (an env family subclasses :class:`EnvConfig`)
+    config_view: ClassVar[Type[EnvConfig]] = EnvConfig
+    _typed: EnvConfig  # the config as the env reads it (an env family narrows the type)
 
     def __init__(self, cfg: Optional[Mapping[str, object]] = None) -> None:
         # the declared defaults under the given values: an env built directly reads what a compiled one does
+        # (``_cfg``, as given: an env declaring a dict reads it; ``_typed``: an env family's view of it)
         self._cfg: Mapping[str, object] = {**declared_defaults(type(self)), **(cfg or {})}
+        self._typed = self.config_view.from_config(self._cfg, "env.")
         self._seed: Optional[int] = None
         self._dynamic_seed = True
         self._seed_stream: Optional[np.random.Generator] = None

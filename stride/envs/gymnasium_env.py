@@ -10,17 +10,18 @@ from __future__ import annotations
 
 import dataclasses
 import os
+from dataclasses import dataclass
 from typing import Any, Dict, List, Mapping, Optional, SupportsFloat, Tuple, Union, cast
 
 import gymnasium as gym
 import numpy as np
 import numpy.typing as npt
 
-from ..config.setting import Setting
+from ..config.view import declared, setting
 from ..utils.errors import ConfigError, InvalidActionError, StrideError
 from ..utils.extras import import_extra
 from ..utils.registry import ENV_REGISTRY
-from .base_env import ActT, BaseEnv, BaseEnvTimestep, ObsT, episode_end_info
+from .base_env import ActT, BaseEnv, BaseEnvTimestep, EnvConfig, ObsT, episode_end_info
 from .replay import RecordEpisodes, require_video
 
 
@@ -74,6 +75,21 @@ _new_tuple = tuple.__new__
 _MAX_CACHED_ACTIONS = 4096  # discrete spaces up to this size get the cached-scalar fast path
 
 
+@dataclass(frozen=True)
+class GymnasiumConfig(EnvConfig):
+    """``env`` of a :class:`GymnasiumEnv` (and of the env families built on it)."""
+
+    #: (str) Gymnasium env id, e.g. 'CartPole-v1'.
+    env_id: Optional[str] = None
+    #: (int|None) override the env's time limit.
+    max_episode_steps: Optional[int] = setting(None, "[1, inf)", kind=int)
+    #: (dict) extra keyword arguments for gymnasium.make.
+    make_kwargs: Mapping[str, object] = declared({})
+    #: (bool) expose a bounded Box action space as [-1, 1], mapped affinely onto the real bounds
+    #: (so a tanh policy fits any env).
+    act_scale: bool = False
+
+
 @ENV_REGISTRY.register("gymnasium")
 class GymnasiumEnv(BaseEnv[ObsT, ActT]):
     """Wrap ``env_or_id`` (a ``gymnasium.Env[ObsT, ActT]`` or a registered id) lazily.
@@ -81,29 +97,18 @@ class GymnasiumEnv(BaseEnv[ObsT, ActT]):
     Observations and actions are the wrapped env's (float64 Box observations come as float32;
     with ``act_scale`` a Box action is the [-1, 1] one).
 
-    Config keys (all optional): ``env_id`` (used when ``env_or_id`` is None), ``max_episode_steps``,
-    ``make_kwargs`` (passed to ``gymnasium.make``), ``act_scale`` (a bounded Box action space is
-    exposed as [-1, 1] and mapped affinely onto the real bounds, so a tanh policy fits any env).
+    Config keys (all optional, :class:`GymnasiumConfig`): ``env_id`` (used when ``env_or_id`` is
+    None), ``max_episode_steps``, ``make_kwargs`` (passed to ``gymnasium.make``), ``act_scale``.
     """
 
-    @classmethod
-    def declared_config(cls) -> Dict[str, object]:
-        return dict(
-            # (str) Gymnasium env id, e.g. 'CartPole-v1'.
-            env_id=None,
-            # (int|None) override the env's time limit.
-            max_episode_steps=Setting(None, "[1, inf)", kind=int),
-            # extra keyword arguments for gymnasium.make.
-            make_kwargs=dict(),
-            # (bool) expose a bounded Box action space as [-1, 1]; actions map affinely to the real bounds.
-            act_scale=False,
-        )
+    config_view = GymnasiumConfig
+    _typed: GymnasiumConfig
 
     def __init__(self, env_or_id: Union[gym.Env[ObsT, ActT], str, None] = None,
                  cfg: Optional[Mapping[str, object]] = None) -> None:
         super().__init__(cfg)
         if env_or_id is None:
-            env_id = self._cfg.get("env_id")
+            env_id = self._typed.env_id
             if env_id is None:
                 raise ValueError("GymnasiumEnv needs a gymnasium.Env or an env id (cfg.env_id)")
             if not isinstance(env_id, str):
@@ -145,12 +150,12 @@ class GymnasiumEnv(BaseEnv[ObsT, ActT]):
         if env_id is None:  # an env object is made by its owner; close() dropped it
             raise StrideError("this GymnasiumEnv wraps an env object that was closed; it cannot be made again")
         try:
-            make_kwargs = self._cfg.get("make_kwargs") or {}
+            make_kwargs: object = self._typed.make_kwargs or {}  # (an env built directly: as given)
             if not isinstance(make_kwargs, Mapping):
                 raise ConfigError(f"make_kwargs must be a dict of gymnasium.make keyword arguments, got {make_kwargs!r}")
             kwargs: Dict[str, Any] = dict(make_kwargs)  # passed on to gymnasium.make's **kwargs: Any
-            if self._cfg.get("max_episode_steps") is not None:
-                kwargs["max_episode_steps"] = self._cfg["max_episode_steps"]
+            if self._typed.max_episode_steps is not None:
+                kwargs["max_episode_steps"] = self._typed.max_episode_steps
             spec = dataclasses.replace(gym.spec(env_id), order_enforce=False)
             if self._replay_path is not None:  # Gymnasium fixes render_mode at make: frames for the video
                 mode = kwargs.setdefault("render_mode", "rgb_array")
@@ -195,7 +200,7 @@ class GymnasiumEnv(BaseEnv[ObsT, ActT]):
             if n <= _MAX_CACHED_ACTIONS:
                 scalar = act_space.dtype.type if act_space.dtype is not None else np.int64
                 self._int_actions = [scalar(a) for a in range(start, start + n)]
-        if self._cfg.get("act_scale"):
+        if self._typed.act_scale:
             # the [-1, 1] Box of a Box action space: the same kind of action (an array)
             act_space = cast("gym.spaces.Space[ActT]", self._scaled_action_space(act_space, env))
         if isinstance(act_space, gym.spaces.Box):  # bounds with tolerance for the action check

@@ -8,13 +8,14 @@ first env is made, in whichever process makes it (the subprocess env managers' w
 from __future__ import annotations
 
 import logging
-from typing import Any, Dict
+from dataclasses import dataclass
+from typing import Any, Optional
 
 import gymnasium as gym
 
 from ..utils.extras import import_extra
 from ..utils.registry import ENV_REGISTRY
-from .gymnasium_env import GymnasiumEnv
+from .gymnasium_env import GymnasiumConfig, GymnasiumEnv
 from .wrappers import ChannelFirst
 
 
@@ -37,17 +38,21 @@ def register_minatar() -> None:
     gym_module.register_envs()
 
 
+@dataclass(frozen=True)
+class MinAtarConfig(GymnasiumConfig):
+    """``env`` of a :class:`MinAtarEnv`: :class:`GymnasiumEnv`'s keys, a MinAtar game by default."""
+
+    #: (str) the MinAtar game's Gymnasium id ('MinAtar/<Game>-v1').
+    env_id: Optional[str] = "MinAtar/Breakout-v1"
+
+
 @ENV_REGISTRY.register("minatar")
 class MinAtarEnv(GymnasiumEnv[Any, Any]):
     """A MinAtar Gymnasium id (``env_id``, e.g. ``'MinAtar/Breakout-v1'``) as a Stride env: the
     ``(10, 10, C)`` bool planes come as ``(C, 10, 10)`` uint8 0/1 (:class:`ChannelFirst`), the shape
     the ``'minatar'`` conv encoder is picked from. Config keys are :class:`GymnasiumEnv`'s."""
 
-    @classmethod
-    def declared_config(cls) -> Dict[str, object]:
-        cfg = super().declared_config()
-        cfg["env_id"] = "MinAtar/Breakout-v1"
-        return cfg
+    config_view = MinAtarConfig
 
     def _create(self) -> gym.Env[Any, Any]:
         register_minatar()

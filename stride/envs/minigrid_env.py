@@ -15,16 +15,18 @@ Rewards, termination and the time limit (``truncated``) are MiniGrid's own. Vide
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Dict, Mapping, Optional
 
 import gymnasium as gym
 import numpy as np
 import numpy.typing as npt
 
+from ..config.view import setting
 from ..utils.errors import ConfigError
 from ..utils.extras import import_extra
 from ..utils.registry import ENV_REGISTRY
-from .gymnasium_env import GymnasiumEnv
+from .gymnasium_env import GymnasiumConfig, GymnasiumEnv
 
 N_OBJECTS, N_COLORS, N_STATES, N_DIRECTIONS = 11, 6, 3, 4  # minigrid.core.constants' tables
 OBS_TYPES = ("flat", "image")
@@ -74,26 +76,27 @@ def _view_space(env: gym.Env[Dict[str, object], object]) -> gym.spaces.Box:
     return image
 
 
+@dataclass(frozen=True)
+class MiniGridConfig(GymnasiumConfig):
+    """``env`` of a :class:`MiniGridEnv`: :class:`GymnasiumEnv`'s keys and ``obs_type``."""
+
+    #: (str) 'flat': one-hot object/colour/state of the partial view + direction, float32 (MLP);
+    #: 'image': the partial view's encoding, channel-first uint8 (conv encoder).
+    obs_type: str = setting("flat", OBS_TYPES)
+
+
 @ENV_REGISTRY.register("minigrid")
 class MiniGridEnv(GymnasiumEnv[Any, Any]):
-    """A MiniGrid id (``env_id``, e.g. ``MiniGrid-DoorKey-5x5-v0``) with the ``obs_type`` observation.
+    """A MiniGrid id (``env_id``, e.g. ``MiniGrid-DoorKey-5x5-v0``) with the ``obs_type`` observation
+    (config keys: :class:`MiniGridConfig`)."""
 
-    Config keys: those of :class:`GymnasiumEnv`, and ``obs_type`` (``"flat"`` or ``"image"``).
-    """
-
-    @classmethod
-    def declared_config(cls) -> Dict[str, object]:
-        return dict(
-            super().declared_config(),
-            # (str) 'flat': one-hot object/colour/state of the partial view + direction, float32 (MLP);
-            # 'image': the partial view's encoding, channel-first uint8 (conv encoder).
-            obs_type="flat",
-        )
+    config_view = MiniGridConfig
+    _typed: MiniGridConfig
 
     def __init__(self, env_or_id: Optional[str] = None, cfg: Optional[Mapping[str, object]] = None) -> None:
         super().__init__(env_or_id, cfg)
-        obs_type = self._cfg["obs_type"]
-        if obs_type not in OBS_TYPES:
+        obs_type = self._typed.obs_type
+        if obs_type not in OBS_TYPES:  # (an env built directly: its config as given)
             raise ConfigError(f"MiniGrid obs_type must be one of {OBS_TYPES}, got {obs_type!r}")
         self._obs_type = obs_type
 

@@ -38,6 +38,7 @@ per turn); here both APIs, masks, per-agent leaving and per-agent termination/tr
 from __future__ import annotations
 
 import importlib.util
+from dataclasses import dataclass
 from typing import Any, Callable, ClassVar, Dict, List, Mapping, Optional, Set, SupportsFloat, Tuple, Union, cast
 
 import gymnasium as gym
@@ -45,12 +46,13 @@ import numpy as np
 import numpy.typing as npt
 
 from ..config.setting import Setting
+from ..config.view import declared, setting
 from ..utils.errors import ConfigError, InvalidActionError, StrideError
 from ..utils.extras import MissingExtraError, import_extra
 from ..utils.narrow import as_int
 from ..utils.registry import ENV_REGISTRY
 from .agent_dict import AgentDict
-from .base_env import BaseEnv, BaseEnvTimestep
+from .base_env import BaseEnv, BaseEnvTimestep, EnvConfig
 from .opponents import Matchmaker, Opponent, get_opponent, opponent_names
 from .sample_transforms import SampleTransform, get_sample_transform
 
@@ -92,6 +94,41 @@ def make_pettingzoo(env_id: str, env_kwargs: Mapping[str, object], api: str) -> 
     return env
 
 
+class OpponentName(Setting):
+    """A fixed opponent's registered name, or None: the choices are looked up when a value is
+    checked or described (the built-ins and a user's opponents register after this module loads)."""
+
+    def describe(self) -> str:
+        self.choices = tuple(opponent_names())
+        return super().describe()
+
+    def check(self, dotted: str, value: object) -> None:
+        self.choices = tuple(opponent_names())
+        super().check(dotted, value)
+
+
+@dataclass(frozen=True)
+class PettingZooConfig(EnvConfig):
+    """``env`` of a :class:`PettingZooEnv`."""
+
+    #: (str) the env's module: 'pettingzoo.classic.tictactoe_v3', 'mpe2.simple_spread_v3', ...
+    env_id: Optional[str] = None
+    #: (dict) keyword arguments of the module's env() / parallel_env() (e.g. max_cycles=25, N=3).
+    env_kwargs: Mapping[str, object] = declared({})
+    #: (str) 'auto': the parallel API where the module has one, else AEC.
+    api: str = setting("auto", ("auto", "parallel", "aec"))
+    #: (str|None) a fixed opponent played inside the env: 'random' or 'win_block'.
+    opponent: Optional[str] = setting(OpponentName(None, ()))
+    #: (str|None) the agent the opponent plays (None: the last of possible_agents).
+    opponent_agent: Optional[str] = None
+    #: (int) turn-based (AEC) games only: each episode starts after k uniformly random legal moves,
+    #: k drawn from 0..opening_plies by the episode's seed (0: every game from the initial position).
+    opening_plies: int = setting(0, "[0, inf)")
+    #: (bool) board games, off-policy learners: the collector also returns each sample mirrored
+    #: left-right (the sample transform 'board_mirror'), 2 x the samples for the same env steps.
+    mirror: bool = False
+
+
 @ENV_REGISTRY.register("pettingzoo")
 class PettingZooEnv(BaseEnv[Dict[str, AgentObs], Dict[str, object]]):
     """Wrap ``env_or_factory`` (an AEC or parallel PettingZoo env, or a factory of one; None: made
@@ -100,27 +137,8 @@ class PettingZooEnv(BaseEnv[Dict[str, AgentObs], Dict[str, object]]):
     #: observations, rewards and actions are dicts keyed by agent: managers of this env are
     #: presented to the workers one env id per agent (MultiAgentManager)
     agent_keyed: ClassVar[bool] = True
-
-    @classmethod
-    def declared_config(cls) -> Dict[str, object]:
-        return dict(
-            # (str) the env's module: 'pettingzoo.classic.tictactoe_v3', 'mpe2.simple_spread_v3', ...
-            env_id=None,
-            # keyword arguments of the module's env() / parallel_env() (e.g. max_cycles=25, N=3).
-            env_kwargs=dict(),
-            # (str) 'auto': the parallel API where the module has one, else AEC.
-            api=Setting("auto", ("auto", "parallel", "aec")),
-            # (str|None) a fixed opponent played inside the env: 'random' or 'win_block'.
-            opponent=Setting(None, tuple(opponent_names()), optional=True),
-            # (str|None) the agent the opponent plays (None: the last of possible_agents).
-            opponent_agent=None,
-            # (int) turn-based (AEC) games only: each episode starts after k uniformly random legal moves,
-            # k drawn from 0..opening_plies by the episode's seed (0: every game from the initial position).
-            opening_plies=Setting(0, "[0, inf)"),
-            # (bool) board games, off-policy learners: the collector also returns each sample mirrored
-            # left-right (the sample transform 'board_mirror'), 2 x the samples for the same env steps.
-            mirror=False,
-        )
+    config_view = PettingZooConfig
+    _typed: PettingZooConfig
 
     @classmethod
     def sample_transforms(cls, cfg: Mapping[str, object]) -> List[SampleTransform]:
@@ -130,13 +148,13 @@ class PettingZooEnv(BaseEnv[Dict[str, AgentObs], Dict[str, object]]):
     def __init__(self, env_or_factory: Optional[EnvOrFactory] = None, cfg: Optional[Mapping[str, object]] = None,
                  matchmaker: Optional[Matchmaker] = None) -> None:
         super().__init__(cfg)
-        if matchmaker is not None and self._cfg.get("opponent") is not None:
-            raise ConfigError(f"PettingZooEnv takes a fixed opponent (opponent={self._cfg.get('opponent')!r}) or a "
+        if matchmaker is not None and self._typed.opponent is not None:
+            raise ConfigError(f"PettingZooEnv takes a fixed opponent (opponent={self._typed.opponent!r}) or a "
                               f"matchmaker that picks one per episode, not both; set opponent=None")
         self._matchmaker = matchmaker
         self._episode_seed: Optional[int] = None
         if env_or_factory is None:
-            env_id = self._cfg.get("env_id")
+            env_id = self._typed.env_id
             if not isinstance(env_id, str):
                 raise ConfigError(f"PettingZooEnv needs a PettingZoo env, a factory of one, or env_id "
                                   f"(a module like 'pettingzoo.classic.tictactoe_v3'), got env_id={env_id!r}")
@@ -159,10 +177,10 @@ class PettingZooEnv(BaseEnv[Dict[str, AgentObs], Dict[str, object]]):
             return self._env
         source = self._source
         if source is None:
-            kwargs = self._cfg.get("env_kwargs") or {}
+            kwargs: object = self._typed.env_kwargs or {}  # (an env built directly: as given)
             if not isinstance(kwargs, Mapping):
                 raise ConfigError(f"env_kwargs must be a dict of keyword arguments, got {kwargs!r}")
-            env: Any = make_pettingzoo(str(self._cfg["env_id"]), kwargs, str(self._cfg["api"]))
+            env: Any = make_pettingzoo(str(self._typed.env_id), kwargs, self._typed.api)
         else:
             env = source() if callable(source) and not hasattr(source, "possible_agents") else source
         pz = _pettingzoo()
@@ -179,17 +197,17 @@ class PettingZooEnv(BaseEnv[Dict[str, AgentObs], Dict[str, object]]):
 
     def _opening_plies(self) -> int:
         """``cfg.opening_plies``, checked."""
-        most = as_int(self._cfg.get("opening_plies") or 0, "opening_plies")
+        most = as_int(self._typed.opening_plies or 0, "opening_plies")  # (an env built directly: as given)
         if most < 0:
             raise ConfigError(f"opening_plies={most}: valid choices: a whole number >= 0 (0: no random opening)")
         return most
 
     def _read_agents(self, env: Any) -> None:
         agents = [str(a) for a in env.possible_agents]
-        opponent = self._cfg.get("opponent")
+        opponent = self._typed.opponent
         if opponent is not None:
             self._opponent = get_opponent(str(opponent))
-            chosen = self._cfg.get("opponent_agent") or agents[-1]
+            chosen = self._typed.opponent_agent or agents[-1]
             if chosen not in agents:
                 raise ConfigError(f"opponent_agent {chosen!r} is not an agent of {self.env_id}; valid choices: {', '.join(agents)}")
             self._opponent_agents = {str(chosen)}
@@ -218,8 +236,8 @@ class PettingZooEnv(BaseEnv[Dict[str, AgentObs], Dict[str, object]]):
     @property
     def env_id(self) -> str:
         """The env's module (``cfg.env_id``), else its ``metadata['name']`` or class name (for messages)."""
-        if isinstance(self._cfg.get("env_id"), str):
-            return str(self._cfg["env_id"])
+        if isinstance(self._typed.env_id, str):
+            return self._typed.env_id
         env = self._env if self._env is not None else self._source
         name = getattr(env, "metadata", {}).get("name") if env is not None else None
         return str(name) if name else type(env).__name__
@@ -405,7 +423,7 @@ class PettingZooEnv(BaseEnv[Dict[str, AgentObs], Dict[str, object]]):
     def _opponent_action(self, obs: Any) -> int:
         assert self._opponent is not None  # only opponent agents come here
         if not (isinstance(obs, Mapping) and "action_mask" in obs):
-            raise ConfigError(f"opponent {self._cfg.get('opponent')!r} needs observations with an 'action_mask' "
+            raise ConfigError(f"opponent {self._typed.opponent!r} needs observations with an 'action_mask' "
                               f"(PettingZoo's board games), {self.env_id} has none")
         return self._opponent(obs, self._rng)
 

@@ -47,12 +47,14 @@ run's checkpoint and is exercised end to end by ``stride -m league`` on tic-tac-
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 
-from ..config.config import Configurable, merge_config
+from ..config.config import Configurable
 from ..config.setting import Setting
+from ..config.view import ConfigView, declared, setting, subsection
 from ..envs.opponents import Opponent, get_opponent
 from ..utils.errors import ConfigError
 from ..utils.narrow import as_int, as_list, as_mapping
@@ -86,99 +88,130 @@ class SeatRates(Setting):
         super().check(dotted, value)
 
 
+@dataclass(frozen=True)
+class ExploiterRuleConfig(ConfigView):
+    """``league.main_exploiter``: whether a main exploiter trains, and when it is snapshotted."""
+
+    #: (bool) train a main exploiter beside the main player (see the module docstring).
+    use: bool = False
+    #: (int) the exploiter's train iterations between its snapshots: at least this many, at most twice.
+    snapshot_every: int = setting(1000, "[1, inf)")
+    #: (float) between those, snapshot (and reset) once its win rate against the main player exceeds this.
+    strong_win_rate: float = setting(0.7, "[0, 1]")
+
+
+@dataclass(frozen=True)
+class PayoffConfig(ConfigView):
+    """``league.payoff``: the decayed game records (:class:`~stride.league.payoff.Payoff`)."""
+
+    #: (float) each game of a pair first multiplies its counts by this.
+    decay: float = setting(0.99, "(0, 1]")
+    #: (float) fewer (decayed) games than this: win rate 0.5.
+    min_games: float = setting(8.0, "[0, inf)")
+
+
+@dataclass(frozen=True)
+class RatingConfig(ConfigView):
+    """``league.rating``: TrueSkill's parameters (``trueskill.TrueSkill``)."""
+
+    #: (float) a new player's mean skill.
+    mu: float = 25.0
+    #: (float) a new player's skill uncertainty (standard deviation).
+    sigma: float = 25.0 / 3
+    #: (float) the performance noise of one game.
+    beta: float = 25.0 / 6
+    #: (float) the uncertainty added before each game (skills drift).
+    tau: float = 25.0 / 300
+    #: (float) the probability of a draw between equal players.
+    draw_probability: float = setting(0.10, "[0, 1)")
+
+
+@dataclass(frozen=True)
+class LeagueConfig(ConfigView):
+    """``league``: what a :class:`League` reads (its matchmaking, snapshots and ratings) and the
+    stop rule of the league entries' evaluations."""
+
+    #: (str) the registered league name.
+    type: Optional[str] = None
+    #: (dict) probability of each way to draw the main player's opponent per episode:
+    #: 'pfsp' (PFSP over every frozen player), 'uniform' (uniform over them), 'fixed' (uniform
+    #: over the fixed opponents only), 'sp' (self-play).
+    branch_probs: Mapping[str, float] = declared(dict(pfsp=0.5, uniform=0.2, fixed=0.0, sp=0.3))
+    #: (list|None) probability that the main player takes each seat (the env's agents in order)
+    #: against a frozen opponent, e.g. [0.3, 0.7] for more practice as the second mover; None:
+    #: uniform. Self-play episodes play every seat anyway.
+    main_seat_probs: Optional[List[float]] = None
+    #: (str) PFSP's weighting of win rate x: 'squared' (1-x)^2, 'variance' x(1-x), 'linear' 1-x.
+    pfsp_weighting: str = setting("squared", tuple(WEIGHTINGS))
+    #: (list) fixed opponents that are league players from the start: 'random', 'win_block'.
+    fixed_opponents: List[str] = declared(["random", "win_block"])
+    #: (int) train iterations between snapshots: at least this many, at most twice this many.
+    snapshot_every: int = setting(1000, "[1, inf)")
+    #: (float) between those, snapshot once the lowest win rate against historicals exceeds this.
+    strong_win_rate: float = setting(0.7, "[0, 1]")
+    main_exploiter: ExploiterRuleConfig = subsection(ExploiterRuleConfig)
+    #: (int|None) keep at most this many historical players (the oldest leave first); None: all.
+    max_historical: Optional[int] = setting(None, "[1, inf)", kind=int, optional=True)
+    payoff: PayoffConfig = subsection(PayoffConfig)
+    rating: RatingConfig = subsection(RatingConfig)
+    #: (int) games per (opponent, seat) in the evaluation after each snapshot.
+    eval_episode: int = setting(100, "[1, inf)")
+    #: (list) the fixed opponents the main player is evaluated against, in both seats.
+    eval_opponents: List[str] = declared(["random", "win_block"])
+    #: (float|None) stop when an evaluation has at most this loss rate against every evaluation opponent
+    #: in each seat and at least stop_win_rate[name] wins against each one named there (None: never stop).
+    stop_max_loss_rate: Optional[float] = setting(0.0, "[0, 1]", kind=float, optional=True)
+    #: (float|list|None) per evaluation opponent: the win rate the stop rule asks for, one number for every
+    #: seat or a list of one per seat, first mover first ([0.97, 0.8]); None: none asked.
+    stop_win_rate: Mapping[str, object] = declared(dict(random=SeatRates(0.8), win_block=SeatRates(None)))
+    #: (int) an evaluation that meets the stop rule is confirmed on this many more fresh games per
+    #: (opponent, seat) that must meet it too (0: no confirmation), so one lucky screen cannot stop a run.
+    confirm_episode: int = setting(0, "[0, inf)")
+    #: (bool) a run that ends without meeting the stop rule returns the main player as it was at
+    #: its best evaluation (fewest losses in the worst (opponent, seat), then the smallest shortfall of
+    #: a win rate below its stop_win_rate, then fewest losses, then most wins) -- the league's
+    #: ckpt_best; the checkpoints keep the true last state (resume).
+    return_best: bool = True
+
+
 @LEAGUE_REGISTRY.register("one_vs_one")
 class League(Configurable):
     """A two-player league around one main player (DI-engine's ``OneVsOneLeague``).
 
     Args:
-        cfg: the ``league`` config section (validated against :meth:`declared_config`).
+        cfg: the ``league`` config section (validated against its :class:`LeagueConfig`).
         make_actor: a historical player's frozen weights -> its ``act(obs, rng)`` (the entry gives
             ``stride.league.frozen(policy, weights)`` wrapped by :func:`stride.league.games.policy_opponent`).
     """
 
-    @classmethod
-    def declared_config(cls) -> Dict[str, object]:
-        return dict(
-            type=None,
-            # (dict) probability of each way to draw the main player's opponent per episode:
-            # 'pfsp' (PFSP over every frozen player), 'uniform' (uniform over them), 'fixed' (uniform
-            # over the fixed opponents only), 'sp' (self-play).
-            branch_probs=dict(pfsp=0.5, uniform=0.2, fixed=0.0, sp=0.3),
-            # (list|None) probability that the main player takes each seat (the env's agents in order)
-            # against a frozen opponent, e.g. [0.3, 0.7] for more practice as the second mover; None:
-            # uniform. Self-play episodes play every seat anyway.
-            main_seat_probs=None,
-            # (str) PFSP's weighting of win rate x: 'squared' (1-x)^2, 'variance' x(1-x), 'linear' 1-x.
-            pfsp_weighting=Setting("squared", tuple(WEIGHTINGS)),
-            # (list) fixed opponents that are league players from the start: 'random', 'win_block'.
-            fixed_opponents=["random", "win_block"],
-            # (int) train iterations between snapshots: at least this many, at most twice this many.
-            snapshot_every=Setting(1000, "[1, inf)"),
-            # (float) between those, snapshot once the lowest win rate against historicals exceeds this.
-            strong_win_rate=Setting(0.7, "[0, 1]"),
-            main_exploiter=dict(
-                # (bool) train a main exploiter beside the main player (see the module docstring).
-                use=False,
-                # (int) the exploiter's train iterations between its snapshots: at least this many, at most twice.
-                snapshot_every=Setting(1000, "[1, inf)"),
-                # (float) between those, snapshot (and reset) once its win rate against the main player exceeds this.
-                strong_win_rate=Setting(0.7, "[0, 1]"),
-            ),
-            # (int|None) keep at most this many historical players (the oldest leave first); None: all.
-            max_historical=Setting(None, "[1, inf)", kind=int, optional=True),
-            payoff=dict(
-                # (float) each game of a pair first multiplies its counts by this.
-                decay=Setting(0.99, "(0, 1]"),
-                # (float) fewer (decayed) games than this: win rate 0.5.
-                min_games=Setting(8.0, "[0, inf)"),
-            ),
-            # TrueSkill's parameters (trueskill.TrueSkill).
-            rating=dict(mu=25.0, sigma=25.0 / 3, beta=25.0 / 6, tau=25.0 / 300,
-                        draw_probability=Setting(0.10, "[0, 1)")),
-            # (int) games per (opponent, seat) in the evaluation after each snapshot.
-            eval_episode=Setting(100, "[1, inf)"),
-            # (list) the fixed opponents the main player is evaluated against, in both seats.
-            eval_opponents=["random", "win_block"],
-            # stop when an evaluation has at most this loss rate against every evaluation opponent
-            # in each seat and at least stop_win_rate[name] wins against each one named there (None: never stop);
-            # a win rate is one number for every seat or a list of one per seat, first mover first ([0.97, 0.8]).
-            stop_max_loss_rate=Setting(0.0, "[0, 1]", kind=float, optional=True),
-            stop_win_rate=dict(random=SeatRates(0.8), win_block=SeatRates(None)),
-            # (int) an evaluation that meets the stop rule is confirmed on this many more fresh games per
-            # (opponent, seat) that must meet it too (0: no confirmation), so one lucky screen cannot stop a run.
-            confirm_episode=Setting(0, "[0, inf)"),
-            # (bool) a run that ends without meeting the stop rule returns the main player as it was at
-            # its best evaluation (fewest losses in the worst (opponent, seat), then the smallest shortfall of
-            # a win rate below its stop_win_rate, then fewest losses, then most wins) -- the league's
-            # ckpt_best; the checkpoints keep the true last state (resume).
-            return_best=True,
-        )
+    config_view = LeagueConfig
 
     def __init__(self, cfg: Optional[Mapping[str, object]] = None,
                  make_actor: Optional[Callable[[Mapping[str, object]], Opponent]] = None) -> None:
-        self.cfg = merge_config(self.declared_config(), dict(cfg or {}), prefix="league.")
-        probs = dict(self.cfg.branch_probs)
+        self._cfg = c = self.typed_config(LeagueConfig, cfg, prefix="league.")
+        probs = dict(c.branch_probs)
         unknown = sorted(set(probs) - set(BRANCHES))
         if unknown or not probs or any(float(p) < 0 for p in probs.values()) or abs(sum(map(float, probs.values())) - 1) > 1e-6:
             raise ConfigError(f"league.branch_probs={probs!r} must give probabilities (summing to 1) of: {', '.join(BRANCHES)}")
         self._branches: List[Tuple[str, float]] = [(b, float(probs.get(b, 0.0))) for b in BRANCHES]
-        seat_probs = self.cfg.main_seat_probs
+        seat_probs = c.main_seat_probs
         if seat_probs is not None and (not isinstance(seat_probs, (list, tuple)) or len(seat_probs) != 2
                                        or any(float(p) < 0 for p in seat_probs) or abs(sum(map(float, seat_probs)) - 1) > 1e-6):
             raise ConfigError(f"league.main_seat_probs={seat_probs!r} must be None or two probabilities (summing to 1) "
                               "of the main player's seat, first mover first")
         self._seat_probs = None if seat_probs is None else [float(p) for p in seat_probs]
-        for name in list(self.cfg.fixed_opponents) + list(self.cfg.eval_opponents):
+        for name in list(c.fixed_opponents) + list(c.eval_opponents):
             get_opponent(str(name))  # a one-line error naming the choices
         self._make_actor = make_actor
         self._actors: Dict[str, Opponent] = {}
-        self.payoff = Payoff(float(self.cfg.payoff.decay), float(self.cfg.payoff.min_games))
-        self.ratings = Ratings(**{k: float(v) for k, v in self.cfg.rating.items()})
+        self.payoff = Payoff(c.payoff.decay, c.payoff.min_games)
+        r = c.rating
+        self.ratings = Ratings(r.mu, r.sigma, r.beta, r.tau, r.draw_probability)
         self.players: Dict[str, Player] = {}
         self._add(Player(MAIN, "main"))
-        if self.cfg.main_exploiter.use:
+        if c.main_exploiter.use:
             self._add(Player(EXPLOITER, "exploiter"))
-        for name in self.cfg.fixed_opponents:
+        for name in c.fixed_opponents:
             self._add(Player(str(name), "fixed"))
         self.games: Dict[str, int] = dict.fromkeys(self.players, 0)  # games played (undecayed), per player
         self.sp_games = 0
@@ -187,6 +220,11 @@ class League(Configurable):
         # the exploiter's running episodes: episode seed -> (the main snapshot it plays, that snapshot's seat)
         self._exploiter_running: Dict[int, Tuple[str, str]] = {}
         self._running: Dict[int, Optional[Tuple[str, str]]] = {}  # episode seed -> (opponent, its seat) or None
+
+    @property
+    def cfg(self) -> LeagueConfig:
+        """The typed config this league was built with."""
+        return self._cfg
 
     def _add(self, player: Player, mu: Optional[float] = None) -> None:
         self.players[player.player_id] = player
@@ -208,7 +246,7 @@ class League(Configurable):
             if branch == "sp" or not pool:
                 self._running[seed] = None
             else:
-                probs = (pfsp_weights([self.payoff.win_rate(MAIN, p) for p in pool], str(self.cfg.pfsp_weighting))
+                probs = (pfsp_weights([self.payoff.win_rate(MAIN, p) for p in pool], self._cfg.pfsp_weighting)
                          if branch == "pfsp" else np.full(len(pool), 1.0 / len(pool)))
                 opponent = pool[draw_index(probs, rng)]
                 if self._seat_probs is None:
@@ -309,27 +347,27 @@ class League(Configurable):
         """DI-engine's rule in train iterations (see the module docstring); with no historical player
         yet, the first snapshot comes after ``snapshot_every`` iterations."""
         since = train_iter - self.last_snapshot_iter
-        every = int(self.cfg.snapshot_every)
+        every = self._cfg.snapshot_every
         if since < every:
             return False
         if since >= 2 * every:
             return True
         past = self.historical()
-        return not past or min(self.payoff.win_rate(MAIN, p) for p in past) > float(self.cfg.strong_win_rate)
+        return not past or min(self.payoff.win_rate(MAIN, p) for p in past) > self._cfg.strong_win_rate
 
     def should_snapshot_exploiter(self, train_iter: int) -> bool:
         """The exploiter's rule in its own train iterations: none before ``snapshot_every`` since its
         last, always one after twice that, in between once its win rate against the main player's
         newest snapshot exceeds ``main_exploiter.strong_win_rate``."""
-        rule = self.cfg.main_exploiter
+        rule = self._cfg.main_exploiter
         since = train_iter - self.last_exploiter_snapshot_iter
-        every = int(rule.snapshot_every)
+        every = rule.snapshot_every
         if since < every:
             return False
         if since >= 2 * every:
             return True
         target = self.exploiter_target()
-        return target is not None and self.payoff.win_rate(EXPLOITER, target) > float(rule.strong_win_rate)
+        return target is not None and self.payoff.win_rate(EXPLOITER, target) > rule.strong_win_rate
 
     def snapshot(self, weights: Mapping[str, object], train_iter: int, parent: str = MAIN) -> Player:
         """Freeze the ``weights`` (``stride.league.snapshot(policy)``) of ``parent`` (the main player
@@ -347,9 +385,9 @@ class League(Configurable):
             self.last_snapshot_iter = int(train_iter)
         else:
             self.last_exploiter_snapshot_iter = int(train_iter)
-        cap = self.cfg.max_historical
+        cap = self._cfg.max_historical
         past = self.historical()
-        while cap is not None and len(past) > int(cap):
+        while cap is not None and len(past) > cap:
             self.remove(past.pop(0))
         return player
 

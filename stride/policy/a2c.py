@@ -28,7 +28,7 @@ from ..utils.registry import POLICY_REGISTRY
 from ..config.view import setting, subsection
 from ..rl_utils.schedule import Scheduled
 from .ppo import ActorCriticConfig, ActorCriticLearnConfig, ActorCriticPolicy
-from .views import ActionRange, PolicyCollectConfig, ScheduleValue
+from .views import PolicyCollectConfig, ScheduleValue
 from ..utils.errors import ConfigError
 
 
@@ -60,13 +60,8 @@ class A2CCollectConfig(PolicyCollectConfig):
 class A2CConfig(ActorCriticConfig):
     type: str = "a2c"
     on_policy: bool = True
-    # (float) reward discount gamma.
-    discount_factor: float = setting(0.99, "(0, 1]")
     # (float) GAE lambda; 1.0 gives n-step returns bootstrapped at the segment's end.
     gae_lambda: float = setting(1.0, "[0, 1]")
-    # ([low, high]|None) continuous actions sent to the env are clipped to these bounds (scalars or
-    # per-dimension lists; None: the entry fills them from its env's Box action space).
-    action_range: ActionRange = None
     learn: A2CLearnConfig = subsection(A2CLearnConfig)
     collect: A2CCollectConfig = subsection(A2CCollectConfig)
 

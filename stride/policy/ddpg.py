@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass
-from typing import Any, ClassVar, Dict, List, Mapping, Optional, Tuple, Type
+from typing import Any, ClassVar, Dict, List, Mapping, Tuple, Type
 
 import torch
 
@@ -32,38 +32,24 @@ from ..rl_utils.schedule import Scheduled
 from ..utils.registry import POLICY_REGISTRY
 from ..config.view import declared, setting, subsection
 from .base_policy import Policy
-from .views import ActionRange, PolicyCollectConfig, PolicyConfig, PolicyLearnConfig, PolicyOtherConfig, ScheduleValue
+from .views import OffPolicyACConfig, OffPolicyACLearnConfig, ScheduleValue, TransitionCollectConfig
 
 
 @dataclass(frozen=True)
-class DDPGLearnConfig(PolicyLearnConfig):
-    # (int) gradient steps after each collect.
-    update_per_collect: int = setting(1, "[1, inf)")
-    # (int) samples per gradient step.
-    batch_size: int = setting(256, "[1, inf)")
+class DDPGLearnConfig(OffPolicyACLearnConfig):
     # (float|schedule) Adam step sizes (schedules: stride.rl_utils.schedule, per train_iter by default).
     learning_rate_actor: ScheduleValue = setting(Scheduled(1e-3, "(0, inf)"))
     learning_rate_critic: ScheduleValue = setting(Scheduled(1e-3, "(0, inf)"))
     # (int) update the actor and the targets once every this many critic updates (TD3: 2).
     actor_update_freq: int = setting(1, "[1, inf)")
-    # (float) Polyak rate of the target networks.
-    target_theta: float = setting(0.005, "(0, 1]")
     # (bool) target policy smoothing: clipped Gaussian noise on the target action (TD3).
     noise: bool = False
     noise_sigma: float = setting(0.2, "[0, inf)")
     noise_range: Mapping[str, float] = declared(dict(min=-0.5, max=0.5))
-    # (str) 'mse' or 'huber'.
-    loss_type: str = setting("mse", ("mse", "huber"))
-    # (float|None) clip each network's gradient norm to this value.
-    grad_clip_norm: Optional[float] = setting(None, "(0, inf)")
 
 
 @dataclass(frozen=True)
-class DDPGCollectConfig(PolicyCollectConfig):
-    # Give exactly one of n_sample (transitions per collect) / n_episode.
-    n_sample: Optional[int] = setting(None, "[1, inf)", kind=int)
-    n_episode: Optional[int] = setting(None, "[1, inf)", kind=int)
-    unroll_len: int = setting(1, "[1, inf)")
+class DDPGCollectConfig(TransitionCollectConfig):
     # (str) exploration noise: 'gauss' or 'ou'; its scale (actions live in [-1, 1]), a number or a
     # schedule of collected env steps (stride.rl_utils.schedule).
     noise_type: str = setting("gauss", ("gauss", "ou"))
@@ -71,29 +57,15 @@ class DDPGCollectConfig(PolicyCollectConfig):
 
 
 @dataclass(frozen=True)
-class DDPGOtherConfig(PolicyOtherConfig):
-    replay_buffer: Mapping[str, object] = declared(dict(replay_buffer_size=1_000_000))
-
-
-@dataclass(frozen=True)
-class DDPGConfig(PolicyConfig):
+class DDPGConfig(OffPolicyACConfig):
     type: str = "ddpg"
-    on_policy: bool = False
-    # (float) reward discount gamma.
-    discount_factor: float = setting(0.99, "(0, 1]")
-    # (int) steps summed in the TD target.
-    nstep: int = setting(1, "[1, inf)")
     # (int) uniformly random transitions collected before training (actions in the env's space).
     random_collect_size: int = setting(25000, "[0, inf)")
-    # ([low, high]|None) the env's action bounds: actions are learnt in [-1, 1] and handed out
-    # mapped onto them (None: the entry fills them from its env's Box action space).
-    action_range: ActionRange = None
     # (model.action_space) 'regression': a deterministic tanh actor; (model.twin_critic) two critics
     # and a clipped double-Q target (TD3).
     model: Mapping[str, object] = declared(dict(action_space="regression", twin_critic=False))
     learn: DDPGLearnConfig = subsection(DDPGLearnConfig)
     collect: DDPGCollectConfig = subsection(DDPGCollectConfig)
-    other: DDPGOtherConfig = subsection(DDPGOtherConfig)
 
 
 @POLICY_REGISTRY.register("ddpg")

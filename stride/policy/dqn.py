@@ -28,7 +28,7 @@ from ..utils.registry import POLICY_REGISTRY
 from ..config.view import declared, setting, subsection
 from ..config.search import Choice, FloatRange, IntRange
 from .base_policy import Policy
-from .views import PolicyCollectConfig, PolicyConfig, PolicyLearnConfig, PolicyOtherConfig, ScheduleValue
+from .views import PolicyConfig, PolicyLearnConfig, PolicyOtherConfig, ScheduleValue, TransitionCollectConfig
 
 
 @dataclass(frozen=True)
@@ -50,14 +50,6 @@ class DQNLearnConfig(PolicyLearnConfig):
 
 
 @dataclass(frozen=True)
-class DQNCollectConfig(PolicyCollectConfig):
-    # Give exactly one of n_sample (transitions per collect) / n_episode.
-    n_sample: Optional[int] = setting(None, "[1, inf)", kind=int)
-    n_episode: Optional[int] = setting(None, "[1, inf)", kind=int)
-    unroll_len: int = setting(1, "[1, inf)")
-
-
-@dataclass(frozen=True)
 class DQNOtherConfig(PolicyOtherConfig):
     # (schedule|float) epsilon-greedy exploration, a schedule of collected env steps (any type of
     # stride.rl_utils.schedule; a dict without 'type' or of the same type keeps the other keys).
@@ -74,7 +66,7 @@ class DQNConfig(PolicyConfig):
     # (int) steps summed in the TD target.
     nstep: int = setting(1, "[1, inf)")
     learn: DQNLearnConfig = subsection(DQNLearnConfig)
-    collect: DQNCollectConfig = subsection(DQNCollectConfig)
+    collect: TransitionCollectConfig = subsection(TransitionCollectConfig)
     other: DQNOtherConfig = subsection(DQNOtherConfig)
 
 

@@ -45,7 +45,7 @@ from ..utils.errors import ConfigError
 from ..utils.registry import POLICY_REGISTRY
 from .base_policy import is_terminated
 from .ppo import ActorCriticConfig, ActorCriticLearnConfig, ActorCriticPolicy
-from .views import ActionRange, PolicyCollectConfig, PolicyOtherConfig, ScheduleValue
+from .views import PolicyCollectConfig, PolicyOtherConfig, ScheduleValue
 
 
 def _stack(items: Sequence[Any]) -> Any:
@@ -109,13 +109,8 @@ class IMPALAOtherConfig(PolicyOtherConfig):
 class IMPALAConfig(ActorCriticConfig):
     type: str = "impala"
     on_policy: bool = False
-    # (float) reward discount gamma.
-    discount_factor: float = setting(0.99, "(0, 1]")
     # (float) v-trace's trace weight lambda (1.0: the paper's v-trace).
     lambda_: float = setting(0.95, "[0, 1]")
-    # ([low, high]|None) continuous actions sent to the env are clipped to these bounds (scalars or
-    # per-dimension lists; None: the entry fills them from its env's Box action space).
-    action_range: ActionRange = None
     learn: IMPALALearnConfig = subsection(IMPALALearnConfig)
     collect: IMPALACollectConfig = subsection(IMPALACollectConfig)
     other: IMPALAOtherConfig = subsection(IMPALAOtherConfig)

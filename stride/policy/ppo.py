@@ -99,6 +99,11 @@ class ActorCriticLearnConfig(PolicyLearnConfig):
 class ActorCriticConfig(PolicyConfig):
     """What the actor-critic modes read (PPO's, A2C's, IMPALA's); each algorithm declares its own keys."""
 
+    # (float) reward discount gamma.
+    discount_factor: float = setting(0.99, "(0, 1]")
+    # ([low, high]|None) continuous actions sent to the env are clipped to these bounds (scalars or
+    # per-dimension lists; None: the entry fills them from its env's Box action space).
+    action_range: ActionRange = None
     # where the algorithm declares none: GAE(1) advantages, no intrinsic reward
     gae_lambda: float = fixed(1.0)
     intrinsic_reward_key: Optional[str] = fixed(None)
@@ -150,13 +155,8 @@ class PPOCollectConfig(PolicyCollectConfig):
 class PPOConfig(ActorCriticConfig):
     type: str = "ppo"
     on_policy: bool = True
-    # (float) reward discount gamma.
-    discount_factor: float = setting(0.99, "(0, 1]")
     # (float) GAE lambda; 1.0 gives discounted returns bootstrapped at the segment's end.
     gae_lambda: float = setting(0.95, "[0, 1]")
-    # ([low, high]|None) continuous actions sent to the env are clipped to these bounds (scalars or
-    # per-dimension lists; None: the entry fills them from its env's Box action space).
-    action_range: ActionRange = None
     # (str|None) a reward column added by a reward model (RND: 'intrinsic_reward'), learnt by the
     # model's second value head (model.critic_head_num=2) as a non-episodic return; None: off.
     intrinsic_reward_key: Optional[str] = None

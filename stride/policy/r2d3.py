@@ -48,18 +48,16 @@ from typing import Any, Callable, Dict
 import numpy as np
 import torch
 
-from ..config.setting import REQUIRED
-from ..config.view import declared, setting, subsection
+from ..config.view import subsection
 from ..utils.registry import POLICY_REGISTRY
 from .r2d2 import R2D2CollectConfig, R2D2Config, R2D2Policy
+from .views import DemoMixConfig
 
 
 @dataclass(frozen=True)
-class R2D3CollectConfig(R2D2CollectConfig):
-    # (str) the demonstrations: a Minari dataset folder or local id (stride -m collect_demo).
-    data_path: str = declared(REQUIRED)
+class R2D3CollectConfig(R2D2CollectConfig, DemoMixConfig):
     # (float) pho, the demo ratio: round(pho * batch_size) demonstration sequences per batch.
-    demo_fraction: float = setting(0.25, "(0, 1)")
+    demo_fraction: float = 0.25
 
 
 @dataclass(frozen=True)

@@ -35,65 +35,32 @@ from ..rl_utils.schedule import Scheduled
 from ..utils.registry import POLICY_REGISTRY
 from ..config.view import declared, setting, subsection
 from .base_policy import Policy
-from .views import ActionRange, PolicyCollectConfig, PolicyConfig, PolicyLearnConfig, PolicyOtherConfig, ScheduleValue
+from .views import OffPolicyACConfig, OffPolicyACLearnConfig, ScheduleValue
 
 
 @dataclass(frozen=True)
-class SACLearnConfig(PolicyLearnConfig):
-    # (int) gradient steps after each collect.
-    update_per_collect: int = setting(1, "[1, inf)")
-    # (int) samples per gradient step.
-    batch_size: int = setting(256, "[1, inf)")
+class SACLearnConfig(OffPolicyACLearnConfig):
     # (float|schedule) Adam step sizes (schedules: stride.rl_utils.schedule, per train_iter by default).
     learning_rate_q: ScheduleValue = setting(Scheduled(3e-4, "(0, inf)"))
     learning_rate_policy: ScheduleValue = setting(Scheduled(3e-4, "(0, inf)"))
     learning_rate_alpha: ScheduleValue = setting(Scheduled(3e-4, "(0, inf)"))
-    # (float) Polyak rate of the target critics.
-    target_theta: float = setting(0.005, "(0, 1]")
     # (float) entropy temperature (the initial one when auto_alpha).
     alpha: float = setting(0.2, "(0, inf)")
     # (bool) learn log(alpha) so that the entropy tracks target_entropy.
     auto_alpha: bool = True
     # (float|None) None: -(number of action dims).
     target_entropy: Optional[float] = setting(None, kind=float)
-    # (str) 'mse' or 'huber'.
-    loss_type: str = setting("mse", ("mse", "huber"))
-    # (float|None) clip each network's gradient norm to this value.
-    grad_clip_norm: Optional[float] = setting(None, "(0, inf)")
 
 
 @dataclass(frozen=True)
-class SACCollectConfig(PolicyCollectConfig):
-    # Give exactly one of n_sample (transitions per collect) / n_episode.
-    n_sample: Optional[int] = setting(None, "[1, inf)", kind=int)
-    n_episode: Optional[int] = setting(None, "[1, inf)", kind=int)
-    unroll_len: int = setting(1, "[1, inf)")
-
-
-@dataclass(frozen=True)
-class SACOtherConfig(PolicyOtherConfig):
-    replay_buffer: Mapping[str, object] = declared(dict(replay_buffer_size=1_000_000))
-
-
-@dataclass(frozen=True)
-class SACConfig(PolicyConfig):
+class SACConfig(OffPolicyACConfig):
     type: str = "sac"
-    on_policy: bool = False
-    # (float) reward discount gamma.
-    discount_factor: float = setting(0.99, "(0, 1]")
-    # (int) steps summed in the TD target.
-    nstep: int = setting(1, "[1, inf)")
     # (int) uniformly random transitions collected before training (actions in the env's space).
     random_collect_size: int = setting(10000, "[0, inf)")
-    # ([low, high]|None) the env's action bounds: actions are learnt in [-1, 1] and handed out
-    # mapped onto them (None: the entry fills them from its env's Box action space).
-    action_range: ActionRange = None
     # (model.action_space) 'reparameterization': a Gaussian actor (mu, sigma), squashed by tanh when
     # sampled; (model.twin_critic) two critics: targets and the actor use their minimum.
     model: Mapping[str, object] = declared(dict(action_space="reparameterization", twin_critic=True))
     learn: SACLearnConfig = subsection(SACLearnConfig)
-    collect: SACCollectConfig = subsection(SACCollectConfig)
-    other: SACOtherConfig = subsection(SACOtherConfig)
 
 
 @POLICY_REGISTRY.register("sac")

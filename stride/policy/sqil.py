@@ -34,14 +34,14 @@ from typing import Any, Dict, List, Union
 import torch
 import torch.nn.functional as F
 
-from ..config.setting import REQUIRED
-from ..config.view import declared, setting, subsection
+from ..config.view import setting, subsection
 from ..model import model_wrap
 from ..torch_utils.replica_sync import optimise
 from ..utils.registry import POLICY_REGISTRY
 from .base_policy import is_terminated
-from .dqn import DQNCollectConfig, DQNConfig, DQNLearnConfig, DQNPolicy
-from .sac import SACCollectConfig, SACConfig, SACPolicy
+from .dqn import DQNConfig, DQNLearnConfig, DQNPolicy
+from .sac import SACConfig, SACPolicy
+from .views import DemoMixConfig, TransitionCollectConfig
 
 
 def soft_q_target(next_q: torch.Tensor, reward: torch.Tensor, done: torch.Tensor,
@@ -58,11 +58,8 @@ class SQILLearnConfig(DQNLearnConfig):
 
 
 @dataclass(frozen=True)
-class SQILCollectConfig(DQNCollectConfig):
-    # (str) the expert's demonstrations: a Minari dataset folder or local id (stride -m collect_demo).
-    data_path: str = declared(REQUIRED)
-    # (float) share of every batch taken from the demonstrations.
-    demo_fraction: float = setting(0.5, "(0, 1)")
+class SQILCollectConfig(TransitionCollectConfig, DemoMixConfig):
+    """``policy.collect`` of SQIL (discrete and SAC): transitions, half of each batch the expert's."""
 
 
 @dataclass(frozen=True)
@@ -131,17 +128,9 @@ def _sqil_reward(timestep: Any) -> float:
 
 
 @dataclass(frozen=True)
-class SQILSACCollectConfig(SACCollectConfig):
-    # (str) the expert's demonstrations: a Minari dataset folder or local id (stride -m collect_demo).
-    data_path: str = declared(REQUIRED)
-    # (float) share of every batch taken from the demonstrations.
-    demo_fraction: float = setting(0.5, "(0, 1)")
-
-
-@dataclass(frozen=True)
 class SQILSACConfig(SACConfig):
     type: str = "sqil_sac"
-    collect: SQILSACCollectConfig = subsection(SQILSACCollectConfig)
+    collect: SQILCollectConfig = subsection(SQILCollectConfig)
 
 
 @POLICY_REGISTRY.register("sqil_sac")

@@ -88,3 +88,65 @@ class PolicyConfig(ConfigView):
     nstep: int = fixed(1)
     discount_factor: float = fixed(1.0)
     action_range: ActionRange = fixed(None)
+
+
+@dataclass(frozen=True)
+class TransitionCollectConfig(PolicyCollectConfig):
+    """``policy.collect`` of the algorithms that learn from single transitions (DQN, DDPG / TD3, SAC)."""
+
+    # Give exactly one of n_sample (transitions per collect) / n_episode.
+    n_sample: Optional[int] = setting(None, "[1, inf)", kind=int)
+    n_episode: Optional[int] = setting(None, "[1, inf)", kind=int)
+    unroll_len: int = setting(1, "[1, inf)")
+
+
+@dataclass(frozen=True)
+class OffPolicyACLearnConfig(PolicyLearnConfig):
+    """``policy.learn`` of the off-policy actor-critics (DDPG / TD3, SAC): what they share."""
+
+    # (int) gradient steps after each collect.
+    update_per_collect: int = setting(1, "[1, inf)")
+    # (int) samples per gradient step.
+    batch_size: int = setting(256, "[1, inf)")
+    # (float) Polyak rate of the target networks.
+    target_theta: float = setting(0.005, "(0, 1]")
+    # (str) 'mse' or 'huber'.
+    loss_type: str = setting("mse", ("mse", "huber"))
+    # (float|None) clip each network's gradient norm to this value.
+    grad_clip_norm: Optional[float] = setting(None, "(0, inf)")
+
+
+@dataclass(frozen=True)
+class OffPolicyACOtherConfig(PolicyOtherConfig):
+    """``policy.other`` of the off-policy actor-critics: a large replay."""
+
+    replay_buffer: Mapping[str, object] = declared(dict(replay_buffer_size=1_000_000))
+
+
+@dataclass(frozen=True)
+class OffPolicyACConfig(PolicyConfig):
+    """``policy`` of the off-policy actor-critics on a continuous (Box) action space, DDPG / TD3 and
+    SAC: an algorithm's view subclasses it, adding its own keys."""
+
+    on_policy: bool = False
+    # (float) reward discount gamma.
+    discount_factor: float = setting(0.99, "(0, 1]")
+    # (int) steps summed in the TD target.
+    nstep: int = setting(1, "[1, inf)")
+    # ([low, high]|None) the env's action bounds: actions are learnt in [-1, 1] and handed out
+    # mapped onto them (None: the entry fills them from its env's Box action space).
+    action_range: ActionRange = None
+    learn: OffPolicyACLearnConfig = subsection(OffPolicyACLearnConfig)
+    collect: TransitionCollectConfig = subsection(TransitionCollectConfig)
+    other: OffPolicyACOtherConfig = subsection(OffPolicyACOtherConfig)
+
+
+@dataclass(frozen=True)
+class DemoMixConfig(ConfigView):
+    """``policy.collect`` keys of the algorithms that mix demonstrations into every batch (SQIL,
+    R2D3): an algorithm's collect view subclasses it beside its own."""
+
+    # (str) the expert's demonstrations: a Minari dataset folder or local id (stride -m collect_demo).
+    data_path: str = declared(REQUIRED)
+    # (float) share of every batch taken from the demonstrations.
+    demo_fraction: float = setting(0.5, "(0, 1)")

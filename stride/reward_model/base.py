@@ -17,18 +17,30 @@ entries and workers never name a concrete one.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from dataclasses import dataclass
 from typing import Dict, Mapping, Optional, Sequence, Union
 
-from ..config.config import Configurable, merge_config
-from ..config.setting import Setting
+from ..config.config import Configurable
+from ..config.view import ConfigView, setting
 from ..utils.registry import REWARD_MODEL_REGISTRY
 
 #: what replay gives and the learner takes: a list of samples (or of episodes) or a dict of columns
 Batch = Union[Sequence[Mapping[str, object]], Mapping[str, object]]
 
 
+@dataclass(frozen=True)
+class RewardModelConfig(ConfigView):
+    """``reward_model``: what every reward model has; a model's own view subclasses it."""
+
+    #: (str) the registered reward-model name.
+    type: Optional[str] = None
+    #: (int) clear_data() every this many iterations (0: never).
+    clear_buffer_per_iters: int = setting(0, "[0, inf)")
+
+
 class BaseRewardModel(Configurable, ABC):
-    """The reward-model interface; subclasses declare their config in :meth:`declared_config`.
+    """The reward-model interface; a subclass declares its config as a :class:`RewardModelConfig`
+    subclass (its :attr:`config_view`).
 
     Args:
         cfg: the ``reward_model`` config section (validated against the declaration).
@@ -37,17 +49,16 @@ class BaseRewardModel(Configurable, ABC):
         seed: seeds the model's own RNG (sampling, initialisation).
     """
 
-    @classmethod
-    def declared_config(cls) -> Dict[str, object]:
-        return dict(
-            type=None,
-            # (int) clear_data() every this many iterations (0: never).
-            clear_buffer_per_iters=Setting(0, "[0, inf)"),
-        )
+    config_view = RewardModelConfig
 
     def __init__(self, cfg: Optional[Mapping[str, object]] = None, env: Optional[object] = None,
                  seed: Optional[int] = None) -> None:
-        self.cfg = merge_config(self.declared_config(), dict(cfg or {}), prefix="reward_model.")
+        self._cfg = self.typed_config(RewardModelConfig, cfg, prefix="reward_model.")
+
+    @property
+    def cfg(self) -> RewardModelConfig:
+        """The typed config this model was built with (its class's :attr:`config_view`)."""
+        return self._cfg
 
     def batch_items(self, batch_size: int) -> int:
         """How many replay items one learner batch of ``batch_size`` needs (one item per sample;

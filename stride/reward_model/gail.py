@@ -34,6 +34,7 @@ pins Gymnasium 0.29 and SB3 2.2: it cannot share an install with Gymnasium 1.x).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import gymnasium as gym
@@ -42,14 +43,15 @@ import numpy.typing as npt
 import torch
 import torch.nn.functional as F
 
-from ..config.setting import REQUIRED, Setting
+from ..config.setting import REQUIRED
+from ..config.view import declared, setting
 from ..data.demo import DemoDataset, load_demo_dataset
 from ..model.common import MLP
 from ..torch_utils import adam, step
 from ..utils.errors import ConfigError
 from ..utils.narrow import as_int, as_mapping
 from ..utils.registry import REWARD_MODEL_REGISTRY
-from .base import Batch, BaseRewardModel
+from .base import Batch, BaseRewardModel, RewardModelConfig
 
 INPUTS = ("obs_action", "obs_next_obs")
 AGENT_ACTIONS = ("env_units", "unit_range")
@@ -84,40 +86,44 @@ def _flat(obs: Any) -> np.ndarray:
     return arr.reshape(len(arr), -1)
 
 
+@dataclass(frozen=True)
+class GailConfig(RewardModelConfig):
+    """``reward_model`` of a :class:`GailRewardModel`."""
+
+    type: Optional[str] = "gail"
+    #: (str) the expert's demonstrations: a Minari dataset folder or local id (stride -m collect_demo).
+    data_path: str = declared(REQUIRED)
+    #: (str) what the discriminator sees: 'obs_action' or 'obs_next_obs' (no actions needed).
+    input: str = setting("obs_action", INPUTS)
+    #: (list) hidden layer sizes of the discriminator MLP.
+    hidden_size_list: List[int] = declared([64, 64])
+    #: (float) the discriminator's Adam step size.
+    learning_rate: float = setting(1e-3, "(0, inf)")
+    #: (int) expert rows and agent rows per discriminator step.
+    batch_size: int = setting(64, "[1, inf)")
+    #: (int) discriminator steps after each collect.
+    update_per_collect: int = setting(1, "[0, inf)")
+    #: (int) the latest agent transitions the discriminator learns from.
+    agent_buffer_size: int = setting(10000, "[1, inf)")
+    #: (str) 'positive': -log(1 - D) (> 0); 'logit': log D - log(1 - D) (see the module docstring).
+    reward_type: str = setting("positive", REWARD_TYPES)
+    #: (str) how the learner's replay holds bounded continuous actions: 'env_units' (as the env takes
+    #: them, like the dataset: PPO, A2C) or 'unit_range' (in [-1, 1]: the tanh-squashed SAC, TD3, DDPG).
+    agent_actions: str = setting("env_units", AGENT_ACTIONS)
+
+
 @REWARD_MODEL_REGISTRY.register("gail")
 class GailRewardModel(BaseRewardModel):
     """A discriminator between expert and agent transitions; its reward replaces the env's."""
 
-    @classmethod
-    def declared_config(cls) -> Dict[str, object]:
-        return dict(
-            super().declared_config(),
-            type="gail",
-            # (str) the expert's demonstrations: a Minari dataset folder or local id (stride -m collect_demo).
-            data_path=REQUIRED,
-            # (str) what the discriminator sees: 'obs_action' or 'obs_next_obs' (no actions needed).
-            input=Setting("obs_action", INPUTS),
-            # (list) hidden layer sizes of the discriminator MLP.
-            hidden_size_list=[64, 64],
-            learning_rate=Setting(1e-3, "(0, inf)"),
-            # (int) expert rows and agent rows per discriminator step.
-            batch_size=Setting(64, "[1, inf)"),
-            # (int) discriminator steps after each collect.
-            update_per_collect=Setting(1, "[0, inf)"),
-            # (int) the latest agent transitions the discriminator learns from.
-            agent_buffer_size=Setting(10000, "[1, inf)"),
-            # (str) 'positive': -log(1 - D) (> 0); 'logit': log D - log(1 - D) (see the module docstring).
-            reward_type=Setting("positive", REWARD_TYPES),
-            # (str) how the learner's replay holds bounded continuous actions: 'env_units' (as the env takes
-            # them, like the dataset: PPO, A2C) or 'unit_range' (in [-1, 1]: the tanh-squashed SAC, TD3, DDPG).
-            agent_actions=Setting("env_units", AGENT_ACTIONS),
-        )
+    config_view = GailConfig
+    _cfg: GailConfig
 
     def __init__(self, cfg: Optional[Mapping[str, object]] = None, env: Optional[object] = None,
                  seed: Optional[int] = None) -> None:
         super().__init__(cfg, env, seed)
-        c = self.cfg
-        self._input, self._reward_type = str(c.input), str(c.reward_type)
+        c = self._cfg
+        self._input, self._reward_type = c.input, c.reward_type
         self._unit_range = c.agent_actions == "unit_range"
         if not isinstance(c.data_path, str) or c.data_path == REQUIRED:
             raise ConfigError("reward_model.data_path must name the expert's dataset (stride -m collect_demo --out DIR)")
@@ -135,9 +141,9 @@ class GailRewardModel(BaseRewardModel):
         self._expert_x = torch.from_numpy(self._features(cols["obs"], cols["action"], cols["next_obs"], agent=False))
         dim = self._expert_x.shape[1]
         self._net = MLP(dim, [*[int(h) for h in c.hidden_size_list], 1], last_activation=False)
-        self._optimizer = adam(self._net.parameters(), lr=float(c.learning_rate))
+        self._optimizer = adam(self._net.parameters(), lr=c.learning_rate)
         self._rng = np.random.default_rng(seed)
-        self._agent = np.zeros((int(c.agent_buffer_size), dim), dtype=np.float32)  # a ring of feature rows
+        self._agent = np.zeros((c.agent_buffer_size, dim), dtype=np.float32)  # a ring of feature rows
         self._agent_count, self._agent_pos = 0, 0
         self._last_loss = float("nan")
 
@@ -220,8 +226,8 @@ class GailRewardModel(BaseRewardModel):
         """``update_per_collect`` discriminator steps, each on ``batch_size`` expert and agent rows."""
         if self._agent_count == 0:
             return
-        n = int(self.cfg.batch_size)
-        for _ in range(int(self.cfg.update_per_collect)):
+        n = self._cfg.batch_size
+        for _ in range(self._cfg.update_per_collect):
             expert = self._expert_x[self._rng.integers(0, len(self._expert_x), n)]
             agent = torch.from_numpy(self._agent[self._rng.integers(0, self._agent_count, n)])
             logits = self._net(torch.cat([expert, agent])).squeeze(-1)

@@ -34,16 +34,17 @@ one NumPy call per field (DI-engine relabels transition by transition in Python)
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 import numpy.typing as npt
 
-from ..config.setting import Setting
+from ..config.view import setting
 from ..utils.errors import ConfigError
 from ..utils.registry import REWARD_MODEL_REGISTRY
 from ..utils.narrow import as_mapping
-from .base import Batch, BaseRewardModel
+from .base import Batch, BaseRewardModel, RewardModelConfig
 
 STRATEGIES = ("future", "final", "episode")
 GOAL_KEYS = ("observation", "achieved_goal", "desired_goal")
@@ -107,22 +108,25 @@ def _per_row(value: object, shape: Tuple[int, ...]) -> npt.NDArray[np.generic]:
     return arr.reshape(shape) if arr.size == math.prod(shape) else np.broadcast_to(arr, shape)
 
 
+@dataclass(frozen=True)
+class HerConfig(RewardModelConfig):
+    """``reward_model`` of a :class:`HerRewardModel`."""
+
+    type: Optional[str] = "her"
+    #: (str) where relabelled goals come from: 'future', 'final' or 'episode'.
+    her_strategy: str = setting("future", STRATEGIES)
+    #: (int) relabelled replays per original one: a drawn transition is relabelled with probability k/(k+1).
+    her_replay_k: int = setting(4, "[0, inf)")
+    #: (int) transitions drawn from each sampled episode.
+    sample_per_episode: int = setting(4, "[1, inf)")
+
+
 @REWARD_MODEL_REGISTRY.register("her")
 class HerRewardModel(BaseRewardModel):
     """Relabels goals of transitions drawn from stored episodes (``estimate``); learns nothing."""
 
-    @classmethod
-    def declared_config(cls) -> Dict[str, object]:
-        return dict(
-            super().declared_config(),
-            type="her",
-            # (str) where relabelled goals come from: 'future', 'final' or 'episode'.
-            her_strategy=Setting("future", STRATEGIES),
-            # (int) relabelled replays per original one: a drawn transition is relabelled with probability k/(k+1).
-            her_replay_k=Setting(4, "[0, inf)"),
-            # (int) transitions drawn from each sampled episode.
-            sample_per_episode=Setting(4, "[1, inf)"),
-        )
+    config_view = HerConfig
+    _cfg: HerConfig
 
     def __init__(self, cfg: Optional[Mapping[str, object]] = None, env: Optional[object] = None,
                  seed: Optional[int] = None) -> None:
@@ -134,10 +138,10 @@ class HerRewardModel(BaseRewardModel):
         self._compute_reward: GoalFn = compute_reward
         terminated = getattr(env, "compute_terminated", None)
         self._compute_terminated: Optional[GoalFn] = terminated if callable(terminated) else None
-        self._strategy = str(self.cfg.her_strategy)
-        k = int(self.cfg.her_replay_k)
+        self._strategy = self._cfg.her_strategy
+        k = self._cfg.her_replay_k
         self._p_relabel = k / (k + 1)
-        self._per_episode = int(self.cfg.sample_per_episode)
+        self._per_episode = self._cfg.sample_per_episode
         self._rng = np.random.default_rng(seed)
 
     def batch_items(self, batch_size: int) -> int:

@@ -43,13 +43,15 @@ paper's scale, the policy keeps the two returns apart, and the MiniGrid config s
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Mapping, Optional, Sequence
+from dataclasses import dataclass
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
 
 import numpy as np
 import torch
 from torch import nn
 
-from ..config.setting import REQUIRED, Setting
+from ..config.setting import REQUIRED
+from ..config.view import declared, setting
 from ..model.common import build_encoder
 from ..model.common.encoder import MLP
 from ..model.common.normalize import RunningNorm
@@ -57,7 +59,7 @@ from ..torch_utils import adam, step, zero_grad
 from ..utils.errors import ConfigError
 from ..utils.narrow import as_mapping
 from ..utils.registry import REWARD_MODEL_REGISTRY
-from .base import Batch, BaseRewardModel
+from .base import Batch, BaseRewardModel, RewardModelConfig
 
 
 class RndNetworks(nn.Module):
@@ -85,42 +87,45 @@ class RndNetworks(nn.Module):
         return diff.pow(2).mean(1)
 
 
+@dataclass(frozen=True)
+class RndConfig(RewardModelConfig):
+    """``reward_model`` of an :class:`RndRewardModel`."""
+
+    type: Optional[str] = "rnd"
+    #: (int) clear the kept observations every this many iterations (1: train on fresh data only).
+    clear_buffer_per_iters: int = setting(1, "[0, inf)")
+    #: (int|list) the observation's shape (as policy.model.obs_shape).
+    obs_shape: Union[int, List[int]] = declared(REQUIRED)
+    #: (list) hidden sizes of both networks' MLP encoder (image observations use the conv encoder).
+    hidden_size_list: List[int] = declared([256, 256])
+    #: (int) size of the target's random features.
+    output_size: int = setting(128, "[1, inf)")
+    #: (float) predictor's Adam step size.
+    learning_rate: float = setting(1e-4, "(0, inf)")
+    #: (int) predictor minibatch size.
+    batch_size: int = setting(64, "[1, inf)")
+    #: (int) passes over the kept observations per train().
+    epoch_per_collect: int = setting(4, "[1, inf)")
+    #: (float) normalised observations are clipped to [-obs_norm_clip, obs_norm_clip] (paper: 5).
+    obs_norm_clip: float = setting(5.0, "(0, inf)")
+    #: (float) discount of the running intrinsic return whose std scales the bonus (paper: 0.99).
+    intrinsic_discount_factor: float = setting(0.99, "(0, 1]")
+    #: (str) the column estimate() adds (the env's 'reward' is never touched).
+    reward_key: str = "intrinsic_reward"
+
+
 @REWARD_MODEL_REGISTRY.register("rnd")
 class RndRewardModel(BaseRewardModel):
     """RND novelty bonus as its own reward column (see the module docstring)."""
 
-    @classmethod
-    def declared_config(cls) -> Dict[str, object]:
-        return dict(
-            super().declared_config(),
-            type="rnd",
-            # (int) clear the kept observations every this many iterations (1: train on fresh data only).
-            clear_buffer_per_iters=Setting(1, "[0, inf)"),
-            # (int|list) the observation's shape (as policy.model.obs_shape).
-            obs_shape=REQUIRED,
-            # (list) hidden sizes of both networks' MLP encoder (image observations use the conv encoder).
-            hidden_size_list=[256, 256],
-            # (int) size of the target's random features.
-            output_size=Setting(128, "[1, inf)"),
-            # (float) predictor's Adam step size.
-            learning_rate=Setting(1e-4, "(0, inf)"),
-            # (int) predictor minibatch size.
-            batch_size=Setting(64, "[1, inf)"),
-            # (int) passes over the kept observations per train().
-            epoch_per_collect=Setting(4, "[1, inf)"),
-            # (float) normalised observations are clipped to [-obs_norm_clip, obs_norm_clip] (paper: 5).
-            obs_norm_clip=Setting(5.0, "(0, inf)"),
-            # (float) discount of the running intrinsic return whose std scales the bonus (paper: 0.99).
-            intrinsic_discount_factor=Setting(0.99, "(0, 1]"),
-            # (str) the column estimate() adds (the env's 'reward' is never touched).
-            reward_key="intrinsic_reward",
-        )
+    config_view = RndConfig
+    _cfg: RndConfig
 
     def __init__(self, cfg: Optional[Mapping[str, object]] = None, env: Optional[object] = None,
                  seed: Optional[int] = None) -> None:
         super().__init__(cfg, env, seed)
-        c = self.cfg
-        shape = c.obs_shape
+        c = self._cfg
+        shape: object = c.obs_shape  # (REQUIRED where the user gave none)
         if not (isinstance(shape, int) or (isinstance(shape, (list, tuple)) and all(isinstance(s, int) for s in shape))):
             raise ConfigError(f"reward_model.obs_shape must be an int or a list of ints (as policy.model.obs_shape), "
                               f"got {'nothing' if shape == REQUIRED else repr(shape)}")
@@ -129,11 +134,11 @@ class RndRewardModel(BaseRewardModel):
             raise ConfigError(f"reward_model.hidden_size_list must be a non-empty list of sizes >= 1, got {hidden!r}")
         with torch.random.fork_rng(devices=[]):  # the networks come from this model's seed, not the global RNG
             torch.manual_seed(0 if seed is None else seed)
-            self.networks = RndNetworks(shape, hidden, int(c.output_size), float(c.obs_norm_clip))
-        self._optimizer = adam(self.networks.predictor.parameters(), lr=float(c.learning_rate))
+            self.networks = RndNetworks(shape, hidden, c.output_size, c.obs_norm_clip)
+        self._optimizer = adam(self.networks.predictor.parameters(), lr=c.learning_rate)
         self._rng = torch.Generator().manual_seed(0 if seed is None else seed)
-        self._gamma = float(c.intrinsic_discount_factor)
-        self.reward_key = str(c.reward_key)
+        self._gamma = c.intrinsic_discount_factor
+        self.reward_key = c.reward_key
         self._returns: Dict[int, float] = {}  # each env's running intrinsic return (never reset)
         self._data: List[torch.Tensor] = []
 
@@ -161,8 +166,8 @@ class RndRewardModel(BaseRewardModel):
         if not self._data:
             return
         obs = torch.cat(self._data)
-        for _ in range(int(self.cfg.epoch_per_collect)):
-            for idx in torch.split(torch.randperm(len(obs), generator=self._rng), int(self.cfg.batch_size)):
+        for _ in range(self._cfg.epoch_per_collect):
+            for idx in torch.split(torch.randperm(len(obs), generator=self._rng), self._cfg.batch_size):
                 loss = self.networks.error(obs[idx]).mean()
                 zero_grad(self._optimizer)
                 torch.autograd.backward(loss)

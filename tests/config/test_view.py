@@ -8,9 +8,10 @@ from typing import Dict, List, Optional
 import pytest
 
 from stride.config import REQUIRED, Config, Configurable, ConfigView, Setting, merge_config, setting, subsection
-from stride.config.view import declared, fixed
+from stride.config.view import declared, fixed, sections_of
 from stride.rl_utils.schedule import Scheduled
 from stride.utils.errors import ConfigError
+from stride.utils.registry import ENV_REGISTRY, LEAGUE_REGISTRY, REWARD_MODEL_REGISTRY, import_components
 
 
 @dataclass(frozen=True)
@@ -121,3 +122,21 @@ def test_a_setting_field_may_take_a_setting_such_as_a_schedule() -> None:
     assert isinstance(declared_lr, Scheduled)
     merged = merge_config(_Sched.declaration(), {"lr": {"type": "linear", "start": 1e-3, "end": 0.0, "steps": 10}})
     assert _Sched.from_config(merged).lr == {"type": "linear", "start": 1e-3, "end": 0.0, "steps": 10}
+
+
+def test_sections_of_names_each_nested_view() -> None:
+    assert sections_of(_View) == {"inner": _Inner} and sections_of(_Inner) == {}
+
+
+def test_strides_envs_reward_models_and_leagues_declare_their_config_as_views() -> None:
+    import_components()
+    for registry in (ENV_REGISTRY, REWARD_MODEL_REGISTRY, LEAGUE_REGISTRY):
+        registry.load_plugins()
+        for name in registry.names():
+            cls = registry.get(name)
+            if not (isinstance(cls, type) and cls.__module__.startswith("stride.")):
+                continue  # a component a test registered
+            as_dicts = [k.__name__ for k in cls.__mro__ if "declared_config" in vars(k) and k is not Configurable]
+            assert not as_dicts, f"{registry.kind} '{name}': {as_dicts} declare a dict, not a ConfigView"
+            view = getattr(cls, "config_view")
+            assert issubclass(view, ConfigView) and cls.declared_config().keys() == view.declaration().keys()

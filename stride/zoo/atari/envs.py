@@ -19,15 +19,16 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Dict, Mapping, Optional, SupportsFloat, Tuple
 
 import gymnasium as gym
 import numpy as np
 import numpy.typing as npt
 
-from ...config.setting import Setting
+from ...config.view import setting
 from ...envs.base_env import BaseEnvTimestep
-from ...envs.gymnasium_env import GymnasiumEnv
+from ...envs.gymnasium_env import GymnasiumConfig, GymnasiumEnv
 from ...envs.replay import RecordEpisodes
 from ...utils.errors import ConfigError
 from ...utils.extras import import_extra
@@ -190,6 +191,24 @@ def make_atari_env(game: str, train: bool, *, noop_max: int = 30, frame_skip: in
     return env
 
 
+@dataclass(frozen=True)
+class AtariConfig(GymnasiumConfig):
+    """``env`` of an :class:`AtariEnv`: :class:`GymnasiumEnv`'s keys and the preset's."""
+
+    #: (bool) a lost life ends the episode (training); the evaluator's envs set it False.
+    train: bool = True
+    #: (int) at most this many no-op actions after reset.
+    noop_max: int = setting(30, "[0, inf)")
+    #: (int) each action repeated this many frames, the last two max-pooled.
+    frame_skip: int = setting(4, "[1, inf)")
+    #: (int) frames stacked into one observation.
+    frame_stack: int = setting(4, "[1, inf)")
+    #: (bool) rewards clipped to their sign (the reported return stays the game score).
+    clip_reward: bool = True
+    #: (float) sticky actions: 0.25 is ALE v5's default (Machado et al. 2018); 0.0 the Nature DQN setting.
+    repeat_action_probability: float = setting(0.25, "[0, 1]")
+
+
 @ENV_REGISTRY.register("atari")
 class AtariEnv(GymnasiumEnv[Frame, int]):
     """An Atari game with the preset of :func:`make_atari_env`, as a Stride env (type ``'atari'``).
@@ -199,23 +218,8 @@ class AtariEnv(GymnasiumEnv[Frame, int]):
     the raw game score of the episode (of the life that ended, in training), never the clipped sum.
     """
 
-    @classmethod
-    def declared_config(cls) -> Dict[str, object]:
-        return dict(
-            super().declared_config(),
-            # (bool) a lost life ends the episode (training); the evaluator's envs set it False.
-            train=True,
-            # (int) at most this many no-op actions after reset.
-            noop_max=Setting(30, "[0, inf)"),
-            # (int) each action repeated this many frames, the last two max-pooled.
-            frame_skip=Setting(4, "[1, inf)"),
-            # (int) frames stacked into one observation.
-            frame_stack=Setting(4, "[1, inf)"),
-            # (bool) rewards clipped to their sign (the reported return stays the game score).
-            clip_reward=True,
-            # (float) sticky actions: 0.25 is ALE v5's default (Machado et al. 2018); 0.0 the Nature DQN setting.
-            repeat_action_probability=Setting(0.25, "[0, 1]"),
-        )
+    config_view = AtariConfig
+    _typed: AtariConfig
 
     @classmethod
     def evaluator_env_cfg(cls, cfg: Mapping[str, object]) -> Dict[str, object]:
@@ -225,28 +229,27 @@ class AtariEnv(GymnasiumEnv[Frame, int]):
     def _preset(self) -> Tuple[str, Dict[str, Any]]:
         """The env id and the preset's keyword arguments from this env's config (for the Python
         preset and the native vector env alike)."""
-        cfg = self._cfg
+        c = self._typed
         if self._env_id is None:
             raise ConfigError("AtariEnv needs env_id, e.g. 'ALE/Pong-v5'")
-        steps = cfg.get("max_episode_steps")
+        steps = c.max_episode_steps
         return self._env_id, dict(
-            train=bool(cfg["train"]), noop_max=int(cfg["noop_max"]),  # type: ignore[call-overload]
-            frame_skip=int(cfg["frame_skip"]), frame_stack=int(cfg["frame_stack"]),  # type: ignore[call-overload]
-            clip_reward=bool(cfg["clip_reward"]),
-            repeat_action_probability=float(cfg["repeat_action_probability"]),  # type: ignore[arg-type]
+            train=bool(c.train), noop_max=int(c.noop_max), frame_skip=int(c.frame_skip),
+            frame_stack=int(c.frame_stack), clip_reward=bool(c.clip_reward),
+            repeat_action_probability=float(c.repeat_action_probability),
             max_episode_steps=steps if isinstance(steps, int) else None)
 
     def make_vector_env(self, num_envs: int, num_threads: int = 0) -> gym.vector.VectorEnv:
         """This config's preset as ale-py's C++ vector env (``stride.zoo.atari.vector_env``, whose
         docstring lists where it differs from :func:`make_atari_env`), for the ``'vector'`` manager."""
         env_id, preset = self._preset()
-        if self._cfg.get("make_kwargs"):
-            raise ConfigError(f"env manager 'vector' (ale-py's vector env) takes no make_kwargs, got {self._cfg['make_kwargs']!r}")
+        if self._typed.make_kwargs:
+            raise ConfigError(f"env manager 'vector' (ale-py's vector env) takes no make_kwargs, got {self._typed.make_kwargs!r}")
         return make_atari_vector_env(atari_env_id(env_id), num_envs, num_threads=num_threads, **preset)
 
     def _create(self) -> gym.Env[Frame, int]:
         env_id, preset = self._preset()
-        make_kwargs: Dict[str, Any] = dict(self._cfg.get("make_kwargs") or {})  # type: ignore[call-overload]
+        make_kwargs: Dict[str, Any] = dict(self._typed.make_kwargs or {})
         if self._replay_path is not None:
             make_kwargs.setdefault("render_mode", "rgb_array")
         try:
@@ -270,4 +273,4 @@ class AtariEnv(GymnasiumEnv[Frame, int]):
         return timestep
 
     def __repr__(self) -> str:
-        return f"AtariEnv({self._env_id!r}, train={bool(self._cfg['train'])})"
+        return f"AtariEnv({self._env_id!r}, train={bool(self._typed.train)})"

@@ -14,14 +14,15 @@ HER relabels a whole batch in one call.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Dict, Mapping, Optional, Tuple, cast
 
 import gymnasium as gym
 import numpy as np
 import numpy.typing as npt
 
-from ...config.setting import Setting
-from ...envs import GymnasiumEnv
+from ...config.view import setting
+from ...envs.gymnasium_env import GymnasiumConfig, GymnasiumEnv
 from ...utils.registry import ENV_REGISTRY
 
 #: ``{'observation', 'achieved_goal', 'desired_goal'}``, float32 0/1 arrays
@@ -84,21 +85,24 @@ class BitFlipGymEnv(gym.Env[GoalObs, np.int64]):
         return bitflip_success(achieved_goal, desired_goal)
 
 
+@dataclass(frozen=True)
+class BitFlipConfig(GymnasiumConfig):
+    """``env`` of a :class:`BitFlipEnv`."""
+
+    #: (str) a name for messages (the env is Stride's own, not a Gymnasium registration).
+    env_id: Optional[str] = "BitFlip"
+    #: (int) bits in the string; also the episode length.
+    n_bits: int = setting(15, "[1, inf)")
+
+
 @ENV_REGISTRY.register("bitflip")
 class BitFlipEnv(GymnasiumEnv[GoalObs, np.int64]):
     """:class:`BitFlipGymEnv` as a Stride env (type ``'bitflip'``), with the goal functions HER calls."""
 
-    @classmethod
-    def declared_config(cls) -> Dict[str, object]:
-        return dict(
-            super().declared_config(),
-            env_id="BitFlip",
-            # (int) bits in the string; also the episode length.
-            n_bits=Setting(15, "[1, inf)"),
-        )
+    config_view = BitFlipConfig
 
     def __init__(self, cfg: Optional[Mapping[str, object]] = None) -> None:
-        n_bits = dict(cfg or {}).get("n_bits", 15)
+        n_bits = dict(cfg or {}).get("n_bits", BitFlipConfig().n_bits)  # (the gym env is made before the view is read)
         if not isinstance(n_bits, int):
             raise ValueError(f"n_bits must be an int >= 1, got {n_bits!r}")
         super().__init__(BitFlipGymEnv(n_bits), cfg)

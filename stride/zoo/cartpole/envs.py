@@ -8,13 +8,14 @@ pole is falling: a recurrent policy (R2D2) has to infer the velocities from the 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Dict, Mapping, Optional, cast
 
 import gymnasium as gym
 import numpy as np
 import numpy.typing as npt
 
-from ...envs import GymnasiumEnv
+from ...envs.gymnasium_env import GymnasiumConfig, GymnasiumEnv
 from ...utils.registry import ENV_REGISTRY
 
 #: observation indices kept: cart position and pole angle
@@ -38,13 +39,19 @@ class HideVelocity(gym.ObservationWrapper[Obs, np.int64, Obs]):
         return np.asarray(observation, dtype=np.float32)[list(KEPT)]
 
 
+@dataclass(frozen=True)
+class CartPolePOMDPConfig(GymnasiumConfig):
+    """``env`` of a :class:`CartPolePOMDPEnv`: :class:`GymnasiumEnv`'s keys, CartPole by default."""
+
+    #: (str) the CartPole Gymnasium id whose velocities are hidden.
+    env_id: Optional[str] = "CartPole-v1"
+
+
 @ENV_REGISTRY.register("cartpole_pomdp")
 class CartPolePOMDPEnv(GymnasiumEnv[Obs, np.int64]):
     """Gymnasium's CartPole (``env_id``, default ``'CartPole-v1'``) behind :class:`HideVelocity`."""
 
-    @classmethod
-    def declared_config(cls) -> Dict[str, object]:
-        return dict(super().declared_config(), env_id="CartPole-v1")
+    config_view = CartPolePOMDPConfig
 
     def __init__(self, cfg: Optional[Mapping[str, object]] = None) -> None:
         cfg = dict(cfg or {})

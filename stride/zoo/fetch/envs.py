@@ -14,13 +14,14 @@ when the first env is made, in whichever process makes it (the subprocess manage
 from __future__ import annotations
 
 import functools
+from dataclasses import dataclass
 from typing import Any, Callable, Dict, Mapping, Optional
 
 import gymnasium as gym
 import numpy as np
 import numpy.typing as npt
 
-from ...envs import GymnasiumEnv
+from ...envs.gymnasium_env import GymnasiumConfig, GymnasiumEnv
 from ...utils.extras import import_extra
 from ...utils.registry import ENV_REGISTRY
 
@@ -70,16 +71,20 @@ def _joint_accessors_for_mujoco4() -> None:
         setattr(utils, f"get_joint_{field}", getter(field))
 
 
+@dataclass(frozen=True)
+class FetchConfig(GymnasiumConfig):
+    """``env`` of a :class:`FetchEnv`: :class:`GymnasiumEnv`'s keys, FetchReach by default."""
+
+    #: (str) the Gymnasium-Robotics Fetch id.
+    env_id: Optional[str] = "FetchReach-v4"
+
+
 @ENV_REGISTRY.register("fetch")
 class FetchEnv(GymnasiumEnv[GoalObs, npt.NDArray[np.float32]]):
     """A Gymnasium-Robotics Fetch id (``env_id``, default ``'FetchReach-v4'``) with its goal
     functions; config keys are :class:`~stride.envs.GymnasiumEnv`'s."""
 
-    @classmethod
-    def declared_config(cls) -> Dict[str, object]:
-        cfg = super().declared_config()
-        cfg["env_id"] = "FetchReach-v4"
-        return cfg
+    config_view = FetchConfig
 
     def __init__(self, cfg: Optional[Mapping[str, object]] = None) -> None:
         cfg = dict(cfg or {})
