@@ -9,7 +9,7 @@ not run. A block that cannot run here (a cluster, a GPU, ``pip install`` of heav
 learning run) has the line ``<!-- docs-test: skip (REASON) -->`` right above it; each is reported as
 a skipped test with its reason (``pytest -ra`` lists them), and a marker without a reason, or one
 that precedes no block, fails. The docs' examples carry small budgets a reader raises
-(``--env-step 500``, ``max_env_step=2000``), so the whole file runs in about a minute of CPU.
+(``--env-step 500``, ``max_env_step=500``), so the whole file runs in about a minute of CPU.
 """
 
 from __future__ import annotations
