@@ -120,7 +120,7 @@ EPILOG = """Examples:
     (--workers 2: two collector actors on Ray, the league in this process)
   stride -m parallel -c stride/zoo/cartpole/config/parallel/cartpole_dqn_config.py -s 0
   stride -m dist --module config -p local -c cfg.py -s 0 --address HEAD:PORT  (then --module learner,
-    collector, coordinator -c cfg.py.json; see README 'On a Ray cluster')
+    collector, coordinator -c cfg.py.json; see docs/pipelines/ray.md)
   stride plot cartpole_dqn_seed* cartpole_ppo_seed* --out curves.png  (learning curves: the seeds'
     mean and 95 % bootstrap band from each run's progress.csv; stride plot -h)
 
@@ -506,8 +506,8 @@ MODES: Dict[str, Mode] = {mode.name: mode for mode in (
          "learner overlapping", config=FILE,
          takes=("--resume", "--train-iter", "--env-step"),
          why={"--workers": "its collectors are system_config.collector_num"}),
-    Mode("dist", "parallel.dist", "train on a running Ray cluster, a process per --module (README 'On a Ray "
-         "cluster')", run=_dist, config=FILE, seeds=False, check=_dist_reads_config),
+    Mode("dist", "parallel.dist", "train on a running Ray cluster, a process per --module "
+         "(docs/pipelines/ray.md)", run=_dist, config=FILE, seeds=False, check=_dist_reads_config),
     Mode("collect_demo", "collect_demo:collect_demo_data", "record an expert's greedy episodes as a Minari dataset "
          "(--out DIR)", run=_collect_demo, takes=(), seeds=False,
          needs=("--ckpt PATH (the expert's checkpoint or experiment folder)", "--episodes N")),

@@ -1,4 +1,4 @@
-"""What a seed reproduces (README, "Reproducibility"): a whole run with the ``subprocess`` manager;
+"""What a seed reproduces (docs/fault_tolerance.md, "Reproducibility"): a whole run with the ``subprocess`` manager;
 with ``AsyncSubprocessEnvManager`` each env's own stream -- its episodes and, for the same
 actions, its observations and rewards -- but not the order in which envs come back, which follows
 their speed. So anything drawn in arrival order (a collector's exploration noise, which envs fill
@@ -59,10 +59,10 @@ def test_each_envs_own_stream_is_seed_reproducible_but_the_arrival_order_is_not(
     assert c_streams[0][:5] != a_streams[0][:5]  # and the seed matters
 
 
-def test_the_readme_says_what_a_seed_reproduces_with_the_async_manager():
-    readme = " ".join((Path(__file__).resolve().parents[3] / "README.md").read_text().split())
+def test_the_docs_say_what_a_seed_reproduces_with_the_async_manager():
+    readme = " ".join((Path(__file__).resolve().parents[3] / "docs" / "fault_tolerance.md").read_text().split())
     found = re.search(r"Reproducibility: .*?\(`tests/envs/env_manager/test_async_reproducibility.py`\)", readme)
-    assert found, "README.md must say what a seed reproduces with async_subprocess, citing this test"
+    assert found, "docs/fault_tolerance.md must say what a seed reproduces with async_subprocess, citing this test"
     text = found.group(0)
     assert "With `async_subprocess` a seed reproduces each env's own stream" in text
     assert "not the order in which the envs come back" in text and "not bit-reproducible" in text

@@ -1,0 +1,162 @@
+"""Every code block of the docs runs (issue 33): the docs cannot rot.
+
+The fenced ```bash and ```python blocks of ``docs/**/*.md`` and ``README.md`` are run as written, page
+by page, in a fresh temporary folder per page, with this checkout's ``stride`` first on ``PATH`` and on
+``PYTHONPATH``. A page's blocks run in their order; consecutive blocks of one language run as one
+script (one bash, one Python process: the second Python block of a page uses the first's names, as a
+reader typing them into one session would). ```text blocks are output and ```mermaid blocks diagrams:
+not run. A block that cannot run here (a cluster, a GPU, ``pip install`` of heavy extras, a long
+learning run) has the line ``<!-- docs-test: skip (REASON) -->`` right above it; each is reported as
+a skipped test with its reason (``pytest -ra`` lists them), and a marker without a reason, or one
+that precedes no block, fails. The docs' examples carry small budgets a reader raises
+(``--env-step 500``, ``max_env_step=500``), so the whole file takes about a minute of CPU, run two
+pages at a time.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Dict, Iterator, List, Optional, Tuple
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+#: what a fenced block's language may be: run (bash, python) or shown only (text, mermaid)
+RUN = ("bash", "python")
+SHOWN = ("text", "mermaid")
+FENCE = re.compile(r"^```(\S*)\s*$")
+SKIP = re.compile(r"^<!-- docs-test: skip(?: \((.*)\))? -->$")
+#: the longest a page's blocks may take together (a learning run at the docs' budgets takes seconds)
+PAGE_TIMEOUT = 240
+
+
+@dataclass
+class Block:
+    page: str
+    line: int  # 1-based line of the opening fence
+    lang: str
+    code: str
+    skip: Optional[str]  # the reason, when marked skip
+
+
+def pages() -> List[Path]:
+    """The pages whose blocks run: every Markdown file of the site, and the README."""
+    return sorted((ROOT / "docs").rglob("*.md")) + [ROOT / "README.md"]
+
+
+def parse(path: Path) -> Tuple[List[Block], List[str]]:
+    """The fenced blocks of ``path``, and what is wrong with its markers and fences."""
+    page = path.relative_to(ROOT).as_posix()
+    lines = path.read_text().split("\n")
+    blocks: List[Block] = []
+    errors: List[str] = []
+    i = 0
+    while i < len(lines):
+        m = FENCE.match(lines[i])
+        if not m:
+            if SKIP.match(lines[i].strip()) and not (i + 1 < len(lines) and FENCE.match(lines[i + 1])):
+                errors.append(f"{page}:{i + 1}: a docs-test marker must stand right above a code block")
+            i += 1
+            continue
+        lang, start = m.group(1), i
+        end = next((j for j in range(i + 1, len(lines)) if lines[j].rstrip() == "```"), None)
+        if end is None:
+            errors.append(f"{page}:{start + 1}: code block never closed")
+            break
+        marker = SKIP.match(lines[start - 1].strip()) if start else None
+        reason = (marker.group(1) or "").strip() if marker else None
+        if lang not in RUN + SHOWN:
+            errors.append(f"{page}:{start + 1}: code block language {lang!r}; valid: {', '.join(RUN + SHOWN)}")
+        elif marker and not reason:
+            errors.append(f"{page}:{start + 1}: a skipped block must say why: <!-- docs-test: skip (REASON) -->")
+        elif marker and lang in SHOWN:
+            errors.append(f"{page}:{start + 1}: a {lang} block is never run; it needs no skip marker")
+        blocks.append(Block(page, start + 1, lang, "\n".join(lines[start + 1:end]) + "\n", reason))
+        i = end + 1
+    return blocks, errors
+
+
+def scripts(blocks: List[Block]) -> List[Tuple[str, str, int]]:
+    """A page's runnable blocks as (language, script, first line): consecutive blocks of one language
+    joined."""
+    out: List[Tuple[str, str, int]] = []
+    for b in blocks:
+        if b.lang not in RUN or b.skip is not None:
+            continue
+        if out and out[-1][0] == b.lang:
+            out[-1] = (b.lang, out[-1][1] + b.code, out[-1][2])
+        else:
+            out.append((b.lang, b.code, b.line))
+    return out
+
+
+ALL = {p.relative_to(ROOT).as_posix(): parse(p) for p in pages()}
+RUNNABLE = [page for page, (blocks, _) in ALL.items() if scripts(blocks)]
+SKIPPED = [b for blocks, _ in ALL.values() for b in blocks if b.skip is not None]
+
+
+def test_every_block_is_runnable_or_says_why_not():
+    errors = [e for _, errs in ALL.values() for e in errs]
+    assert not errors, "\n".join(errors)
+    assert RUNNABLE, "no runnable code block found under docs/"
+
+
+@pytest.mark.parametrize("block", SKIPPED, ids=[f"{b.page}:{b.line}" for b in SKIPPED])
+def test_skipped_block(block: Block):
+    pytest.skip(f"{block.page}:{block.line}: {block.skip}")
+
+
+def _env(tmp: Path) -> dict:
+    """This checkout's ``stride`` (the test's interpreter's scripts first on PATH, the checkout first
+    on PYTHONPATH), plots without a display, a private home for caches."""
+    env = dict(os.environ)
+    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT)] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
+    env["MPLBACKEND"] = "Agg"
+    env["MPLCONFIGDIR"] = str(tmp / ".mpl")
+    return env
+
+
+def run_page(page: str, tmp: Path) -> Optional[str]:
+    """Run ``page``'s blocks in ``tmp``, in order; None when all pass, else what failed."""
+    env = _env(tmp)
+    for lang, script, line in scripts(ALL[page][0]):
+        cmd = ["bash", "-euo", "pipefail", "-c", script] if lang == "bash" else [sys.executable, "-c", script]
+        proc = subprocess.run(cmd, cwd=tmp, env=env, capture_output=True, text=True, timeout=PAGE_TIMEOUT)
+        if proc.returncode != 0:
+            return (f"{page}:{line}: the {lang} block(s) exited {proc.returncode}\n--- script\n{script}"
+                    f"--- stdout (tail)\n{proc.stdout[-3000:]}\n--- stderr (tail)\n{proc.stderr[-3000:]}")
+    return None
+
+
+@pytest.fixture(scope="module")
+def page_runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Dict[str, "Future[Optional[str]]"]]:
+    """Every runnable page started at once, two at a time (CI has 2 cores; the pages are independent,
+    each in its own folder): the docs' runs take half the wall time they would one by one."""
+    pool = ThreadPoolExecutor(max_workers=min(2, os.cpu_count() or 1))
+    try:
+        yield {page: pool.submit(run_page, page, tmp_path_factory.mktemp("docs")) for page in RUNNABLE}
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)  # after a failure (-x): the pages not started never run
+
+
+@pytest.mark.parametrize("page", RUNNABLE)
+def test_page_blocks_run(page: str, page_runs: Dict[str, "Future[Optional[str]]"]):
+    failure = page_runs[page].result()
+    assert failure is None, failure
+
+
+def test_the_zoo_page_shows_every_zoo_config():
+    """docs/zoo.md renders each config's docstring; a config added to the zoo must be added there."""
+    zoo = (ROOT / "docs" / "zoo.md").read_text()
+    configs = sorted((ROOT / "stride" / "zoo").glob("*/config/**/*_config.py"))
+    assert configs
+    missing = [c.relative_to(ROOT).as_posix() for c in configs
+               if f"::: {c.relative_to(ROOT).with_suffix('').as_posix().replace('/', '.')}\n" not in zoo]
+    assert not missing, f"docs/zoo.md lacks these configs: {missing}"
