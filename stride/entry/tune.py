@@ -9,25 +9,14 @@ confirmed within ``trial_cpu_s`` train CPU-seconds (or ``max_env_step``) scores 
 
 - Sampler: TPE (multivariate), seeded; the config's own values are enqueued as the first trial, so
   the study starts from the known config and its best is never one the study did not compare with it
-  (the declared space is widened to hold them where the config lies outside it: :func:`around_config`).
+  (the declared space is widened to hold them where the config lies outside it:
+  :func:`~.tune_space.around_config`).
 - Pruner: median (Optuna's ``MedianPruner``) on the evaluation return. Optuna compares intermediate
   values in the study's direction (minimise), so the value reported after each evaluation is the
   *negated* 10-episode mean return; its step is the evaluation's index (the same env-step schedule
   in every trial of one config).
-- Storage: SQLite by default (``<out>/study.db``): running the same command again resumes the study
-  -- it runs only the trials still missing, and a trial left running by a process that is gone
-  (killed, even by SIGKILL) is failed and queued again with the same values at once, the retry
-  counted (:func:`~stride.entry.tune_state.retry_killed`: each process running trials holds a lock
-  the OS releases when it dies); so is a trial a Ctrl-C interrupted. Heartbeats still fail a trial
-  of a process on another machine once they are stale. The config, the storage URL and (on a
-  rerun) the study's search space are checked before the study's folder is made and any trial runs
-  (:func:`check_study`): a bad one is one line, not a traceback per trial.
-- Result: ``<out>/best_config.py``, a ready-to-run config file (the input config with the best
-  trial's values), rewritten atomically whenever a better trial completes. A trial's folder keeps
-  its config, ``result.json``, ``progress.csv`` and TensorBoard log; only the best trial's folders
-  keep their checkpoints (``ckpt/``), the previous best's removed once a better trial is recorded
-  (``keep_checkpoints``: every trial's; a study of 100 CartPole runs kept 222 MB of them). A killed
-  trial is retried anew, never resumed.
+- Storage and resume, the best config and the trials' checkpoints: :mod:`.tune_study`; the search
+  space around the config: :mod:`.tune_space`; this module runs the trials.
 
 Better than rl-zoo3's ``--optimize`` on purpose: the objective is cost to a *confirmed* solve (rl-zoo3
 optimises the last evaluation's mean return at a fixed budget, which rewards a lucky screen);
@@ -39,28 +28,23 @@ from __future__ import annotations
 
 import copy
 import os
-import shlex
 import statistics
 import time
-import warnings
-from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple, TypedDict
 
-from ..config.compile import compile_config, default_main_config, keep_exp_dirs, make_exp_dir, provisional_exp_dirs
-from ..config.config import config_source, deep_update, get_dotted, section
-from ..config.setting import plain
-from ..config.search import Choice, FloatRange, IntRange, SearchParam, SearchSpace, check_search_space
-from ..policy.base_policy import Policy
+from ..config.compile import compile_config, keep_exp_dirs, make_exp_dir, provisional_exp_dirs
 from ..utils.errors import ConfigError, StrideError
 from ..utils.extras import import_extra
-from ..utils.files import atomic_write_text
 from ..utils.narrow import as_float
-from ..utils.registry import POLICY_REGISTRY, import_components
-from .tune_state import WorkerLock, keep_best_checkpoints, mark_trial, retry_killed
+from .tune_space import around_config, config_values, policy_defaults, policy_search_space, suggest, with_values
+from .tune_state import WorkerLock, mark_trial
+from .tune_study import (PENALTY_FACTOR, StudySpec, check_study, default_db, finished_count, open_study, record_trial,
+                         resume_study, retry_callback, trial_value, write_best)
 from .utils import ConfigInput, ConfigPair, check_cuda, read_config
 
-#: a trial that has not confirmed the stop value scores this many times its CPU budget
-PENALTY_FACTOR = 2.0
+#: what ``from stride.entry.tune import ...`` has always offered
+__all__ = ["tune_pipeline", "TuneResult", "TrialOverBudget", "optimize", "check_study", "PENALTY_FACTOR",
+           "around_config", "config_values", "policy_defaults", "policy_search_space", "with_values"]
 
 
 class TrialOverBudget(Exception):
@@ -73,159 +57,6 @@ def _pair(input_cfg: ConfigInput) -> ConfigPair:
     if len(input_cfg) != 2:
         raise ConfigError(f"a config is [main_config, create_config], got {len(input_cfg)} parts")
     return input_cfg[0], input_cfg[1]
-
-
-def _policy_name(create: Mapping[str, Any]) -> str:
-    name = create.get("policy", {}).get("type")
-    if not isinstance(name, str):
-        raise ConfigError(f"create_config.policy.type must name a policy, got {name!r}")
-    return name
-
-
-def policy_defaults(create: Mapping[str, object], main: Mapping[str, object]) -> Dict[str, object]:
-    """The config's ``policy`` section as a run will see it: the policy's defaults, its model's
-    (the model class's keyword defaults, so ``model.encoder_hidden_size_list`` is a setting even
-    where the config leaves it out) and the user's values over them."""
-    import_components()
-    tree = plain(default_main_config(create, main)["policy"])
-    return deep_update(tree, copy.deepcopy(dict(section(main, "policy"))))
-
-
-def policy_search_space(create: Mapping[str, object], main: Mapping[str, object]) -> Tuple[str, SearchSpace]:
-    """The policy type of a config and its declared search space (checked against its config)."""
-    import_components()
-    name = _policy_name(create)
-    cls = POLICY_REGISTRY.get(name)
-    space: SearchSpace = getattr(cls, "search_space", {}) if isinstance(cls, type) and issubclass(cls, Policy) else {}
-    if not space:
-        tunable = sorted(n for n in POLICY_REGISTRY.names()
-                         if getattr(POLICY_REGISTRY.get(n), "search_space", None))
-        raise ConfigError(f"policy '{name}' declares no search space; tunable policies: {', '.join(tunable)}")
-    check_search_space(space, policy_defaults(create, main), name)
-    return name, space
-
-
-def with_values(main: Mapping[str, object], values: Mapping[str, object]) -> Dict[str, object]:
-    """A copy of ``main`` with each ``policy.<dotted key>`` set to its value."""
-    out = copy.deepcopy(dict(main))
-    for key, value in values.items():
-        node = _section(out, "policy", "policy")
-        parts = key.split(".")
-        for k, part in enumerate(parts[:-1]):
-            node = _section(node, part, "policy." + ".".join(parts[:k + 1]))
-        node[parts[-1]] = value
-    return out
-
-
-def _section(tree: Dict[str, object], key: str, where: str) -> Dict[str, object]:
-    """``tree[key]``, a dict (made empty where missing); a value there that is not one is refused."""
-    node = tree.setdefault(key, {})
-    if not isinstance(node, dict):
-        raise ConfigError(f"{where} is {node!r}, not a section: a searched key cannot go under it")
-    return node
-
-
-def _suggest(trial: Any, key: str, param: SearchParam) -> object:
-    if isinstance(param, FloatRange):
-        return trial.suggest_float(key, param.low, param.high, log=param.log)
-    if isinstance(param, IntRange):
-        return trial.suggest_int(key, param.low, param.high, log=param.log)
-    return param.decode(trial.suggest_categorical(key, list(param.labels)))
-
-
-def config_values(space: SearchSpace, params: Mapping[str, object]) -> Dict[str, object]:
-    """A trial's stored params as config values (a choice's label, e.g. ``'[64, 64]'``, back to its
-    value); keys the space lacks are refused."""
-    out: Dict[str, object] = {}
-    for key, raw in params.items():
-        if key not in space:
-            raise ConfigError(f"'{key}' is not a key of the study's search space; keys: {', '.join(space)}")
-        param = space[key]
-        if not isinstance(param, Choice):
-            out[key] = raw
-        elif raw is None or isinstance(raw, (bool, int, float, str)):
-            out[key] = param.decode(raw)
-        else:
-            raise ConfigError(f"'{key}' holds {raw!r}: a stored choice is a label (None, a number or a string)")
-    return out
-
-
-def _in_space(value: object, param: SearchParam) -> bool:
-    if isinstance(param, Choice):
-        return value in param
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and param.low <= value <= param.high
-
-
-def around_config(space: SearchSpace, defaults: Mapping[str, object]) -> Dict[str, SearchParam]:
-    """The study's space: the declared one widened to hold the config's own value of each key (a
-    choice gains it, a range stretches to it), so trial 0 is always the config itself -- a zoo config
-    whose net is ``[512, 64]`` or whose ``update_per_collect`` is 10 would otherwise start the study
-    from a config nobody wrote. A value of the wrong kind for its range (None, a string) is left out."""
-    out: Dict[str, SearchParam] = {}
-    for key, param in space.items():
-        value = get_dotted(defaults, key)
-        if isinstance(param, Choice):
-            out[key] = param if value in param else Choice(*param.values, copy.deepcopy(value))
-        elif isinstance(value, bool) or not isinstance(value, (int, float)) or (param.log and value <= 0) \
-                or (isinstance(param, IntRange) and not isinstance(value, int)) or param.low <= value <= param.high:
-            out[key] = param
-        elif isinstance(param, IntRange):
-            out[key] = IntRange(min(param.low, int(value)), max(param.high, int(value)), param.log)
-        else:
-            out[key] = FloatRange(min(param.low, float(value)), max(param.high, float(value)), param.log)
-    return out
-
-
-def _known_values(defaults: Mapping[str, object], space: SearchSpace) -> Dict[str, object]:
-    """The config's own value of each searched key (``defaults``: :func:`policy_defaults`), as the
-    study stores it, where it lies in the space: trial 0."""
-    out: Dict[str, object] = {}
-    for key, param in space.items():
-        value = get_dotted(defaults, key)
-        if _in_space(value, param):
-            out[key] = param.encode(value) if isinstance(param, Choice) else value
-    return out
-
-
-@dataclass(frozen=True)
-class _Study:
-    """Everything a process needs to open the study and run trials (plain data: it travels to Ray
-    workers as it is)."""
-
-    main: Dict[str, Any]
-    create: Dict[str, Any]
-    space: SearchSpace
-    storage: str
-    study_name: str
-    out_dir: str
-    seed: int
-    trials: int
-    trial_cpu_s: float
-    max_env_step: Optional[int]
-    heartbeat_s: int
-    trial_seeds: int
-    keep_checkpoints: bool
-
-    @property
-    def penalty(self) -> float:
-        return PENALTY_FACTOR * self.trial_cpu_s
-
-    @property
-    def best_path(self) -> str:
-        return os.path.join(self.out_dir, "best_config.py")
-
-    @property
-    def best_command(self) -> str:
-        """The command that trains the best config as its trials ran (their first run seed)."""
-        return f"stride -m serial -c {shlex.quote(self.best_path)} -s {self.seed}"
-
-    def run_dir(self, number: int, run_seed: int) -> str:
-        """The experiment folder of trial ``number``'s run with ``run_seed``."""
-        return os.path.join(self.out_dir, "trials", f"trial_{number:04d}_seed{run_seed}")
-
-    def run_dirs(self, number: int) -> List[str]:
-        """The experiment folders of trial ``number``'s runs (one per run seed)."""
-        return [self.run_dir(number, self.seed + k) for k in range(self.trial_seeds)]
 
 
 class TuneResult(TypedDict):
@@ -293,30 +124,17 @@ def tune_pipeline(
                                  trials=trials, trial_cpu_s=trial_cpu_s, max_env_step=max_env_step,
                                  heartbeat_s=heartbeat_s, trial_seeds=trial_seeds, on_cluster=address is not None,
                                  keep_checkpoints=keep_checkpoints)
-    if storage is not None or os.path.isfile(_default_db(spec.out_dir)):  # (a new default study: nothing to check)
+    if storage is not None or os.path.isfile(default_db(spec.out_dir)):  # (a new default study: nothing to check)
         check_study(spec, defaults)  # before the folder is made and any trial runs
     make_exp_dir(spec.out_dir, renew=False)  # the same folder resumes the study
-    study = _resume(spec, defaults)
-    if trials - _finished(study) > 0:
+    study = resume_study(spec, defaults)
+    if trials - finished_count(study) > 0:
         if workers == 1:
             keep_exp_dirs()  # the study starts: its folder stays
             optimize(spec, worker=0)
         else:
             _optimize_on_ray(spec, workers, address)
     return _summary(spec)
-
-
-def _resume(spec: _Study, defaults: Mapping[str, object]) -> Any:
-    """The study, opened: a new one with the config's own values queued as trial 0; a resumed one
-    with the trials of processes that are gone failed and their values queued again, and the
-    checkpoints no longer needed removed."""
-    study = _open(spec, worker=0)
-    if not study.trials:
-        study.enqueue_trial(_known_values(defaults, spec.space))
-    for number in retry_killed(study, spec.out_dir, _retry()):
-        print(f"stride: trial {number} was left running by a process that is gone: failed, its values queued again")
-    _sweep(spec, study)
-    return study
 
 
 def _check_arguments(trials: int, trial_seeds: int, trial_cpu_s: float, workers: int, address: Optional[str],
@@ -337,14 +155,10 @@ def _check_arguments(trials: int, trial_seeds: int, trial_cpu_s: float, workers:
                           f"(postgresql://... or mysql://...), not {storage or 'the default SQLite file'}")
 
 
-def _default_db(out_dir: str) -> str:
-    return os.path.join(out_dir, "study.db")
-
-
 def _study_spec(main: Mapping[str, object], create: Mapping[str, object], *, seed: int, storage: Optional[str],
                 study_name: Optional[str], out_dir: Optional[str], trials: int, trial_cpu_s: float,
                 max_env_step: Optional[int], heartbeat_s: int, trial_seeds: int,
-                on_cluster: bool, keep_checkpoints: bool) -> Tuple[_Study, Dict[str, object]]:
+                on_cluster: bool, keep_checkpoints: bool) -> Tuple[StudySpec, Dict[str, object]]:
     """The study's spec (its search space around the config's own values) and the config's policy
     defaults, once every key, type and range of the config is checked (here, not in each trial)."""
     name, declared = policy_search_space(create, main)
@@ -355,167 +169,41 @@ def _study_spec(main: Mapping[str, object], create: Mapping[str, object], *, see
     space = around_config(declared, defaults)
     exp_name = str(main.get("exp_name") or f"{name}_tune")
     out_dir = os.path.abspath(out_dir or f"{exp_name}_tune")
-    spec = _Study(main=dict(main), create=dict(create), space=space,
-                  storage=storage or f"sqlite:///{_default_db(out_dir)}", study_name=study_name or exp_name,
-                  out_dir=out_dir, seed=seed, trials=trials, trial_cpu_s=trial_cpu_s, max_env_step=max_env_step,
-                  heartbeat_s=heartbeat_s, trial_seeds=trial_seeds, keep_checkpoints=keep_checkpoints)
+    spec = StudySpec(main=dict(main), create=dict(create), space=space,
+                     storage=storage or f"sqlite:///{default_db(out_dir)}", study_name=study_name or exp_name,
+                     out_dir=out_dir, seed=seed, trials=trials, trial_cpu_s=trial_cpu_s, max_env_step=max_env_step,
+                     heartbeat_s=heartbeat_s, trial_seeds=trial_seeds, keep_checkpoints=keep_checkpoints)
     return spec, defaults
 
 
-def _summary(spec: _Study) -> TuneResult:
+def _summary(spec: StudySpec) -> TuneResult:
     """The finished study's best trial (its ``best_config.py`` written once more: workers' writes
     may have raced); a study where no trial completed is refused, naming the first failure."""
     from optuna.trial import TrialState
 
-    study = _open(spec, worker=0)
+    study = open_study(spec, worker=0)
     done = [t for t in study.trials if t.state == TrialState.COMPLETE]
     if not done:
         failed = [str(t.user_attrs["error"]) for t in study.trials if t.state == TrialState.FAIL and "error" in t.user_attrs]
         pruned = sum(t.state == TrialState.PRUNED for t in study.trials)
         why = f"{len(failed)} failed (the first: {failed[0]})" if failed else "every trial was pruned or failed"
         raise ConfigError(f"no trial of study '{spec.study_name}' completed: {why}; {pruned} pruned")
-    best = min(done, key=lambda t: t.value)
-    _write_best(spec, best)
-    return TuneResult(best_config=spec.best_path, best_command=spec.best_command, best_value=float(best.value),
+    best = min(done, key=trial_value)
+    write_best(spec, best)
+    return TuneResult(best_config=spec.best_path, best_command=spec.best_command, best_value=trial_value(best),
                       best_params=config_values(spec.space, best.params), best_trial=int(best.number),
-                      best_reached=bool(best.user_attrs.get("reached")), n_finished=_finished(study),
+                      best_reached=bool(best.user_attrs.get("reached")), n_finished=finished_count(study),
                       study_name=spec.study_name, storage=spec.storage, out_dir=spec.out_dir, penalty=spec.penalty)
 
 
-#: what ``--storage`` takes (the study's database; SQLAlchemy URLs)
-STORAGE_CHOICES = ("sqlite:///PATH (in an existing folder), postgresql://USER:PASSWORD@HOST/DB or "
-                   "mysql://USER:PASSWORD@HOST/DB (with its database driver installed)")
-
-
-#: how many times one trial's values run again after its process died or was interrupted (bounded:
-#: values that kill their process every time, out of memory say, must not hold the study forever)
-MAX_RETRY = 2
-
-
-def _retry() -> Any:
-    """What queues a failed trial's values again, the retry counted (:data:`MAX_RETRY`), for stale
-    heartbeats, :func:`retry_killed` and interrupts alike."""
-    import optuna
-    from optuna.storages import RetryHeartbeatStaleTrialCallback
-
-    with warnings.catch_warnings():  # marked experimental since Optuna 2.8
-        warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
-        return RetryHeartbeatStaleTrialCallback(max_retry=MAX_RETRY)
-
-
-def _sweep(spec: _Study, study: Any) -> None:
-    """Finished trials keep no checkpoints but the best's (unless ``spec.keep_checkpoints``)."""
-    if not spec.keep_checkpoints:
-        keep_best_checkpoints(spec.run_dirs, study)
-
-
-def _storage(spec: _Study) -> Any:
-    """The study's database (Optuna's ``RDBStorage``, with heartbeats); one line when it cannot be
-    opened (a URL SQLAlchemy cannot parse, an unknown dialect, a missing driver or folder)."""
-    import optuna
-
-    if spec.storage.startswith("sqlite:///"):  # SQLite creates the file, not its folder
-        folder = os.path.dirname(os.path.abspath(spec.storage[len("sqlite:///"):]))
-        if not os.path.isdir(folder):
-            raise ConfigError(f"storage {spec.storage!r}: the folder '{folder}' does not exist; valid choices: "
-                              f"{STORAGE_CHOICES}")
-    try:
-        with warnings.catch_warnings():  # heartbeats are marked experimental (they fail a remote process's trials)
-            warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
-            return optuna.storages.RDBStorage(
-                spec.storage, heartbeat_interval=spec.heartbeat_s, grace_period=3 * spec.heartbeat_s,
-                heartbeat_stale_trial_callback=_retry())
-    except Exception as e:  # SQLAlchemy's and the drivers' errors have no common base
-        lines = str(e).strip().splitlines()
-        cause = " ".join(lines[0].split())[:300] if lines else ""
-        raise ConfigError(f"storage {spec.storage!r} cannot be opened ({type(e).__name__}{': ' + cause if cause else ''}); "
-                          f"valid choices: {STORAGE_CHOICES}") from None
-
-
-def _distribution(param: SearchParam) -> Any:
-    """The Optuna distribution :func:`_suggest` asks for ``param``."""
-    from optuna.distributions import CategoricalDistribution, FloatDistribution, IntDistribution
-
-    if isinstance(param, FloatRange):
-        return FloatDistribution(param.low, param.high, log=param.log)
-    if isinstance(param, IntRange):
-        return IntDistribution(param.low, param.high, log=param.log)
-    return CategoricalDistribution(list(param.labels))
-
-
-def _describe(dist: Any) -> str:
-    choices = getattr(dist, "choices", None)
-    if choices is not None:
-        return f"the choices {', '.join(str(c) for c in choices)}"
-    return f"[{dist.low:g}, {dist.high:g}]{' (log scale)' if dist.log else ''}"
-
-
-def _compatible(old: Any, new: Any) -> bool:
-    """Whether Optuna takes ``new`` for a parameter a study already searched with ``old``: the same
-    kind, the same choices, the same scale (a range may widen). Optuna's own check
-    (``optuna.distributions.check_distribution_compatibility``) says it is not for library users."""
-    if type(old) is not type(new):
-        return False
-    old_choices = getattr(old, "choices", None)
-    if old_choices is not None:
-        return tuple(old_choices) == tuple(new.choices)
-    return bool(old.log == new.log)
-
-
-def check_study(spec: _Study, defaults: Mapping[str, object]) -> None:
-    """The study already in ``spec.storage`` (if any) was searched over this search space: each
-    key's kind and a choice's values (a range may widen) -- Optuna refuses a trial otherwise, so a
-    config whose value of a searched key lies elsewhere than the study's (``--set`` on a rerun) is
-    refused here in one line, before any trial."""
-    import optuna
-
-    store = _storage(spec)
-    if spec.study_name not in optuna.get_all_study_names(store):
-        return
-    seen: Dict[str, Any] = {}
-    for t in optuna.load_study(study_name=spec.study_name, storage=store).get_trials(deepcopy=False):
-        for key, dist in t.distributions.items():
-            seen.setdefault(key, dist)
-    where = f"study '{spec.study_name}' ({spec.storage})"
-    new_study = "or start a new study (another --exp-name or --storage)"
-    for key, old in seen.items():
-        if key not in spec.space:
-            raise ConfigError(f"{where} searched '{key}', which this config's search space lacks (keys: "
-                              f"{', '.join(spec.space)}): run it with the config it started from, {new_study}")
-        new = _distribution(spec.space[key])
-        if not _compatible(old, new):
-            value = f"this config's policy.{key}={get_dotted(defaults, key)!r}"
-            change = f"{value} is not one of them" if getattr(old, "choices", None) is not None else \
-                f"{value} makes it {_describe(new)}"
-            raise ConfigError(f"{where} searched policy.{key} over {_describe(old)}; {change}, and a study's search "
-                              f"space cannot change so: give a value within it, {new_study}") from None
-
-
-def _open(spec: _Study, worker: int) -> Any:
-    """The study (created on first use), with this worker's sampler: TPE seeded ``seed + worker``."""
-    import optuna
-
-    return optuna.create_study(
-        storage=_storage(spec), study_name=spec.study_name, direction="minimize", load_if_exists=True,
-        sampler=optuna.samplers.TPESampler(seed=spec.seed + worker, multivariate=True,
-                                           n_startup_trials=max(5, spec.trials // 4)),
-        pruner=optuna.pruners.MedianPruner(n_startup_trials=5, n_warmup_steps=1))
-
-
-def _finished(study: Any) -> int:
-    from optuna.trial import TrialState
-
-    return sum(t.state in (TrialState.COMPLETE, TrialState.PRUNED) for t in study.trials)
-
-
-def optimize(spec: _Study, worker: int) -> int:
+def optimize(spec: StudySpec, worker: int) -> int:
     """Run trials of the study until it holds ``spec.trials`` finished ones (every worker runs this,
     in its own process); returns how many this call ran."""
     from optuna.study import MaxTrialsCallback
     from optuna.trial import TrialState
 
-    study = _open(spec, worker)
-    missing = spec.trials - _finished(study)
+    study = open_study(spec, worker)
+    missing = spec.trials - finished_count(study)
     if missing <= 0:
         return 0
     # queued trials (the config's own values, retries) go to worker 0 alone: on SQLite two workers
@@ -538,36 +226,23 @@ def optimize(spec: _Study, worker: int) -> int:
         before = len(study.trials)
         try:
             study.optimize(objective, n_trials=missing, catch=(ConfigError,),
-                           callbacks=[lambda study, trial: _recorded(spec, study, trial),
+                           callbacks=[lambda study, trial: record_trial(spec, study, trial),
                                       MaxTrialsCallback(spec.trials, states=(TrialState.COMPLETE, TrialState.PRUNED))])
         except KeyboardInterrupt:  # Optuna has failed the interrupted trial: its values run again on resume
             interrupted = [t for t in study.get_trials(deepcopy=True, states=(TrialState.FAIL,)) if t.number in current]
             for trial in interrupted:
-                _retry()(study, trial)
+                retry_callback()(study, trial)
             raise
         return len(study.trials) - before
 
 
-def _recorded(spec: _Study, study: Any, trial: Any) -> None:
-    """After the study has recorded ``trial``: ``best_config.py`` rewritten if it is the best so
-    far, then the checkpoints no longer needed removed (the previous best's among them)."""
-    from optuna.trial import TrialState
-
-    done = [t for t in study.trials if t.state == TrialState.COMPLETE]
-    if done:
-        best = min(done, key=lambda t: t.value)
-        if best.number == trial.number or not os.path.exists(spec.best_path):
-            _write_best(spec, best)
-    _sweep(spec, study)
-
-
-def _run_trial(spec: _Study, trial: Any) -> float:
+def _run_trial(spec: StudySpec, trial: Any) -> float:
     """One trial: its values suggested, a serial run per run seed (the first pruned on its
     evaluations), its value the median of the runs' scores (train CPU-seconds to the confirmed stop
     value, else the penalty)."""
     from .serial_entry import serial_pipeline
 
-    values = {key: _suggest(trial, key, param) for key, param in spec.space.items()}
+    values = {key: suggest(trial, key, param) for key, param in spec.space.items()}
     scores: List[float] = []
     for k in range(spec.trial_seeds):
         run_seed = spec.seed + k
@@ -589,7 +264,7 @@ def _run_trial(spec: _Study, trial: Any) -> float:
     return value
 
 
-def _on_eval(spec: _Study, trial: Any, prune: bool) -> Callable[[Dict[str, object]], None]:
+def _on_eval(spec: StudySpec, trial: Any, prune: bool) -> Callable[[Dict[str, object]], None]:
     """A trial run's evaluation callback: over the CPU budget it ends the run (the trial scores the
     penalty); with ``prune``, it reports the negated return as the trial's intermediate value at the
     evaluation's index and prunes the trial below the median."""
@@ -613,20 +288,7 @@ def _on_eval(spec: _Study, trial: Any, prune: bool) -> Callable[[Dict[str, objec
     return on_eval
 
 
-def _write_best(spec: _Study, best: Any) -> None:
-    """``best_config.py``: the input config with the best trial's values, written atomically."""
-    reached = bool(best.user_attrs.get("reached"))
-    header = (f'"""Best config of the Stride tuning study \'{spec.study_name}\' ({spec.storage}), trial {best.number}:\n'
-              f"{'train CPU-seconds to the confirmed stop value' if reached else 'not confirmed (penalty)'}: "
-              f"{best.value:.2f} (median over run seeds {spec.seed}..{spec.seed + spec.trial_seeds - 1}: "
-              f"{best.user_attrs.get('scores')}).\n\n"
-              f"Run it: {spec.best_command}\n"
-              f"Searched values: {config_values(spec.space, best.params)}\n"
-              '"""\n\n')
-    atomic_write_text(spec.best_path, config_source(with_values(spec.main, config_values(spec.space, best.params)), spec.create, header))
-
-
-def _optimize_on_ray(spec: _Study, workers: int, address: Optional[str]) -> None:
+def _optimize_on_ray(spec: StudySpec, workers: int, address: Optional[str]) -> None:
     """``workers`` Ray tasks, each running :func:`optimize` on one CPU; a failed task's error is
     raised here (the others are cancelled when the instance stops)."""
     from .parallel.cluster import joined_ray, local_ray, require_ray

@@ -15,39 +15,20 @@ from __future__ import annotations
 import csv
 import importlib.util
 import json
-import os
-import shlex
-import signal
-import subprocess
-import sys
-import time
 from pathlib import Path
 from typing import Callable, Dict, List, Tuple
 
 import pytest
 
 from stride.entry.cli import main as cli_main
+from tests.entry.stride_process import LEAGUE_CONFIG, interrupt_when, printed_command, run_stride
 
 pytestmark = pytest.mark.timeout(240)
 
-ENV = dict(os.environ, PYTHONPATH=os.pathsep.join([str(Path(__file__).resolve().parents[2]),
-                                                    os.environ.get("PYTHONPATH", "")]))
 RUN = "run 1"  # the experiment folder, relative to the command's folder
 #: short evaluations (progress.csv rows: how the test sees training under way), never the stop value
 NEVER_STOPS = ["--set", "env.stop_value=1e9", "--set", "env.evaluator_env_num=2", "--set", "env.n_evaluator_episode=2",
                "--set", "policy.eval.evaluator.confirm_episode=0"]
-
-LEAGUE_CONFIG = """
-import copy
-from stride.zoo.pettingzoo.config.tictactoe_league_config import main_config as zoo, create_config
-main_config = copy.deepcopy(zoo)
-main_config["env"]["collector_env_num"] = 2
-main_config["policy"]["model"]["encoder_hidden_size_list"] = [32, 32]
-main_config["policy"]["random_collect_size"] = 32
-main_config["policy"]["learn"]["batch_size"] = 16
-main_config["league"].update(snapshot_every=10, eval_episode=2, stop_max_loss_rate=None, confirm_episode=0,
-                             main_exploiter=dict(use=False))
-"""
 
 OFFLINE_CONFIG = """
 import copy
@@ -125,31 +106,6 @@ def _trained(path: Path) -> bool:
     return any(row.get("train_iter", "").isdigit() and int(row["train_iter"]) > 0 for row in rows)
 
 
-def _interrupt_once_it_trains(argv: List[str], cwd: Path, rows: Path) -> subprocess.CompletedProcess:
-    proc = subprocess.Popen([sys.executable, "-m", "stride", *argv], cwd=cwd, env=ENV, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
-    try:
-        deadline = time.monotonic() + 180  # only a hung run reaches it
-        while not _trained(rows):
-            assert proc.poll() is None, f"the run ended (rc {proc.returncode}) before it trained: {proc.communicate()}"
-            assert time.monotonic() < deadline, "no training row in 180 s"
-            time.sleep(0.05)
-        proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=120)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait(60)
-    return subprocess.CompletedProcess(argv, proc.returncode, out, err)
-
-
-def _printed(out: str, prefix: str) -> List[str]:
-    """The command a ``stride: PREFIX: ...`` line shows, as a shell would split it."""
-    lines = [line[len(prefix):] for line in out.splitlines() if line.startswith(prefix)]
-    assert len(lines) == 1, out
-    return shlex.split(lines[0])
-
-
 def _rows(path: Path) -> List[Dict[str, str]]:
     with open(path, newline="") as f:
         return list(csv.DictReader(f))
@@ -161,15 +117,14 @@ def test_sigint_once_it_trains_then_the_printed_resume_command_finishes_the_run(
     make, table = CASES[mode]
     argv = [*make(tmp_path), "-s", "0", "--exp-name", RUN, "--no-progress"]
     run = tmp_path / RUN
-    res = _interrupt_once_it_trains(argv, tmp_path, run / table)
+    res = interrupt_when(argv, tmp_path, lambda err: _trained(run / table))
     assert res.returncode == 130, res.stderr[-3000:]
     first = json.loads((run / "result.json").read_text())
     assert first["interrupted"] is True and first["signal"] == "SIGINT" and first["train_iter"] > 0, first
-    command = _printed(res.stdout, "stride: resume with: ")
+    command = printed_command(res.stdout, "stride: resume with: ")
     assert command[:5] == ["stride", "-m", argv[1], "--resume", RUN], command  # the folder as given, quoted
     if mode in SLOW:  # Ray starts in a process that has not imported it: the command's own
-        done = subprocess.run([sys.executable, "-m", *command], cwd=tmp_path, env=ENV, capture_output=True,
-                              text=True, timeout=300)
+        done = run_stride(command[1:], tmp_path, timeout=300)
         assert done.returncode == 0, done.stderr[-3000:]
     else:
         monkeypatch.chdir(tmp_path)

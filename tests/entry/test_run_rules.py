@@ -10,9 +10,8 @@ import os
 import shlex
 import signal
 import subprocess
-import sys
 from pathlib import Path
-from typing import Any, Dict, List
+from typing import Any, Dict
 
 import pytest
 import torch
@@ -21,28 +20,9 @@ from stride.entry import serial_pipeline
 from stride.entry import run_state
 from stride.utils.errors import ConfigError
 from stride.zoo.cartpole.config.cartpole_dqn_config import create_config as dqn_create, main_config as dqn_main
+from tests.entry.stride_process import LEAGUE_CONFIG, interrupt_when, printed_command, run_stride
 
 pytestmark = pytest.mark.timeout(240)
-
-STRIDE = [sys.executable, "-m", "stride"]
-ENV = dict(os.environ, PYTHONPATH=os.pathsep.join([str(Path(__file__).resolve().parents[2]),
-                                                    os.environ.get("PYTHONPATH", "")]))
-#: the zoo's tic-tac-toe league, small: a league run of a few seconds
-LEAGUE_CONFIG = """
-import copy
-from stride.zoo.pettingzoo.config.tictactoe_league_config import main_config as zoo, create_config
-main_config = copy.deepcopy(zoo)
-main_config["env"]["collector_env_num"] = 2
-main_config["policy"]["model"]["encoder_hidden_size_list"] = [32, 32]
-main_config["policy"]["random_collect_size"] = 32
-main_config["policy"]["learn"]["batch_size"] = 16
-main_config["league"].update(snapshot_every=10, eval_episode=2, stop_max_loss_rate=None, confirm_episode=0,
-                             main_exploiter=dict(use=False))
-"""
-
-
-def _stride(args: List[str], cwd: Path, timeout: float = 180) -> subprocess.CompletedProcess:
-    return subprocess.run(STRIDE + args, cwd=cwd, env=ENV, capture_output=True, text=True, timeout=timeout)
 
 
 def _files(folder: Path) -> Dict[str, bytes]:
@@ -75,7 +55,7 @@ def test_resume_refuses_a_league_run_in_another_mode_before_touching_it(tmp_path
                     progress=False)
     run = tmp_path / "lg"
     before = _files(run)
-    res = _stride(["-m", "serial", "--resume", "lg", "--env-step", "25000", "--no-progress"], tmp_path)
+    res = run_stride(["-m", "serial", "--resume", "lg", "--env-step", "25000", "--no-progress"], tmp_path)
     assert _files(run) == before
     _refused(res, "is a -m league run, not a -m serial run", "resume it with: stride -m league --resume lg")
     assert json.loads((run / "run.json").read_text()) == {"mode": "league", "max_env_step": 60, "max_train_iter": None,
@@ -83,7 +63,7 @@ def test_resume_refuses_a_league_run_in_another_mode_before_touching_it(tmp_path
     # a league run made before runs recorded their mode: its total_config.json's league section tells
     (run / "run.json").write_text(json.dumps({"max_env_step": 60, "max_train_iter": None}))
     before = _files(run)
-    _refused(_stride(["-m", "offline", "--resume", "lg", "--no-progress"], tmp_path),
+    _refused(run_stride(["-m", "offline", "--resume", "lg", "--no-progress"], tmp_path),
              "is a -m league run, not a -m offline run", "stride -m league --resume lg")
     assert _files(run) == before
 
@@ -92,12 +72,12 @@ def test_resume_refuses_a_serial_run_in_another_mode_and_the_serial_family_resum
     serial_pipeline([dqn_main, dqn_create], seed=0, max_env_step=64, exp_name=str(tmp_path / "sr"), progress=False)
     run = tmp_path / "sr"
     before = _files(run)
-    res = _stride(["-m", "league", "--resume", "sr", "--env-step", "500", "--no-progress"], tmp_path)
+    res = run_stride(["-m", "league", "--resume", "sr", "--env-step", "500", "--no-progress"], tmp_path)
     assert _files(run) == before
     _refused(res, "is a -m serial run, not a -m league run", "resume it with: stride -m serial --resume sr")
     assert json.loads((run / "run.json").read_text()) == {"mode": "serial", "max_env_step": 64, "max_train_iter": None}
     # -m serial_onpolicy runs serial_pipeline too: it may resume a -m serial run (this one already finished)
-    same = _stride(["-m", "serial_onpolicy", "--resume", "sr", "--no-progress"], tmp_path)
+    same = run_stride(["-m", "serial_onpolicy", "--resume", "sr", "--no-progress"], tmp_path)
     assert same.returncode == 0 and "already finished" in same.stdout, same.stderr
     assert _files(run) == before
 
@@ -165,7 +145,7 @@ def _result(run: Path) -> Dict[str, object]:
 def test_env_step_limit_bounds_the_random_warm_up(tmp_path):
     """A warm-up of 20,000 random steps under --env-step 3000: the run stops at the limit (one
     collect of 8 at most past it), saying so in one line."""
-    res = _stride(["-m", "serial", "-e", "cartpole", "-p", "dqn", "-s", "0", "--env-step", "3000", "--exp-name", "w",
+    res = run_stride(["-m", "serial", "-e", "cartpole", "-p", "dqn", "-s", "0", "--env-step", "3000", "--exp-name", "w",
                    "--set", "policy.random_collect_size=20000", "--no-progress"], tmp_path)
     assert res.returncode == 0, res.stderr
     result = _result(tmp_path / "w")
@@ -185,25 +165,6 @@ def test_a_limit_within_the_first_on_policy_collect_says_so(tmp_path, capsys):
     assert "stride: note: the env-step limit 100 is less than one collect away (policy.collect.n_sample=256)" in err
 
 
-def _interrupt_in_warm_up(cmd: List[str], cwd: Path, sig: signal.Signals) -> subprocess.CompletedProcess:
-    """Run ``stride cmd`` and send ``sig`` as soon as it says it is in its random warm-up."""
-    proc = subprocess.Popen(STRIDE + cmd, cwd=cwd, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    assert proc.stderr is not None
-    err = []
-    for line in proc.stderr:
-        err.append(line)
-        if "random warm-up" in line:
-            proc.send_signal(sig)
-            break
-    out, rest = proc.communicate(timeout=120)
-    return subprocess.CompletedProcess(proc.args, proc.returncode, out, "".join(err) + rest)
-
-
-def _resume_command(out: str) -> List[str]:
-    line = next(line for line in out.splitlines() if line.startswith("stride: resume with: stride "))
-    return shlex.split(line[len("stride: resume with: stride "):])
-
-
 def test_signals_during_the_warm_up_checkpoint_and_the_printed_command_resumes(tmp_path):
     """SIGTERM, then SIGINT on the printed resume command, both inside the random warm-up: a
     checkpoint and result.json each time, exit 143 / 130; the printed command then finishes it."""
@@ -213,7 +174,7 @@ def test_signals_during_the_warm_up_checkpoint_and_the_printed_command_resumes(t
     run = tmp_path / "w"
     env_step = 0
     for sig, code in ((signal.SIGTERM, 143), (signal.SIGINT, 130)):
-        res = _interrupt_in_warm_up(cmd, tmp_path, sig)
+        res = interrupt_when(cmd, tmp_path, lambda err: any("random warm-up" in line for line in err), sig)
         assert res.returncode == code, (res.stdout, res.stderr)
         assert "Traceback" not in res.stderr and f"interrupt received ({sig.name})" in res.stderr
         result = _result(run)
@@ -223,9 +184,9 @@ def test_signals_during_the_warm_up_checkpoint_and_the_printed_command_resumes(t
         assert env_step <= result["env_step"] < limit and result["train_iter"] == 0, result
         env_step = result["env_step"]
         assert (run / "ckpt" / "ckpt_latest.txt").is_file()
-        cmd = _resume_command(res.stdout) + ["--no-progress"]
+        cmd = printed_command(res.stdout, "stride: resume with: ")[1:] + ["--no-progress"]
         assert cmd == ["-m", "serial", "--resume", "w", "--env-step", str(limit), "--no-progress"]
-    done = _stride(cmd, tmp_path)
+    done = run_stride(cmd, tmp_path)
     assert done.returncode == 0, done.stderr
     result = _result(run)
     assert limit <= result["env_step"] <= limit + 8 and not result["interrupted"]

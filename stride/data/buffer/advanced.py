@@ -31,13 +31,10 @@ DI-engine's features):
 ``sample_batch`` returns columns (``{field: array[size, ...]}``) with no Python object per item and
 the batch's :class:`~.protocol.Ticket` -- that is what the pipelines use. The loop sends
 ``update(ticket, priorities)`` back; an entry whose id no longer sits in that slot is ignored.
-``save_data``/``load_data`` use ``.npz`` without pickle and keep ids, priorities, use counts and
-collect iterations (the live items oldest first: what a new buffer, maybe of another capacity or
-storage type, loads -- the newest ``capacity`` items if more); ``state_dict``/``load_state_dict``
-hold the live items at their slots plus the ring position, RNG, sampler bound, beta schedule,
-monitor and limiter counters as tensors and plain values, so that a resumed run samples exactly
-what an uninterrupted one would (checkpoints load with ``torch.load(weights_only=True)``). Each
-part saves and restores its own state through its public methods.
+``save_data``/``load_data`` (an ``.npz`` file, without pickle) and ``state_dict``/``load_state_dict``
+(a checkpoint from which a resumed run samples exactly what an uninterrupted one would) write and
+read the formats of :mod:`.persistence`, each part saving and restoring its own state through its
+public methods.
 
 Why the batched prioritized path beats Tianshou's ``PrioritizedReplayBuffer`` several times over:
 a sample + update of 64 is ~30 NumPy calls in all (rejection sampling against an upper bound of
@@ -66,18 +63,15 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union, c
 
 import numpy as np
 import numpy.typing as npt
-import torch
 
 from ...config.config import Configurable
 from ...config.view import ConfigView, setting, subsection
 from ...utils.errors import ConfigError
 from ...utils.registry import BUFFER_REGISTRY
-from ...utils.narrow import as_float, as_int, as_mapping, as_numbers, as_tensor, as_tensors
 from ..block_sampler import BlockSumSampler
 from ..draws import BatchLimit, read_only
 from ..file_storage import FileStorage
-from ..frame_storage import column_storage, expanded_chunks
-from ..npz import load_npz, save_npz
+from ..frame_storage import column_storage
 from ..rate_limiters import RateLimiter
 from ..storage import ColumnStorage
 from .eviction import UseStalenessEviction
@@ -86,11 +80,12 @@ from ..priority import PriorityTable
 from .rate_control import RateControl, RateLimiterConfig
 from .slot_selector import SlotSelector
 from .protocol import Ticket, priority_update
+from .persistence import (BufferState, Slots, from_checkpoint, load_items, save_items, saveable_columns, to_checkpoint,
+                          write_items)
 
 META_KEYS = ("replay_unique_id", "replay_buffer_idx", "IS", "priority", "collect_iter")
 _ID_KEYS = ("replay_unique_id", "replay_buffer_idx")
 _ID_IS_KEYS = ("replay_unique_id", "replay_buffer_idx", "IS")
-Slots = npt.NDArray[np.int64]
 
 __all__ = ["AdvancedReplayBuffer", "FileStorage", "BlockSumSampler"]
 
@@ -509,48 +504,26 @@ class AdvancedReplayBuffer(Configurable):
         """The folder of the item files (file storage), else None."""
         return self._storage.folder
 
-    # ---- persistence -------------------------------------------------------------------------
-    def _live_columns(self, slots: Slots) -> Dict[str, npt.NDArray[np.generic]]:
-        """The rows as stored (a frame storage's stacks as frame numbers: its frames go beside them)."""
-        cols = self._storage.stored_columns(slots)
-        bad = [k for k, c in cols.items() if c.dtype == object]
-        if bad:
-            raise ValueError(f"fields {bad} hold Python objects and cannot be saved without pickle")
-        return cols
-
+    # ---- persistence (the formats: .persistence) ------------------------------------------------
     def save_data(self, path: str) -> None:
         """Write the live items (oldest first) with ids, priorities, use counts and collect iterations
         to an ``.npz`` file, without pickle."""
         order = self.live_slots()
-        extra = {f"frame/{k}": v for k, v in self._storage.extra_state().items()} if order.size else {}
-        save_npz(path, self._live_columns(order) if order.size else {},
-                 {"replay_unique_id": self._ids[order], "priority": self._pri.prio[order],
-                  "use_count": self._evictor.use[order], "collect_iter": self._evictor.collect_iter[order],
-                  "next_id": self._next_id, "max_priority": self._pri.max_priority, **extra})
+        save_items(path, self._storage, order, self._pri.prio[order], self._evictor.use[order],
+                   self._evictor.collect_iter[order], self._ids[order], self._next_id, self._pri.max_priority)
 
     def load_data(self, path: str) -> None:
         """Replace the contents with what :meth:`save_data` wrote (the newest ``capacity`` items if more)."""
-        cols, meta = load_npz(path)
-        ids, prio, use, cit = meta["replay_unique_id"], meta["priority"], meta["use_count"], meta["collect_iter"]
+        saved = load_items(path, self._storage.capacity)
         self._storage.reset_layout()
         self._reset_meta()
-        if cols and len(ids):
-            keep = min(len(ids), self._storage.capacity)
-            cols = {k: v[-keep:] for k, v in cols.items()}
-            ids, prio, use, cit = ids[-keep:], prio[-keep:], use[-keep:], cit[-keep:]
-            extra = {k[6:]: v for k, v in meta.items() if k.startswith("frame/")}
-            names, lo = ids.tolist(), 0
-            written: List[Slots] = []
-            for part in expanded_chunks(cols, extra):  # (a frame file's stacks rebuilt, a chunk at a time)
-                n = len(next(iter(part.values())))
-                written.append(self._storage.append_columns(part, names[lo:lo + n]))
-                lo += n
-            self._storage.pop_dropped()
-            m = self._storage.size  # a frame storage may keep fewer (the newest): FIFO
-            slots = np.concatenate(written)[len(ids) - m:]
-            self._restore_meta(slots, ids[-m:], prio[-m:], use[-m:], cit[-m:])
-        self._next_id = max(int(meta["next_id"]), self._next_id)
-        self._pri.max_priority = float(meta["max_priority"])
+        if saved.columns and len(saved.ids):
+            slots = write_items(self._storage, saved)
+            m = len(slots)
+            self._restore_meta(slots, saved.ids[-m:], saved.priority[-m:], saved.use_count[-m:],
+                               saved.collect_iter[-m:])
+        self._next_id = max(saved.next_id, self._next_id)
+        self._pri.max_priority = saved.max_priority
         if self._rate is not None:
             self._rate.reset(self._n_live)  # the limiter sees the loaded items as inserted
 
@@ -567,52 +540,30 @@ class AdvancedReplayBuffer(Configurable):
     def state_dict(self) -> Dict[str, object]:
         """Live items at their slots, ring position, metadata, RNG, beta schedule, counters (tensors + plain values)."""
         slots = np.flatnonzero(self._live)
-        cols = self._live_columns(slots) if slots.size else {}
-
-        def t(a: npt.NDArray[np.generic]) -> torch.Tensor:
-            return torch.from_numpy(np.ascontiguousarray(a))
-
-        return {
-            "columns": {k: t(v) for k, v in cols.items()},
-            "frames": {k: t(np.asarray(v)) for k, v in self._storage.extra_state().items()},
-            "slots": t(slots),
-            "tail": int(self._storage.tail),
-            "ring_size": int(self._storage.size),
-            "ids": t(self._ids[slots]),
-            "priority": t(self._pri.prio[slots]),
-            "use_count": t(self._evictor.use[slots]),
-            "collect_iter": t(self._evictor.collect_iter[slots]),
-            "next_id": self._next_id,
-            "max_priority": self._pri.max_priority,
-            "sampler": self._pri.sampler_state(),
-            "learner_iter": self._learner_iter,
-            "rng": self._rng.bit_generator.state,
-            "monitor": self.monitor.state_dict(),
-            "limiter": self._rate.state_dict() if self._rate is not None else None,
-        }
+        return to_checkpoint(BufferState(
+            columns=saveable_columns(self._storage, slots) if slots.size else {},
+            frames=self._storage.extra_state(), slots=slots, tail=int(self._storage.tail),
+            ring_size=int(self._storage.size), ids=self._ids[slots], priority=self._pri.prio[slots],
+            use_count=self._evictor.use[slots], collect_iter=self._evictor.collect_iter[slots],
+            next_id=self._next_id, max_priority=self._pri.max_priority, sampler=self._pri.sampler_state(),
+            learner_iter=self._learner_iter, rng=self._rng.bit_generator.state, monitor=self.monitor.state_dict(),
+            limiter=self._rate.state_dict() if self._rate is not None else None))
 
     def load_state_dict(self, state: Mapping[str, object]) -> None:
         """Restore what :meth:`state_dict` returned (same capacity)."""
-        cols = {k: v.numpy() for k, v in as_tensors(state["columns"], "buffer state 'columns'").items()}
-        slots = as_tensor(state["slots"], "buffer state 'slots'").numpy().astype(np.int64)
-        ids = as_tensor(state["ids"], "buffer state 'ids'").numpy()
+        saved = from_checkpoint(state)
         self._storage.reset_layout()
         self._reset_meta()
-        self._storage.write_at(slots, cols, ids.tolist())
-        self._storage.tail = as_int(state["tail"], "buffer state 'tail'")
-        self._storage.size = as_int(state["ring_size"], "buffer state 'ring_size'")
-        frames = as_tensors(state.get("frames", {}), "buffer state 'frames'")
-        self._storage.load_extra_state({k: v.numpy() for k, v in frames.items()})
-        self._restore_meta(slots, ids, as_tensor(state["priority"], "buffer state 'priority'").numpy(),
-                           as_tensor(state["use_count"], "buffer state 'use_count'").numpy(),
-                           as_tensor(state["collect_iter"], "buffer state 'collect_iter'").numpy())
-        self._next_id = as_int(state["next_id"], "buffer state 'next_id'")
-        self._pri.max_priority = as_float(state["max_priority"], "buffer state 'max_priority'")
-        sampler = state.get("sampler")
-        self._pri.load_sampler_state(None if sampler is None else as_numbers(sampler, "buffer state 'sampler'"))
-        self._learner_iter = as_int(state["learner_iter"], "buffer state 'learner_iter'")
-        self._rng.bit_generator.state = dict(as_mapping(state["rng"], "buffer state 'rng'"))
-        self.monitor.load_state_dict(as_mapping(state["monitor"], "buffer state 'monitor'"))
-        limiter = state.get("limiter")
-        if self._rate is not None and limiter is not None:
-            self._rate.load_state_dict(as_numbers(limiter, "buffer state 'limiter'"))
+        self._storage.write_at(saved.slots, saved.columns, saved.ids.tolist())
+        self._storage.tail = saved.tail
+        self._storage.size = saved.ring_size
+        self._storage.load_extra_state(saved.frames)
+        self._restore_meta(saved.slots, saved.ids, saved.priority, saved.use_count, saved.collect_iter)
+        self._next_id = saved.next_id
+        self._pri.max_priority = saved.max_priority
+        self._pri.load_sampler_state(saved.sampler)
+        self._learner_iter = saved.learner_iter
+        self._rng.bit_generator.state = saved.rng
+        self.monitor.load_state_dict(saved.monitor)
+        if self._rate is not None and saved.limiter is not None:
+            self._rate.load_state_dict(saved.limiter)

@@ -20,7 +20,7 @@ gradients, so one update of N replicas is the update one learner takes on the wh
 N batches per step: that would change the algorithm's batch size with N). Every replica is called
 with the same number of batches, so they always meet in the same collectives; rank 0 alone is
 asked for weights, eval weights and checkpoints, and writes logs. A replica that dies stops the run
-with one line naming its rank and the latest checkpoint (:meth:`Training._results`): a
+with one line naming its rank and the latest checkpoint (:meth:`Training.replica_results`): a
 process-group member cannot rejoin a running group (torch.distributed would need every rank to
 re-rendezvous, and the dead one's optimizer state is gone), so the honest answer is a clean stop
 and a restart from the last checkpoint. On purpose unlike the peers: RLlib sizes batches per
@@ -104,8 +104,8 @@ class Training:
         just made, so the next unroll it sends is as fresh as the round of collectors allows (with K
         collectors taking turns, K - 1 versions old). No replay ratio: each unroll is trained on once."""
         max_staleness = int(self.sys.max_staleness)
-        out = self._results([self.actors.learner.train_fresh.remote(tag, data, envstep, max_staleness,
-                                                                   self.max_train_iter)])[0]
+        out = self.replica_results([self.actors.learner.train_fresh.remote(tag, data, envstep, max_staleness,
+                                                                          self.max_train_iter)])[0]
         self.counters.record(tag, out, self.train_iter, envstep)  # staleness as the learner got the unroll
         self.counters.dropped(tag, out, self.train_iter, max_staleness)
         self.counters.train_calls += 1
@@ -113,7 +113,7 @@ class Training:
 
     def trained(self) -> None:
         """The train call in flight is done: its results published (:meth:`_publish`)."""
-        outs = self._results(self.calls)
+        outs = self.replica_results(self.calls)
         self.calls = []
         self.counters.train_returned()
         self._publish(outs)
@@ -136,7 +136,7 @@ class Training:
                 self.actors.replay.update_all.remote(priorities)
         self.last_log = out["last_log"]
 
-    def _results(self, refs: List[Any]) -> List[Dict[str, Any]]:
+    def replica_results(self, refs: List[Any]) -> List[Dict[str, Any]]:
         """The replicas' ``train`` results in rank order; a failure stops the run with one line
         naming the replica that died and the latest checkpoint (the survivors fail too, in their
         next collective)."""
