@@ -252,7 +252,8 @@ def report(rows, result: Dict[str, object], rc: int, alive: list, kills: int, rs
         (f"Ctrl-C: exit {rc} (130 expected), processes left after 60 s: {len(alive)}", rc == 130 and not alive),
     ]
     out += ["", f"env steps {result.get('env_step')}, train_iter {result.get('train_iter')}, replay restarts "
-            f"{result.get('replay_restarts')}; Ray's settings: " + ", ".join(f"{k}={v}" for k, v in settings.items()), ""]
+            f"{result.get('replay_restarts')}; Ray's settings: " + ", ".join(f"{k}={v}" for k, v in settings.items()),
+            ""]
     out += [f"{'PASS' if ok else 'FAIL'}  {text}" for text, ok in checks]
     return "\n".join(out) + "\n", all(ok for _, ok in checks)
 

@@ -10,6 +10,10 @@ environment of the instance and the driver only (never written to disk). RLlib a
 ``ray.init()`` bind the GCS, raylet and workers to every interface with a token kept in
 ``~/.ray/auth_token`` (Ray 2.60).
 
+A local instance also gets Ray settings that keep Ray's own memory flat in a long run
+(:data:`LOCAL_RAY_SETTINGS`: no task events, a bounded record of dead actors; a variable of the same
+name in the environment wins); a cluster the user started keeps the settings it was started with.
+
 Ray's own logs never reach the user's terminal: the driver's native (C++) lines, which Ray's
 GCS client writes to the process's stderr before its log files exist (``gcs_client.cc: Failed to
 get cluster ID ... InvalidAuthToken``, repeated for 20 s, on a wrong token), go to
