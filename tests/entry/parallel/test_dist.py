@@ -337,17 +337,16 @@ def test_wait_bounds_the_connection_to_a_head_that_never_answers(tmp_path, modul
         server.listen(16)  # accepts (the kernel's backlog) and never answers
         address = f"127.0.0.1:{server.getsockname()[1]}"
         name = ["--module-name", "learner0"] if module == "learner" else []
-        t0 = time.monotonic()
         proc = subprocess.Popen([*STRIDE, "-m", "dist", "--module", module, *name, "-c", f"{cfg}.json", "--address",
                                  address, "--wait", "3", "--no-progress"], env=env, cwd=tmp_path,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         try:
-            _, err = proc.communicate(timeout=90)  # the old code was still connecting at 150 s
+            _, err = proc.communicate(timeout=90)  # the old code was still connecting at 150 s; the line below
+            # says the --wait fired (no wall-clock bound on the run: under load Python's start takes tens of s)
         finally:
             if proc.poll() is None:
                 proc.kill()
                 proc.wait()
-    assert time.monotonic() - t0 < 80
     assert proc.returncode == 1, err[-2000:]
     lines = [line for line in err.splitlines() if line.strip()]
     assert len(lines) == 1 and lines[0].startswith(f"stride: error: could not connect to the Ray cluster at {address} "

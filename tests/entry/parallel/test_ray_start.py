@@ -79,10 +79,10 @@ def test_a_ray_start_that_hangs_is_stopped_at_the_limit(tmp_path, mode):
         pytest.importorskip("pettingzoo")
         args = ["-m", "league", "-c", os.path.join(ROOT, "stride/zoo/pettingzoo/config/tictactoe_league_config.py"),
                 "--workers", "2"]
-    t0 = time.monotonic()
+    # the old code waited on the GCS for ever (the timeout catches that); the line below says the limit
+    # fired (no wall-clock bound on the run: under load, Python's start alone takes tens of seconds)
     out = subprocess.run([sys.executable, "-m", "stride", *args, "--exp-name", str(exp), "--env-step", "200",
                           "--no-progress"], env=env, capture_output=True, text=True, timeout=120)
-    assert time.monotonic() - t0 < 90  # the limit fired (the old code waited on the GCS for ever)
     assert out.returncode == 1, out.stderr[-2000:]
     line = _one_line(out.stderr)
     assert line.startswith("stride: error: the local Ray instance did not start within 4 s") and \
