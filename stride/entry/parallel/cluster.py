@@ -283,13 +283,15 @@ def local_ray(num_cpus: Optional[int] = None, run_dir: Optional[str] = None) -> 
     keep = [] if run_dir is None else ["--keep-logs", os.path.abspath(run_dir)]
     with native_lines(run_dir, "driver"):  # Ray's native lines (starting, stopping) into the run's folder
         try:
+            # before the start-up's signal handlers: their exception in the middle of ``import ray``
+            # left a half-imported Ray, whose exit handler then printed a traceback under the one line
+            import ray
+
             with _startup_signals():
                 guard = subprocess.Popen([sys.executable, "-m", "stride.entry.parallel.watchdog", "--remove",
                                           temp_dir, *keep, "--", *cmd], stdin=subprocess.PIPE, stdout=log,
                                          stderr=subprocess.STDOUT, env={**os.environ, **env},
                                          start_new_session=True)  # Ctrl-C reaches the driver only
-                import ray
-
                 address = f"127.0.0.1:{port}"
                 deadline = time.monotonic() + timeout
                 _wait_until_up(address, guard, log, deadline)
