@@ -22,8 +22,12 @@ lost = lost in dead collectors + gaps), then the checks:
 - **memory flat**: the least-squares slope of Stride's processes' RSS over the last half of the
   minutes (at least 3 samples; the first half holds the replay buffer filling and the warm-up) is
   at most ``--rss-slope-mb`` MiB per minute (default 8: one collector's restart moves RSS by a few
-  MiB). Ray's own RSS slope is printed beside it, not checked: its GCS keeps task events and dead
-  actors' records up to Ray's own caps;
+  MiB);
+- **Ray's own memory flat**: the same slope of Ray's own processes' RSS is at most
+  ``--ray-rss-slope-mb`` MiB per minute (default 2: a minute's kill leaves the GCS a dead actor's
+  and a dead worker's records, a few KiB, and Ray's Python agents move by a MiB or so between
+  samples; with Ray's default task events the GCS grew 20-35 MiB/min, which this catches). The GCS
+  server's and the raylet's RSS are printed apart, to show which one grows;
 - **open files flat**: the same slope of the open fds of Stride's processes, and of Ray's own but
   the log monitor, is at most ``--fd-slope`` per minute (default 2), and the process count's
   last-half spread is at most 3 (a restart in flight). Ray's log monitor keeps each dead worker's
@@ -95,15 +99,20 @@ def is_stride(p: psutil.Process, driver: psutil.Process) -> bool:
     return p.pid == driver.pid or cmd.startswith("ray::") or "stride.entry.parallel.watchdog" in cmd
 
 
-def sample(driver: psutil.Process) -> Tuple[int, float, float, int, int, int]:
+def sample(driver: psutil.Process) -> Tuple[int, float, float, int, int, int, float, float]:
     """(processes, RSS MiB of Stride's processes, of Ray's own, open fds of Stride's, of Ray's own
-    but its log monitor, of the log monitor) of the run, read from /proc now."""
-    count, rss, fds, monitor = 0, [0, 0], [0, 0], 0
+    but its log monitor, of the log monitor, RSS MiB of the GCS server, of the raylet) of the run,
+    read from /proc now."""
+    count, rss, fds, monitor, own = 0, [0, 0], [0, 0], 0, {"gcs_server": 0, "raylet": 0}
     for p in run_processes(driver):
         try:
             side = 0 if is_stride(p, driver) else 1
             n = len(os.listdir(f"/proc/{p.pid}/fd"))
-            rss[side] += p.memory_info().rss
+            size = p.memory_info().rss
+            rss[side] += size
+            exe = os.path.basename(p.cmdline()[0]) if p.cmdline() else ""
+            if exe in own:
+                own[exe] += size
             if "log_monitor" in " ".join(p.cmdline()):
                 monitor += n
             else:
@@ -111,7 +120,8 @@ def sample(driver: psutil.Process) -> Tuple[int, float, float, int, int, int]:
             count += 1
         except (psutil.NoSuchProcess, psutil.ZombieProcess, FileNotFoundError, PermissionError):
             continue
-    return count, rss[0] / 2 ** 20, rss[1] / 2 ** 20, fds[0], fds[1], monitor
+    mib = 2 ** 20
+    return count, rss[0] / mib, rss[1] / mib, fds[0], fds[1], monitor, own["gcs_server"] / mib, own["raylet"] / mib
 
 
 def counts(log: Path) -> Tuple[int, int, int, int, int]:
@@ -152,7 +162,8 @@ def slope(ys: Sequence[float]) -> float:
     return sum((x - mx) * (y - my) for x, y in enumerate(ys)) / den if den else 0.0
 
 
-def soak(minutes: int, kill_every: float, rss_slope_mb: float, fd_slope: float, keep: Optional[str]) -> Tuple[str, bool]:
+def soak(minutes: int, kill_every: float, rss_slope_mb: float, ray_rss_slope_mb: float, fd_slope: float,
+         keep: Optional[str]) -> Tuple[str, bool]:
     folder = Path(keep or tempfile.mkdtemp(prefix="stride_soak_"))
     folder.mkdir(parents=True, exist_ok=True)
     exp, log = folder / "exp", folder / "exp" / "log" / "coordinator.txt"
@@ -192,33 +203,40 @@ def soak(minutes: int, kill_every: float, rss_slope_mb: float, fd_slope: float, 
             proc.wait(60)
         stderr.close()
     result = json.loads((exp / "result.json").read_text()) if (exp / "result.json").exists() else {}
-    return report(rows, result, rc, alive, kills, rss_slope_mb, fd_slope, folder)
+    return report(rows, result, rc, alive, kills, rss_slope_mb, ray_rss_slope_mb, fd_slope, folder)
 
 
-def report(rows, result: Dict[str, object], rc: int, alive: list, kills: int, rss_slope_mb: float, fd_slope: float,
-           folder: Path) -> Tuple[str, bool]:
+def report(rows, result: Dict[str, object], rc: int, alive: list, kills: int, rss_slope_mb: float,
+           ray_rss_slope_mb: float, fd_slope: float, folder: Path) -> Tuple[str, bool]:
     out = [f"soak: stride -m parallel, CartPole DQN (2 collectors, replay, learner), a collector SIGKILLed "
            f"{kills} times; {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; load {os.getloadavg()[0]:.1f} "
            f"on {os.cpu_count()} cores; run folder {folder}",
            "RSS and open fds summed over the run's processes from /proc: 'stride' = the driver, its watchdog and "
-           "the actors' workers; 'ray' = Ray's own (GCS, raylet, agents, ray start); 'logmon' = Ray's log monitor's "
-           "open fds", "",
-           f"{'minute':>6} {'procs':>5} {'RSS stride':>10} {'RSS ray':>8} {'fds stride':>10} {'fds ray':>7} "
-           f"{'fds logmon':>10} {'sent':>7} {'stored':>7} {'lost':>5}"]
-    out += [f"{m:>6} {n:>5} {rs:>10.0f} {rr:>8.0f} {fs:>10} {fr:>7} {fm:>10} {sent:>7} {stored:>7} {lost:>5}"
-            for m, n, rs, rr, fs, fr, fm, sent, stored, lost in rows]
+           "the actors' workers; 'ray' = Ray's own (GCS, raylet, agents, ray start), 'gcs' and 'raylet' its GCS "
+           "server's and raylet's part of it; 'logmon' = Ray's log monitor's open fds", "",
+           f"{'minute':>6} {'procs':>5} {'RSS stride':>10} {'RSS ray':>8} {'gcs':>5} {'raylet':>6} {'fds stride':>10} "
+           f"{'fds ray':>7} {'fds logmon':>10} {'sent':>7} {'stored':>7} {'lost':>5}"]
+    out += [f"{m:>6} {n:>5} {rs:>10.0f} {rr:>8.0f} {rg:>5.0f} {rl:>6.0f} {fs:>10} {fr:>7} {fm:>10} {sent:>7} "
+            f"{stored:>7} {lost:>5}" for m, n, rs, rr, fs, fr, fm, rg, rl, sent, stored, lost in rows]
     tail = rows[len(rows) // 2:] if len(rows) >= 6 else rows[-3:]
     slopes = {name: slope([r[col] for r in tail]) for name, col in
-              (("rss_stride", 2), ("rss_ray", 3), ("fds_stride", 4), ("fds_ray", 5), ("fds_logmon", 6))}
+              (("rss_stride", 2), ("rss_ray", 3), ("fds_stride", 4), ("fds_ray", 5), ("fds_logmon", 6), ("rss_gcs", 7),
+               ("rss_raylet", 8))}
     spread = max(r[1] for r in tail) - min(r[1] for r in tail) if tail else 0
     batches = int(result.get("batches", -1))  # type: ignore[call-overload]
     stored, gaps = int(result.get("batches_stored", -1)), int(result.get("gaps", -1))  # type: ignore[call-overload]
     deaths = len(result.get("collector_restarts", []))  # type: ignore[arg-type]
     lost = int(result.get("lost_batches", -1))  # type: ignore[call-overload]
     cap = int(os.environ.get("RAY_LOG_MONITOR_MAX_OPEN_FILES", "200"))
+    from stride.entry.parallel.cluster import local_settings  # (ROOT is on sys.path: write_config)
+
+    settings = {k: v for k, v in local_settings().items() if k != "RAY_worker_niceness"}  # what the run's Ray got
     checks = [
         (f"memory flat (Stride's processes): RSS slope over the last {len(tail)} minutes "
          f"{slopes['rss_stride']:+.2f} MiB/min <= {rss_slope_mb}", len(tail) >= 3 and slopes["rss_stride"] <= rss_slope_mb),
+        (f"memory flat (Ray's own): RSS slope over the last {len(tail)} minutes {slopes['rss_ray']:+.2f} MiB/min <= "
+         f"{ray_rss_slope_mb} (GCS server {slopes['rss_gcs']:+.2f}, raylet {slopes['rss_raylet']:+.2f})",
+         len(tail) >= 3 and slopes["rss_ray"] <= ray_rss_slope_mb),
         (f"open files flat (Stride's processes): fd slope {slopes['fds_stride']:+.2f}/min <= {fd_slope}; Ray's "
          f"own but its log monitor: {slopes['fds_ray']:+.2f}/min <= {fd_slope}; process count spread {spread} <= 3",
          len(tail) >= 3 and slopes["fds_stride"] <= fd_slope and slopes["fds_ray"] <= fd_slope and spread <= 3),
@@ -234,8 +252,8 @@ def report(rows, result: Dict[str, object], rc: int, alive: list, kills: int, rs
         (f"Ctrl-C: exit {rc} (130 expected), processes left after 60 s: {len(alive)}", rc == 130 and not alive),
     ]
     out += ["", f"env steps {result.get('env_step')}, train_iter {result.get('train_iter')}, replay restarts "
-            f"{result.get('replay_restarts')}; Ray's own RSS slope (reported, not checked: the GCS keeps task "
-            f"events and dead actors' records up to Ray's caps) {slopes['rss_ray']:+.2f} MiB/min", ""]
+            f"{result.get('replay_restarts')}; Ray's settings: " + ", ".join(f"{k}={v}" for k, v in settings.items()),
+            ""]
     out += [f"{'PASS' if ok else 'FAIL'}  {text}" for text, ok in checks]
     return "\n".join(out) + "\n", all(ok for _, ok in checks)
 
@@ -245,11 +263,13 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("--minutes", type=int, default=20)
     parser.add_argument("--kill-every", type=float, default=60.0, help="seconds between collector kills")
     parser.add_argument("--rss-slope-mb", type=float, default=8.0, help="most MiB per minute RSS may grow (last half)")
+    parser.add_argument("--ray-rss-slope-mb", type=float, default=2.0,
+                        help="most MiB per minute Ray's own processes' RSS may grow (last half)")
     parser.add_argument("--fd-slope", type=float, default=2.0, help="most open fds per minute may grow (last half)")
     parser.add_argument("--dir", default=None, help="the run's folder (default: a new temporary one)")
     parser.add_argument("--out", default=None, help="also write the report here")
     args = parser.parse_args(argv)
-    text, ok = soak(args.minutes, args.kill_every, args.rss_slope_mb, args.fd_slope, args.dir)
+    text, ok = soak(args.minutes, args.kill_every, args.rss_slope_mb, args.ray_rss_slope_mb, args.fd_slope, args.dir)
     print(text, end="")
     if args.out:
         Path(args.out).write_text(text)

@@ -10,6 +10,10 @@ environment of the instance and the driver only (never written to disk). RLlib a
 ``ray.init()`` bind the GCS, raylet and workers to every interface with a token kept in
 ``~/.ray/auth_token`` (Ray 2.60).
 
+A local instance also gets Ray settings that keep Ray's own memory flat in a long run
+(:data:`LOCAL_RAY_SETTINGS`: no task events, a bounded record of dead actors; a variable of the same
+name in the environment wins); a cluster the user started keeps the settings it was started with.
+
 Ray's own logs never reach the user's terminal: the driver's native (C++) lines, which Ray's
 GCS client writes to the process's stderr before its log files exist (``gcs_client.cc: Failed to
 get cluster ID ... InvalidAuthToken``, repeated for 20 s, on a wrong token), go to
@@ -55,6 +59,26 @@ FAILED_START_GRACE = 10.0
 #: took 300-590 s at load 8-33 with its actors at 15, past pytest's 300 s; 290 s at load 28-37 at 0).
 #: A ``RAY_worker_niceness`` in the environment wins.
 WORKER_NICENESS = "0"
+#: Ray's settings for the local instance Stride starts (:func:`local_settings`; a variable of the same
+#: name in the environment wins; a cluster the user started, ``system_config.address`` or ``-m dist``,
+#: keeps its own). Each bounds what Ray itself keeps in memory over a long run (the 20-minute soak,
+#: benchmarks/parallel/soak.py, saw Ray's own RSS grow ~20-35 MiB/min with Ray's defaults, all of it
+#: in the GCS server; the raylet stayed flat):
+LOCAL_RAY_SETTINGS: Dict[str, str] = {
+    "RAY_worker_niceness": WORKER_NICENESS,
+    # 0: no task events. Ray's default (1000 ms) has every worker report each task's status changes
+    # to the GCS, which keeps them for the dashboard and the state API (``ray list tasks``, the
+    # timeline) up to 100,000 tasks (``RAY_task_events_max_num_task_in_gcs``): the pipeline runs
+    # ~100 small actor tasks a second, so the GCS grew by their events until that cap (~0.5-1 GB).
+    # Stride's instance has no dashboard and Stride reads no task state; a task's failure still
+    # reaches its caller as an exception. Also spares each worker its event buffer and its reports.
+    "RAY_task_events_report_interval_ms": "0",
+    # dead actors whose records the GCS keeps (Ray's default 100,000): a killed or crashed collector
+    # is replaced by a new actor, and its record (its creation task, arguments included) was kept for
+    # ``ray list actors``; 1,000 bounds a run that loses a collector a minute for days. Stride never
+    # looks a dead actor up: its callers learn of its death when it dies, and it is replaced.
+    "RAY_maximum_gcs_destroyed_actor_cached_count": "1000",
+}
 #: where in a run's folder Ray's logs go (:func:`native_lines`, :func:`local_ray`)
 RAY_LOG_DIR = os.path.join("log", "ray")
 #: what Ray's GCS client logs when the cluster refuses this process's token (Ray 2.60)
@@ -166,6 +190,11 @@ def loopback_env(token: str) -> Dict[str, str]:
             "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"}
 
 
+def local_settings() -> Dict[str, str]:
+    """:data:`LOCAL_RAY_SETTINGS`, each overridden by an environment variable of the same name."""
+    return {name: os.environ.get(name, value) for name, value in LOCAL_RAY_SETTINGS.items()}
+
+
 def start_timeout() -> float:
     """Seconds a local instance may take to start: ``STRIDE_RAY_START_TIMEOUT`` or :data:`START_TIMEOUT`."""
     raw = os.environ.get("STRIDE_RAY_START_TIMEOUT")
@@ -241,7 +270,7 @@ def local_ray(num_cpus: Optional[int] = None, run_dir: Optional[str] = None) -> 
     timeout = start_timeout()
     temp_dir = tempfile.mkdtemp(prefix="stride-ray-")  # short: Ray's socket paths must fit 107 bytes
     token, port = secrets.token_hex(32), _free_port()
-    env = {"RAY_worker_niceness": os.environ.get("RAY_worker_niceness", WORKER_NICENESS), **loopback_env(token)}
+    env = {**local_settings(), **loopback_env(token)}
     cmd = _head_command(port, temp_dir, num_cpus)
     log_path = os.path.join(temp_dir, "ray_start.log")
     saved = {k: os.environ.get(k) for k in env}
@@ -254,13 +283,15 @@ def local_ray(num_cpus: Optional[int] = None, run_dir: Optional[str] = None) -> 
     keep = [] if run_dir is None else ["--keep-logs", os.path.abspath(run_dir)]
     with native_lines(run_dir, "driver"):  # Ray's native lines (starting, stopping) into the run's folder
         try:
+            # before the start-up's signal handlers: their exception in the middle of ``import ray``
+            # left a half-imported Ray, whose exit handler then printed a traceback under the one line
+            import ray
+
             with _startup_signals():
                 guard = subprocess.Popen([sys.executable, "-m", "stride.entry.parallel.watchdog", "--remove",
                                           temp_dir, *keep, "--", *cmd], stdin=subprocess.PIPE, stdout=log,
                                          stderr=subprocess.STDOUT, env={**os.environ, **env},
                                          start_new_session=True)  # Ctrl-C reaches the driver only
-                import ray
-
                 address = f"127.0.0.1:{port}"
                 deadline = time.monotonic() + timeout
                 _wait_until_up(address, guard, log, deadline)

@@ -1,12 +1,18 @@
 """Ray's native lines (``stride.entry.parallel.cluster.native_lines``): what a process writes to its
 file descriptor 2 while Ray runs goes to the run folder's ``log/ray/``, Stride's own lines (Python's
-``sys.stderr``) stay on the terminal. Real processes (file descriptors are the process's); no Ray."""
+``sys.stderr``) stay on the terminal. Real processes (file descriptors are the process's); no Ray.
+And the Ray settings of the local instance Stride starts (``local_settings``)."""
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import subprocess
 import sys
+
+import pytest
+
+from stride.entry.parallel.cluster import LOCAL_RAY_SETTINGS, local_settings
 
 CODE = """
 import os, sys
@@ -38,3 +44,20 @@ def test_a_run_folder_that_was_never_made_gets_nothing(tmp_path):
     out = _run(tmp_path / "exp", tmp_path)
     assert out.returncode == 0 and "a native line" not in out.stderr, out.stderr
     assert not (tmp_path / "exp").exists() and os.listdir(tmp_path / "tmp") == []
+
+
+def test_the_local_instances_ray_settings_exist_in_this_ray_and_the_environment_wins(monkeypatch):
+    """Ray ignores a ``RAY_<name>`` it does not know: each setting must name a config entry of the
+    installed Ray (its ``RAY_CONFIG`` names are strings in ``_raylet.so``), or a Ray upgrade that
+    renamed it would silently bring the GCS's growth back (benchmarks/parallel/soak.py)."""
+    spec = importlib.util.find_spec("ray")
+    if spec is None or spec.origin is None:
+        pytest.skip("Ray is not installed")
+    with open(os.path.join(os.path.dirname(spec.origin), "_raylet.so"), "rb") as f:
+        names = set(f.read().split(b"\0"))
+    assert [k for k in LOCAL_RAY_SETTINGS if k.removeprefix("RAY_").encode() not in names] == []
+    for name in LOCAL_RAY_SETTINGS:
+        monkeypatch.delenv(name, raising=False)
+    assert local_settings() == LOCAL_RAY_SETTINGS and LOCAL_RAY_SETTINGS["RAY_task_events_report_interval_ms"] == "0"
+    monkeypatch.setenv("RAY_task_events_report_interval_ms", "1000")  # the user's own choice wins
+    assert local_settings()["RAY_task_events_report_interval_ms"] == "1000"

@@ -206,14 +206,29 @@ def _ray_node(env, temp_dir: str, *args: str, log=subprocess.DEVNULL) -> subproc
                             start_new_session=True, cwd=temp_dir)
 
 
+def _raylets(nodes) -> int:
+    """How many raylets run under the nodes' watchdogs (a process gone mid-probe, such as one of
+    ``ray start``'s short-lived helpers under load, is not counted)."""
+    count = 0
+    for n in nodes:
+        try:
+            procs = psutil.Process(n.pid).children(recursive=True)
+        except psutil.Error:
+            continue
+        for p in procs:
+            try:
+                count += "raylet" in p.name()
+            except psutil.Error:
+                pass
+    return count
+
+
 def _ray_listeners(nodes, seconds: float = 8.0) -> list:
     """The TCP ports the nodes' processes listen on, once both nodes are up (two raylets)."""
-    def procs():
-        return [p for n in nodes for p in psutil.Process(n.pid).children(recursive=True)]
-    _wait_for(lambda: sum("raylet" in p.name() for p in procs()) == 2, 120, "the worker node's raylet")
+    _wait_for(lambda: _raylets(nodes) == 2, 120, "the worker node's raylet")
     time.sleep(seconds)  # its agents start after the raylet
     found = []
-    for p in procs():
+    for p in [p for n in nodes for p in psutil.Process(n.pid).children(recursive=True)]:
         try:
             found += [(c.laddr.ip, c.laddr.port) for c in p.net_connections("tcp") if c.status == psutil.CONN_LISTEN]
         except psutil.Error:
@@ -322,17 +337,16 @@ def test_wait_bounds_the_connection_to_a_head_that_never_answers(tmp_path, modul
         server.listen(16)  # accepts (the kernel's backlog) and never answers
         address = f"127.0.0.1:{server.getsockname()[1]}"
         name = ["--module-name", "learner0"] if module == "learner" else []
-        t0 = time.monotonic()
         proc = subprocess.Popen([*STRIDE, "-m", "dist", "--module", module, *name, "-c", f"{cfg}.json", "--address",
                                  address, "--wait", "3", "--no-progress"], env=env, cwd=tmp_path,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         try:
-            _, err = proc.communicate(timeout=90)  # the old code was still connecting at 150 s
+            _, err = proc.communicate(timeout=90)  # the old code was still connecting at 150 s; the line below
+            # says the --wait fired (no wall-clock bound on the run: under load Python's start takes tens of s)
         finally:
             if proc.poll() is None:
                 proc.kill()
                 proc.wait()
-    assert time.monotonic() - t0 < 80
     assert proc.returncode == 1, err[-2000:]
     lines = [line for line in err.splitlines() if line.strip()]
     assert len(lines) == 1 and lines[0].startswith(f"stride: error: could not connect to the Ray cluster at {address} "
@@ -383,8 +397,7 @@ def loopback_head(tmp_path_factory):
         _wait_for(lambda: socket.socket().connect_ex(("127.0.0.1", port)) == 0, 120, "the Ray head")
         _wait_for(lambda: "Ray runtime started." in open(log.name).read(), 120, "ray start to report the head up")
         # its raylet registered (a driver joining before that fails to find its node)
-        _wait_for(lambda: any("raylet" in p.name() for p in psutil.Process(node.pid).children(recursive=True)), 120,
-                  "the head's raylet")
+        _wait_for(lambda: _raylets([node]) == 1, 120, "the head's raylet")
         time.sleep(5.0)
         assert node.poll() is None, open(log.name).read()[-3000:]
         yield f"127.0.0.1:{port}", env

@@ -25,7 +25,7 @@ pytest.importorskip("ray")
 
 from stride.entry.parallel.pipeline import parallel_pipeline  # noqa: E402
 from stride.zoo.cartpole.config.parallel import cartpole_dqn_config as par  # noqa: E402
-from tests.processes import still_alive  # noqa: E402
+from tests.processes import alive, still_alive  # noqa: E402
 
 STRIDE = [sys.executable, "-m", "stride"]
 
@@ -71,6 +71,14 @@ def _descendants(proc: subprocess.Popen) -> list:
         return []
 
 
+def _cmdline(p: psutil.Process) -> list:
+    """``p``'s command line; empty for a process gone mid-probe (one of Ray's short-lived helpers)."""
+    try:
+        return p.cmdline()
+    except psutil.Error:
+        return []
+
+
 def _actors(proc: subprocess.Popen, role: str = "CollectorRole") -> list:
     found = []
     for p in _descendants(proc):
@@ -112,7 +120,7 @@ def _batches(tmp_path) -> int:
 
 def _kill_collectors(tmp_path, proc, kills: int, every: float) -> None:
     for k in range(kills):
-        victims = _wait(lambda: [c for c in _collectors(proc) if c.is_running()], 120, "collector actors", proc)
+        victims = _wait(lambda: [c for c in _collectors(proc) if alive(c)], 120, "collector actors", proc)
         victims[k % len(victims)].send_signal(signal.SIGKILL)
         _wait(lambda: _deaths(tmp_path) >= k + 1, 60, f"kill {k + 1} to be reported", proc)
         if k + 1 < kills:
@@ -182,7 +190,7 @@ def test_sigkilled_driver_leaves_no_ray_process(tmp_path):
     _wait(lambda: len(_collectors(proc)) == 2, 180, "two collectors", proc)
     pids = _descendants(proc)
     assert len(pids) >= 5  # watchdog, ray start, GCS, raylet, workers ...
-    guard = next(p.cmdline() for p in pids if "stride.entry.parallel.watchdog" in p.cmdline())
+    guard = next(cmd for cmd in map(_cmdline, pids) if "stride.entry.parallel.watchdog" in cmd)
     temp_dir = guard[guard.index("--remove") + 1]
     assert os.path.isdir(temp_dir)
     proc.send_signal(signal.SIGKILL)
