@@ -42,7 +42,7 @@ main_config = dict(
         collect=dict(n_sample=64),
         eval=dict(evaluator=dict(eval_freq_envstep=10000, confirm_episode=100)),
         other=dict(
-            eps=dict(type="exp", start=0.95, end=0.1, decay=10000),
+            eps=dict(type="exp", start=0.95, end=0.1, decay=50000),
             replay_buffer=dict(replay_buffer_size=100000),
         ),
     ),

@@ -24,8 +24,7 @@ from stride.zoo.lunarlander.config.lunarlander_dqn_config import main_config as 
 # lunarlander_dqn's DQN with 1-step targets (an n-step return would carry the env's reward); GAIL added
 main_config = deep_update(deep_update({}, deepcopy(_base_main)), dict(
     exp_name="lunarlander_dqn_gail",
-    # 1-step targets; epsilon as measured below (lunarlander_dqn's before it decayed faster)
-    policy=dict(nstep=1, other=dict(eps=dict(type="exp", start=0.95, end=0.1, decay=50000))),
+    policy=dict(nstep=1),
     reward_model=dict(
         data_path="lunarlander_expert_demo",
         input="obs_action",
