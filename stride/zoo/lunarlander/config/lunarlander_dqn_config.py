@@ -16,6 +16,10 @@ Hyper-parameters and their sources:
 Against Stable-Baselines3 with rl-zoo3's LunarLander-v3 entry (one 256x256 gradient step of 128
 samples per env step), this config spends ~6x fewer gradient steps per env step and confirms 200
 on less train CPU: benchmarks/learning/README.md has the per-seed table.
+Measured there (seeds 0-4, 2026-11-25): confirmed at 120k-160k env steps, 57-76 train CPU s, fresh
+100-episode means 209.8 / 194.2 / 192.5 / 217.5 / 238.8 -- two below 200 (issue 32, open): the greedy
+policy swings by 100-400 between 10,000-step screens (2026-11-29 curves), so a confirmed hit sits near
+200. Epsilon over 10,000 env steps instead did not fix it: fresh 182.7 / 214.3 / 222.8 / 216.0 / 233.4.
 """
 
 main_config = dict(
