@@ -24,7 +24,8 @@ from stride.zoo.lunarlander.config.lunarlander_dqn_config import main_config as 
 # lunarlander_dqn's DQN with 1-step targets (an n-step return would carry the env's reward); GAIL added
 main_config = deep_update(deep_update({}, deepcopy(_base_main)), dict(
     exp_name="lunarlander_dqn_gail",
-    policy=dict(nstep=1),
+    # 1-step targets; the constant lr 1e-3 it was measured with (lunarlander_dqn's now decays)
+    policy=dict(nstep=1, learn=dict(learning_rate=1e-3)),
     reward_model=dict(
         data_path="lunarlander_expert_demo",
         input="obs_action",

@@ -16,6 +16,9 @@ Hyper-parameters and their sources:
     inter-process round trip, and train CPU then counts the env steps).
   * Stride's PPO defaults (after DI-engine): advantages recomputed each epoch, value normalisation,
     value clipping 0.2.
+Measured (benchmarks/learning/README.md, seeds 0-4): 2026-11-25 confirmed at 229k-295k env steps, fresh
+100-episode means 210.1 / 218.5 / 227.1 / 204.9 / 208.9; rerun 2026-11-29 at 197k-311k env steps,
+fresh 208.0 / 204.1 / 214.4 / 194.4 / 220.8 (4 of 5 hold 200; issue 32, open).
 """
 
 main_config = dict(
