@@ -36,6 +36,7 @@ from ..config.compile import compile_config, keep_exp_dirs, make_exp_dir, provis
 from ..utils.errors import ConfigError, StrideError
 from ..utils.extras import import_extra
 from ..utils.narrow import as_float
+from .run import StopRun
 from .tune_space import around_config, config_values, policy_defaults, policy_search_space, suggest, with_values
 from .tune_state import WorkerLock, mark_trial
 from .tune_study import (PENALTY_FACTOR, StudySpec, check_study, default_db, finished_count, open_study, record_trial,
@@ -43,12 +44,12 @@ from .tune_study import (PENALTY_FACTOR, StudySpec, check_study, default_db, fin
 from .utils import ConfigInput, ConfigPair, check_cuda, read_config
 
 #: what ``from stride.entry.tune import ...`` has always offered
-__all__ = ["tune_pipeline", "TuneResult", "TrialOverBudget", "optimize", "check_study", "PENALTY_FACTOR",
+__all__ = ["tune_pipeline", "TuneResult", "optimize", "check_study", "PENALTY_FACTOR",
            "around_config", "config_values", "policy_defaults", "policy_search_space", "with_values"]
 
 
-class TrialOverBudget(Exception):
-    """Raised from a trial's evaluation callback when its train CPU passes the budget."""
+#: why a trial's evaluation callback stopped its run: over the CPU budget (the penalty), or pruned
+OVER_BUDGET = "over the trial's train CPU budget"
 
 
 def _pair(input_cfg: ConfigInput) -> ConfigPair:
@@ -240,22 +241,26 @@ def _run_trial(spec: StudySpec, trial: Any) -> float:
     """One trial: its values suggested, a serial run per run seed (the first pruned on its
     evaluations), its value the median of the runs' scores (train CPU-seconds to the confirmed stop
     value, else the penalty)."""
+    import optuna
+
     from .serial_entry import serial_pipeline
 
     values = {key: suggest(trial, key, param) for key, param in spec.space.items()}
     scores: List[float] = []
     for k in range(spec.trial_seeds):
         run_seed = spec.seed + k
-        try:
-            policy = serial_pipeline([with_values(spec.main, values), spec.create], seed=run_seed,
-                                     max_env_step=spec.max_env_step, exp_name=spec.run_dir(trial.number, run_seed),
-                                     progress=False, on_eval=_on_eval(spec, trial, prune=k == 0))
-        except TrialOverBudget:
+        stopped: List[str] = []  # the callback's reason, when it stopped the run
+        policy = serial_pipeline([with_values(spec.main, values), spec.create], seed=run_seed,
+                                 max_env_step=spec.max_env_step, exp_name=spec.run_dir(trial.number, run_seed),
+                                 progress=False, on_eval=_on_eval(spec, trial, prune=k == 0, stopped=stopped))
+        result = policy.result
+        if result.get("interrupted"):  # first: a Ctrl-C is never lost to the callback's own stop
+            raise KeyboardInterrupt(str(result.get("signal") or "SIGINT"))
+        if stopped == [OVER_BUDGET]:
             scores.append(spec.penalty)
             continue
-        result = policy.result
-        if result.get("interrupted"):
-            raise KeyboardInterrupt(str(result.get("signal") or "SIGINT"))
+        if stopped:
+            raise optuna.TrialPruned(stopped[0])
         scores.append(float(result["train_cpu_seconds"]) if result["stop"] else spec.penalty)
         trial.set_user_attr(f"env_step_seed{run_seed}", result["env_step"])
     value = float(statistics.median(scores))
@@ -264,12 +269,12 @@ def _run_trial(spec: StudySpec, trial: Any) -> float:
     return value
 
 
-def _on_eval(spec: StudySpec, trial: Any, prune: bool) -> Callable[[Dict[str, object]], None]:
-    """A trial run's evaluation callback: over the CPU budget it ends the run (the trial scores the
+def _on_eval(spec: StudySpec, trial: Any, prune: bool, stopped: List[str]) -> Callable[[Dict[str, object]], None]:
+    """A trial run's evaluation callback: over the CPU budget it stops the run (the trial scores the
     penalty); with ``prune``, it reports the negated return as the trial's intermediate value at the
-    evaluation's index and prunes the trial below the median."""
-    import optuna
-
+    evaluation's index and stops the run to prune the trial below the median. It stops the run the
+    run core's way (:class:`~stride.entry.run.StopRun`, its reason appended to ``stopped``), never by an
+    exception through the run: a Ctrl-C that came first stays the run's outcome."""
     evals = [0]
 
     def on_eval(row: Dict[str, object]) -> None:
@@ -281,9 +286,11 @@ def _on_eval(spec: StudySpec, trial: Any, prune: bool) -> Callable[[Dict[str, ob
         if prune:
             trial.report(-mean, step)
         if as_float(row["train_cpu_seconds"], "progress row 'train_cpu_seconds'") > spec.trial_cpu_s:
-            raise TrialOverBudget()
-        if prune and trial.should_prune():
-            raise optuna.TrialPruned(f"return {mean:.1f} at evaluation {step} is below the median")
+            stopped.append(OVER_BUDGET)
+        elif prune and trial.should_prune():
+            stopped.append(f"return {mean:.1f} at evaluation {step} is below the median")
+        if stopped:
+            raise StopRun(stopped[0])
 
     return on_eval
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import copy
 import json
 import os
+import signal
 from typing import Any, Dict, List, Mapping, Optional
 
 import pytest
@@ -146,6 +147,19 @@ def test_on_eval_is_a_callback_and_what_it_raises_ends_the_run(tmp_path):
         serial_pipeline(_dqn(eval_freq=100), seed=0, max_env_step=10_000, exp_name=str(tmp_path / "t"),
                         progress=False, on_eval=on_eval, callbacks=[Log()])
     assert len(rows) == 2 and not (tmp_path / "t" / "result.json").exists()
+
+
+def test_a_ctrl_c_that_came_before_a_callbacks_stop_stays_the_runs_outcome(tmp_path):
+    """What ``-m tune`` relies on: its evaluation callback stops an over-budget trial by StopRun; a
+    SIGINT that arrived first must still read as an interrupt (exit 130, a resume), not a callback's stop."""
+    def on_eval(row: Dict[str, Any]) -> None:
+        signal.raise_signal(signal.SIGINT)  # the run core's handler takes it as a stop request
+        raise StopRun("over budget")
+
+    policy = serial_pipeline(_dqn(eval_freq=100), seed=0, max_env_step=10_000, exp_name=str(tmp_path / "t"),
+                             progress=False, on_eval=on_eval)
+    assert policy.result["interrupted"] and policy.result["signal"] == "SIGINT"
+    assert os.path.isfile(policy.result["final_checkpoint"])
 
 
 def test_bad_callbacks_and_modes_are_one_line_errors():
