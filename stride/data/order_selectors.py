@@ -1,6 +1,10 @@
 """Deterministic selectors: :class:`FIFOSelector`, :class:`LIFOSelector` (Reverb's ``Fifo``, ``Lifo``;
 its heaps had no caller here and are gone).
 
+Deprecated: no Stride buffer or pipeline samples in insertion order (replay draws at random; on-policy
+unrolls go straight to the learner), so both stay one release as RL-Flow's names (a
+``DeprecationWarning`` on construction) and then go.
+
 They answer ``sample_batch(n)`` with the same id ``n`` times (probability 1), exactly as ``n`` calls
 of Reverb's ``Sample()``: consuming items is the table's job (remove what was sampled), not the
 selector's. Removal is lazy (stale entries skipped, compacted when they dominate).
@@ -8,6 +12,7 @@ selector's. Removal is lazy (stale entries skipped, compacted when they dominate
 
 from __future__ import annotations
 
+import warnings
 from collections import deque
 from typing import Any, Deque, Dict, List, Mapping, Tuple
 
@@ -24,6 +29,8 @@ class _OrderSelector(Selector):
     _from_newest = False
 
     def __init__(self, rng: SeedLike = None) -> None:
+        warnings.warn(f"{type(self).__name__} is deprecated and goes next release: no Stride buffer samples in "
+                      "insertion order; keep the order in your own deque", DeprecationWarning, stacklevel=2)
         super().__init__(rng)
         self._seq: Dict[int, int] = {}  # id -> insertion number (dict keeps insertion order)
         self._order: Deque[Tuple[int, int]] = deque()

@@ -6,11 +6,18 @@ They draw with the replay buffers' own machinery (one implementation per rule):
 with swap-with-last removal, so ids need not be small slot numbers. The interface and its error
 semantics are :mod:`stride.data.selector`'s; this module also exports the deterministic selectors
 of :mod:`stride.data.order_selectors`, so ``stride.data.selectors`` names all four.
+
+:class:`UniformSelector` is the episode buffer's sampling part (:mod:`stride.data.buffer.episode`).
+:class:`PrioritizedSelector` has no caller in Stride -- the advanced buffer samples its ring's slots
+with :class:`~stride.data.buffer.slot_selector.SlotSelector` over the same ``PriorityTable`` -- so it
+stays one release as RL-Flow's name (a ``DeprecationWarning`` on construction) and then goes, as the
+FIFO and LIFO selectors do.
 """
 
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Any, Dict, Iterable, List, Mapping, Tuple, Union
 
 import numpy as np
@@ -171,6 +178,9 @@ class PrioritizedSelector(_DenseSelector):
         stratified: bool = False,
         replace: bool = True,
     ) -> None:
+        warnings.warn("PrioritizedSelector is deprecated and goes next release: prioritized replay is "
+                      "the advanced buffer with its config's priority=True (stride.data.buffer), which samples "
+                      "with the same PriorityTable", DeprecationWarning, stacklevel=2)
         exponent = float(priority_exponent)
         if not (np.isfinite(exponent) and exponent >= 0):
             raise ValueError(f"priority_exponent must be finite and >= 0, got {priority_exponent!r}")

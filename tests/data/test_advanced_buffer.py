@@ -433,6 +433,7 @@ def test_update_slot_index_from_the_end_and_past_the_end():
         b.update({"replay_unique_id": [1], "replay_buffer_idx": [70], "priority": [2.0]})
 
 
+@pytest.mark.filterwarnings("ignore:PrioritizedSelector is deprecated:DeprecationWarning")
 def test_split_modules_keep_public_names():
     import stride.data as data
     from stride.data import block_sampler, priority
