@@ -52,7 +52,7 @@ from ..config.compile import keep_exp_dirs, make_exp_dir, provisional_exp_dirs
 from ..utils.files import atomic_write_json
 from ..utils.log import ProgressCSV, TBWriter, build_tb_writer
 from ..utils.seed import set_pkg_seed
-from ..worker import BaseLearner, BaseSerialEvaluator
+from ..worker import BaseLearner, BaseSerialEvaluator, EvalAbandoned
 from ..worker.learner.hooks import HookHost, LearnerHook
 from ..worker.protocols import Stateful
 from .clock import RunClock
@@ -197,10 +197,17 @@ class EvalRecorder:
         return self.clock.train_cpu()
 
     def evaluate(self, evaluator: BaseSerialEvaluator, learner: LearnerHandle, envstep: int,
-                 extra: Optional[Mapping[str, object]] = None) -> Tuple[bool, Dict[str, object]]:
+                 extra: Optional[Mapping[str, object]] = None, should_stop: Optional[Callable[[], bool]] = None
+                 ) -> Tuple[bool, Optional[Dict[str, object]]]:
         """One evaluation (best checkpoint saved through the learner) and its CSV row (``extra``
-        columns before the learner's); returns ``(stop, row)``."""
-        stop, returns = evaluator.eval(learner.save_checkpoint, learner.train_iter, envstep)
+        columns before the learner's); returns ``(stop, row)``, or ``(False, None)`` for an
+        evaluation ``should_stop`` cut short (no row: the point is evaluated again on resume)."""
+        try:
+            stop, returns = evaluator.eval(learner.save_checkpoint, learner.train_iter, envstep,
+                                           should_stop=should_stop)
+        except EvalAbandoned:
+            self.clock.add_eval(evaluator.last_eval_cpu_seconds)
+            return False, None
         self.clock.add_eval(evaluator.last_eval_cpu_seconds)
         self.last_return = evaluator.last_eval_return
         if evaluator.last_confirm_return is not None:  # the decisive evaluation
@@ -439,10 +446,18 @@ class Run:
     def evaluate(self, evaluator: BaseSerialEvaluator, learner: LearnerHandle, envstep: int,
                  extra: Optional[Mapping[str, object]] = None) -> bool:
         """One evaluation through ``run.record`` (its ``progress.csv`` row), then the callbacks'
-        ``on_eval`` with the row and ``stop``; returns whether it reached the stop value."""
-        stop, row = self.record.evaluate(evaluator, learner, envstep, extra)
+        ``on_eval`` with the row and ``stop``; returns whether it reached the stop value. A signal
+        that arrives during the evaluation cuts it short (no row, no ``on_eval``, False): the
+        loop's next stop check saves the checkpoint within one env step, not after the episodes."""
+        stop, row = self.record.evaluate(evaluator, learner, envstep, extra, should_stop=self.signalled)
+        if row is None:
+            return False
         self.evaluated(dict(row, stop=bool(stop)))
         return stop
+
+    def signalled(self) -> bool:
+        """Whether a SIGINT / SIGTERM asked the run to stop (what cuts an evaluation short)."""
+        return self._interrupt is not None and self._interrupt.requested
 
     def outcome(self) -> Dict[str, object]:
         """The result's ``interrupted`` / ``signal`` / ``stopped_by`` entries."""

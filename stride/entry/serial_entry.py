@@ -394,6 +394,8 @@ def _run(cfg: Config, policy: Policy, workers: Workers, run: Run, agree: Callabl
             if agree(stop):
                 stop = True
                 break
+            if agree(run.signalled()):  # a signal cut the evaluation short: the loop's top saves and stops
+                continue
             _collect_and_train(cfg, policy, workers, run, agree, train_limit)
             bar.update(collector.envstep, learner.train_iter, record.last_return)
             if agree(collector.envstep >= env_step_limit or learner.train_iter >= train_limit):

@@ -127,6 +127,8 @@ def _run(cfg: Config, learner: BaseLearner, evaluator: BaseSerialEvaluator, buff
                 stop = run.evaluate(evaluator, learner, 0)
             if stop or learner.train_iter >= limit:
                 break
+            if run.signalled():  # a signal cut the evaluation short: the loop's top saves and stops
+                continue
             sampled = buffer.sample_batch(batch_size, learner.train_iter)
             if sampled is None:
                 raise ConfigError(f"the replay buffer cannot give a batch of policy.learn.batch_size={batch_size} "

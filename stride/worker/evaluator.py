@@ -5,6 +5,13 @@
 env whose quota is full is no longer stepped (DI-engine keeps stepping it and keeps the *latest*
 episodes, which is why its logs repeat). The manager is reset at every evaluation; with a fixed
 (non-dynamic) seed that replays the same sequence of distinct episodes each time.
+
+An evaluation can be cut short: ``eval(should_stop=...)`` is asked between env steps, and a stop
+request (the run's Ctrl-C / SIGTERM) abandons the evaluation at once with :class:`EvalAbandoned`
+(nothing recorded; the point counts as not evaluated, so a resumed run evaluates it again). A
+100-episode confirmation can take minutes, and a scheduler's SIGTERM (SLURM, Kubernetes) gives a
+grace period of seconds before its SIGKILL: waiting for the evaluation to end would lose the
+checkpoint the signal asked for. SB3's EvalCallback and DI-engine's evaluator finish the evaluation first.
 """
 
 from __future__ import annotations
@@ -23,6 +30,10 @@ from ..utils.log import build_logger
 from ..utils.narrow import as_float, as_optional_int
 from ..utils.registry import EVALUATOR_REGISTRY
 from .protocols import EnvManager, ScalarWriter
+
+class EvalAbandoned(Exception):
+    """An evaluation cut short by its ``should_stop`` (a stop request); it recorded nothing."""
+
 
 #: what an evaluation episode scores (``metric``)
 METRICS = ("return", "success")
@@ -97,6 +108,7 @@ class BaseSerialEvaluator(Configurable):
         self._instance_name = instance_name
         self._last_eval_iter: Optional[int] = None
         self._last_eval_mark: Optional[int] = None  # envstep // eval_freq_envstep at the last evaluation
+        self._marks_before: Tuple[Optional[int], Optional[int]] = (None, None)  # (iter, mark) before the last should_eval
         self._max_eval_return = -float("inf")
         self.last_eval_return: Optional[float] = None
         self.last_confirm_return: Optional[float] = None
@@ -126,24 +138,31 @@ class BaseSerialEvaluator(Configurable):
         """True at the first call and every ``eval_freq`` train iterations after the last evaluation
         (with ``eval_freq_envstep``: whenever ``envstep`` passed another multiple of it)."""
         freq = self._cfg.eval_freq_envstep
+        before = (self._last_eval_iter, self._last_eval_mark)
         if freq and envstep is not None:
             mark = int(envstep) // int(freq)
             if self._last_eval_mark is not None and mark <= self._last_eval_mark:
                 return False
             self._last_eval_mark = mark
             self._last_eval_iter = train_iter
+            self._marks_before = before
             return True
         if self._last_eval_iter is not None and (
             train_iter == self._last_eval_iter or train_iter - self._last_eval_iter < self._cfg.eval_freq
         ):
             return False
         self._last_eval_iter = train_iter
+        self._marks_before = before
         return True
 
     def eval(self, save_ckpt_fn: Optional[Callable[[str], object]] = None, train_iter: int = -1, envstep: int = -1,
-             n_episode: Optional[int] = None) -> Tuple[bool, List[float]]:
+             n_episode: Optional[int] = None, should_stop: Optional[Callable[[], bool]] = None
+             ) -> Tuple[bool, List[float]]:
         """Run ``n_episode`` episodes; return ``(stop, episode_returns)`` with ``stop`` when the mean
         return reaches ``stop_value``. Saves ``ckpt_best.pth.tar`` through ``save_ckpt_fn`` on a new best.
+        ``should_stop`` is asked between env steps: when it says True the evaluation raises
+        :class:`EvalAbandoned` (its CPU still counted in ``last_eval_cpu_seconds``) and the latest
+        :meth:`should_eval` is undone.
 
         With ``confirm_episode`` N, an evaluation that reaches ``stop_value`` is a screen: N further
         episodes of the same policy (the ones that follow in the eval envs' seed streams, so none of
@@ -157,18 +176,24 @@ class BaseSerialEvaluator(Configurable):
             env.launch()
         else:
             env.reset()
-        returns = self._episodes(n_episode, train_iter, envstep, self._instance_name)
-        mean = float(np.mean(returns))
-        self.last_eval_return, self.last_confirm_return = mean, None
-        if mean > self._max_eval_return:
-            self._max_eval_return = mean
-            if save_ckpt_fn is not None:
-                save_ckpt_fn("ckpt_best.pth.tar")  # evaluation bookkeeping: counted as evaluation time
-        stop = mean >= self._cfg.stop_value and train_iter > 0
-        if stop and self._cfg.confirm_episode > 0:
-            returns = self._episodes(self._cfg.confirm_episode, train_iter, envstep, f"{self._instance_name}_confirm")
-            self.last_confirm_return = float(np.mean(returns))
-            stop = self.last_confirm_return >= self._cfg.stop_value
+        try:
+            returns = self._episodes(n_episode, train_iter, envstep, self._instance_name, should_stop)
+            mean = float(np.mean(returns))
+            self.last_eval_return, self.last_confirm_return = mean, None
+            if mean > self._max_eval_return:
+                self._max_eval_return = mean
+                if save_ckpt_fn is not None:
+                    save_ckpt_fn("ckpt_best.pth.tar")  # evaluation bookkeeping: counted as evaluation time
+            stop = mean >= self._cfg.stop_value and train_iter > 0
+            if stop and self._cfg.confirm_episode > 0:
+                returns = self._episodes(self._cfg.confirm_episode, train_iter, envstep,
+                                         f"{self._instance_name}_confirm", should_stop)
+                self.last_confirm_return = float(np.mean(returns))
+                stop = self.last_confirm_return >= self._cfg.stop_value
+        except EvalAbandoned:
+            self.last_eval_cpu_seconds = time.process_time() - cpu0
+            self._last_eval_iter, self._last_eval_mark = self._marks_before
+            raise
         self.last_eval_cpu_seconds = time.process_time() - cpu0
         return stop, returns
 
@@ -181,8 +206,10 @@ class BaseSerialEvaluator(Configurable):
                               f"this env's info has {sorted(info)} (valid metrics: {', '.join(METRICS)})")
         return float(bool(info["is_success"]))
 
-    def _episodes(self, n_episode: int, train_iter: int, envstep: int, tag: str) -> List[float]:
-        """Returns of ``n_episode`` episodes from the envs as they stand (balanced over envs); logged."""
+    def _episodes(self, n_episode: int, train_iter: int, envstep: int, tag: str,
+                  should_stop: Optional[Callable[[], bool]] = None) -> List[float]:
+        """Returns of ``n_episode`` episodes from the envs as they stand (balanced over envs); logged.
+        Raises :class:`EvalAbandoned` as soon as ``should_stop()`` says True (checked every env step)."""
         env, policy = self._require()
         wall0 = time.perf_counter()
         policy.reset()
@@ -190,6 +217,10 @@ class BaseSerialEvaluator(Configurable):
         steps = 0
         stalls = 0
         while not monitor.is_finished():
+            if should_stop is not None and should_stop():
+                self._logger.info(f"[{tag}] train_iter={train_iter} envstep={envstep} abandoned after "
+                                  f"{monitor.get_current_episode()} of {n_episode} episodes: a stop was requested")
+                raise EvalAbandoned(f"{tag} at train_iter={train_iter} abandoned: a stop was requested")
             obs = {i: o for i, o in env.ready_obs.items() if monitor.needs_more(i)}
             if obs:
                 output = policy.forward(obs)

@@ -16,6 +16,8 @@ import torch
 from stride.config import Config
 from stride.entry import serial_pipeline, serial_pipeline_onpolicy
 from stride.entry.run import Run, RunCallback, StopRun
+from stride.envs import GymnasiumEnv
+from stride.utils.registry import ENV_REGISTRY
 from stride.worker import LearnerHook
 from stride.worker.learner.learner import read_checkpoint
 from stride.zoo.cartpole.config import cartpole_dqn_config, cartpole_ppo_config
@@ -160,6 +162,52 @@ def test_a_ctrl_c_that_came_before_a_callbacks_stop_stays_the_runs_outcome(tmp_p
                              progress=False, on_eval=on_eval)
     assert policy.result["interrupted"] and policy.result["signal"] == "SIGINT"
     assert os.path.isfile(policy.result["final_checkpoint"])
+
+
+class _SignalInEval(GymnasiumEnv):
+    """CartPole that, once armed, raises SIGTERM in its next step and counts the steps after it."""
+
+    armed = False
+    steps_after = 0
+
+    def step(self, action):  # type: ignore[override]
+        if _SignalInEval.armed:
+            _SignalInEval.steps_after += 1
+            if _SignalInEval.steps_after == 1:
+                signal.raise_signal(signal.SIGTERM)
+        return super().step(action)
+
+
+ENV_REGISTRY.register("signal_in_eval_test", _SignalInEval)
+
+
+class _ArmAtStart(RunCallback):
+    def on_run_start(self, run: Run) -> None:
+        _SignalInEval.armed = True  # no warm-up: the loop's first env step is its first evaluation's
+
+
+def test_a_signal_during_an_evaluation_cuts_it_short_and_the_run_saves(tmp_path):
+    """A scheduler's SIGTERM gives seconds of grace: the run must not finish a long evaluation (here
+    1,000 episodes) before it saves. The evaluation stops at the next env step, records nothing,
+    and the point counts as not evaluated (the checkpoint's evaluator state says so)."""
+    _SignalInEval.armed, _SignalInEval.steps_after = False, 0
+    main, create = _dqn(eval_freq=100)
+    main["env"].update(n_evaluator_episode=1000)
+    main["policy"]["random_collect_size"] = 0
+    create["env"] = dict(type="signal_in_eval_test")
+    exp = tmp_path / "t"
+    policy = serial_pipeline([main, create], seed=0, max_env_step=10_000, exp_name=str(exp), progress=False,
+                             callbacks=[_ArmAtStart()])
+    _SignalInEval.armed = False
+    assert policy.result["interrupted"] and policy.result["signal"] == "SIGTERM"
+    # the signalling step of one evaluator env, then none of the other 999+ episodes' steps
+    assert _SignalInEval.steps_after <= 2, _SignalInEval.steps_after
+    rows = (exp / "progress.csv").read_text().splitlines() if (exp / "progress.csv").exists() else []
+    assert len(rows) <= 1  # at most a header: the cut evaluation wrote no row
+    state = read_checkpoint(policy.result["final_checkpoint"])
+    evaluator = state["components"]["evaluator"]  # not marked evaluated: a resumed run evaluates this point
+    assert evaluator["last_eval_mark"] is None and evaluator["last_eval_iter"] is None, evaluator
+    assert state["envstep"] == 0  # nothing was collected after the signal
 
 
 def test_bad_callbacks_and_modes_are_one_line_errors():

@@ -374,6 +374,8 @@ class Coordinator:
                     bar.update(self.envstep, self.train_iter, record.last_return)
                     if stop:
                         break
+                    if run.signalled():  # a signal cut the evaluation short: the loop's top saves and stops
+                        continue
                 iter_before = self.train_iter
                 if self.next_batch(run.max_train_iter) is None:
                     continue
