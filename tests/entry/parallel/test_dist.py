@@ -23,6 +23,7 @@ import pytest
 
 from stride.entry.cli import main
 from stride.entry.parallel import dist
+from stride.entry.run_state import resume_command
 from stride.zoo.cartpole.config.parallel import cartpole_dqn_config as par
 from tests.processes import still_alive
 
@@ -530,6 +531,10 @@ def test_resume_refusals_are_one_line(tmp_path, capsys, monkeypatch):
         assert main(["-m", "dist", *argv]) == 2, argv
         err = capsys.readouterr().err
         assert message in err and err.count("\n") == 1, (argv, err)
+    # the command an interrupted run prints: the coordinator's, or the short form's for its (parallel) run
+    assert resume_command("dist", "run", 9, None) == "stride -m dist --module coordinator --resume run --env-step 9"
+    (tmp_path / "run" / "run.json").write_text(json.dumps({"mode": "parallel"}))
+    assert resume_command("dist", "run", None, None) == "stride -m dist --resume run"
 
 
 def _ppo_file(tmp_path) -> str:
