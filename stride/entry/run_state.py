@@ -110,9 +110,6 @@ def check_resume_mode(exp_dir: str, mode: str) -> None:
     if mode in RESUMED_BY[made_by]:
         return
     what = f"a -m {made_by} run" + (f" with --workers {workers}" if workers > 1 else "")
-    if not RESUMED_BY[made_by]:
-        raise ConfigError(f"'{exp_dir}' is {what}, which cannot be resumed (-m {made_by} does not resume; its "
-                          f"checkpoints load with: {eval_command(exp_dir)})")
     raise ConfigError(f"'{exp_dir}' is {what}, not a -m {mode} run: resume it with: "
                       f"{resume_command(made_by, exp_dir, None, None)}")
 
@@ -175,12 +172,9 @@ def eval_command(exp_dir: str) -> str:
 
 
 def interrupted_note(mode: str, exp_dir: str, max_env_step: Optional[int], max_train_iter: Optional[int]) -> str:
-    """What an interrupted run of ``-m mode`` tells the user to run next: its resume command, or
-    where the mode does not resume the command that evaluates its checkpoints -- a command that
-    runs as printed, never one the CLI would refuse."""
-    if any(mode in modes for modes in RESUMED_BY.values()):
-        return f"resume with: {resume_command(mode, exp_dir, max_env_step, max_train_iter)}"
-    return f"-m {mode} does not resume; its checkpoints load with: {eval_command(exp_dir)}"
+    """What an interrupted run of ``-m mode`` tells the user to run next: its resume command (every
+    training mode resumes its runs) -- a command that runs as printed, never one the CLI would refuse."""
+    return f"resume with: {resume_command(mode, exp_dir, max_env_step, max_train_iter)}"
 
 
 def _read_json(path: str) -> Dict[str, Any]:

@@ -113,8 +113,10 @@ def test_run_mode_is_recorded_and_inferred_for_older_runs(tmp_path):
     dist = _folder(tmp_path, DIST, {"policy": {}})
     record_run(dist, DIST, None, 100)
     for mode in ("serial", "parallel"):
-        with pytest.raises(ConfigError, match=f"is a -m {DIST} run, which cannot be resumed .*-m eval --load"):
+        with pytest.raises(ConfigError, match=f"is a -m {DIST} run, not a -m {mode} run: resume it with: "
+                                              r"stride -m dist --module coordinator --resume .*dist$"):
             check_resume_mode(dist, mode)
+    check_resume_mode(dist, "dist")
     # older runs (run.json without a mode, or none): their files tell
     Path(league, "run.json").write_text(json.dumps({"max_env_step": 1000, "max_train_iter": None}))
     assert run_mode(league) == (LEAGUE, 1)

@@ -593,34 +593,41 @@ def test_an_on_policy_dist_run_trains_on_fresh_unrolls_without_a_replay(tmp_path
 # suite has the renewed collector and the resumed learner (test_roles.py) and the refusals (above)
 @pytest.mark.slow
 @pytest.mark.timeout(900)
-def test_an_interrupted_dist_coordinator_resumes_with_the_command_it_printed(tmp_path, loopback_head, monkeypatch):
+@pytest.mark.parametrize("form", ["module", "short"])
+def test_an_interrupted_dist_coordinator_resumes_with_the_command_it_printed(tmp_path, loopback_head, monkeypatch,
+                                                                            form):
     """SIGINT to the coordinator once it trains: a checkpoint, the roles ended, and a resume command
-    that, with the roles started again from the same data file, finishes the run; its counters and
-    clocks go on from the interrupted run's and the renewed collectors' batches are all stored."""
+    that (the --module form: with the roles started again from the same data file) finishes the run;
+    its counters and clocks go on from the interrupted run's and the renewed collectors' batches are
+    all stored. The short form's run (every role the driver's) resumes by its own printed command."""
     address, env = loopback_head
     monkeypatch.chdir(tmp_path)
     cfg = _file(tmp_path)
     exp = tmp_path / "exp"
-    assert main(["-m", "dist", "--module", "config", "-c", cfg, "--exp-name", str(exp), "--address", address]) == 0
     data = f"{cfg}.json"
-    roles = _serve(data, env, tmp_path)
+    if form == "module":
+        assert main(["-m", "dist", "--module", "config", "-c", cfg, "--exp-name", str(exp), "--address", address]) == 0
+        roles, driver = _serve(data, env, tmp_path), ["--module", "coordinator", "-c", data]
+    else:
+        roles, driver = [], ["-c", cfg, "-s", "0", "--address", address, "--exp-name", str(exp)]
+    served = len(roles)
     try:
-        coord = _Lines(["-m", "dist", "--module", "coordinator", "-c", data, "--env-step", "1500", "--no-progress"],
-                       env, tmp_path)
+        coord = _Lines(["-m", "dist", *driver, "--env-step", "1500", "--no-progress"], env, tmp_path)
         roles.append(coord)
         _wait_for(lambda: (exp / "replay_snapshot.pth.tar").is_file() or coord.proc.poll() is not None, 600,
                   "50 stored batches")
         coord.proc.send_signal(signal.SIGINT)
         out = coord.end()
         assert coord.proc.returncode == 130, out[-3000:]
-        for role in roles[:3]:  # the coordinator ended the run: every role process ends by itself
+        for role in roles[:served]:  # the coordinator ended the run: every role process ends by itself
             assert "ended: killed by the coordinator: the run ended" in role.end(120)
         first = json.loads((exp / "result.json").read_text())
         assert first["interrupted"] and first["signal"] == "SIGINT" and first["train_iter"] > 0, first
         command = shlex.split(re.search(r"resume with: (.*)", out).group(1))
-        assert command == ["stride", "-m", "dist", "--module", "coordinator", "--resume", str(exp), "--env-step",
-                           "1500"]
-        roles += _serve(data, env, tmp_path)  # new processes, as they were started
+        module = ["--module", "coordinator"] if form == "module" else []
+        assert command == ["stride", "-m", "dist", *module, "--resume", str(exp), "--env-step", "1500"]
+        if form == "module":
+            roles += _serve(data, env, tmp_path)  # new processes, as they were started
         again = _Lines([*command[1:], "--no-progress"], env, tmp_path)
         roles.append(again)
         out = again.end()
