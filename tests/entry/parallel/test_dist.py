@@ -1,5 +1,7 @@
 """``stride -m dist``: the data file, the SLURM lines, the one-line refusals, and a run on a loopback
-two-node Ray cluster (head + worker node, token auth) with the seeds' ``--module`` commands."""
+two-node Ray cluster (head + worker node, token auth) with the seeds' ``--module`` commands; on a
+loopback head (slow): elastic collectors, an on-policy run, and interrupted runs resumed by the
+commands they printed."""
 
 from __future__ import annotations
 
