@@ -122,7 +122,10 @@ def _dist(mode: Mode, args: argparse.Namespace, cfg: Optional[Loaded]) -> int:
         return 0
     if args.module == "coordinator":
         policy = dist.run_coordinator(args.config, args.address, wait, args.train_iter, args.env_step,
-                                      not args.no_progress)
+                                      not args.no_progress, resume=args.resume)
+        return finish(mode.name, policy.result)
+    if args.resume:  # the short form's run
+        policy = dist.resume_all(args.resume, args.train_iter, args.env_step, not args.no_progress)
         return finish(mode.name, policy.result)
     assert cfg is not None  # --module config and the short form read the config
     (main, create, system), (seed, exp_name) = cfg.config, cfg.runs[0]
@@ -163,7 +166,8 @@ MODES: Dict[str, Mode] = {mode.name: mode for mode in (
          takes=("--resume", "--train-iter", "--env-step"),
          why={"--workers": "its collectors are system_config.collector_num"}),
     Mode("dist", "parallel.dist", "train on a running Ray cluster, a process per --module "
-         "(docs/pipelines/ray.md)", run=_dist, config=FILE, seeds=False, check=dist_reads_config),
+         "(docs/pipelines/ray.md)", run=_dist, config=FILE, seeds=False, check=dist_reads_config,
+         takes=("--resume", "--train-iter", "--env-step")),
     Mode("collect_demo", "collect_demo:collect_demo_data", "record an expert's greedy episodes as a Minari dataset "
          "(--out DIR)", run=_collect_demo, takes=(), seeds=False,
          needs=("--ckpt PATH (the expert's checkpoint or experiment folder)", "--episodes N")),

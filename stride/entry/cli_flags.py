@@ -219,6 +219,14 @@ def dist_reads_config(args: argparse.Namespace) -> bool:
         raise usage_error(f"unknown platform -p {platform!r} for -m dist; valid choices: {', '.join(dist.PLATFORMS)}")
     if args.module is not None and args.module not in dist.MODULES:
         raise usage_error(f"unknown --module {args.module!r}; valid choices: {', '.join(dist.MODULES)}")
+    if args.resume:  # the run's saved config; its roles start as before, from the data file
+        if args.module not in (None, "coordinator"):
+            raise usage_error(f"--resume is for --module coordinator (or the short form), not --module {args.module}: "
+                              f"a resumed run's {args.module} starts as before, with -c DATA.json")
+        if args.config and (args.module is None or not args.config.endswith(".json")):
+            raise usage_error(f"-c {args.config!r} with --resume: the run goes on with its saved config; valid "
+                              "choices: no -c, or (--module coordinator) the run's dist .json data file")
+        return False
     if not args.config:
         raise usage_error("-m dist needs -c CONFIG (a config .py; a dist .json for learner, collector, coordinator)")
     if args.module not in (None, "config"):

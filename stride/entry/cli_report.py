@@ -50,6 +50,9 @@ def report_run(result: Dict[str, Any], mode: str) -> None:
         print(f"stride: a run of {result['replicas']} learner replicas cannot be resumed yet; its checkpoints "
               f"load with: {eval_command(exp)} (or learn_mode.load_state_dict)")
     elif result.get("interrupted"):
+        if "collectors_joined" in result:  # -m dist's --module forms: the roles ended with the run
+            print("stride: its learner and collectors ended with it: start them again as before (stride -m dist "
+                  "--module learner|collector --module-name NAME -c DATA.json), then")
         print(f"stride: {interrupted_note(mode, exp, result.get('max_env_step'), result.get('max_train_iter'))}")
 
 

@@ -30,7 +30,7 @@ RUN_FILE = "run.json"
 SERIAL, OFFLINE, LEAGUE, PARALLEL, DIST = "serial", "offline", "league", "parallel", "dist"
 #: the ``-m`` modes that run each recorded mode's pipeline (so may resume its runs)
 RESUMED_BY = {SERIAL: ("serial", "serial_onpolicy", "serial_reward_model"), OFFLINE: ("offline",),
-              LEAGUE: ("league",), PARALLEL: ("parallel",), DIST: ()}
+              LEAGUE: ("league",), PARALLEL: ("parallel",), DIST: ("dist",)}
 RESULT_FILE = "result.json"
 #: exit codes of an interrupted run, by signal (128 + the signal's number, as a shell reports them)
 EXIT_CODES = {"SIGINT": 130, "SIGTERM": 143}
@@ -110,9 +110,6 @@ def check_resume_mode(exp_dir: str, mode: str) -> None:
     if mode in RESUMED_BY[made_by]:
         return
     what = f"a -m {made_by} run" + (f" with --workers {workers}" if workers > 1 else "")
-    if not RESUMED_BY[made_by]:
-        raise ConfigError(f"'{exp_dir}' is {what}, which cannot be resumed (-m {made_by} does not resume; its "
-                          f"checkpoints load with: {eval_command(exp_dir)})")
     raise ConfigError(f"'{exp_dir}' is {what}, not a -m {mode} run: resume it with: "
                       f"{resume_command(made_by, exp_dir, None, None)}")
 
@@ -157,8 +154,11 @@ def _count(result: Mapping[str, object], key: str) -> float:
 
 
 def resume_command(mode: str, exp_dir: str, max_env_step: Optional[int], max_train_iter: Optional[int]) -> str:
-    """The command line that continues this run, shell-quoted (paths with spaces work)."""
-    argv: List[str] = ["stride", "-m", mode, "--resume", exp_dir]
+    """The command line that continues this run, shell-quoted (paths with spaces work). ``-m dist``
+    resumes with ``--module coordinator`` (its learner and collectors start again as they were
+    started), except the run of its short form (every role the driver's), a parallel one."""
+    module = ["--module", "coordinator"] if mode == DIST and run_mode(exp_dir)[0] != PARALLEL else []
+    argv: List[str] = ["stride", "-m", mode, *module, "--resume", exp_dir]
     if max_env_step is not None:
         argv += ["--env-step", str(max_env_step)]
     if max_train_iter is not None:
@@ -172,12 +172,9 @@ def eval_command(exp_dir: str) -> str:
 
 
 def interrupted_note(mode: str, exp_dir: str, max_env_step: Optional[int], max_train_iter: Optional[int]) -> str:
-    """What an interrupted run of ``-m mode`` tells the user to run next: its resume command, or
-    where the mode does not resume (``-m dist``) the command that evaluates its checkpoints -- a
-    command that runs as printed, never one the CLI would refuse."""
-    if any(mode in modes for modes in RESUMED_BY.values()):
-        return f"resume with: {resume_command(mode, exp_dir, max_env_step, max_train_iter)}"
-    return f"-m {mode} does not resume; its checkpoints load with: {eval_command(exp_dir)}"
+    """What an interrupted run of ``-m mode`` tells the user to run next: its resume command (every
+    training mode resumes its runs) -- a command that runs as printed, never one the CLI would refuse."""
+    return f"resume with: {resume_command(mode, exp_dir, max_env_step, max_train_iter)}"
 
 
 def _read_json(path: str) -> Dict[str, Any]:

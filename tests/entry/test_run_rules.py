@@ -113,8 +113,10 @@ def test_run_mode_is_recorded_and_inferred_for_older_runs(tmp_path):
     dist = _folder(tmp_path, DIST, {"policy": {}})
     record_run(dist, DIST, None, 100)
     for mode in ("serial", "parallel"):
-        with pytest.raises(ConfigError, match=f"is a -m {DIST} run, which cannot be resumed .*-m eval --load"):
+        with pytest.raises(ConfigError, match=f"is a -m {DIST} run, not a -m {mode} run: resume it with: "
+                                              r"stride -m dist --module coordinator --resume .*dist$"):
             check_resume_mode(dist, mode)
+    check_resume_mode(dist, "dist")
     # older runs (run.json without a mode, or none): their files tell
     Path(league, "run.json").write_text(json.dumps({"max_env_step": 1000, "max_train_iter": None}))
     assert run_mode(league) == (LEAGUE, 1)
@@ -242,9 +244,9 @@ def test_the_league_warm_up_obeys_the_env_step_limit(tmp_path):
 
 
 def test_what_an_interrupted_run_prints_is_a_command_the_cli_takes(tmp_path, capsys):
-    """Each training mode's note at an interrupt (a resume command; -m dist, which does not resume:
-    the command that evaluates its checkpoints), given the limits the mode takes, is taken by the
-    ``stride`` command as printed: it fails here only on the missing run folder, never on a flag."""
+    """Each training mode's note at an interrupt (a resume command; -m dist's: its coordinator's),
+    given the limits the mode takes, is taken by the ``stride`` command as printed: it fails here
+    only on the missing run folder, never on a flag."""
     from stride.entry.cli import MODES, main
 
     missing = str(tmp_path / "no such run")
@@ -254,7 +256,7 @@ def test_what_an_interrupted_run_prints_is_a_command_the_cli_takes(tmp_path, cap
         takes = MODES[mode].takes
         note = run_state.interrupted_note(mode, missing, 100 if "--env-step" in takes else None,
                                           7 if "--train-iter" in takes else None)
-        prefix = "resume with: " if mode != "dist" else "-m dist does not resume; its checkpoints load with: "
+        prefix = "resume with: "
         assert note.startswith(prefix), note
         command = shlex.split(note[len(prefix):])
         assert command[0] == "stride" and missing in command, command

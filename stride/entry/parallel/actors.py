@@ -103,17 +103,41 @@ class RunActors:
         self.collectors: Dict[str, Tuple[Any, int, int]] = {}  # name -> (actor, index, incarnation)
         self.delivered: Dict[str, int] = {}  # batches of each collector's current incarnation
         self._cpu_seen: Dict[str, float] = {}  # each actor's CPU-seconds at the last cpu_seconds()
+        # a resumed run: the newest incarnation of each collector its replay's ledger saw (its own start above them)
+        self._seen = self._replay_incarnations() if resume_ckpt is not None else {}
         if joined is None:
             self.learners: List[Any] = self._new_learners()
-            seen = self._replay_incarnations() if resume_ckpt is not None else {}
             for i in range(sys_cfg.collector_num):
                 name = f"collector{i}"
-                first = seen.get(name, -1) + 1
+                first = self._seen.get(name, -1) + 1
                 self.collectors[name] = (self._new_collector(name, i, first), i, first)
         else:  # -m dist: the learner and collectors that joined
             self.learners = [joined.learner]
-            self.collectors.update({name: (actor, index, 0) for actor, name, index in joined.collectors})
+            if resume_ckpt is not None:  # its own process built it: it is told the checkpoint here
+                self._wait(joined.learner.resume.remote(resume_ckpt), f"the learner could not resume from {resume_ckpt}")
+            for actor, name, index in joined.collectors:
+                self.take_in(actor, name, index)
         self.learner: Any = self.learners[0]
+
+    def take_in(self, actor: Any, name: str, index: int) -> None:
+        """``-m dist``: a collector that joined (at the start or later) is one of the run's. In a
+        resumed run one whose name the replay's ledger saw is renewed one incarnation above it
+        (:meth:`~.roles.CollectorRole.renew`), so its batches are not taken for duplicates."""
+        incarnation = self._seen.get(name, -1) + 1
+        if incarnation:
+            self._wait(actor.renew.remote(incarnation), f"{name} could not start as incarnation {incarnation}")
+        self.collectors[name] = (actor, index, incarnation)
+
+    @staticmethod
+    def _wait(ref: Any, what: str) -> None:
+        """An actor call's end; its failure one line saying ``what``."""
+        import ray
+        from ray.exceptions import RayError
+
+        try:
+            ray.get(ref)
+        except RayError as e:
+            raise StrideError(f"{what}: {reason(e)}") from None
 
     def _replay_incarnations(self) -> Dict[str, int]:
         import ray

@@ -202,7 +202,7 @@ class Coordinator:
         if self._newcomers is None:
             return
         for actor, name, index in self._newcomers(set(self.collectors)):
-            self.collectors[name] = (actor, index, 0)
+            self.actors.take_in(actor, name, index)
             self.joined.append({"collector": name, "envstep": self.envstep, "train_iter": self.train_iter})
             msg = f"[coordinator] {name} joined at env step {self.envstep}; {len(self.collectors)} collector(s) now"
             self._log.info(msg)

@@ -4,6 +4,7 @@
     stride -m dist --module learner --module-name learner0 -c cfg.py.json         # on any node
     stride -m dist --module collector --module-name collector0 -c cfg.py.json     # (as many as wanted)
     stride -m dist --module coordinator -p local -c cfg.py.json                   # drives the run
+    stride -m dist --module coordinator --resume RUN                              # goes on (roles started again)
     stride -m dist -c cfg.py --address HEAD:PORT -s 0                             # all roles at once
     stride -m dist --module config -p slurm -c cfg.py --address HEAD:PORT --learner-host n1 --collector-host n2 n3
     stride -m dist --module config -p k8s -c cfg.py --image IMAGE --volume-claim CLAIM    # a KubeRay RayJob (:mod:`.k8s`)
@@ -24,6 +25,16 @@ Ray's named actors are: one started later is taken in at the loop's next look
 (:class:`JoinedCollectors`), one that stops or is killed has left (its batch in flight counted
 lost) and is not waited for; ``result.json`` lists ``collectors_joined`` and ``collectors_left``
 and counts ``batches_by_collector``. The learner and the replay stay required.
+
+On-policy policies (PPO, A2C) take ``-m parallel``'s on-policy route of the same loop: no replay;
+each unroll, tagged with its weights' version, trained on once or dropped as stale and counted
+(``stale_dropped``). ``--resume RUN`` (:func:`resumed_run`) continues a run as ``-m parallel
+--resume`` does, from its saved configs: Ctrl-C / SIGTERM of the coordinator saved a checkpoint
+and ended the roles; with them started again from the data file, the coordinator hands the
+learner the checkpoint (:meth:`~.roles.LearnerRole.resume`: weights, optimiser, counters), the
+replay loads its snapshot, and a collector under a name the replay saw is renewed one incarnation
+above it (:meth:`~.roles.CollectorRole.renew`), so counters and clocks go on and no batch is taken
+for a duplicate.
 
 Security: every process sets ``RAY_AUTH_MODE=token`` unless the user set a mode, and needs a token
 (``RAY_AUTH_TOKEN``, ``RAY_AUTH_TOKEN_PATH`` or ``~/.ray/auth_token``, as Ray reads them). With
@@ -80,9 +91,6 @@ def compile_dist_config(config_file: str, seed: int, main: Mapping[str, object],
         raise ConfigError(f"system_config.learner_num={sys_cfg.learner_num}: the --module forms of -m dist run one "
                           "learner process; valid choices: 1 (replicas: the short form -m dist -c CFG.py --address, "
                           "or -m parallel)")
-    if cfg.policy.on_policy:
-        raise ConfigError(f"policy '{cfg.policy.type}' is on-policy: -m dist runs off-policy policies (a replay "
-                          "buffer between collectors and learner); use -m serial")
     probe_spaces(cfg)  # the saved config shows what it takes from the env (the action range)
     out = out_path or f"{os.path.basename(config_file)}.json"
     exp_dir = os.path.abspath(make_exp_dir(str(cfg.exp_name)))
@@ -102,6 +110,17 @@ def compile_dist_config(config_file: str, seed: int, main: Mapping[str, object],
 
 def read_dist_config(path: str) -> Tuple[Config, Config, Dict[str, object]]:
     """``(cfg, system_config, data)`` of a file ``--module config`` wrote (data only: nothing executed)."""
+    data = read_dist_data(path)
+    import_components()
+    sys_cfg = compile_system_config(data["system_config"])
+    cfg = compile_config(data["main_config"], create_cfg=data["create_config"], seed=int(data["seed"]),
+                         exp_name=str(data["exp_dir"]), save_cfg=False)
+    probe_spaces(cfg)  # as compile_dist_config: the roles' policies act in the env's units
+    return cfg, sys_cfg, data
+
+
+def read_dist_data(path: str) -> Dict[str, Any]:
+    """The JSON object of a file ``--module config`` wrote, its format checked (nothing compiled)."""
     if not os.path.isfile(path):
         raise ConfigError(f"dist config '{path}' does not exist; make it with: stride -m dist --module config "
                           "-p local -c CONFIG.py -s 0")
@@ -114,12 +133,7 @@ def read_dist_config(path: str) -> Tuple[Config, Config, Dict[str, object]]:
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise ConfigError(f"'{path}' is not a dist config of this Stride (format {FORMAT!r}); give the .json file "
                           "that stride -m dist --module config wrote")
-    import_components()
-    sys_cfg = compile_system_config(data["system_config"])
-    cfg = compile_config(data["main_config"], create_cfg=data["create_config"], seed=int(data["seed"]),
-                         exp_name=str(data["exp_dir"]), save_cfg=False)
-    probe_spaces(cfg)  # as compile_dist_config: the roles' policies act in the env's units
-    return cfg, sys_cfg, data
+    return data
 
 
 def namespace_of(cfg: Config) -> str:
@@ -337,20 +351,50 @@ def find_joined_roles(timeout: float, deadline: float) -> Any:
     return find
 
 
-def run_coordinator(dist_file: str, address: Optional[str], wait: float, max_train_iter: Optional[int],
-                    max_env_step: Optional[int], progress: bool) -> Policy:
-    """Drive a run with the roles that joined (``-m parallel``'s loop); returns the trained policy."""
+def run_coordinator(dist_file: Optional[str], address: Optional[str], wait: float, max_train_iter: Optional[int],
+                    max_env_step: Optional[int], progress: bool, resume: Optional[str] = None) -> Policy:
+    """Drive a run with the roles that joined (``-m parallel``'s loop); returns the trained policy.
+    ``resume``: a ``-m dist`` run's folder or checkpoint, continued as ``-m parallel --resume``
+    continues its runs (:func:`resumed_run`); ``dist_file`` may then be left out."""
     from .cluster import check_address
     from .pipeline import train_on_ray
 
     deadline = time.monotonic() + wait  # --wait bounds the whole joining: the connection and the roles
-    cfg, sys_cfg, _ = read_dist_config(dist_file)
+    resume_ckpt: Optional[str] = None
+    if resume is None:
+        if dist_file is None:
+            raise ConfigError("--module coordinator needs -c DATA.json (the file --module config wrote) or --resume RUN")
+        cfg, sys_cfg, _ = read_dist_config(dist_file)
+    else:
+        cfg, sys_cfg, resume_ckpt = resumed_run(resume, dist_file)
     sys_cfg.address = resolve_address(address, sys_cfg)
     token_auth_env()
     check_address(sys_cfg.address, min(10.0, wait))
     return train_on_ray(cfg, sys_cfg, max_train_iter, max_env_step, progress, namespace=namespace_of(cfg),
                         find_roles=find_joined_roles(wait, deadline), new_dir=False, join_deadline=deadline,
-                        join_wait=wait)
+                        join_wait=wait, resume_ckpt=resume_ckpt)
+
+
+def resumed_run(resume: str, dist_file: Optional[str]) -> Tuple[Config, Config, str]:
+    """``(cfg, system_config, checkpoint)`` of the ``-m dist`` run that ``resume`` (its folder or a
+    checkpoint in it) names, read as ``-m parallel --resume`` reads its runs (the saved configs; a
+    run another mode made is refused in one line). ``dist_file``, when given, must be that run's
+    data file. The run's learner and collectors are new processes, started as before (``--module
+    learner|collector -c DATA.json``): the coordinator hands the learner the checkpoint and renews
+    a collector whose name the replay saw (:meth:`~.actors.RunActors.take_in`)."""
+    from ..run_state import DIST, read_system_config
+    from ..serial_entry import load_cfg
+
+    import_components()
+    cfg, ckpt = load_cfg(None, 0, None, resume, mode=DIST)
+    assert ckpt is not None  # (load_cfg returns the checkpoint of a resume)
+    cfg.exp_name = os.path.abspath(str(cfg.exp_name))  # as the data file names it: the roles may run elsewhere
+    if dist_file is not None:
+        named = os.path.abspath(str(read_dist_data(dist_file)["exp_dir"]))
+        if named != cfg.exp_name:
+            raise ConfigError(f"'{dist_file}' is the dist config of the run '{named}', not of '{cfg.exp_name}' "
+                              "(--resume); valid choices: that run's data file, or no -c")
+    return cfg, compile_system_config(read_system_config(cfg.exp_name)), os.path.abspath(ckpt)
 
 
 def run_all(config_file: str, seed: int, main: Mapping[str, object], create: Mapping[str, object],
@@ -365,6 +409,16 @@ def run_all(config_file: str, seed: int, main: Mapping[str, object], create: Map
     return parallel_pipeline([main, create, {**dict(system), "address": address}],
                              seed=seed, max_train_iter=max_train_iter, max_env_step=max_env_step,
                              exp_name=exp_name, progress=progress)
+
+
+def resume_all(resume: str, max_train_iter: Optional[int], max_env_step: Optional[int], progress: bool) -> Policy:
+    """``-m dist --resume RUN``: the short form's run (a ``-m parallel`` run on the cluster its
+    ``system_config.json`` names) continued by ``parallel_pipeline``, with token authentication."""
+    from .pipeline import parallel_pipeline
+
+    token_auth_env()
+    return parallel_pipeline(None, max_train_iter=max_train_iter, max_env_step=max_env_step, progress=progress,
+                             resume=resume)
 
 
 def slurm_lines(dist_file: str, address: str, learner_hosts: Sequence[str], collector_hosts: Sequence[str],

@@ -152,17 +152,31 @@ class CollectorRole:
     arguments (the league's collector: :class:`~.league.LeagueCollectorRole`)."""
 
     def __init__(self, cfg: Config, name: str, index: int, incarnation: int = 0) -> None:
-        seed = int(cfg.seed) + SEED_STRIDE * (index + 1) + incarnation
+        self._cfg, self.name, self._index = cfg, name, index
+        self._start(incarnation)
+
+    def _start(self, incarnation: int) -> None:
+        """RNGs, policy, envs and serial collector of ``incarnation``, batches numbered from 0."""
+        cfg = self._cfg
+        seed = int(cfg.seed) + SEED_STRIDE * (self._index + 1) + incarnation
         _prepare(cfg, seed)
-        self.name, self.incarnation = name, incarnation
-        self._seq = 0
+        self.incarnation, self._seq = incarnation, 0
         self._policy = build_policy(cfg, enable_field=["collect"])
         objects = self.env_objects(cfg)
         self._env = build_env_manager(cfg, seed, env_objects=objects or None)
         self._collector = create_collector(cfg.policy.collect.collector, self._env, self._policy.collect_mode,
-                                           exp_name=cfg.exp_name, instance_name=name,
+                                           exp_name=cfg.exp_name, instance_name=self.name,
                                            sample_transforms=sample_transforms(cfg))
         self._policy_iter = -1  # the learner iteration of the loaded weights (-1: the initial ones)
+
+    def renew(self, incarnation: int) -> None:
+        """Start over as ``incarnation``, as if built so: its envs closed, then RNGs, policy, envs
+        and collector made anew for it, batches numbered from 0. A resumed ``-m dist`` run renews
+        each collector that joins under a name its replay's ledger saw, one incarnation above it
+        (as ``-m parallel`` starts its own), so its batches are not taken for the previous run's
+        duplicates; the process, placed where its user started it, stays."""
+        self._collector.close()
+        self._start(incarnation)
 
     @property
     def policy(self) -> Policy:
@@ -363,12 +377,21 @@ class LearnerRole:
         self.stale_dropped = 0
         self._learner.call_hook("before_run")
         if resume_ckpt is not None:
-            # the driver's components the checkpoint carries stay in every checkpoint from here on
-            # (the hooks' periodic ones too), until the driver holds newer ones
-            components = as_mapping(read_checkpoint(resume_ckpt).get("components", {}), "checkpoint 'components'")
-            for name, state in components.items():
-                self.hold(str(name), as_mapping(state, f"checkpoint 'components.{name}'"))
-            self._learner.load_checkpoint(resume_ckpt)
+            self.resume(resume_ckpt)
+
+    def resume(self, ckpt: str) -> None:
+        """Go on from the run's checkpoint ``ckpt``: weights, optimiser, iteration, RNGs, and the
+        driver's components it carries, which stay in every checkpoint from here on (the hooks'
+        periodic ones too) until the driver holds newer ones. ``-m parallel`` builds its learner
+        with it; a ``-m dist`` learner, started by its own process, is told by the coordinator
+        that resumes the run. A learner that trained already is refused: its state is a run of its own."""
+        if self._learner.train_iter or self._ledger.stored:
+            raise StrideError(f"this learner trained already (train_iter {self._learner.train_iter}) and cannot take "
+                              f"the checkpoint {ckpt}: restart its process")
+        components = as_mapping(read_checkpoint(ckpt).get("components", {}), "checkpoint 'components'")
+        for name, state in components.items():
+            self.hold(str(name), as_mapping(state, f"checkpoint 'components.{name}'"))
+        self._learner.load_checkpoint(ckpt)
 
     def hold(self, name: str, state: Mapping[str, object]) -> None:
         """Put ``state`` (a driver's component, e.g. the league's) into every checkpoint

@@ -1,12 +1,17 @@
 """``stride -m dist``: the data file, the SLURM lines, the one-line refusals, and a run on a loopback
-two-node Ray cluster (head + worker node, token auth) with the seeds' ``--module`` commands."""
+two-node Ray cluster (head + worker node, token auth) with the seeds' ``--module`` commands; on a
+loopback head (slow): elastic collectors, an on-policy run, and interrupted runs resumed by the
+commands they printed."""
 
 from __future__ import annotations
 
 import copy
+import csv
 import json
 import os
+import re
 import secrets
+import shlex
 import shutil
 import signal
 import socket
@@ -20,6 +25,7 @@ import pytest
 
 from stride.entry.cli import main
 from stride.entry.parallel import dist
+from stride.entry.run_state import resume_command
 from stride.zoo.cartpole.config.parallel import cartpole_dqn_config as par
 from tests.processes import still_alive
 
@@ -499,3 +505,146 @@ def test_a_wrong_token_is_one_line_and_rays_native_lines_go_to_the_run_folder(tm
                                                    "process's auth token (InvalidAuthToken)"), out.stderr[-2000:]
     native = tmp_path / "exp" / "log" / "ray" / ("learner-learner0.err" if module == "learner" else "coordinator.err")
     assert "gcs_client" in native.read_text() and "InvalidAuthToken" in native.read_text()
+
+
+def test_resume_refusals_are_one_line(tmp_path, capsys, monkeypatch):
+    """--resume of a run another mode made, or with the data file of another run, or given to a role
+    or with a config .py: one line each, naming the bad value and what is taken."""
+    monkeypatch.chdir(tmp_path)
+    cfg = _file(tmp_path)
+    (tmp_path / "other.py").write_text((tmp_path / "cfg.py").read_text())
+    for name, exp in (("cfg.py", "run"), ("other.py", "other")):
+        assert main(["-m", "dist", "--module", "config", "-c", str(tmp_path / name), "--exp-name", str(tmp_path / exp)]) == 0
+    (tmp_path / "run" / "ckpt").mkdir()
+    (tmp_path / "run" / "ckpt" / "ckpt_latest.txt").write_text("iteration_0.pth.tar")
+    (tmp_path / "run" / "run.json").write_text(json.dumps({"mode": "serial"}))
+    cases = [
+        (["--module", "coordinator", "--resume", "run"],
+         "'run' is a -m serial run, not a -m dist run: resume it with: stride -m serial --resume run"),
+        (["--module", "learner", "--module-name", "learner0", "-c", "cfg.py.json", "--resume", "run"],
+         "--resume is for --module coordinator (or the short form), not --module learner"),
+        (["-c", "cfg.py", "--resume", "run"], "-c 'cfg.py' with --resume: the run goes on with its saved config"),
+        (["--module", "coordinator", "-c", "other.py.json", "--resume", "run"],
+         f"'other.py.json' is the dist config of the run '{tmp_path / 'other'}', not of '{tmp_path / 'run'}'"),
+    ]
+    for k, (argv, message) in enumerate(cases):
+        if k == len(cases) - 1:
+            (tmp_path / "run" / "run.json").write_text(json.dumps({"mode": "dist"}))
+        assert main(["-m", "dist", *argv]) == 2, argv
+        err = capsys.readouterr().err
+        assert message in err and err.count("\n") == 1, (argv, err)
+    # the command an interrupted run prints: the coordinator's, or the short form's for its (parallel) run
+    assert resume_command("dist", "run", 9, None) == "stride -m dist --module coordinator --resume run --env-step 9"
+    (tmp_path / "run" / "run.json").write_text(json.dumps({"mode": "parallel"}))
+    assert resume_command("dist", "run", None, None) == "stride -m dist --resume run"
+
+
+def _ppo_file(tmp_path) -> str:
+    """CartPole PPO's parallel config (2 collectors) on a tiny budget, never reaching its stop value."""
+    from stride.zoo.cartpole.config.parallel import cartpole_ppo_config as ppo
+
+    main = copy.deepcopy(ppo.main_config)
+    main["env"].update(stop_value=1e9, n_evaluator_episode=1, evaluator_env_num=1)
+    main["policy"]["collect"]["n_sample"] = 64
+    main["policy"]["learn"].update(epoch_per_collect=1, batch_size=64)
+    main["policy"]["eval"]["evaluator"].update(eval_freq_envstep=10 ** 6, confirm_episode=0)
+    path = tmp_path / "ppo.py"
+    path.write_text(f"main_config = {main!r}\ncreate_config = {ppo.create_config!r}\n"
+                    f"system_config = {ppo.system_config!r}\n")
+    return str(path)
+
+
+def _serve(data: str, env: dict, cwd, names=("learner0", "collector0", "collector1")) -> list:
+    """The roles' processes on a data file (``learner*``: the learner), once each serves."""
+    roles = [_Lines(["-m", "dist", "--module", "learner" if n.startswith("learner") else "collector", "--module-name",
+                     n, "-c", data], env, cwd) for n in names]
+    for role in roles:
+        role.wait_for("serves in namespace")
+    return roles
+
+
+# four processes on a loopback head (1-3 min on a loaded 2-core machine): slow-marked
+@pytest.mark.slow
+@pytest.mark.timeout(900)
+def test_an_on_policy_dist_run_trains_on_fresh_unrolls_without_a_replay(tmp_path, loopback_head, monkeypatch):
+    """PPO under the --module forms: no replay actor; every unroll trained on once or dropped as stale
+    and counted in result.json, as in -m parallel (the same loop)."""
+    address, env = loopback_head
+    monkeypatch.chdir(tmp_path)
+    cfg = _ppo_file(tmp_path)
+    assert main(["-m", "dist", "--module", "config", "-c", cfg, "--exp-name", str(tmp_path / "exp"), "--address",
+                 address]) == 0
+    roles = _serve(f"{cfg}.json", env, tmp_path)
+    try:
+        coord = _Lines(["-m", "dist", "--module", "coordinator", "-c", f"{cfg}.json", "--env-step", "512",
+                        "--no-progress"], env, tmp_path)
+        roles.append(coord)
+        out = coord.end()
+        assert coord.proc.returncode == 0, out[-3000:]
+    finally:
+        for role in roles:
+            role.kill()
+    result = json.loads((tmp_path / "exp" / "result.json").read_text())
+    assert result["env_step"] >= 512 and result["batches"] >= 8 and "stale_dropped" in result
+    assert result["train_iter"] + result["stale_dropped"] == result["batches"] and result["train_iter"] >= 1
+    assert result["duplicates"] == 0 and result["batches_stored"] == result["batches"]
+    assert not (tmp_path / "exp" / "replay_snapshot.pth.tar").exists()  # no replay in the on-policy path
+
+
+# two runs of four processes on a loopback head (2-5 min on a loaded 2-core machine): slow-marked; the fast
+# suite has the renewed collector and the resumed learner (test_roles.py) and the refusals (above)
+@pytest.mark.slow
+@pytest.mark.timeout(900)
+@pytest.mark.parametrize("form", ["module", "short"])
+def test_an_interrupted_dist_coordinator_resumes_with_the_command_it_printed(tmp_path, loopback_head, monkeypatch,
+                                                                            form):
+    """SIGINT to the coordinator once it trains: a checkpoint, the roles ended, and a resume command
+    that (the --module form: with the roles started again from the same data file) finishes the run;
+    its counters and clocks go on from the interrupted run's and the renewed collectors' batches are
+    all stored. The short form's run (every role the driver's) resumes by its own printed command."""
+    address, env = loopback_head
+    monkeypatch.chdir(tmp_path)
+    cfg = _file(tmp_path)
+    exp = tmp_path / "exp"
+    data = f"{cfg}.json"
+    if form == "module":
+        assert main(["-m", "dist", "--module", "config", "-c", cfg, "--exp-name", str(exp), "--address", address]) == 0
+        roles, driver = _serve(data, env, tmp_path), ["--module", "coordinator", "-c", data]
+    else:
+        roles, driver = [], ["-c", cfg, "-s", "0", "--address", address, "--exp-name", str(exp)]
+    served = len(roles)
+    try:
+        coord = _Lines(["-m", "dist", *driver, "--env-step", "1500", "--no-progress"], env, tmp_path)
+        roles.append(coord)
+        _wait_for(lambda: (exp / "replay_snapshot.pth.tar").is_file() or coord.proc.poll() is not None, 600,
+                  "50 stored batches")
+        coord.proc.send_signal(signal.SIGINT)
+        out = coord.end()
+        assert coord.proc.returncode == 130, out[-3000:]
+        for role in roles[:served]:  # the coordinator ended the run: every role process ends by itself
+            assert "ended: killed by the coordinator: the run ended" in role.end(120)
+        first = json.loads((exp / "result.json").read_text())
+        assert first["interrupted"] and first["signal"] == "SIGINT" and first["train_iter"] > 0, first
+        command = shlex.split(re.search(r"resume with: (.*)", out).group(1))
+        module = ["--module", "coordinator"] if form == "module" else []
+        assert command == ["stride", "-m", "dist", *module, "--resume", str(exp), "--env-step", "1500"]
+        if form == "module":
+            roles += _serve(data, env, tmp_path)  # new processes, as they were started
+        again = _Lines([*command[1:], "--no-progress"], env, tmp_path)
+        roles.append(again)
+        out = again.end()
+        assert again.proc.returncode == 0, out[-3000:]
+    finally:
+        for role in roles:
+            role.kill()
+    result = json.loads((exp / "result.json").read_text())
+    assert not result["interrupted"] and result["env_step"] >= 1500
+    for key in ("env_step", "train_iter", "batches", "batches_stored", "train_cpu_seconds", "wall_seconds"):
+        assert result[key] > first[key], key
+    # the renewed collectors' batches are new incarnations': every one stored, none taken for a duplicate
+    assert result["duplicates"] == 0 and result["batches_stored"] == result["batches"]
+    with open(exp / "progress.csv") as f:
+        rows = list(csv.DictReader(f))
+    for key in ("train_iter", "envstep", "train_cpu_seconds", "wall_seconds"):
+        column = [float(r[key]) for r in rows]
+        assert column == sorted(column), f"{key} went back at the resume: {column}"

@@ -225,6 +225,8 @@ def test_a_resumed_learner_goes_on_and_keeps_the_drivers_components(cfg):
     assert path is not None and torch.load(path, weights_only=True)["envstep"] == 40
     resumed = LearnerRole(cfg, resume_ckpt=path)
     assert resumed.train_iter == 3
+    with pytest.raises(StrideError, match=r"trained already \(train_iter 3\) and cannot take the checkpoint"):
+        learner.resume(path)  # (-m dist: a learner process that served another coordinator)
     a, b = learner.learn_state(), resumed.learn_state()
     assert all(torch.equal(a["model"][k], b["model"][k]) for k in a["model"])
     assert a["optimizer"]["state"].keys() == b["optimizer"]["state"].keys() and b["optimizer"]["state"]
@@ -253,6 +255,19 @@ def test_collectors_of_different_index_or_incarnation_explore_differently(cfg):
     c = CollectorRole(cfg, "collector0", index=0, incarnation=1).collect(None, 0, 0, 0)[1]
     firsts = [tuple(d[0]["obs"].tolist()) for d in (a, b, c)]
     assert len(set(firsts)) == 3
+
+
+def test_a_renewed_collector_is_its_new_incarnation_built_anew(cfg):
+    """What a resumed -m dist run does to a collector whose name the replay saw: renewed, it collects
+    exactly as a collector built as that incarnation (its seeds, its tags from seq 0)."""
+    renewed = CollectorRole(cfg, "collector0", index=0)
+    renewed.collect(None, 0, 0, 0)
+    renewed.renew(2)
+    meta, data = renewed.collect(None, 0, 0, 0)
+    built_meta, built = CollectorRole(cfg, "collector0", index=0, incarnation=2).collect(None, 0, 0, 0)
+    assert meta["tag"] == built_meta["tag"] == BatchTag("collector0", 2, 0, 0)
+    assert len(data) == len(built) and all(np.array_equal(x[k], y[k]) for x, y in zip(data, built)
+                                           for k in ("obs", "action", "reward"))
 
 
 def test_system_config_defaults_and_errors():
