@@ -60,6 +60,7 @@ from ...config.compile import make_exp_dir
 from ...policy.base_policy import Policy
 from ...utils.errors import ConfigError, ResourceError, StrideError
 from ...utils.files import atomic_write_text
+from ...utils.narrow import as_int, as_mapping
 from ...utils.registry import import_components
 from ..utils import probe_spaces
 from .system import compile_system_config
@@ -112,14 +113,15 @@ def read_dist_config(path: str) -> Tuple[Config, Config, Dict[str, object]]:
     """``(cfg, system_config, data)`` of a file ``--module config`` wrote (data only: nothing executed)."""
     data = read_dist_data(path)
     import_components()
-    sys_cfg = compile_system_config(data["system_config"])
-    cfg = compile_config(data["main_config"], create_cfg=data["create_config"], seed=int(data["seed"]),
-                         exp_name=str(data["exp_dir"]), save_cfg=False)
+    sys_cfg = compile_system_config(as_mapping(data["system_config"], f"{path}: 'system_config'"))
+    cfg = compile_config(dict(as_mapping(data["main_config"], f"{path}: 'main_config'")),
+                         create_cfg=dict(as_mapping(data["create_config"], f"{path}: 'create_config'")),
+                         seed=as_int(data["seed"], f"{path}: 'seed'"), exp_name=str(data["exp_dir"]), save_cfg=False)
     probe_spaces(cfg)  # as compile_dist_config: the roles' policies act in the env's units
     return cfg, sys_cfg, data
 
 
-def read_dist_data(path: str) -> Dict[str, Any]:
+def read_dist_data(path: str) -> Dict[str, object]:
     """The JSON object of a file ``--module config`` wrote, its format checked (nothing compiled)."""
     if not os.path.isfile(path):
         raise ConfigError(f"dist config '{path}' does not exist; make it with: stride -m dist --module config "
