@@ -5,26 +5,32 @@ by page, in a fresh temporary folder per page, with this checkout's ``stride`` f
 ``PYTHONPATH``. A page's blocks run in their order; consecutive blocks of one language run as one
 script (one bash, one Python process: the second Python block of a page uses the first's names, as a
 reader typing them into one session would). ```text blocks are output and ```mermaid blocks diagrams:
-not run. A block that cannot run here (a cluster, a GPU, ``pip install`` of heavy extras, a long
-learning run) has the line ``<!-- docs-test: skip (REASON) -->`` right above it; each is reported as
+not run. A block that cannot run here (a cluster, a GPU, ``pip install`` into this environment, a
+run of minutes) has the line ``<!-- docs-test: skip (REASON) -->`` right above it; each is reported as
 a skipped test with its reason (``pytest -ra`` lists them), and a marker without a reason, or one
-that precedes no block, fails. The docs' examples carry small budgets a reader raises
-(``--env-step 500``, ``max_env_step=500``), so the whole file takes about a minute of CPU, run two
-pages at a time.
+that precedes no block, fails. The docs' learning runs carry budgets of seconds a reader drops or
+raises (``--env-step 500``, ``max_env_step=500``), so the pages take about three minutes of CPU, run
+two at a time. Where a page's run is the one a test used to make (the zoo's parallel CartPole DQN to
+its stop value, two learner replicas under torchrun), :data:`CHECKS` holds that test's assertions on
+the files and output the page's blocks left, so CI makes the run once.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
+import tomllib
 import subprocess
 import sys
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Dict, Iterator, List, Optional, Tuple
+from typing import Callable, Dict, Iterator, List, Optional, Tuple
 
 import pytest
+
+from tests.entry.parallel.results import check_ratio_bounds
 
 ROOT = Path(__file__).resolve().parents[2]
 #: what a fenced block's language may be: run (bash, python) or shown only (text, mermaid)
@@ -128,15 +134,60 @@ def _env(tmp: Path) -> dict:
 
 
 def run_page(page: str, tmp: Path) -> Optional[str]:
-    """Run ``page``'s blocks in ``tmp``, in order; None when all pass, else what failed."""
+    """Run ``page``'s blocks in ``tmp``, in order, then its :data:`CHECKS`; None when all pass, else
+    what failed."""
     env = _env(tmp)
+    stdout = ""
     for lang, script, line in scripts(ALL[page][0]):
         cmd = ["bash", "-euo", "pipefail", "-c", script] if lang == "bash" else [sys.executable, "-c", script]
         proc = subprocess.run(cmd, cwd=tmp, env=env, capture_output=True, text=True, timeout=PAGE_TIMEOUT)
+        stdout += proc.stdout
         if proc.returncode != 0:
             return (f"{page}:{line}: the {lang} block(s) exited {proc.returncode}\n--- script\n{script}"
                     f"--- stdout (tail)\n{proc.stdout[-3000:]}\n--- stderr (tail)\n{proc.stderr[-3000:]}")
+    try:
+        CHECKS.get(page, lambda tmp, out: None)(tmp, stdout)
+    except AssertionError as e:
+        return f"{page}: its blocks ran, but what they left fails a check: {e}\n--- stdout (tail)\n{stdout[-3000:]}"
     return None
+
+
+def _result(tmp: Path, run: str) -> dict:
+    path = tmp / run / "result.json"
+    assert path.is_file(), f"{run}/result.json was not written"
+    result: dict = json.loads(path.read_text())
+    return result
+
+
+def _check_parallel(tmp: Path, stdout: str) -> None:
+    """ray.md's ``-m parallel`` run: the zoo's parallel CartPole DQN, as shipped, until its stop value
+    holds on the 100-episode confirmation (DQN 195 in ~1-2k env steps); no batch stored twice, every
+    batch sent stored, the replay ratio's limiter within its bounds."""
+    result = _result(tmp, "cartpole_dqn_parallel_seed0")
+    assert result["stop"] and result["eval_return"] >= 195, result
+    assert result["duplicates"] == 0 and result["batches_stored"] == result["batches"], result
+    check_ratio_bounds(result)
+    assert "cartpole_dqn_parallel_seed0 already finished" in stdout  # the resume of a finished run
+
+
+def _check_replicas(tmp: Path, stdout: str) -> None:
+    """serial.md's torchrun block: two learner replicas trained together; rank 0 alone wrote the
+    experiment folder and reported; the saved config has the user's seed, not rank 1's."""
+    exp = tmp / "cartpole_dqn_replicas"
+    result = _result(tmp, exp.name)
+    assert result["env_step"] >= 300 and result["train_iter"] > 0 and result["eval_return"] is not None, result
+    assert result["replicas"] == 2 and (tmp / result["final_checkpoint"]).exists(), result
+    assert sorted(p.name for p in tmp.glob("cartpole_dqn_replicas*")) == [exp.name]  # one folder: rank 0's
+    assert stdout.count(f"stride: results in {exp}") == 1  # rank 1 trained but reports nothing
+    assert json.loads((exp / "total_config.json").read_text())["seed"] == 0
+
+
+#: a page -> the assertions on what its blocks left (its folder, its stdout): a test's, where the page
+#: makes the run that test made
+CHECKS: Dict[str, Callable[[Path, str], None]] = {
+    "docs/pipelines/ray.md": _check_parallel,
+    "docs/pipelines/serial.md": _check_replicas,
+}
 
 
 @pytest.fixture(scope="module")
@@ -164,3 +215,20 @@ def test_the_zoo_page_shows_every_zoo_config():
     missing = [c.relative_to(ROOT).as_posix() for c in configs
                if f"::: {c.relative_to(ROOT).with_suffix('').as_posix().replace('/', '.')}\n" not in zoo]
     assert not missing, f"docs/zoo.md lacks these configs: {missing}"
+
+
+def test_every_extra_a_block_installs_exists_and_ci_runs_the_install_blocks_command():
+    """An install block is not run here (it would install into this environment), so: every extra a
+    block installs is one of pyproject.toml's (test_packaging checks each is pinned in constraints.txt
+    and part of the test extra CI installs), and the install page's test command is CI's own first
+    step, verbatim."""
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    blocks = [b for bs, _ in ALL.values() for b in bs if "pip install" in b.code]
+    named = {(b.page, e) for b in blocks for m in re.finditer(r"(?:\.|stride-rl)\[([\w,-]+)\]", b.code)
+             for e in m.group(1).split(",")}
+    assert len(named) >= 10, named
+    unknown = sorted(f"{page}: [{e}]" for page, e in named if e not in extras)
+    assert not unknown, f"extras not in pyproject.toml: {unknown}; valid: {sorted(extras)}"
+    ci = (ROOT / ".ci" / "run").read_text().splitlines()
+    test_install = [b for b in blocks if b.page == "docs/install.md" and "'.[test]'" in b.code]
+    assert len(test_install) == 1 and test_install[0].code.strip() in ci

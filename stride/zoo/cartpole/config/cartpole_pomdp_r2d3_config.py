@@ -6,7 +6,7 @@ drawn from the expert's demonstrations, prioritised in their own store. The demo
 from an R2D2 expert of the same POMDP (it sees ``[x, theta]`` too), written by ``collect_demo``:
 
     stride -m serial -e cartpole_pomdp -p r2d2 -s 100 --env-step 120000 --set env.stop_value=475 \\
-        --set exp_name=cartpole_pomdp_r2d2_expert
+        --exp-name cartpole_pomdp_r2d2_expert
     stride -m collect_demo -e cartpole_pomdp -p r2d2 --ckpt cartpole_pomdp_r2d2_expert --episodes 10 \\
         --out cartpole_pomdp_expert_demo
     stride -m serial -e cartpole_pomdp -p r2d3 -s 0
