@@ -18,7 +18,11 @@ Hyper-parameters and their sources:
     value clipping 0.2.
 Measured (benchmarks/learning/README.md, seeds 0-4): 2026-11-25 confirmed at 229k-295k env steps, fresh
 100-episode means 210.1 / 218.5 / 227.1 / 204.9 / 208.9; rerun 2026-11-29 at 197k-311k env steps,
-fresh 208.0 / 204.1 / 214.4 / 194.4 / 220.8 (4 of 5 hold 200; issue 32, open).
+fresh 208.0 / 204.1 / 214.4 / 194.4 / 220.8 (4 of 5 hold 200; issue 32, open). Probes on seeds 10-12
+(2026-11-29) did not lift that: lr 1e-3 decaying to 0 at 1M or 500k env steps, entropy 0 or 0.003 each
+held 1-2 of 3 fresh (this config 3 of 3, two marginal). The first confirmation sits at 200-220 with a
+per-episode std of 37-85 (crashes), so the fresh mean moves by -6 +- 16 from it whatever the update
+size; the values above stay as measured.
 """
 
 main_config = dict(
