@@ -29,9 +29,9 @@ main_config = dict(
         gae_lambda=0.95,
         learn=dict(
             epoch_per_collect=4,
-            batch_size=256,
-            learning_rate=2.5e-4,
-            lr_anneal_collects=1953,
+            batch_size=64,
+            learning_rate=1e-3,
+            lr_anneal_collects=7812,
             recompute_adv=False,
             adv_norm=True,
             value_norm=False,
@@ -42,7 +42,7 @@ main_config = dict(
             grad_clip_norm=0.5,
             learner=dict(hook=dict(save_ckpt_after_iter=200)),
         ),
-        collect=dict(n_sample=1024),
+        collect=dict(n_sample=256),
         eval=dict(evaluator=dict(eval_freq_envstep=50000)),
     ),
 )
