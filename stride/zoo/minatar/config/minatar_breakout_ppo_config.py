@@ -17,13 +17,16 @@ values make 31k optimiser steps in 2M env steps.
 Why (measured 2026-11-29, seed 10, sticky actions 0.1; ``benchmarks/curves/README.md``): with CleanRL's
 values the policy settles by ~300k env steps on a paddle that oscillates in the centre columns
 whatever the ball does -- it catches the first six balls of every episode and no more (greedy play
-without sticky actions: 6.00 +- 0.00 over 30 episodes at 500k; 5.80 +- 1.04 on the harness's 100
-fresh episodes) while its entropy falls (1.10 -> 0.28). Not sticky actions (the same 6 without them),
+without sticky actions, both starting sides: 6.00 +- 0.00 over 30 episodes at 500k; 5.80 +- 1.04 on
+the harness's 100 fresh episodes) while its entropy falls (1.10 -> 0.28). Not sticky actions (the
+same 6 without them),
 not greedy evaluation (sampling: 5.67), not a bug (no truncation in the game to bootstrap; advantages
 normalised per minibatch; MinAtar's network); the update size: 4x the lr alone (6.33 at 500k) or 4x
-the steps alone (5.7 at 300k) stays on the plateau, both together leave it by 200k (greedy, 30 episodes:
-9.97 +- 6.41 with sticky actions, 14.47 without; the scripted player: 11.2 / 28.4). The 2M run on seeds
-0, 1, 2 was started on 2026-11-29 (``benchmarks/curves/README.md``, run 4); its figures go here when it ends.
+the steps alone (5.37 at 500k) stays on the plateau, both together leave it by 200k (greedy, 30
+episodes with sticky actions: 9.97 +- 6.41 at 200k, 9.87 +- 5.91 at 300k; its 10-episode evaluation at
+400k: 13.2; the scripted player: 11.2).
+The 2M run on seeds 0, 1, 2 was started on 2026-11-29 (``benchmarks/curves/README.md``, run 4); its
+figures go here when it ends.
 """
 
 main_config = dict(
