@@ -24,7 +24,8 @@ not greedy evaluation (sampling: 5.67), not a bug (no truncation in the game to 
 normalised per minibatch; MinAtar's network); the update size: 4x the lr alone (6.33 at 500k) or 4x
 the steps alone (5.37 at 500k) stays on the plateau, both together leave it by 200k (greedy, 30
 episodes with sticky actions: 9.97 +- 6.41 at 200k, 9.87 +- 5.91 at 300k; its 10-episode evaluation at
-400k: 13.2; the scripted player: 11.2).
+400k: 13.2; its 100 fresh episodes at 500k: 11.75 +- 5.92; the scripted player: 11.2 +- 10.0). Train CPU
+per env step: ~1.65x CleanRL's values' (335 vs 203 s at 500k).
 The 2M run on seeds 0, 1, 2 was started on 2026-11-29 (``benchmarks/curves/README.md``, run 4); its
 figures go here when it ends.
 """
