@@ -69,11 +69,11 @@ def build(case: str, budget: int, seed: int):
                   exploration_fraction=min(1.0, 100_000 / budget), max_grad_norm=float("inf"), policy_kwargs=kw)
         model = DQN("CnnPolicy", env, seed=seed, verbose=0, device="cpu", **hp)
     else:
-        # Stride's minatar_breakout_ppo_config (CleanRL's Atari PPO): 8 envs x 128 steps, 4 epochs, minibatch 256,
-        # lr 2.5e-4 annealed to 0 over 2M env steps (absolute, as Stride's lr_anneal_collects=1953), clip 0.1 (policy
+        # Stride's minatar_breakout_ppo_config: 8 envs x 32 steps, 4 epochs, minibatch 64,
+        # lr 1e-3 annealed to 0 over 2M env steps (absolute, as Stride's lr_anneal_collects=7812), clip 0.1 (policy
         # and value), entropy 0.01, value 0.5, grad norm 0.5, shared encoder with linear actor / critic heads
         env = make_vec_env(c["env_id"], n_envs=8, seed=seed)
-        hp = dict(n_steps=128, batch_size=256, n_epochs=4, learning_rate=linear(2.5e-4, 2_000_000, budget),
+        hp = dict(n_steps=32, batch_size=64, n_epochs=4, learning_rate=linear(1e-3, 2_000_000, budget),
                   gamma=0.99, gae_lambda=0.95, clip_range=0.1, clip_range_vf=0.1, ent_coef=0.01, vf_coef=0.5,
                   max_grad_norm=0.5, normalize_advantage=True, policy_kwargs=kw)
         model = PPO("CnnPolicy", env, seed=seed, verbose=0, device="cpu", **hp)
