@@ -97,7 +97,7 @@ def start(prefix: str, stride_ref: Optional[str], logdir: Optional[str] = None) 
             return Session(prefix, now, logdir, up_start, os.path.join(logdir, "stride_src"), f.read().strip())
     if stride_ref:
         stride_src = os.path.join(logdir, "stride_src")
-        os.makedirs(stride_src)
+        os.makedirs(stride_src, exist_ok=True)
         sha = subprocess.run(["git", "rev-parse", "--short", stride_ref], cwd=REPO, capture_output=True,
                              text=True, check=True).stdout.strip()
         arch = subprocess.run(["git", "archive", "--format=tar", sha, "stride"], cwd=REPO, capture_output=True, check=True)
