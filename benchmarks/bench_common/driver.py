@@ -82,22 +82,29 @@ class Session:
         print(f"\nreport written to {path}")
 
 
-def start(prefix: str, stride_ref: Optional[str]) -> Session:
-    """Create ``results/<prefix>_<timestamp>/`` and pick Stride's source: the working tree, or
-    ``git archive <stride_ref> stride`` unpacked into that folder."""
+def start(prefix: str, stride_ref: Optional[str], logdir: Optional[str] = None) -> Session:
+    """Create ``results/<prefix>_<timestamp>/`` (or use ``logdir``, which may exist: a run of it
+    continued) and pick Stride's source: the working tree, or ``git archive <stride_ref> stride``
+    unpacked into that folder -- once: a continued folder keeps the source it was started with."""
     os.makedirs(RESULTS, exist_ok=True)
     now = dt.datetime.now(dt.timezone.utc)
-    logdir = os.path.join(RESULTS, f"{prefix}_{now.strftime('%Y-%m-%dT%H%M%SZ')}")
-    os.makedirs(logdir)
+    logdir = logdir or os.path.join(RESULTS, f"{prefix}_{now.strftime('%Y-%m-%dT%H%M%SZ')}")
+    os.makedirs(logdir, exist_ok=True)
     up_start = uptime()
+    pinned = os.path.join(logdir, "stride_src.txt")
+    if stride_ref and os.path.exists(pinned):
+        with open(pinned) as f:
+            return Session(prefix, now, logdir, up_start, os.path.join(logdir, "stride_src"), f.read().strip())
     if stride_ref:
         stride_src = os.path.join(logdir, "stride_src")
-        os.makedirs(stride_src)
+        os.makedirs(stride_src, exist_ok=True)
         sha = subprocess.run(["git", "rev-parse", "--short", stride_ref], cwd=REPO, capture_output=True,
                              text=True, check=True).stdout.strip()
         arch = subprocess.run(["git", "archive", "--format=tar", sha, "stride"], cwd=REPO, capture_output=True, check=True)
         subprocess.run(["tar", "-x", "-C", stride_src], input=arch.stdout, check=True)
         git_state = f"{sha} ({stride_ref}, exported with git archive to {stride_src})"
+        with open(pinned, "w") as f:
+            f.write(git_state + "\n")
     else:
         stride_src = REPO
         try:
@@ -157,7 +164,7 @@ class Runner:
         la0 = os.getloadavg()[0]
         t0 = time.time()
         print(f"  [{time.strftime('%H:%M:%S')}] {name} ...", end="", flush=True)
-        with open(log, "w") as f:
+        with open(log, "a") as f:  # a continued run's log goes on
             try:
                 rc = subprocess.run(cmd, stdout=f, stderr=subprocess.STDOUT, env=self.env, cwd=self.logdir,
                                     timeout=self.timeout).returncode

@@ -9,7 +9,8 @@ and set-up) is a cross-check. ``--eval-every / --eval-episodes / --confirm-episo
 rule on the run through Stride's own evaluator config (evaluate every N env steps; a passing
 evaluation is confirmed on further episodes); ``--set KEY=VALUE`` overrides any other config key
 (hyper-parameter sweeps); ``--fresh-episodes`` evaluates the returned policy afterwards with the
-benchmarks' own evaluator (``bench_common.evaluate``), on seeds no evaluation of the run used.
+benchmarks' own evaluator (``bench_common.evaluate``), on seeds no evaluation of the run used;
+``--resume`` continues a run that was killed (``benchmarks/curves/queue.sh``).
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ import glob
 import importlib
 import json
 import os
+import signal
+import sys
 
 import numpy as np
 
@@ -66,11 +69,15 @@ def screen_history(exp_dir: str, stop_value: float) -> dict:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--case", "--algo", dest="case", choices=sorted(CASES), required=True)
+    ap.add_argument("--case", "--algo", dest="case", choices=sorted(CASES), default=None,
+                    help="a learning-benchmark case (without one: --config-module and --env-id)")
     ap.add_argument("--config-module", default=None, help="a config module instead of the case's zoo config")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--max-env-steps", type=int, default=200_000)
-    ap.add_argument("--exp-dir", required=True, help="must not exist yet")
+    ap.add_argument("--exp-dir", required=True, help="must not exist yet (unless --resume)")
+    ap.add_argument("--resume", action="store_true",
+                    help="continue the run in --exp-dir from its latest checkpoint, with its saved config "
+                         "(the config flags are not applied again); --max-env-steps is the whole run's")
     ap.add_argument("--eval-every", type=int, default=0, help="evaluate every this many env steps (0: the config's)")
     ap.add_argument("--eval-episodes", type=int, default=0, help="episodes per evaluation (0: the config's)")
     ap.add_argument("--confirm-episodes", type=int, default=-1, help="confirmation episodes (-1: the config's)")
@@ -79,8 +86,10 @@ def main() -> None:
     ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override a config key")
     ap.add_argument("--out", default=None)
     args = ap.parse_args()
+    if args.case is None and not (args.config_module and args.env_id):
+        ap.error("give --case, or --config-module and --env-id")
     info = setup_process(args.seed)
-    case = CASES[args.case]
+    case = CASES[args.case] if args.case else None
 
     import stride
     from stride.entry import serial_pipeline
@@ -98,9 +107,16 @@ def main() -> None:
         key, _, value = item.partition("=")
         _set(main_cfg, key, _literal(value))
     c0 = cpu()
-    policy = serial_pipeline([main_cfg, copy.deepcopy(mod.create_config)], seed=args.seed,
-                             max_env_step=args.max_env_steps, progress=False)
+    if args.resume:  # its progress.csv is appended to and its clocks go on from the checkpoint's
+        policy = serial_pipeline(None, resume=main_cfg["exp_name"], max_env_step=args.max_env_steps, progress=False)
+    else:
+        policy = serial_pipeline([main_cfg, copy.deepcopy(mod.create_config)], seed=args.seed,
+                                 max_env_step=args.max_env_steps, progress=False)
     outer = cpu() - c0
+    if policy.result.get("interrupted"):  # a signal stopped it (checkpoint saved): no result; --resume continues it
+        name = str(policy.result.get("signal") or "SIGTERM")
+        log(f"[stride] interrupted by {name} at env step {policy.result.get('env_step')}; resume with --resume")
+        sys.exit(128 + int(getattr(signal, name, signal.SIGTERM)))
 
     exp_dir = main_cfg["exp_name"]
     if not os.path.exists(os.path.join(exp_dir, "result.json")):  # renamed (never-overwrite rule)?
@@ -118,7 +134,8 @@ def main() -> None:
         n_params = int(sum(p.numel() for p in policy.model.parameters()))
     except Exception as e:  # noqa: BLE001 - informative only
         log(f"[stride] could not count model parameters: {e!r}")
-    record = {"contestant": "stride", "case": args.case, "algo": case.algo, "seed": args.seed, "exp_dir": exp_dir,
+    record = {"contestant": "stride", "case": args.case, "algo": case.algo if case else total["policy"]["type"],
+              "seed": args.seed, "exp_dir": exp_dir,
               "result": result,
               "total_config": total, "outer_cpu_seconds": outer, "n_params": n_params,
               "stride_version": getattr(stride, "__version__", "?"), "overrides": args.set,

@@ -15,6 +15,12 @@ next to their train CPU.
 
     bash benchmarks/curves/run.sh --cases breakout_ppo --seeds 0 1 2 [--budget 2000000] [--jobs 2]
     bash benchmarks/curves/run.sh --report results/curves_*/   # re-report finished runs (merges folders)
+    bash benchmarks/curves/run.sh --dir DIR --job hopper_sac:0 --job breakout_dqn:1:1000000   # continuable
+
+``--dir`` makes a run continuable: a job whose result is in DIR is skipped, one whose Stride run has a
+checkpoint is resumed from it (``bench_common.stride_run --resume``: its ``progress.csv`` goes on),
+so the same command after a kill picks up where it stopped (``queue.sh``). Stride runs checkpoint every
+case's ``ckpt_every`` train iterations.
 """
 
 from __future__ import annotations
@@ -25,6 +31,7 @@ import datetime as dt
 import glob
 import json
 import os
+import shutil
 import statistics
 import sys
 from concurrent.futures import ThreadPoolExecutor
@@ -38,11 +45,15 @@ from bench_common.driver import RESULTS, Runner, add_common_args, fmt, start, up
 
 
 def stride_curve(record: dict) -> List[dict]:
-    """Stride's curve from its run's ``progress.csv`` (the evaluator's rows)."""
-    rows = []
+    """Stride's curve from its run's ``progress.csv`` (the evaluator's rows). A run resumed from a
+    checkpoint appends rows from the checkpoint's env step on: rows at or after it from the killed
+    process (evaluations past its last checkpoint) give way to the resumed run's."""
+    rows: List[dict] = []
     with open(os.path.join(record["exp_dir"], "progress.csv")) as f:
         for r in csv.DictReader(f):
             if r.get("eval_return_mean"):
+                while rows and rows[-1]["env_step"] >= int(r["envstep"]):
+                    rows.pop()
                 rows.append({"env_step": int(r["envstep"]), "return_mean": float(r["eval_return_mean"]),
                              "return_min": float(r["eval_return_min"]), "return_max": float(r["eval_return_max"]),
                              "train_cpu_s": float(r["train_cpu_seconds"]), "wall_s": float(r["wall_seconds"])})
@@ -61,15 +72,39 @@ def normalise(record: dict) -> dict:
             "wall": record["wall_seconds"], "final": record["final_returns"]}
 
 
+def prune_checkpoints(exp_dir: str) -> None:
+    """A finished run's checkpoints less the latest and the best (each holds the replay buffer)."""
+    folder = os.path.join(exp_dir, "ckpt")
+    with open(os.path.join(folder, "ckpt_latest.txt")) as f:
+        keep = {f.read().strip(), "ckpt_best.pth.tar"}
+    for p in glob.glob(os.path.join(folder, "iteration_*.pth.tar")):
+        if os.path.basename(p) not in keep:
+            os.remove(p)
+
+
 def run_one(runner: Runner, case: str, contestant: str, seed: int, budget: int, eval_every: int,
-            eval_episodes: int, final_episodes: int) -> Optional[dict]:
+            eval_episodes: int, final_episodes: int, ckpt_every: int = 0) -> Optional[dict]:
+    """One contestant's run; in a folder that already holds it, its result (finished) or its
+    continuation from the latest checkpoint (Stride; an SB3 run starts again)."""
     c = CASES[case]
     name = f"{case}_{contestant}_s{seed}"
+    done = os.path.join(runner.logdir, name + ".json")
+    if os.path.exists(done):
+        print(f"  {name}: finished earlier ({done})", flush=True)
+        with open(done) as f:
+            return dict(json.load(f), case=case, budget=budget)
     if contestant == "stride":
-        r = runner(name, "bench_common.stride_run", "--algo", c["algo"], "--config-module", c["config"],
-                   "--seed", seed, "--max-env-steps", budget, "--exp-dir", os.path.join(runner.logdir, name),
+        exp = os.path.join(runner.logdir, name)
+        resume = os.path.isfile(os.path.join(exp, "ckpt", "ckpt_latest.txt"))
+        if os.path.isdir(exp) and not resume:  # killed before its first checkpoint: nothing to continue
+            shutil.rmtree(exp)
+        r = runner(name, "bench_common.stride_run", "--config-module", c["config"],
+                   "--seed", seed, "--max-env-steps", budget, "--exp-dir", exp,
                    "--eval-every", eval_every, "--eval-episodes", eval_episodes, "--confirm-episodes", 0,
-                   "--set", "env.stop_value=1e9", "--fresh-episodes", final_episodes, "--env-id", c["env_id"])
+                   "--set", "env.stop_value=1e9", "--set", f"policy.learn.learner.hook.save_ckpt_after_iter={ckpt_every or c['ckpt_every']}",
+                   "--fresh-episodes", final_episodes, "--env-id", c["env_id"], *(["--resume"] if resume else []))
+        if r is not None:
+            prune_checkpoints(r["exp_dir"])
     else:
         r = runner(name, "sb3_curve.py", "--case", case, "--seed", seed, "--budget", budget, "--eval-every",
                    eval_every, "--eval-episodes", eval_episodes, "--final-episodes", final_episodes)
@@ -109,11 +144,15 @@ def table(case: str, runs: List[dict]) -> List[str]:
     lines = [f"\n== {case}: {CASES[case]['config']} vs SB3, budget {budget:,} env steps; "
              f"published reference: {CASES[case]['published']}",
              f"{'contestant':<10} {'seed':>4} {'env steps':>10} " + " ".join(f"{'@' + format(m, ','):>11}" for m in marks)
-             + f" {'final mean':>10} {'± std':>7} {'n':>4} {'train CPU s':>11} {'wall s':>8}"]
+             + f" {'final mean':>10} {'± std':>7} {'n':>4} {'best eval':>10} {'final/best':>10} {'train CPU s':>11}"
+             + f" {'wall s':>8}"]
     for r in sorted(runs, key=lambda r: (r["contestant"] != "stride", r["seed"])):
         fin = r["final"]
         final = (f" {statistics.mean(fin):>10.2f} {statistics.pstdev(fin):>7.2f} {len(fin):>4}" if fin
                  else f" {'(stopped)':>10} {'':>7} {'':>4}")
+        best = max((p["return_mean"] for p in r["curve"]), default=None)
+        ratio = statistics.mean(fin) / best if fin and best and best > 0 else None
+        final += f" {fmt(best, '{:.2f}'):>10} {fmt(ratio, '{:.0%}'):>10}"
         lines.append(f"{r['contestant']:<10} {r['seed']:>4} {r['env_step']:>10,} "
                      + " ".join(f"{fmt(at(r['curve'], m), '{:.2f}'):>11}" for m in marks)
                      + final + f" {r['train_cpu']:>11.0f} {r['wall']:>8.0f}")
@@ -199,6 +238,15 @@ def load_folders(folders: List[str]) -> List[dict]:
     return runs
 
 
+def job(text: str) -> Tuple[str, int, int]:
+    """``CASE:SEED[:BUDGET]`` -> ``(case, seed, budget)`` (budget 0: the case's, or --budget)."""
+    parts = text.split(":")
+    if len(parts) not in (2, 3) or parts[0] not in CASES or not all(p.isdigit() for p in parts[1:]):
+        raise argparse.ArgumentTypeError(f"job '{text}' is not CASE:SEED[:BUDGET] with CASE one of "
+                                         f"{', '.join(sorted(CASES))}")
+    return parts[0], int(parts[1]), int(parts[2]) if len(parts) == 3 else 0
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--cases", nargs="+", choices=sorted(CASES), default=sorted(CASES))
@@ -206,10 +254,15 @@ def main() -> None:
     ap.add_argument("--budget", type=int, default=0, help="env steps (0: each case's default)")
     ap.add_argument("--eval-every", type=int, default=0, help="env steps between evaluations (0: the case's)")
     ap.add_argument("--eval-episodes", type=int, default=10)
+    ap.add_argument("--ckpt-every", type=int, default=0, help="Stride: checkpoint every N train iterations (0: the case's)")
     ap.add_argument("--final-episodes", type=int, default=100)
     ap.add_argument("--jobs", type=int, default=2, help="contestant processes at a time")
     ap.add_argument("--report", nargs="+", default=None, metavar="DIR",
                     help="no runs: report the finished runs in these result folders (merged)")
+    ap.add_argument("--dir", default=None, help="results folder to use, continuing what it holds: finished jobs are "
+                    "skipped, Stride runs with a checkpoint resumed (default: a new results/curves_<cases>_<time>/)")
+    ap.add_argument("--job", action="append", default=[], type=job, metavar="CASE:SEED[:BUDGET]",
+                    help="run these jobs, in order (instead of --cases x --seeds; repeatable)")
     add_common_args(ap)
     args = ap.parse_args()
 
@@ -217,12 +270,14 @@ def main() -> None:
         runs, up_start, header = load_folders(args.report), uptime(), [f"curves report of {', '.join(args.report)}"]
         stem = os.path.join(RESULTS, "curves_" + dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d"))
     else:
-        s = start("curves_" + "_".join(args.cases), args.stride_ref)
+        s = start("curves_" + "_".join(args.cases), args.stride_ref, args.dir)
         runner = Runner(s.logdir, args.timeout, s.stride_src, HERE)
-        jobs: List[Tuple] = [(c, who, seed, args.budget or CASES[c]["budget"], args.eval_every or CASES[c]["eval_every"])
-                             for c in args.cases for seed in args.seeds for who in args.contestants]
+        todo = args.job or [(c, seed, 0) for c in args.cases for seed in args.seeds]
+        jobs: List[Tuple] = [(c, who, seed, budget or args.budget or CASES[c]["budget"],
+                              args.eval_every or CASES[c]["eval_every"])
+                             for c, seed, budget in todo for who in args.contestants]
         with ThreadPoolExecutor(max_workers=args.jobs) as pool:
-            done = list(pool.map(lambda j: run_one(runner, *j, args.eval_episodes, args.final_episodes), jobs))
+            done = list(pool.map(lambda j: run_one(runner, *j, args.eval_episodes, args.final_episodes, args.ckpt_every), jobs))
         for r in done:
             if r is not None:
                 with open(os.path.join(s.logdir, f"{r['case']}_{r['contestant']}_s{r['seed']}.json"), "w") as f:

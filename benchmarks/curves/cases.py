@@ -1,18 +1,41 @@
 """The fixed-budget cases: Stride's zoo config, the Gymnasium id both contestants are evaluated on,
-the default budget and evaluation period, and the published curve each is compared against."""
+the default budget and evaluation period, the published curve each is compared against, and how
+often (train iterations) a run checkpoints, so a killed run loses at most that much when resumed.
+
+MuJoCo anchors (issue 32): Tianshou's published benchmark data at 300k env steps (v3 envs; the test
+return of the policy at that point, 10 episodes, median over its seeds)."""
 
 from __future__ import annotations
+
+MINATAR = "bench_common.minatar_chw:MinAtarCHW/"
 
 CASES = {
     "breakout_dqn": dict(
         algo="dqn", config="stride.zoo.minatar.config.minatar_breakout_dqn_config",
-        env_id="bench_common.minatar_chw:MinAtarCHW/Breakout-v1", budget=2_000_000, eval_every=50_000,
-        published="Young & Tian (2019), MinAtar paper, DQN on Breakout (see README)"),
+        env_id=MINATAR + "Breakout-v1", budget=2_000_000, eval_every=50_000, ckpt_every=100_000,
+        published="Young & Tian (2019), MinAtar paper, DQN on Breakout; MinAtar's examples/dqn.py 11.1 at 1M (see README)"),
+    "spaceinvaders_dqn": dict(
+        algo="dqn", config="stride.zoo.minatar.config.minatar_spaceinvaders_dqn_config",
+        env_id=MINATAR + "SpaceInvaders-v1", budget=1_000_000, eval_every=50_000, ckpt_every=100_000,
+        published="MinAtar's examples/dqn.py at 1M (issue 32: to be run once here; see README)"),
     "breakout_ppo": dict(
         algo="ppo", config="stride.zoo.minatar.config.minatar_breakout_ppo_config",
-        env_id="bench_common.minatar_chw:MinAtarCHW/Breakout-v1", budget=2_000_000, eval_every=50_000,
+        env_id=MINATAR + "Breakout-v1", budget=2_000_000, eval_every=50_000, ckpt_every=200,
         published="see README"),
     "hopper_sac": dict(
         algo="sac", config="stride.zoo.mujoco.config.hopper_sac_config", env_id="Hopper-v5", zoo_env="Hopper-v4",
-        budget=300_000, eval_every=10_000, published="issue 15: 2,500 within 300k env steps"),
+        budget=300_000, eval_every=10_000, ckpt_every=25_000,
+        published="Tianshou SAC, Hopper-v3: 3,388 at 300k env steps"),
+    "halfcheetah_sac": dict(
+        algo="sac", config="stride.zoo.mujoco.config.halfcheetah_sac_config", env_id="HalfCheetah-v5",
+        zoo_env="HalfCheetah-v4", budget=300_000, eval_every=10_000, ckpt_every=25_000,
+        published="Tianshou SAC, HalfCheetah-v3: 9,059 at 300k env steps"),
+    "hopper_td3": dict(
+        algo="td3", config="stride.zoo.mujoco.config.hopper_td3_config", env_id="Hopper-v5", zoo_env="Hopper-v4",
+        budget=300_000, eval_every=10_000, ckpt_every=25_000,
+        published="Tianshou TD3, Hopper-v3: 1,583 at 300k env steps"),
+    "halfcheetah_td3": dict(
+        algo="td3", config="stride.zoo.mujoco.config.halfcheetah_td3_config", env_id="HalfCheetah-v5",
+        zoo_env="HalfCheetah-v4", budget=300_000, eval_every=10_000, ckpt_every=25_000,
+        published="Tianshou TD3, HalfCheetah-v3: 7,546 at 300k env steps"),
 }

@@ -1,8 +1,8 @@
 """SB3 contestant of the fixed-budget curves: one case, one seed, trained to the budget with an
 evaluation every ``--eval-every`` env steps, then the final policy on ``--final-episodes`` fresh episodes.
-Run as ``python benchmarks/curves/sb3_curve.py --case breakout_dqn|breakout_ppo|hopper_sac ...``.
+Run as ``python benchmarks/curves/sb3_curve.py --case breakout_dqn|breakout_ppo|hopper_sac|... ...``.
 
-Hyper-parameters: rl-zoo3's where it has the env (Hopper: ``sac.yml`` Hopper-v4, on Hopper-v5), else
+Hyper-parameters: rl-zoo3's where it has the env (MuJoCo: ``sac.yml`` / ``td3.yml`` <env>-v4, on -v5), else
 Stride's zoo config translated key by key (MinAtar: rl-zoo3 has no entry), network included (the MinAtar
 conv net below). Curve points carry train CPU s (process CPU minus the CPU of every evaluation) and wall s.
 """
@@ -45,22 +45,29 @@ def minatar_extractor():
 
 def build(case: str, budget: int, seed: int):
     """``(model, hyper-parameter record)`` for a case."""
-    from stable_baselines3 import DQN, PPO, SAC
+    from stable_baselines3 import DQN, PPO, SAC, TD3
     from stable_baselines3.common.env_util import make_vec_env
 
     c = CASES[case]
-    if case == "hopper_sac":
-        zoo = rl_zoo3_hyperparams("sac", c["zoo_env"])
+    if "zoo_env" in c:  # MuJoCo: rl-zoo3's entry for the env
+        zoo = rl_zoo3_hyperparams(c["algo"], c["zoo_env"])
         hp, n_envs, n_timesteps = preprocess(zoo["raw"], budget)
         policy = hp.pop("policy")
         env = make_vec_env(c["env_id"], n_envs=n_envs, seed=seed)
+        if "noise_type" in hp:  # rl-zoo3's exploration-noise keys (TD3) -> SB3's action_noise, as its ExpManager does
+            from stable_baselines3.common.noise import NormalActionNoise
+
+            kind, std, n = hp.pop("noise_type"), float(hp.pop("noise_std")), env.action_space.shape[0]
+            if kind != "normal":
+                raise SystemExit(f"rl-zoo3 noise_type '{kind}' is not reproduced here; only 'normal'")
+            hp["action_noise"] = NormalActionNoise(np.zeros(n), std * np.ones(n))
         record = {"source": f"rl-zoo3 {zoo['path']} [{c['zoo_env']}]", "n_envs": n_envs, "n_timesteps": n_timesteps,
                   **{k: str(v) for k, v in zoo["raw"].items()}}
-        return SAC(policy, env, seed=seed, verbose=0, device="cpu", **hp), record
+        return {"sac": SAC, "td3": TD3}[c["algo"]](policy, env, seed=seed, verbose=0, device="cpu", **hp), record
     kw = dict(features_extractor_class=minatar_extractor(), features_extractor_kwargs=dict(features_dim=128),
               normalize_images=False, net_arch=[])
-    if case == "breakout_dqn":
-        # Stride's minatar_breakout_dqn_config: 4 envs, one update per frame, Adam 2.5e-4, batch 32, replay 100k,
+    if c["algo"] == "dqn":
+        # Stride's minatar_{breakout,spaceinvaders}_dqn_config: 4 envs, one update per frame, Adam 2.5e-4, batch 32, replay 100k,
         # 5k random steps, target copy every 1,000 frames, eps 1 -> 0.1 over 100k frames, Huber, no grad clip
         env = make_vec_env(c["env_id"], n_envs=4, seed=seed)
         hp = dict(learning_rate=2.5e-4, batch_size=32, buffer_size=100_000, learning_starts=5_000,

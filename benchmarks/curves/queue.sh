@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# The issue-32 long runs, one continuable queue: Stride only, at nice 19, two jobs at a time, in order.
+# Re-running the same command (after a kill, a reboot, the end of a session) skips the finished jobs and
+# resumes the unfinished ones from their latest checkpoint (bench.py --dir; see README.md).
+#   nohup setsid bash benchmarks/curves/queue.sh > benchmarks/results/curves_issue32.log 2>&1 &
+#   bash benchmarks/curves/queue.sh --report    # the report of what the folder holds so far
+# Outputs: benchmarks/results/curves_issue32/ (override: QUEUE_DIR=...); Stride is the source it first
+# exported (stride_src/, from HEAD then), so a continued run runs the code it started with.
+set -euo pipefail
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+DIR="${QUEUE_DIR:-$(cd "$HERE/.." && pwd)/results/curves_issue32}"
+JOBS=(
+  hopper_sac:0:300000 hopper_sac:1:300000 hopper_sac:2:300000
+  halfcheetah_sac:0:300000 halfcheetah_sac:1:300000 halfcheetah_sac:2:300000
+  hopper_td3:0:300000 halfcheetah_td3:0:300000
+  breakout_dqn:0:1000000 breakout_dqn:1:1000000 breakout_dqn:2:1000000
+  spaceinvaders_dqn:0:1000000
+)
+if [[ "${1:-}" == "--report" ]]; then
+  exec bash "$HERE/run.sh" --report "$DIR"
+fi
+mkdir -p "$DIR"
+exec 9>"$DIR/queue.lock"
+flock -n 9 || { echo "queue.sh: another queue is running on $DIR" >&2; exit 1; }
+if pgrep -f "stride_run .*--exp-dir $DIR/" > /dev/null; then  # a run of a queue killed without its children
+  echo "queue.sh: a run in $DIR is still going (pgrep -af 'stride_run .*$DIR'); let it end or stop it first" >&2
+  exit 1
+fi
+args=()
+for j in "${JOBS[@]}"; do args+=(--job "$j"); done
+echo "[$(date -u '+%F %T')] queue.sh: ${#JOBS[@]} jobs in $DIR"
+nice -n 19 bash "$HERE/run.sh" --dir "$DIR" --contestants stride --jobs 2 --timeout 1e9 --stride-ref HEAD "${args[@]}"
