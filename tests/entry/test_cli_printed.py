@@ -13,7 +13,6 @@ The run folder's name has a space, so the printed command's quoting is part of w
 from __future__ import annotations
 
 import csv
-import importlib.util
 import json
 from pathlib import Path
 from typing import Callable, Dict, List, Tuple
@@ -66,22 +65,17 @@ def _onpolicy(folder: Path) -> List[str]:
 
 
 def _offline(folder: Path) -> List[str]:
-    pytest.importorskip("minari")
     _demo(folder)
     (folder / "bc.py").write_text(OFFLINE_CONFIG)
     return ["-m", "offline", "-c", "bc.py", "--train-iter", "400", *NEVER_STOPS, "--set", "policy.eval.evaluator.eval_freq=20"]
 
 
 def _league(folder: Path) -> List[str]:
-    pytest.importorskip("pettingzoo")
-    pytest.importorskip("trueskill")
     (folder / "league.py").write_text(LEAGUE_CONFIG)
     return ["-m", "league", "-c", "league.py", "--env-step", "800"]
 
 
 def _league_on_ray(folder: Path) -> List[str]:
-    if importlib.util.find_spec("ray") is None:  # (not imported here: the run starts Ray in a fresh process)
-        pytest.skip("needs ray (stride-rl[dist])")
     return [*_league(folder), "--workers", "2"]
 
 

@@ -10,8 +10,6 @@ import os
 import subprocess
 import sys
 
-import pytest
-
 from stride.entry.parallel.cluster import LOCAL_RAY_SETTINGS, local_settings
 
 CODE = """
@@ -50,9 +48,8 @@ def test_the_local_instances_ray_settings_exist_in_this_ray_and_the_environment_
     """Ray ignores a ``RAY_<name>`` it does not know: each setting must name a config entry of the
     installed Ray (its ``RAY_CONFIG`` names are strings in ``_raylet.so``), or a Ray upgrade that
     renamed it would silently bring the GCS's growth back (benchmarks/parallel/soak.py)."""
-    spec = importlib.util.find_spec("ray")
-    if spec is None or spec.origin is None:
-        pytest.skip("Ray is not installed")
+    spec = importlib.util.find_spec("ray")  # the [test] extra brings Ray: a missing one fails here
+    assert spec is not None and spec.origin is not None, "Ray is not installed (pip install -e '.[test]')"
     with open(os.path.join(os.path.dirname(spec.origin), "_raylet.so"), "rb") as f:
         names = set(f.read().split(b"\0"))
     assert [k for k in LOCAL_RAY_SETTINGS if k.removeprefix("RAY_").encode() not in names] == []
