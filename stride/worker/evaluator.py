@@ -85,6 +85,9 @@ class EvaluatorConfig(ConfigView):
     #: (int) 0: stop when the n_episode evaluation reaches stop_value. N > 0: such an evaluation
     #: is only a screen; N further episodes of the same policy must reach it too.
     confirm_episode: int = setting(0, "[0, inf)")
+    #: (float) with confirm_episode: the confirmation passes only when its mean minus this many
+    #: standard errors of that mean (sample std / sqrt(N)) reaches stop_value; 0: the mean itself.
+    confirm_std_errors: float = setting(0.0, "[0, inf)")
     #: (str) what an episode scores: 'return' (info['eval_episode_return']) or 'success' (1.0 when
     #: the last step's info['is_success'] is true, Gymnasium-Robotics' goal envs): stop_value and
     #: the logged means are then a success rate.
@@ -168,7 +171,8 @@ class BaseSerialEvaluator(Configurable):
         episodes of the same policy (the ones that follow in the eval envs' seed streams, so none of
         the screen's) must reach it too, and their returns are the ones returned. A cheap frequent
         screen finds good policies early; the confirmation keeps one lucky screen from stopping a
-        run with a policy that does not hold (SB3's EvalCallback and DI-engine stop on one evaluation)."""
+        run with a policy that does not hold (SB3's EvalCallback and DI-engine stop on one evaluation);
+        ``confirm_std_errors`` asks the confirmation for a margin (:meth:`confirm_lower_bound`)."""
         n_episode = n_episode if n_episode is not None else self._cfg.n_episode
         cpu0 = time.process_time()
         env, _ = self._require()
@@ -189,13 +193,25 @@ class BaseSerialEvaluator(Configurable):
                 returns = self._episodes(self._cfg.confirm_episode, train_iter, envstep,
                                          f"{self._instance_name}_confirm", should_stop)
                 self.last_confirm_return = float(np.mean(returns))
-                stop = self.last_confirm_return >= self._cfg.stop_value
+                stop = self.confirm_lower_bound(returns) >= self._cfg.stop_value
         except EvalAbandoned:
             self.last_eval_cpu_seconds = time.process_time() - cpu0
             self._last_eval_iter, self._last_eval_mark = self._marks_before
             raise
         self.last_eval_cpu_seconds = time.process_time() - cpu0
         return stop, returns
+
+    def confirm_lower_bound(self, returns: List[float]) -> float:
+        """The confirmation's mean less ``confirm_std_errors`` standard errors of it: what must reach
+        ``stop_value``. The first confirmation to clear a threshold is the luckiest of several tries,
+        so a policy confirmed at its bare mean sits near the threshold and the next 100 episodes fall
+        under it about half the time; a bound that widens with the episodes' spread (a policy that
+        sometimes crashes) keeps such a policy training until it clears the threshold with room."""
+        mean = float(np.mean(returns))
+        k = self._cfg.confirm_std_errors
+        if k == 0 or len(returns) < 2:
+            return mean
+        return mean - k * float(np.std(returns, ddof=1)) / float(np.sqrt(len(returns)))
 
     def _score(self, info: Mapping[str, object]) -> float:
         """An ended episode's score under ``metric`` (from its last timestep's ``info``)."""

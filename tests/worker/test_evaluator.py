@@ -192,6 +192,20 @@ def test_confirmation_of_a_passing_screen(managers, stop_value, confirm, stop, c
         assert sorted(returns) == [800.0] * 5 + [900.0] * 5
 
 
+@pytest.mark.parametrize("std_errors,stop", [
+    (0.0, True),   # the bare mean 850 reaches 800
+    (2.0, True),   # 850 - 2 x 50/3 = 816.7
+    (4.0, False),  # 850 - 4 x 50/3 = 783.3
+])
+def test_the_confirmation_can_ask_for_a_margin_of_standard_errors(managers, std_errors, stop):
+    # the confirmation's returns are 800 x 5 and 900 x 5: sample std 50 sqrt(10/9), standard error 50/3
+    ev, _ = make_evaluator(managers, reward_fn=_falling, n_episode=5, stop_value=800.0, confirm_episode=10,
+                           confirm_std_errors=std_errors)
+    got, returns = ev.eval(train_iter=3)
+    assert got is stop and ev.last_confirm_return == 850.0
+    assert ev.confirm_lower_bound(returns) == pytest.approx(850.0 - std_errors * 50.0 / 3.0)
+
+
 def test_an_evaluator_without_env_or_policy_says_so():
     from stride.utils.errors import StrideError
     from stride.worker import BaseSerialEvaluator

@@ -1,0 +1,100 @@
+"""MinAtar's own reference DQN (``examples/dqn.py`` of github.com/kenjyoung/MinAtar), run unmodified.
+
+Issue 32 compares Stride's MinAtar DQN at 1M frames with "a run of MinAtar's ``examples/dqn.py``, the
+paper's settings". That script is not in the ``minatar`` wheel, so this takes its path (a clone of the
+MinAtar repository), imports it, and calls its ``dqn()`` with nothing changed but the frame budget
+(its module constant ``NUM_FRAMES``, 5M in the script) and a seeded environment; one torch thread, as
+every contestant in ``benchmarks/``. Its score is what the script itself logs: the exponential moving
+average of training-episode returns (``avg_return = 0.99 * avg_return + 0.01 * G``, epsilon-greedy at
+0.1 after the first 100k frames), reported here at the budget, with the mean of the last 100 training
+episodes beside it. A killed run continues from the script's own checkpoint (``--save``: every 1,000
+episodes) when re-run with the same ``--out``.
+
+    git clone https://github.com/kenjyoung/MinAtar  # its examples/dqn.py, commit 4241f24 for issue 32
+    benchmarks/.venv-peers/bin/python benchmarks/curves/minatar_reference_dqn.py \
+        --dqn-py MinAtar/examples/dqn.py --game space_invaders --frames 1000000 --seed 0 --out DIR
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import logging
+import os
+import random
+import sys
+import time
+from pathlib import Path
+
+# The script's checkpoint pickles its replay buffer (a class of its own); torch >= 2.6 loads
+# weights only unless told otherwise, which would make its own --loadfile fail.
+os.environ.setdefault("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "1")
+
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+
+
+def _ema(returns: list[float]) -> float:
+    """The script's logged average: ``avg = 0.99 * avg + 0.01 * G`` from 0, over every episode."""
+    avg = 0.0
+    for g in returns:
+        avg = 0.99 * avg + 0.01 * g
+    return avg
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--dqn-py", required=True, type=Path, help="MinAtar's examples/dqn.py")
+    ap.add_argument("--game", required=True, help="a MinAtar game: breakout, space_invaders, asterix, freeway, seaquest")
+    ap.add_argument("--frames", type=int, default=1_000_000, help="frame budget (the script's NUM_FRAMES; default 1M)")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--out", required=True, type=Path, help="folder for the script's checkpoint, data and the summary")
+    args = ap.parse_args()
+    if not args.dqn_py.is_file():
+        print(f"minatar_reference_dqn: --dqn-py {args.dqn_py} is not a file (MinAtar's examples/dqn.py)", file=sys.stderr)
+        return 2
+    args.out.mkdir(parents=True, exist_ok=True)
+    logging.basicConfig(filename=args.out / "dqn.log", level=logging.INFO, format="%(asctime)s %(message)s")
+    torch.set_num_threads(1)
+    random.seed(args.seed)
+    np.random.seed(args.seed)
+    torch.manual_seed(args.seed)
+
+    spec = importlib.util.spec_from_file_location("minatar_examples_dqn", args.dqn_py)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its checkpoint pickles classes of this module
+    spec.loader.exec_module(module)
+    module.NUM_FRAMES = args.frames
+
+    from minatar import Environment
+    env = Environment(args.game)
+    env.seed(args.seed)
+    prefix = str(args.out / f"{args.game}_s{args.seed}")
+    checkpoint = prefix + "_checkpoint"
+    load = checkpoint if os.path.exists(checkpoint) else None
+    cpu0, wall0 = time.process_time(), time.perf_counter()
+    module.dqn(env, False, False, prefix, store_intermediate_result=True, load_path=load)
+    cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0
+
+    data = torch.load(prefix + "_data_and_weights")
+    returns = [float(g) for g in data["returns"]]
+    frames = [int(t) for t in data["frame_stamps"]]
+    with open(args.out / "episodes.csv", "w") as f:
+        f.write("frame,return\n")
+        f.writelines(f"{t},{g}\n" for t, g in zip(frames, returns))
+    summary = {
+        "script": str(args.dqn_py), "game": args.game, "seed": args.seed, "frames": frames[-1] if frames else 0,
+        "episodes": len(returns), "avg_return_logged": round(_ema(returns), 3),
+        "mean_last_100_episodes": round(float(np.mean(returns[-100:])), 3) if returns else None,
+        "cpu_seconds_this_process": round(cpu, 1), "wall_seconds_this_process": round(wall, 1),
+        "resumed_from_checkpoint": load is not None,
+    }
+    (args.out / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
+    print(json.dumps(summary))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
