@@ -539,7 +539,7 @@ def test_resume_refusals_are_one_line(tmp_path, capsys, monkeypatch):
     assert resume_command("dist", "run", None, None) == "stride -m dist --resume run"
 
 
-def _ppo_file(tmp_path) -> str:
+def _ppo_file(tmp_path, eval_freq_envstep: int = 10 ** 6) -> str:
     """CartPole PPO's parallel config (2 collectors) on a tiny budget, never reaching its stop value."""
     from stride.zoo.cartpole.config.parallel import cartpole_ppo_config as ppo
 
@@ -547,11 +547,19 @@ def _ppo_file(tmp_path) -> str:
     main["env"].update(stop_value=1e9, n_evaluator_episode=1, evaluator_env_num=1)
     main["policy"]["collect"]["n_sample"] = 64
     main["policy"]["learn"].update(epoch_per_collect=1, batch_size=64)
-    main["policy"]["eval"]["evaluator"].update(eval_freq_envstep=10 ** 6, confirm_episode=0)
+    main["policy"]["eval"]["evaluator"].update(eval_freq_envstep=eval_freq_envstep, confirm_episode=0)
     path = tmp_path / "ppo.py"
     path.write_text(f"main_config = {main!r}\ncreate_config = {ppo.create_config!r}\n"
                     f"system_config = {ppo.system_config!r}\n")
     return str(path)
+
+
+def _rows(path) -> list:
+    """``progress.csv``'s rows (none before it exists)."""
+    if not path.is_file():
+        return []
+    with open(path) as f:
+        return list(csv.DictReader(f))
 
 
 def _serve(data: str, env: dict, cwd, names=("learner0", "collector0", "collector1")) -> list:
@@ -595,16 +603,17 @@ def test_an_on_policy_dist_run_trains_on_fresh_unrolls_without_a_replay(tmp_path
 # suite has the renewed collector and the resumed learner (test_roles.py) and the refusals (above)
 @pytest.mark.slow
 @pytest.mark.timeout(900)
-@pytest.mark.parametrize("form", ["module", "short"])
+@pytest.mark.parametrize("form,algo", [("module", "dqn"), ("short", "dqn"), ("module", "ppo")])
 def test_an_interrupted_dist_coordinator_resumes_with_the_command_it_printed(tmp_path, loopback_head, monkeypatch,
-                                                                            form):
+                                                                            form, algo):
     """SIGINT to the coordinator once it trains: a checkpoint, the roles ended, and a resume command
     that (the --module form: with the roles started again from the same data file) finishes the run;
     its counters and clocks go on from the interrupted run's and the renewed collectors' batches are
-    all stored. The short form's run (every role the driver's) resumes by its own printed command."""
+    all stored. The short form's run (every role the driver's) resumes by its own printed command.
+    PPO (no replay): every unroll of both runs is trained on once or counted as stale."""
     address, env = loopback_head
     monkeypatch.chdir(tmp_path)
-    cfg = _file(tmp_path)
+    cfg = _file(tmp_path) if algo == "dqn" else _ppo_file(tmp_path, eval_freq_envstep=256)
     exp = tmp_path / "exp"
     data = f"{cfg}.json"
     if form == "module":
@@ -616,8 +625,9 @@ def test_an_interrupted_dist_coordinator_resumes_with_the_command_it_printed(tmp
     try:
         coord = _Lines(["-m", "dist", *driver, "--env-step", "1500", "--no-progress"], env, tmp_path)
         roles.append(coord)
-        _wait_for(lambda: (exp / "replay_snapshot.pth.tar").is_file() or coord.proc.poll() is not None, 600,
-                  "50 stored batches")
+        trained = (lambda: (exp / "replay_snapshot.pth.tar").is_file()) if algo == "dqn" else (
+            lambda: any(int(r["train_iter"] or 0) > 0 for r in _rows(exp / "progress.csv")))
+        _wait_for(lambda: trained() or coord.proc.poll() is not None, 600, "a run that trains")
         coord.proc.send_signal(signal.SIGINT)
         out = coord.end()
         assert coord.proc.returncode == 130, out[-3000:]
@@ -643,8 +653,10 @@ def test_an_interrupted_dist_coordinator_resumes_with_the_command_it_printed(tmp
         assert result[key] > first[key], key
     # the renewed collectors' batches are new incarnations': every one stored, none taken for a duplicate
     assert result["duplicates"] == 0 and result["batches_stored"] == result["batches"]
-    with open(exp / "progress.csv") as f:
-        rows = list(csv.DictReader(f))
+    if algo == "ppo":  # both runs' unrolls: each trained on once or dropped as stale, none kept in a replay
+        assert result["train_iter"] + result["stale_dropped"] == result["batches"], result
+        assert not (exp / "replay_snapshot.pth.tar").exists()
+    rows = _rows(exp / "progress.csv")
     for key in ("train_iter", "envstep", "train_cpu_seconds", "wall_seconds"):
         column = [float(r[key]) for r in rows]
         assert column == sorted(column), f"{key} went back at the resume: {column}"
