@@ -48,23 +48,25 @@ def _literal(text: str):
         return text
 
 
-def screen_history(exp_dir: str, stop_value: float) -> dict:
-    """From ``progress.csv``: the first passing screen and the screens whose confirmation failed."""
-    first, unconfirmed = None, []
+def screen_history(exp_dir: str, stop_value: float, stopped: bool = False) -> dict:
+    """From ``progress.csv``: the first passing screen and the screens whose confirmation failed
+    (every confirmed screen but the last one of a run that ``stopped`` on its stop value: a
+    confirmation asked for a margin, ``confirm_std_errors``, fails with a mean above ``stop_value``)."""
+    first, confirmed = None, []
     path = os.path.join(exp_dir, "progress.csv")
     if not os.path.exists(path):
         return {"first_screen_hit": None, "unconfirmed": []}
     with open(path) as f:
-        for row in csv.DictReader(f):
-            if not row.get("eval_return_mean"):
-                continue
-            screen = float(row["eval_return_mean"])
-            confirm = float(row["confirm_return_mean"]) if row.get("confirm_return_mean") else None
-            if screen >= stop_value and int(row["train_iter"]) > 0:
-                first = first if first is not None else int(row["envstep"])
-                if confirm is not None and confirm < stop_value:
-                    unconfirmed.append((int(row["envstep"]), round(screen, 1), round(confirm, 1)))
-    return {"first_screen_hit": first, "unconfirmed": unconfirmed}
+        rows = [r for r in csv.DictReader(f) if r.get("eval_return_mean")]
+    for i, row in enumerate(rows):
+        screen = float(row["eval_return_mean"])
+        confirm = float(row["confirm_return_mean"]) if row.get("confirm_return_mean") else None
+        if screen >= stop_value and int(row["train_iter"]) > 0:
+            first = first if first is not None else int(row["envstep"])
+            if confirm is not None:
+                confirmed.append((i, (int(row["envstep"]), round(screen, 1), round(confirm, 1))))
+    stopped_on = len(rows) - 1 if stopped else None
+    return {"first_screen_hit": first, "unconfirmed": [hit for i, hit in confirmed if i != stopped_on]}
 
 
 def main() -> None:
@@ -139,7 +141,7 @@ def main() -> None:
               "result": result,
               "total_config": total, "outer_cpu_seconds": outer, "n_params": n_params,
               "stride_version": getattr(stride, "__version__", "?"), "overrides": args.set,
-              **screen_history(exp_dir, float(total["env"]["stop_value"])), **info}
+              **screen_history(exp_dir, float(total["env"]["stop_value"]), bool(result.get("stop"))), **info}
     if args.fresh_episodes:
         def act(batch: np.ndarray) -> np.ndarray:
             out = policy.eval_mode.forward({i: o for i, o in enumerate(batch)})
