@@ -9,10 +9,11 @@ not run. A block that cannot run here (a cluster, a GPU, ``pip install`` into th
 run of minutes) has the line ``<!-- docs-test: skip (REASON) -->`` right above it; each is reported as
 a skipped test with its reason (``pytest -ra`` lists them), and a marker without a reason, or one
 that precedes no block, fails. The docs' learning runs carry budgets of seconds a reader drops or
-raises (``--env-step 500``, ``max_env_step=500``), so the pages take about three minutes of CPU, run
+raises (``--env-step 500``, ``max_env_step=500``), so the pages take about four minutes of CPU, run
 two at a time. Where a page's run is the one a test used to make (the zoo's parallel CartPole DQN to
-its stop value, two learner replicas under torchrun), :data:`CHECKS` holds that test's assertions on
-the files and output the page's blocks left, so CI makes the run once.
+its stop value, two learner replicas under torchrun, the smoke runs of the zoo's reward-model and
+demonstration configs), :data:`CHECKS` holds that test's assertions on the files and output the
+page's blocks left, so CI makes the run once.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Dict, Iterator, List, Optional, Tuple
 
+import numpy as np
 import pytest
 
 from tests.entry.parallel.results import check_ratio_bounds
@@ -182,10 +184,64 @@ def _check_replicas(tmp: Path, stdout: str) -> None:
     assert json.loads((exp / "total_config.json").read_text())["seed"] == 0
 
 
+def _checkpoint(tmp: Path, result: dict) -> dict:
+    import torch
+
+    state: dict = torch.load(tmp / result["final_checkpoint"], weights_only=True)
+    return state
+
+
+def _check_reward_models(tmp: Path, stdout: str) -> None:
+    """reward_model.md's three runs (tests/zoo/test_minigrid_rnd.py's smoke run of the command was this
+    one): each reached its budget; PPO + RND's checkpoint holds the reward model, whose observation
+    normaliser saw every collected step, and PPO's second value head (the intrinsic return's)."""
+    for run in ("bitflip_dqn_her_seed0", "doorkey_ppo_rnd_seed0", "fetchreach_sac_her_seed0"):
+        assert _result(tmp, run)["env_step"] >= 1000, run
+    rnd = _result(tmp, "doorkey_ppo_rnd_seed0")
+    assert rnd["train_iter"] >= 1, rnd
+    state = _checkpoint(tmp, rnd)
+    assert state["components"]["reward_model"]["networks"]["obs_norm.count"].item() == rnd["env_step"]
+    assert state["policy"]["model"]["critic_head.1.weight"].shape[0] == 2
+
+
+def _check_demonstrations(tmp: Path, stdout: str) -> None:
+    """demonstrations.md's chain, the zoo's demonstration configs' smoke runs (tests/zoo's CartPole GAIL,
+    BC and SQIL runs and MountainCar's R2D3 run were these): GAIL (n-step 1) and SQIL trained on the PPO
+    expert's dataset, GAIL's folder of the plain name (the rerun tests/entry/test_run_folders.py made
+    after a run that failed); BC trained on all 10 episodes, no env step; the scripted MountainCar
+    expert reached the flag in each episode with actions 0 and 2 only; R2D3 stored and drew
+    demonstration sequences, on MountainCar's and on CartPole-POMDP's R2D2 expert's."""
+    from stride.data.demo import load_demo_dataset
+
+    gail = _result(tmp, "cartpole_dqn_gail_seed0")
+    assert gail["env_step"] >= 500 and gail["train_iter"] > 0, gail
+    assert sorted(p.name for p in tmp.glob("cartpole_dqn_gail*")) == ["cartpole_dqn_gail_seed0"]
+    cfg = json.loads((tmp / "cartpole_dqn_gail_seed0" / "total_config.json").read_text())
+    assert cfg["reward_model"]["type"] == "gail" and cfg["policy"].get("nstep", 1) == 1
+    bc = _result(tmp, "cartpole_bc_seed0")
+    assert bc["train_iter"] == 200 and bc["env_step"] == 0, bc
+    assert stdout.count("wrote 10 episodes") == 2  # collect_demo: the PPO expert's, the R2D2 expert's
+    assert bc["dataset"]["episodes"] == 10 and bc["dataset"]["transitions"] == len(
+        load_demo_dataset(str(tmp / "cartpole_expert_demo"))), bc
+    sqil = _result(tmp, "cartpole_sqil_seed0")
+    assert sqil["env_step"] >= 500 and sqil["train_iter"] > 0, sqil
+    expert = load_demo_dataset(str(tmp / "mountaincar_expert_demo"))
+    assert len(expert.lengths) == 10 and (expert.lengths < 150).all(), expert.lengths
+    assert expert.columns["terminated"][np.cumsum(expert.lengths) - 1].all()  # each episode ends at the flag
+    assert set(np.unique(expert.columns["action"]).tolist()) == {0, 2}
+    for run in ("cartpole_pomdp_r2d3_seed0", "mountaincar_r2d3_seed0"):
+        result = _result(tmp, run)
+        assert result["env_step"] >= 1000 and result["train_iter"] > 0, result
+        demo = _checkpoint(tmp, result)["components"]["buffer"]["demo"]["monitor"]
+        assert demo["push"] > 0 and demo["sample"] > 0, (run, demo)
+
+
 #: a page -> the assertions on what its blocks left (its folder, its stdout): a test's, where the page
 #: makes the run that test made
 CHECKS: Dict[str, Callable[[Path, str], None]] = {
+    "docs/pipelines/demonstrations.md": _check_demonstrations,
     "docs/pipelines/ray.md": _check_parallel,
+    "docs/pipelines/reward_model.md": _check_reward_models,
     "docs/pipelines/serial.md": _check_replicas,
 }
 

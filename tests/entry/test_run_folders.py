@@ -69,8 +69,11 @@ def test_a_bad_dataset_leaves_no_folder(argv, capsys, tmp_path, monkeypatch):
     assert os.listdir(tmp_path) == []
 
 
-def test_gail_without_minari_leaves_no_folder_and_the_rerun_gets_the_plain_name(tmp_path):
-    """A real process in which ``import minari`` fails (as where the extra is not installed)."""
+def test_gail_without_minari_leaves_no_folder(tmp_path):
+    """A real process in which ``import minari`` fails (as where the extra is not installed). The folder
+    is then as before the run, so the corrected rerun gets the plain name: docs/pipelines/
+    demonstrations.md runs that command (GAIL on a dataset, a real process) and tests/docs checks its
+    folder is ``cartpole_dqn_gail_seed0``."""
     from tests.zoo.demo_helpers import random_demo
 
     random_demo("CartPole-v1", str(tmp_path / "demo"))
@@ -82,10 +85,6 @@ def test_gail_without_minari_leaves_no_folder_and_the_rerun_gets_the_plain_name(
                        text=True, timeout=180)
     assert p.returncode == 1 and "stride-rl[minari]" in _one_error_line(p.stderr), p.stderr
     assert sorted(os.listdir(tmp_path)) == ["demo"]
-    p = subprocess.run([sys.executable, "-m", "stride", *args], cwd=tmp_path, env=env, capture_output=True, text=True,
-                       timeout=180)
-    assert p.returncode == 0, p.stderr[-2000:]
-    assert sorted(os.listdir(tmp_path)) == ["cartpole_dqn_gail_seed0", "demo"]
 
 
 @contextlib.contextmanager
