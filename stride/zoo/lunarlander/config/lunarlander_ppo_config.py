@@ -23,7 +23,9 @@ fresh 208.0 / 204.1 / 214.4 / 194.4 / 220.8 (4 of 5 hold 200; issue 32, open). P
 (2026-11-29) did not lift that: lr 1e-3 decaying to 0 at 1M or 500k env steps, entropy 0 or 0.003 each
 held 1-2 of 3 fresh (this config 3 of 3, two marginal). The first confirmation sits at 200-220 with a
 per-episode std of 37-85 (crashes), so the fresh mean moves by -6 +- 16 from it whatever the update
-size; the values above stay as measured.
+size; the values above stay as measured. With the confirmation's margin of 3 standard errors (chosen on
+seeds 10-14: fresh 226-240, 5 of 5), seeds 0-4 (2026-11-29) confirmed at 229k-360k env steps, 62-92 train
+CPU s (median 76.3 s, 0.21x SB3 + rl-zoo3's 370 s), fresh 241.4 / 234.9 / 222.6 / 228.9 / 242.2: 5 of 5 hold.
 """
 
 main_config = dict(
