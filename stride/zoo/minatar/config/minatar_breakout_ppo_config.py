@@ -26,8 +26,10 @@ the steps alone (5.37 at 500k) stays on the plateau, both together leave it by 2
 episodes with sticky actions: 9.97 +- 6.41 at 200k, 9.87 +- 5.91 at 300k; its 10-episode evaluation at
 400k: 13.2; its 100 fresh episodes at 500k: 11.75 +- 5.92; the scripted player: 11.2 +- 10.0). Train CPU
 per env step: ~1.65x CleanRL's values' (335 vs 203 s at 500k).
-The 2M run on seeds 0, 1, 2 was started on 2026-11-29 (``benchmarks/curves/README.md``, run 4); its
-figures go here when it ends.
+At 2M env steps (2026-11-29, ``benchmarks/curves/README.md``, run 4), the policy at the budget on 100
+fresh episodes: seeds 0 / 1 / 2 **19.21 / 20.89 / 23.72** (median 20.89; best 10-episode evaluations 17.9 /
+21.9 / 29.9), 1,178-1,183 train CPU s each; SB3 2.9.2 with the same values, seed 0: 20.28 at 1,350 train
+CPU s (Stride 0.87x).
 """
 
 main_config = dict(
