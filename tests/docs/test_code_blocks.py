@@ -236,10 +236,22 @@ def _check_demonstrations(tmp: Path, stdout: str) -> None:
         assert demo["push"] > 0 and demo["sample"] > 0, (run, demo)
 
 
+def _check_league(tmp: Path, stdout: str) -> None:
+    """league.md's run with two Ray collectors: both collectors' games reached the learner, none twice,
+    none lost, no collector restarted."""
+    ray = _result(tmp, "tictactoe_league_ray")
+    assert ray["workers"] == 2 and ray["env_step"] >= 1000 and ray["train_iter"] > 0, ray
+    assert sorted(ray["batches_by_collector"]) == ["collector0", "collector1"], ray["batches_by_collector"]
+    assert all(n > 0 for n in ray["batches_by_collector"].values()), ray["batches_by_collector"]
+    assert ray["duplicates"] == 0 and ray["lost_batches"] == 0 and ray["collector_restarts"] == [], ray
+    assert ray["games_recorded"] > 0, ray
+
+
 #: a page -> the assertions on what its blocks left (its folder, its stdout): a test's, where the page
 #: makes the run that test made
 CHECKS: Dict[str, Callable[[Path, str], None]] = {
     "docs/pipelines/demonstrations.md": _check_demonstrations,
+    "docs/pipelines/league.md": _check_league,
     "docs/pipelines/ray.md": _check_parallel,
     "docs/pipelines/reward_model.md": _check_reward_models,
     "docs/pipelines/serial.md": _check_replicas,
