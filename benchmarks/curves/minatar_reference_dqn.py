@@ -8,7 +8,7 @@ every contestant in ``benchmarks/``. Its score is what the script itself logs: t
 average of training-episode returns (``avg_return = 0.99 * avg_return + 0.01 * G``, epsilon-greedy at
 0.1 after the first 100k frames), reported here at the budget, with the mean of the last 100 training
 episodes beside it. A killed run continues from the script's own checkpoint (``--save``: every 1,000
-episodes) when re-run with the same ``--out``.
+episodes) when re-run with the same ``--out``; every load is weights-only (the script's two classes allowlisted).
 
     git clone https://github.com/kenjyoung/MinAtar  # its examples/dqn.py, commit 4241f24 for issue 32
     benchmarks/.venv-peers/bin/python benchmarks/curves/minatar_reference_dqn.py \
@@ -27,12 +27,8 @@ import sys
 import time
 from pathlib import Path
 
-# The script's checkpoint pickles its replay buffer (a class of its own); torch >= 2.6 loads
-# weights only unless told otherwise, which would make its own --loadfile fail.
-os.environ.setdefault("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "1")
-
-import numpy as np  # noqa: E402
-import torch  # noqa: E402
+import numpy as np
+import torch
 
 
 def _ema(returns: list[float]) -> float:
@@ -67,6 +63,9 @@ def main() -> int:
     sys.modules[spec.name] = module  # its checkpoint pickles classes of this module
     spec.loader.exec_module(module)
     module.NUM_FRAMES = args.frames
+    # its checkpoint pickles its replay buffer (a class of its own, holding namedtuples of tensors): allow
+    # exactly those two classes, so its own torch.load (weights only by default) resumes and runs no code
+    torch.serialization.add_safe_globals([module.replay_buffer, module.transition])
 
     from minatar import Environment
     env = Environment(args.game)
@@ -78,7 +77,7 @@ def main() -> int:
     module.dqn(env, False, False, prefix, store_intermediate_result=True, load_path=load)
     cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0
 
-    data = torch.load(prefix + "_data_and_weights")
+    data = torch.load(prefix + "_data_and_weights", weights_only=True)
     returns = [float(g) for g in data["returns"]]
     frames = [int(t) for t in data["frame_stamps"]]
     with open(args.out / "episodes.csv", "w") as f:
