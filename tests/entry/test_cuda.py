@@ -26,10 +26,14 @@ CASES = [("cartpole", "dqn"), ("cartpole", "ppo"), ("cartpole", "impala"), ("pen
          ("pendulum", "td3"), ("minatar_breakout", "dqn"), ("cartpole_pomdp", "r2d2"), ("doorkey", "ppo_rnd")]
 
 
-def _small(env: str, policy: str) -> list:
+def _small(env: str, policy: str, cuda: bool = True) -> list:
+    """The zoo config, small: 2 evaluation episodes, a random warm-up (where it has one) of at most 300
+    env steps, so the 600 env steps of the test train on the GPU."""
     main, create = zoo_config(env, policy)
-    main = {**main, "env": {**main["env"], "n_evaluator_episode": 2, "evaluator_env_num": 1},
-            "policy": {**main["policy"], "cuda": True}}
+    pol = {**main["policy"], "cuda": cuda}
+    if "random_collect_size" in pol:
+        pol["random_collect_size"] = min(int(pol["random_collect_size"]), 300)
+    main = {**main, "env": {**main["env"], "n_evaluator_episode": 2, "evaluator_env_num": 1}, "policy": pol}
     return [main, create]
 
 
