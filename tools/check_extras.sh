@@ -19,7 +19,7 @@ declare -A CMD=(
   [multiagent]="stride -m serial -e tictactoe -p dqn -s 0 --env-step 500 --no-progress"
   [robotics]="stride -m serial -e fetchreach -p sac_her -s 0 --env-step 300 --no-progress"
   [minari]="stride -m serial -e cartpole -p ppo -s 0 --env-step 2000 --no-progress && stride -m collect_demo -e cartpole -p ppo --ckpt cartpole_ppo_seed0 --episodes 2 --out cartpole_expert_demo && stride -m serial -e cartpole -p dqn_gail -s 0 --set reward_model.data_path=cartpole_expert_demo --env-step 500 --no-progress"
-  [video]="stride -m serial -e cartpole -p dqn -s 0 --env-step 300 --no-progress && stride -m eval --load cartpole_dqn_seed0 --episodes 1 --replay-path videos && ls videos/*.mp4"
+  [video]="stride -m serial -e cartpole -p dqn -s 0 --env-step 300 --no-progress && stride -m eval --load cartpole_dqn_seed0 --episodes 1 --replay-path videos && ls videos/env0/*.mp4"
   [tune]="stride -m tune -e cartpole -p dqn --trials 2 --env-step 400 -s 0"
   [league]="stride -m league -c $zoo/pettingzoo/config/tictactoe_league_config.py -s 0 --env-step 1000 --no-progress"
   [plot]="stride -m serial -e cartpole -p dqn -s 0 --env-step 1000 --no-progress && stride plot cartpole_dqn_seed0 --out curves.png && test -s curves.png"
