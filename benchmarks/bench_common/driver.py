@@ -88,7 +88,8 @@ def start(prefix: str, stride_ref: Optional[str], logdir: Optional[str] = None) 
     unpacked into that folder -- once: a continued folder keeps the source it was started with."""
     os.makedirs(RESULTS, exist_ok=True)
     now = dt.datetime.now(dt.timezone.utc)
-    logdir = logdir or os.path.join(RESULTS, f"{prefix}_{now.strftime('%Y-%m-%dT%H%M%SZ')}")
+    # absolute: the contestants run in other folders, and stride_src/ is put on their PYTHONPATH
+    logdir = os.path.abspath(logdir or os.path.join(RESULTS, f"{prefix}_{now.strftime('%Y-%m-%dT%H%M%SZ')}"))
     os.makedirs(logdir, exist_ok=True)
     up_start = uptime()
     pinned = os.path.join(logdir, "stride_src.txt")
