@@ -143,9 +143,14 @@ def configs(case: str, collectors: int, env_steps: int, exp: str, cuda: bool = F
     else:
         raise SystemExit(f"--cases: {case!r}; valid choices: {', '.join(CASES)}")
     main["policy"]["cuda"] = cuda
-    # Ray's CPU shares must fit the machine: many collectors on a small box share it (scheduling only)
-    fit = ((os.cpu_count() or 1) - system.get("learner_cpus", 0.5) - system.get("replay_cpus", 0.0)) / collectors
-    system["collector_cpus"] = min(float(system.get("collector_cpus", 0.5)), int(fit * 1000) / 1000)
+    # Ray's CPU shares must fit the machine: many collectors on a small box share it (scheduling only).
+    # The shares are the pipeline's own reading of system_config (compile_system_config, cpus_needed).
+    from stride.entry.parallel.system import compile_system_config, cpus_needed
+
+    sys_cfg = compile_system_config(system)
+    others = cpus_needed(sys_cfg) - sys_cfg.collector_num * sys_cfg.collector_cpus
+    fit = ((os.cpu_count() or 1) - others) / sys_cfg.collector_num
+    system["collector_cpus"] = min(float(sys_cfg.collector_cpus), int(fit * 1000) / 1000)
     main["env"]["stop_value"] = 1e9
     main["policy"]["eval"]["evaluator"]["eval_freq_envstep"] = 10 ** 9
     main["exp_name"] = exp
