@@ -25,10 +25,18 @@ import os
 import random
 import sys
 import time
+import types
 from pathlib import Path
 
 import numpy as np
 import torch
+
+
+def _save_whole(obj: object, path: str) -> None:
+    """``torch.save`` to ``path`` whole or not at all: a temporary file, then an atomic rename."""
+    tmp = f"{path}.tmp"
+    torch.save(obj, tmp)
+    os.replace(tmp, path)
 
 
 def _ema(returns: list[float]) -> float:
@@ -72,7 +80,15 @@ def main() -> int:
     env.seed(args.seed)
     prefix = str(args.out / f"{args.game}_s{args.seed}")
     checkpoint = prefix + "_checkpoint"
+    if os.path.exists(checkpoint) and os.path.getsize(checkpoint) == 0:  # cut by a kill before saves were whole
+        os.replace(checkpoint, checkpoint + ".empty")
+        print(f"{checkpoint} was empty (a save cut short): moved aside, starting over", file=sys.stderr)
     load = checkpoint if os.path.exists(checkpoint) else None
+    # the script's torch.save writes in place: a kill mid-save left an empty checkpoint that cannot resume.
+    # Its saves go through a torch whose save writes a temporary file and renames it (whole or absent).
+    module.torch = types.ModuleType("torch_saving_whole")
+    module.torch.__dict__.update(torch.__dict__)
+    module.torch.save = _save_whole
     cpu0, wall0 = time.process_time(), time.perf_counter()
     module.dqn(env, False, False, prefix, store_intermediate_result=True, load_path=load)
     cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0
