@@ -1,6 +1,6 @@
 """``MinAtarEnv``: MinAtar games (Young & Tian 2019) with channel-first uint8 observations.
 
-``minatar`` is an optional extra (``pip install "stride-rl[minatar]"``); it is imported, and its
+``minatar`` is an optional extra (``pip install -c constraints.txt -e ".[minatar]"``); it is imported, and its
 Gymnasium ids (``MinAtar/Breakout-v1``, ``MinAtar/SpaceInvaders-v1``, ...) registered, when the
 first env is made, in whichever process makes it (the subprocess env managers' workers too).
 """

@@ -48,7 +48,7 @@ import numpy.typing as npt
 from ..config.setting import Setting
 from ..config.view import declared, setting
 from ..utils.errors import ConfigError, InvalidActionError, StrideError
-from ..utils.extras import MissingExtraError, import_extra
+from ..utils.extras import MissingExtraError, import_extra, install_hint
 from ..utils.narrow import as_int
 from ..utils.registry import ENV_REGISTRY
 from .agent_dict import AgentDict
@@ -80,7 +80,7 @@ def make_pettingzoo(env_id: str, env_kwargs: Mapping[str, object], api: str) -> 
         missing = e.name or env_id
         if missing != env_id and not env_id.startswith(missing + "."):  # the env is there, a dependency is not
             raise MissingExtraError(f"PettingZoo env '{env_id}' needs {missing}, which is not installed: "
-                                    f'pip install "stride-rl[multiagent]" (the board games and MPE; other '
+                                    f"{install_hint('multiagent')} (the board games and MPE; other "
                                     f"families: PettingZoo's extras, e.g. pip install 'pettingzoo[classic]')") from None
         raise ConfigError(f"env_id '{env_id}' is not a PettingZoo env module; write it like "
                           f"'pettingzoo.classic.tictactoe_v3' or 'mpe2.simple_spread_v3'") from None

@@ -6,7 +6,7 @@ as well as against its own past. A snapshot starts from its parent's mean with t
 uncertainty (DI-engine's ``snapshot``: "rating created with the parent's mu"). Defaults are
 TrueSkill's own (mu 25, sigma 25/3, beta 25/6, draw probability 0.10) with the dynamics factor
 ``tau = sigma / 100``: DI-engine's ``tau = 0`` lets sigma shrink until a learner that keeps
-improving can no longer move its mean. Needs ``pip install "stride-rl[league]"``.
+improving can no longer move its mean. Needs ``pip install -c constraints.txt -e ".[league]"``.
 """
 
 from __future__ import annotations

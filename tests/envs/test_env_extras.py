@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from stride.envs.gymnasium_env import GymnasiumEnv
-from stride.utils.extras import MissingExtraError
+from stride.utils.extras import MissingExtraError, install_hint
 
 
 def test_missing_mujoco_is_one_line(monkeypatch):
@@ -17,7 +17,7 @@ def test_missing_mujoco_is_one_line(monkeypatch):
     env = GymnasiumEnv("Hopper-v5")
     with pytest.raises(MissingExtraError) as info:
         env.reset()
-    assert str(info.value) == 'MuJoCo envs need mujoco: pip install "stride-rl[mujoco]"'
+    assert str(info.value) == f'MuJoCo envs need mujoco: {install_hint("mujoco")}'
 
 
 def test_missing_box2d_is_one_line(monkeypatch):
@@ -25,7 +25,7 @@ def test_missing_box2d_is_one_line(monkeypatch):
     env = GymnasiumEnv("LunarLander-v3")
     with pytest.raises(MissingExtraError) as info:
         env.reset()
-    assert str(info.value) == 'Box2D envs need Box2D: pip install "stride-rl[box2d]"'
+    assert str(info.value) == f'Box2D envs need Box2D: {install_hint("box2d")}'
 
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -50,7 +50,7 @@ def test_the_command_without_box2d_names_the_extra(tmp_path):
     out = _command_without("Box2D", ["-m", "serial", "-e", "lunarlander", "-p", "dqn", "-s", "0", "--env-step", "200",
                                      "--no-progress"], tmp_path)
     assert out.returncode == 1, out.stderr[-2000:]
-    assert out.stderr.strip() == 'stride: error: Box2D envs need Box2D: pip install "stride-rl[box2d]"'
+    assert out.stderr.strip() == f'stride: error: Box2D envs need Box2D: {install_hint("box2d")}'
     assert os.listdir(tmp_path / "run") == []
 
 
@@ -65,7 +65,7 @@ def test_a_board_game_without_pygame_names_what_is_missing(tmp_path):
     lines = out.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith(
         "stride: error: PettingZoo env 'pettingzoo.classic.tictactoe_v3' needs pygame, which is not installed: "
-        'pip install "stride-rl[multiagent]"'), out.stderr
+        f'{install_hint("multiagent")}'), out.stderr
     assert os.listdir(tmp_path / "run") == []
 
 

@@ -11,7 +11,7 @@ import pytest
 
 from stride.envs import MiniGridEnv
 from stride.utils.errors import ConfigError
-from stride.utils.extras import MissingExtraError
+from stride.utils.extras import MissingExtraError, install_hint
 
 minigrid = pytest.importorskip("minigrid")
 
@@ -75,7 +75,7 @@ def test_a_missing_minigrid_is_one_line(monkeypatch):
     monkeypatch.setitem(sys.modules, "minigrid", None)
     with pytest.raises(MissingExtraError) as e:
         MiniGridEnv(cfg=dict(env_id=IDS[0])).reset()
-    assert str(e.value) == 'MiniGrid envs need minigrid: pip install "stride-rl[minigrid]"'
+    assert str(e.value) == f'MiniGrid envs need minigrid: {install_hint("minigrid")}'
 
 
 @pytest.mark.parametrize("env, policy", [("doorkey", "ppo"), ("empty", "ppo")])

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from stride.envs import GymnasiumEnv
-from stride.utils.extras import MissingExtraError
+from stride.utils.extras import MissingExtraError, install_hint
 
 iio = pytest.importorskip("imageio.v3")
 pytest.importorskip("imageio_ffmpeg")
@@ -68,7 +68,7 @@ def test_a_missing_imageio_is_one_line(tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "imageio", None)  # import imageio -> ModuleNotFoundError
     with pytest.raises(MissingExtraError) as e:
         GymnasiumEnv("CartPole-v1").enable_save_replay(str(tmp_path))
-    assert str(e.value) == 'recording videos need imageio: pip install "stride-rl[video]"'
+    assert str(e.value) == f'recording videos need imageio: {install_hint("video")}'
 
 
 def test_eval_command_writes_one_video_per_episode(tmp_path, capsys):
@@ -197,5 +197,5 @@ def test_recording_a_classic_control_env_without_pygame_is_one_line(tmp_path, mo
     env.enable_save_replay(str(tmp_path))
     with pytest.raises(MissingExtraError) as e:
         env.reset()
-    assert str(e.value) == 'videos of classic-control envs need pygame: pip install "stride-rl[video]"'
+    assert str(e.value) == f'videos of classic-control envs need pygame: {install_hint("video")}'
 

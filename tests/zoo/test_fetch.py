@@ -148,7 +148,7 @@ def test_smoke_run_from_the_command(tmp_path, policy):
 
 
 def test_a_missing_robotics_extra_is_one_line(monkeypatch):
-    from stride.utils.extras import MissingExtraError
+    from stride.utils.extras import MissingExtraError, install_hint
     from stride.zoo.fetch import register_fetch
 
     monkeypatch.setitem(sys.modules, "gymnasium_robotics", None)  # import gymnasium_robotics -> ModuleNotFoundError
@@ -156,6 +156,6 @@ def test_a_missing_robotics_extra_is_one_line(monkeypatch):
     try:
         with pytest.raises(MissingExtraError) as info:
             FetchEnv({}).reset()
-        assert str(info.value) == 'Fetch envs need gymnasium_robotics: pip install "stride-rl[robotics]"'
+        assert str(info.value) == f'Fetch envs need gymnasium_robotics: {install_hint("robotics")}'
     finally:
         register_fetch.cache_clear()

@@ -26,7 +26,7 @@ def test_the_command_runs_the_cartpole_impala_config(tmp_path, capsys):
 
 
 @pytest.mark.skipif(importlib.util.find_spec("minatar") is None,
-                    reason='MinAtar smoke tests need minatar: pip install "stride-rl[minatar]"')
+                    reason='MinAtar smoke tests need minatar: pip install -c constraints.txt -e ".[minatar]"')
 def test_the_minatar_breakout_impala_config_trains_with_the_conv_encoder(tmp_path):
     main, create = zoo_config("minatar_breakout", "impala")
     main = {**main, "env": {**main["env"], "n_evaluator_episode": 1, "evaluator_env_num": 1}}

@@ -40,6 +40,7 @@ import shlex
 from typing import Dict, List, Mapping, Optional, Tuple
 
 from ...utils.errors import ConfigError
+from ...utils.extras import install_hint
 from ...utils.files import atomic_write_text
 
 #: the KubeRay API of the manifest
@@ -147,8 +148,8 @@ def ray_version() -> str:
         return importlib.metadata.version("ray")
     except importlib.metadata.PackageNotFoundError:
         raise ConfigError("-p k8s writes the cluster's Ray version (rayVersion, which KubeRay's token "
-                          "authentication needs) from the Ray installed here; none is: pip install "
-                          "'stride-rl[dist]' (the image's Ray)") from None
+                          f"authentication needs) from the Ray installed here; none is: {install_hint('dist')} "
+                          "(the image's Ray)") from None
 
 
 def entrypoint(dist_file: str, exp_dir: str, collectors: int) -> str:

@@ -7,7 +7,7 @@ truncated (Fetch never terminates), so the TD target always bootstraps. ``comput
 ``compute_terminated`` are the wrapped env's own, batched, for HER's relabelling. The evaluator
 scores an episode by its last ``info['is_success']`` (``policy.eval.evaluator.metric='success'``).
 
-Needs the ``robotics`` extra (``pip install "stride-rl[robotics]"``); the package registers its ids
+Needs the ``robotics`` extra (``pip install -c constraints.txt -e ".[robotics]"``); the package registers its ids
 when the first env is made, in whichever process makes it (the subprocess managers' workers too).
 """
 

@@ -1,4 +1,5 @@
-"""MiniGrid (``pip install "stride-rl[minigrid]"``): DoorKey and an empty room, ``-e doorkey`` / ``-e empty``.
+"""MiniGrid: DoorKey and an empty room, ``-e doorkey`` / ``-e empty``
+(``pip install -c constraints.txt -e ".[minigrid]"``).
 
 The env is :class:`stride.envs.MiniGridEnv` (``env.type='minigrid'``); ``env.obs_type`` picks the
 observation: ``'flat'`` (one-hot object / colour / state of the agent's 7x7 view and its

@@ -1,6 +1,6 @@
 """PPO on Breakout: `stride -m serial_onpolicy -e breakout -p ppo -s 0` (or `-c` this file).
 
-Needs the Atari extra: ``pip install "stride-rl[atari]"``. Env: ``ALE/Breakout-v5`` with the
+Needs the Atari extra: ``pip install -c constraints.txt -e ".[atari]"``. Env: ``ALE/Breakout-v5`` with the
 standard preset (``stride.zoo.atari.make_atari_env``); the return reported is the game score.
 
 Source of the hyper-parameters: rl-baselines3-zoo ``hyperparams/ppo.yml``, entry ``atari`` (the

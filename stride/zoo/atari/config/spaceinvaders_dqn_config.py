@@ -1,6 +1,6 @@
 """DQN on Space Invaders: `stride -m serial -e spaceinvaders -p dqn -s 0` (or `-c` this file).
 
-Needs the Atari extra: ``pip install "stride-rl[atari]"``. Env: ``ALE/SpaceInvaders-v5`` with the standard
+Needs the Atari extra: ``pip install -c constraints.txt -e ".[atari]"``. Env: ``ALE/SpaceInvaders-v5`` with the standard
 preset (``stride.zoo.atari.make_atari_env``: 30 no-ops, frame skip 4 with max-pooling, episodic life
 in training, fire reset, 84x84 gray, 4 frames, clipped rewards; the return reported is the score).
 

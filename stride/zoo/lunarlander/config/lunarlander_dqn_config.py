@@ -1,6 +1,6 @@
 """DQN on LunarLander-v3: `stride -m serial -e lunarlander -p dqn -s 0` (or `-c` this file).
 
-Needs the Box2D extra: ``pip install "stride-rl[box2d]"``. Gymnasium 1.x dropped v2; v3 is the same task.
+Needs the Box2D extra: ``pip install -c constraints.txt -e ".[box2d]"``. Gymnasium 1.x dropped v2; v3 is the same task.
 Evaluation: a 10-episode screen every 10,000 env steps (an episode lasts up to 1,000 steps, so
 screening every 1,000 would cost more than training); a screen at 200 stops the run only if 100
 further episodes of that policy reach it too (``confirm_episode``), as benchmarks/learning judges.

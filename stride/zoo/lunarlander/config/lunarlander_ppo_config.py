@@ -1,6 +1,6 @@
 """PPO on LunarLander-v3 (discrete): `stride -m serial -e lunarlander -p ppo -s 0` (or `-c` this file).
 
-Needs Box2D: ``pip install 'stride-rl[box2d]'``. Gymnasium 1.x dropped v2; v3 is the same task.
+Needs Box2D: ``pip install -c constraints.txt -e '.[box2d]'``. Gymnasium 1.x dropped v2; v3 is the same task.
 Evaluation: a 10-episode screen every 10,000 env steps (an episode lasts up to 1,000 steps); a
 screen at 200 stops the run only if 100 further episodes of that policy reach it too
 (``confirm_episode``), as benchmarks/learning judges, with a margin: their mean less 3 standard

@@ -1,6 +1,6 @@
 """PPO + RND on MinAtar Breakout: `stride -m serial -e minatar_breakout -p ppo_rnd -s 0 --env-step 2000000`.
 
-Needs the MinAtar extra: ``pip install "stride-rl[minatar]"``. ``minatar_breakout_ppo``'s PPO
+Needs the MinAtar extra: ``pip install -c constraints.txt -e ".[minatar]"``. ``minatar_breakout_ppo``'s PPO
 (imported, so the two differ only by RND) with RND's bonus
 (``stride.reward_model.rnd``) as its own column, learnt by a second value head as a non-episodic
 return; advantages weighted 2 (extrinsic) : 1 (intrinsic), the paper's. The RND networks read the

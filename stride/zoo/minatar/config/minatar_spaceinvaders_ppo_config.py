@@ -1,6 +1,6 @@
 """PPO on MinAtar Space Invaders: `stride -m serial -e minatar_spaceinvaders -p ppo -s 0 --env-step 2000000` (or `-c` this file).
 
-Needs the MinAtar extra: ``pip install "stride-rl[minatar]"``. Observations are the game's
+Needs the MinAtar extra: ``pip install -c constraints.txt -e ".[minatar]"``. Observations are the game's
 (6, 10, 10) 0/1 planes as uint8 (channel-first), encoded by the MinAtar conv net (conv 16 3x3 + FC 128)
 shared by the actor and critic, each a single linear layer on top.
 

@@ -1,6 +1,6 @@
 """PPO on MiniGrid-DoorKey-5x5-v0: `stride -m serial -e doorkey -p ppo -s 0` (or `-c` this file).
 
-Needs MiniGrid: ``pip install "stride-rl[minigrid]"``. The agent must pick up the key, open the
+Needs MiniGrid: ``pip install -c constraints.txt -e ".[minigrid]"``. The agent must pick up the key, open the
 door and reach the goal; the reward on success is ``1 - 0.9 * steps / 250``, else 0.
 Observation: ``obs_type='flat'`` (one-hot object / colour / state of the 7x7 partial view plus the
 direction: 984 floats) with the MLP model, until a conv encoder for ``'image'`` lands in

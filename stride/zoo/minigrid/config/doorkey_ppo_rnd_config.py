@@ -1,6 +1,6 @@
 """PPO + RND on MiniGrid-DoorKey-8x8-v0: `stride -m serial -e doorkey -p ppo_rnd -s 0` (or `-c` this file).
 
-Needs MiniGrid: ``pip install "stride-rl[minigrid]"``. The reward (``1 - 0.9 * steps / 640`` on
+Needs MiniGrid: ``pip install -c constraints.txt -e ".[minigrid]"``. The reward (``1 - 0.9 * steps / 640`` on
 reaching the goal, else 0) is sparse: the agent must find the key, open the door and reach the goal
 before it sees any. RND (``stride.reward_model.rnd``, Burda et al., 2019) adds a novelty bonus as
 its own column; PPO learns it with a second value head (``critic_head_num=2``) as a non-episodic

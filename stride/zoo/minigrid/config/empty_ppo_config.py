@@ -1,6 +1,6 @@
 """PPO on MiniGrid-Empty-8x8-v0: `stride -m serial -e empty -p ppo -s 0` (or `-c` this file).
 
-Needs MiniGrid: ``pip install "stride-rl[minigrid]"``. An empty 8x8 room (6x6 inside): reach the
+Needs MiniGrid: ``pip install -c constraints.txt -e ".[minigrid]"``. An empty 8x8 room (6x6 inside): reach the
 goal square; the reward on success is ``1 - 0.9 * steps / 256``, else 0.
 Observation: ``obs_type='flat'`` (one-hot object / colour / state of the 7x7 partial view plus the
 direction: 984 floats) with the MLP model, until a conv encoder for ``'image'`` lands in

@@ -1,6 +1,6 @@
 """DQN on connect four against a fixed opponent: `stride -m serial -e connect_four -p dqn -s 0` (or `-c` this file).
 
-Needs PettingZoo: ``pip install "stride-rl[multiagent]"``. The learner plays ``player_0`` (moves
+Needs PettingZoo: ``pip install -c constraints.txt -e ".[multiagent]"``. The learner plays ``player_0`` (moves
 first); ``env.opponent`` plays ``player_1`` inside the env (``'random'`` or ``'win_block'``).
 Observations: ``{'observation': (6, 7, 2) int8 planes, 'action_mask': (7,) int8}`` (a full column
 is illegal); return per game +1 win, 0 draw, -1 loss.

@@ -1,6 +1,6 @@
 """Self-play DQN on connect four with a league: `stride -m league -c` this file `-s 0`.
 
-Needs ``pip install "stride-rl[multiagent,league]"``. The main player (one DQN, both seats; PettingZoo's
+Needs ``pip install -c constraints.txt -e ".[multiagent,league]"``. The main player (one DQN, both seats; PettingZoo's
 ``(6, 7, 2)`` planes are the mover's view, so one network plays either side) meets per episode, as
 ``league.branch_probs`` draws: ``win_block`` (win if possible, else block, else random -- the only
 fixed opponent here, 60 %), a frozen snapshot or ``win_block`` picked by PFSP (``'squared'``: the

@@ -1,6 +1,6 @@
 """PPO on MPE simple spread (3 agents, cooperative): `stride -m serial_onpolicy -e simple_spread -p ppo -s 0` (or `-c` this file).
 
-Needs PettingZoo's MPE: ``pip install "stride-rl[multiagent]"`` (``mpe2``). Each of the 3 agents
+Needs PettingZoo's MPE: ``pip install -c constraints.txt -e ".[multiagent]"`` (``mpe2``). Each of the 3 agents
 sees an 18-float vector and picks one of 5 moves; agents are rewarded for covering the 3 landmarks
 and penalised for collisions; an episode is truncated after 25 steps (``max_cycles``), so TD
 targets bootstrap at its end. The three agents are parameter-shared independent learners (IPPO):

@@ -1,6 +1,6 @@
 """DQN on tic-tac-toe against a fixed opponent: `stride -m serial -e tictactoe -p dqn -s 0` (or `-c` this file).
 
-Needs PettingZoo: ``pip install "stride-rl[multiagent]"``. The learner plays ``player_1`` (moves
+Needs PettingZoo: ``pip install -c constraints.txt -e ".[multiagent]"``. The learner plays ``player_1`` (moves
 first); ``env.opponent`` plays ``player_2`` inside the env: ``'random'`` (a random legal move) or
 ``'win_block'`` (win if it can, else block, else random). Observations are PettingZoo's
 ``{'observation': (3, 3, 2) int8 planes, 'action_mask': (9,) int8}``: the DQN acts, explores and

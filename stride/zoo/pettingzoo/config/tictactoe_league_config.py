@@ -1,6 +1,6 @@
 """Self-play DQN on tic-tac-toe with a league: `stride -m league -c` this file `-s 0`.
 
-Needs ``pip install "stride-rl[multiagent,league]"``. The main player (one DQN, both seats) meets
+Needs ``pip install -c constraints.txt -e ".[multiagent,league]"``. The main player (one DQN, both seats) meets
 per episode, as ``league.branch_probs`` draws: a frozen snapshot of itself or a fixed opponent
 (``random``, ``win_block``: win if possible, else block) picked by PFSP (``'squared'``: the hardest
 first, 20 %), one of the fixed opponents (50 %), or itself (plain self-play, both seats learning,

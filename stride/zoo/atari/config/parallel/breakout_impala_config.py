@@ -1,6 +1,6 @@
 """IMPALA on Breakout on the parallel pipeline: `stride -m parallel -c <this file> -s 0`.
 
-Needs the Atari extra (``pip install "stride-rl[atari]"``) and Ray (``stride-rl[dist]``). Env:
+Needs the Atari extra (``pip install -c constraints.txt -e ".[atari]"``) and Ray (``stride-rl[dist]``). Env:
 ``ALE/Breakout-v5`` with the standard preset (``stride.zoo.atari.make_atari_env``, sticky actions
 off), as the serial Atari configs; the Nature CNN encoder (picked from the image ``obs_shape``).
 

@@ -1,6 +1,6 @@
 """PPO on Breakout on the parallel pipeline: `stride -m parallel -c <this file> -s 0`.
 
-Needs the Atari extra (``pip install "stride-rl[atari]"``) and Ray (``stride-rl[dist]``). The serial
+Needs the Atari extra (``pip install -c constraints.txt -e ".[atari]"``) and Ray (``stride-rl[dist]``). The serial
 config's algorithm (``../breakout_ppo_config.py``: the standard preset, rl-baselines3-zoo's Atari
 PPO, 8 envs x 128 steps per update) with its envs split over two collector actors of 4 envs each.
 No replay: each collector's unroll of ``n_sample`` = 1,024 env steps (4 envs x 256 steps) is trained

@@ -1,6 +1,6 @@
 """DQN on Pong on the parallel pipeline: `stride -m parallel -c <this file> -s 0`.
 
-Needs the Atari extra (``pip install "stride-rl[atari]"``) and Ray (``stride-rl[dist]``). The serial
+Needs the Atari extra (``pip install -c constraints.txt -e ".[atari]"``) and Ray (``stride-rl[dist]``). The serial
 config's algorithm (``../pong_dqn_config.py``: the standard preset, rl-baselines3-zoo's Atari DQN)
 with its 8 envs split over two collector actors of 4 envs each; every 32-transition batch a
 collector sends is followed by 8 gradient steps of 32, the serial ratio (one step per 4 env steps).
