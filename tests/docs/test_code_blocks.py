@@ -8,7 +8,8 @@ reader typing them into one session would). ```text blocks are output and ```mer
 not run. A block that cannot run here (a cluster, a GPU, ``pip install`` into this environment, a
 run of minutes) has the line ``<!-- docs-test: skip (REASON) -->`` right above it; each is reported as
 a skipped test with its reason (``pytest -ra`` lists them), and a marker without a reason, or one
-that precedes no block, fails. The docs' learning runs carry budgets of seconds a reader drops or
+that precedes no block, fails; a skipped block's ``stride`` commands are still parsed with today's
+flags and their zoo names resolved, and the extras its ``pip install`` names must exist. The docs' learning runs carry budgets of seconds a reader drops or
 raises (``--env-step 500``, ``max_env_step=500``), so the pages take about four minutes of CPU, run
 two at a time. Where a page's run is the one a test used to make (the zoo's parallel CartPole DQN to
 its stop value, two learner replicas under torchrun, the smoke runs of the zoo's reward-model and
@@ -21,6 +22,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import tomllib
 import subprocess
 import sys
@@ -122,6 +124,45 @@ def test_the_quickstart_skips_only_its_install_and_every_skip_says_why():
     assert len(quick) <= 1 and all("install" in (b.skip or "") or "virtualenv" in (b.skip or "") for b in quick), quick
     terse = [f"{b.page}:{b.line}" for b in SKIPPED if len((b.skip or "").split()) < 3]
     assert not terse, terse
+
+
+def stride_commands(code: str) -> List[List[str]]:
+    """The ``stride`` commands of a block, each as its arguments (comments dropped; ``a && stride ...``
+    and ``stride ... && b`` give the ``stride`` part)."""
+    commands: List[List[str]] = []
+    for line in code.splitlines():
+        for part in line.split("&&"):
+            words = shlex.split(part, comments=True)
+            if words and os.path.basename(words[0]) == "stride":
+                commands.append(words[1:])
+    return commands
+
+
+def test_the_stride_commands_of_skipped_blocks_parse_with_todays_flags_and_name_zoo_configs():
+    """A skipped block is not run, but its ``stride`` commands are what a reader types: each must pass
+    the command's own parser and its mode's checks of the flags, and every ``-e``/``-p`` pair must name
+    a zoo config, so a renamed flag, mode or config fails here rather than on a user's cluster."""
+    from stride.entry.cli import MODES
+    from stride.entry.cli_flags import check_flags, parser
+    from stride.entry.utils import zoo_config
+
+    checked, errors = 0, []
+    for b in SKIPPED:
+        for argv in stride_commands(b.code):
+            where = f"{b.page}:{b.line}: stride {shlex.join(argv)}"
+            try:
+                args = parser(MODES).parse_args(argv)
+                mode = MODES[args.mode]
+                check_flags(mode, args, MODES)
+                if mode.check:  # -m dist: --module and -p, before any file is read
+                    mode.check(args)
+                if args.env and args.policy:
+                    zoo_config(args.env, args.policy)
+            except (Exception, SystemExit) as e:  # argparse exits on a flag it does not know
+                errors.append(f"{where}: {type(e).__name__}: {e}")
+            checked += 1
+    assert not errors, "\n".join(errors)
+    assert checked >= 10, checked  # install.md's zoo commands and ray.md's -m dist recipe at least
 
 
 def _env(tmp: Path) -> dict:
