@@ -165,6 +165,10 @@ def table(case: str, runs: List[dict]) -> List[str]:
     return lines
 
 
+#: (line style, marker) per seed in the plot
+STYLES = [("-", "o"), ("--", "s"), (":", "^"), ("-.", "D"), ((0, (5, 1)), "v")]
+
+
 def plot(by_case: Dict[str, List[dict]], path: str) -> Optional[str]:
     try:
         import matplotlib
@@ -178,8 +182,10 @@ def plot(by_case: Dict[str, List[dict]], path: str) -> Optional[str]:
         for r in sorted(runs, key=lambda r: (r["contestant"], r["seed"])):
             xs = [p["env_step"] for p in r["curve"]] + ([r["env_step"]] if r["final"] else [])
             ys = [p["return_mean"] for p in r["curve"]] + ([statistics.mean(r["final"])] if r["final"] else [])
+            # colour: the contestant; line style and marker: the seed (several seeds of one colour stay apart)
+            style = STYLES[int(r["seed"]) % len(STYLES)]
             ax.plot(xs, ys, color="tab:blue" if r["contestant"] == "stride" else "tab:orange", alpha=0.8,
-                    label=f"{r['contestant']} s{r['seed']}")
+                    linestyle=style[0], marker=style[1], markersize=3, label=f"{r['contestant']} s{r['seed']}")
         ax.set_title(case)
         ax.set_xlabel("env steps")
         ax.set_ylabel("mean return (10 eps; last point: 100 fresh)")
