@@ -157,7 +157,7 @@ def plot_runs(runs: Sequence[RunCurves], metric: str = "eval_return_mean", x: st
               aggregate: bool = False, n_boot: int = 2000) -> "Figure":
     """A matplotlib figure of ``runs``: curves per env panel, or (``aggregate``) the per-algorithm
     IQM of normalised final values across envs with stratified bootstrap intervals."""
-    import_extra("matplotlib", "plot", "stride plot")
+    import_extra("matplotlib", "plot", "stride plot's figures")
     import matplotlib
 
     matplotlib.use("Agg")

@@ -119,7 +119,7 @@ def tune_pipeline(
     Returns: a summary (:class:`TuneResult`).
     """
     _check_arguments(trials, trial_seeds, trial_cpu_s, workers, address, storage)
-    import_extra("optuna", "tune", "stride -m tune")  # one line naming the extra when Optuna is missing
+    import_extra("optuna", "tune", "stride -m tune's studies")  # one line naming the extra when Optuna is missing
     main, create = _pair(input_cfg)
     spec, defaults = _study_spec(main, create, seed=seed, storage=storage, study_name=study_name, out_dir=out_dir,
                                  trials=trials, trial_cpu_s=trial_cpu_s, max_env_step=max_env_step,

@@ -73,7 +73,7 @@ def make_pettingzoo(env_id: str, env_kwargs: Mapping[str, object], api: str) -> 
     _pettingzoo()
     root = env_id.split(".")[0]
     if importlib.util.find_spec(root) is None:
-        import_extra(root, "multiagent", what=f"PettingZoo env '{env_id}'")
+        import_extra(root, "multiagent", what=f"the PettingZoo envs of '{root}'")
     try:
         module = importlib.import_module(env_id)
     except ModuleNotFoundError as e:

@@ -45,7 +45,7 @@ import time
 from typing import IO, Dict, Iterator, List, Optional
 
 from ...utils.errors import ConfigError, ResourceError, StrideError
-from ...utils.extras import install_hint
+from ...utils.extras import MissingExtraError, install_hint
 
 #: seconds to wait for a local instance to start and accept the driver (the environment variable
 #: ``STRIDE_RAY_START_TIMEOUT`` overrides it: a slow machine, or a test of the limit)
@@ -165,7 +165,7 @@ def require_ray() -> None:
     """Nothing when Ray is installed, else one line saying how to install it (Ray is not imported:
     :func:`local_ray` sets its environment first)."""
     if importlib.util.find_spec("ray") is None:
-        raise StrideError(f"-m parallel needs Ray, which is not installed; install the extra: {install_hint('dist')}")
+        raise MissingExtraError(f"runs on Ray need ray: {install_hint('dist')}")
 
 
 def _free_port() -> int:
@@ -178,8 +178,7 @@ def _ray_cli() -> str:
     here = os.path.join(os.path.dirname(sys.executable), "ray")
     found = here if os.path.isfile(here) else shutil.which("ray")
     if not found:
-        raise StrideError(f"the 'ray' command is not installed next to {sys.executable}; "
-                          f"install the extra: {install_hint('dist')}")
+        raise MissingExtraError(f"the 'ray' command is not installed next to {sys.executable}: {install_hint('dist')}")
     return found
 
 

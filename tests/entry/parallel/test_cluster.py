@@ -58,3 +58,19 @@ def test_the_local_instances_ray_settings_exist_in_this_ray_and_the_environment_
     assert local_settings() == LOCAL_RAY_SETTINGS and LOCAL_RAY_SETTINGS["RAY_task_events_report_interval_ms"] == "0"
     monkeypatch.setenv("RAY_task_events_report_interval_ms", "1000")  # the user's own choice wins
     assert local_settings()["RAY_task_events_report_interval_ms"] == "1000"
+
+
+def test_without_ray_a_run_on_ray_stops_with_the_missing_extras_line(monkeypatch):
+    """``-m parallel``, ``-m dist``, ``--workers`` without Ray: the missing-extra line and its exit code
+    (1), naming the command that installs the ``dist`` extra, not a usage error."""
+    from stride.entry.parallel.cluster import require_ray
+    from stride.utils.extras import MissingExtraError, install_hint
+
+    find_spec = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "ray" else find_spec(name, *a))
+    try:
+        require_ray()
+    except MissingExtraError as e:
+        assert str(e) == f"runs on Ray need ray: {install_hint('dist')}" and e.exit_code == 1
+    else:
+        raise AssertionError("require_ray() passed without Ray")
