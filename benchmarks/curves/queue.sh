@@ -6,11 +6,15 @@
 #   bash benchmarks/curves/queue.sh --report    # the report of what the folder holds so far
 # Outputs: benchmarks/results/curves_issue32/ (override: QUEUE_DIR=...); Stride is the source it first
 # exported (stride_src/, from HEAD then), so a continued run runs the code it started with.
+# The development VM is reset between sessions (checkpoints and folders lost, 2026-11-30): a job counts
+# once it ends within a session, and its result JSON (<case>_stride_s<seed>.json, small) is committed
+# into that folder (git add -f), so a later session's queue skips it. hopper_sac seed 0 finished on
+# 2026-11-29 before that rule (3,388.5 on 100 fresh episodes, raw JSON lost; README.md), so it is not queued.
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 DIR="${QUEUE_DIR:-$(cd "$HERE/.." && pwd)/results/curves_issue32}"
 JOBS=(
-  hopper_sac:0:300000 hopper_sac:1:300000 hopper_sac:2:300000
+  hopper_sac:1:300000 hopper_sac:2:300000
   halfcheetah_sac:0:300000 halfcheetah_sac:1:300000 halfcheetah_sac:2:300000
   hopper_td3:0:300000 halfcheetah_td3:0:300000
   breakout_dqn:0:1000000 breakout_dqn:1:1000000 breakout_dqn:2:1000000
