@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Every extra alone: tools/check_extra.sh for each, its documented command (docs/install.md and the
-# pipeline pages) at a tiny budget. CI runs [dist] only (each check installs torch into a fresh
+# pipeline pages) at a tiny budget. CI runs none (each check installs torch into a fresh
 # virtualenv: ~1 min on 2 cores, ~15 min for all); run this before a release or after an extra or
 # its pins change. Prints one line per extra and exits 1 if any failed.
 #

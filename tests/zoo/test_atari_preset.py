@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import gymnasium as gym
 import numpy as np
 import pytest
@@ -148,10 +149,10 @@ def test_rewards_clipped_while_the_return_is_the_game_score():
 
 
 def test_missing_ale_py_is_one_line(monkeypatch):
-    from stride.utils.extras import MissingExtraError
+    from stride.utils.extras import MissingExtraError, install_hint
 
     monkeypatch.setitem(__import__("sys").modules, "ale_py", None)  # import ale_py: ModuleNotFoundError
-    with pytest.raises(MissingExtraError, match=r'Atari envs need ale_py: pip install "stride-rl\[atari\]"'):
+    with pytest.raises(MissingExtraError, match=re.escape(f"Atari envs need ale_py: {install_hint('atari')}")):
         make_atari_env("pong", train=True)
 
 

@@ -1,7 +1,7 @@
 """The local Ray instance's start-up (``stride.entry.parallel.cluster.local_ray``), with real processes:
 a ``ray start`` that hangs is stopped at the start-up limit, or at once on SIGINT / SIGTERM, with one
 line, its exit code, no experiment folder and none of its processes left. (That the minimal Ray of
-``stride-rl[dist]`` alone starts is ``tools/check_extra.sh``'s check, in a fresh virtualenv: CI.)
+``stride-rl[dist]`` alone starts is ``tools/check_extra.sh``'s check, in a fresh virtualenv.)
 
 The fault is injected into the real ``ray`` command through a ``sitecustomize`` module on
 ``PYTHONPATH`` (Python imports it at the start of every process): ``ray start`` hangs after it
