@@ -190,6 +190,7 @@ def _interrupt_after_rows(proc: subprocess.Popen, progress_csv, sig: int, rows: 
     return proc.communicate(timeout=120)
 
 
+@pytest.mark.slow  # ~29 s: outside CI's 25 minutes (test_serial_resume, test_run_rules and test_cli_printed cover SIGTERM / Ctrl-C and resume in CI)
 def test_resume_keeps_the_limits_sigterm_saves_and_a_finished_run_is_not_trained_again(tmp_path):
     (tmp_path / "long_config.py").write_text(LONG_CONFIG)
     name, total = "my run", 1200

@@ -214,6 +214,7 @@ def _run_until_trained(tmp_path, stop_value: float, *extra: str):
     return proc, _descendants(proc)
 
 
+@pytest.mark.slow  # ~31 s on Ray: outside CI's 25 minutes (the replicas' equivalence test and serial.md's torchrun run stay in CI)
 def test_two_learners_train_in_step_and_leave_nothing(tmp_path):
     """A short run (400 env steps) with two learner replicas: it ends by itself at its limit with both
     replicas' weights and optimizer states identical after their updates and every Ray process gone."""
