@@ -35,13 +35,13 @@ def install_hint(extra: str) -> str:
     """The command that installs ``extra`` into the environment running Stride, as the user can paste it.
 
     Stride is installed from a checkout (``pip install -e .``, the README's commands) until it is on
-    PyPI, where ``pip install -c constraints.txt -e ".[atari]"`` finds nothing; and a plain ``pip`` may not be the
+    PyPI, where ``pip install "stride-rl[atari]"`` finds nothing; and a plain ``pip`` may not be the
     virtualenv's (the README runs ``.venv/bin/stride`` without activating it). So the hint names this
     interpreter and, from a checkout, the checkout with its tested pins::
 
         /home/u/stride/.venv/bin/python -m pip install -c /home/u/stride/constraints.txt -e '/home/u/stride[atari]'
 
-    and ``pip install -c constraints.txt -e '.[atari]'`` for an installed release.
+    and ``python -m pip install 'stride-rl[atari]'`` for an installed release.
     """
     python = shlex.quote(sys.executable)
     root = checkout_root()

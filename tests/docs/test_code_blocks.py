@@ -9,8 +9,8 @@ not run. A block that cannot run here (a cluster, a GPU, ``pip install`` into th
 run of minutes) has the line ``<!-- docs-test: skip (REASON) -->`` right above it; each is reported as
 a skipped test with its reason (``pytest -ra`` lists them), and a marker without a reason, or one
 that precedes no block, fails; a skipped block's ``stride`` commands are still parsed with today's
-flags and their zoo names resolved, and the extras its ``pip install`` names must exist. The docs' learning runs carry budgets of seconds a reader drops or
-raises (``--env-step 500``, ``max_env_step=500``), so the pages take about four minutes of CPU, run
+flags and their zoo names resolved, and the extras its ``pip install`` names must exist. The docs'
+learning runs carry budgets of seconds a reader drops or raises (``--env-step 500``, ``max_env_step=500``), so the pages take about four minutes of CPU, run
 two at a time. Where a page's run is the one a test used to make (the zoo's parallel CartPole DQN to
 its stop value, two learner replicas under torchrun, the smoke runs of the zoo's reward-model and
 demonstration configs), :data:`CHECKS` holds that test's assertions on the files and output the

@@ -10,6 +10,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from stride.entry.parallel.cluster import LOCAL_RAY_SETTINGS, local_settings
 
 CODE = """
@@ -68,9 +70,6 @@ def test_without_ray_a_run_on_ray_stops_with_the_missing_extras_line(monkeypatch
 
     find_spec = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "ray" else find_spec(name, *a))
-    try:
+    with pytest.raises(MissingExtraError) as e:
         require_ray()
-    except MissingExtraError as e:
-        assert str(e) == f"runs on Ray need ray: {install_hint('dist')}" and e.exit_code == 1
-    else:
-        raise AssertionError("require_ray() passed without Ray")
+    assert str(e.value) == f"runs on Ray need ray: {install_hint('dist')}" and e.value.exit_code == 1
