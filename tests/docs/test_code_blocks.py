@@ -10,8 +10,8 @@ run of minutes) has the line ``<!-- docs-test: skip (REASON) -->`` right above i
 a skipped test with its reason (``pytest -ra`` lists them), and a marker without a reason, or one
 that precedes no block, fails; a skipped block's ``stride`` commands are still parsed with today's
 flags and their zoo names resolved, and the extras its ``pip install`` names must exist. The docs'
-learning runs carry budgets of seconds a reader drops or raises (``--env-step 500``, ``max_env_step=500``), so the pages take about four minutes of CPU, run
-two at a time. Where a page's run is the one a test used to make (the zoo's parallel CartPole DQN to
+learning runs carry budgets of seconds a reader drops or raises (``--env-step 500``, ``max_env_step=500``), so the pages take about four minutes of CPU, a
+test per page (pytest-xdist runs two at a time). Where a page's run is the one a test used to make (the zoo's parallel CartPole DQN to
 its stop value, two learner replicas under torchrun, the smoke runs of the zoo's reward-model and
 demonstration configs), :data:`CHECKS` holds that test's assertions on the files and output the
 page's blocks left, so CI makes the run once.
@@ -26,10 +26,9 @@ import shlex
 import tomllib
 import subprocess
 import sys
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Dict, Iterator, List, Optional, Tuple
+from typing import Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 import pytest
@@ -299,20 +298,11 @@ CHECKS: Dict[str, Callable[[Path, str], None]] = {
 }
 
 
-@pytest.fixture(scope="module")
-def page_runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Dict[str, "Future[Optional[str]]"]]:
-    """Every runnable page started at once, two at a time (CI has 2 cores; the pages are independent,
-    each in its own folder): the docs' runs take half the wall time they would one by one."""
-    pool = ThreadPoolExecutor(max_workers=min(2, os.cpu_count() or 1))
-    try:
-        yield {page: pool.submit(run_page, page, tmp_path_factory.mktemp("docs")) for page in RUNNABLE}
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)  # after a failure (-x): the pages not started never run
-
-
 @pytest.mark.parametrize("page", RUNNABLE)
-def test_page_blocks_run(page: str, page_runs: Dict[str, "Future[Optional[str]]"]):
-    failure = page_runs[page].result()
+def test_page_blocks_run(page: str, tmp_path: Path):
+    """A page's blocks in a fresh folder. The pages are independent: pytest-xdist's two test processes
+    (pyproject.toml) run two at a time, beside the other tests."""
+    failure = run_page(page, tmp_path)
     assert failure is None, failure
 
 

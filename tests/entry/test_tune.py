@@ -278,13 +278,14 @@ def test_workers_run_trials_at_once_on_ray_and_leave_nothing(tmp_path):
     pytest.importorskip("ray")
     import psutil
 
-    before = {p.pid for p in psutil.process_iter()}
+    tag = f"STRIDE_TEST_RUN={tmp_path}"  # in the environment of every process the run starts: its Ray's too
     out = tmp_path / "t"
     cmd = [sys.executable, "-m", "stride", "-m", "tune", "-e", "cartpole", "-p", "dqn", "--trials", "4", "--workers", "2",
            "--env-step", "600", "-s", "0", "--exp-name", str(out), "--set", "policy.eval.evaluator.confirm_episode=0",
            "--set", "env.n_evaluator_episode=2", "--set", "env.evaluator_env_num=2",
            "--set", "policy.eval.evaluator.eval_freq_envstep=200", "--set", "env.stop_value=1000000000.0"]
-    done = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=300,
+                          env=dict(os.environ, STRIDE_TEST_RUN=str(tmp_path)))
     assert done.returncode == 0, done.stderr[-3000:]
     assert f"best config: {out / 'best_config.py'}" in done.stdout
     study = optuna.load_study(study_name="cartpole_dqn", storage=f"sqlite:///{out / 'study.db'}")
@@ -295,8 +296,8 @@ def test_workers_run_trials_at_once_on_ray_and_leave_nothing(tmp_path):
     assert study.trials[0].params["learn.learning_rate"] == 3e-3  # the config itself is still trial 0
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
-        left = [p for p in psutil.process_iter(["pid", "cmdline"]) if p.pid not in before
-                and any("ray" in part for part in (p.info["cmdline"] or []))]
+        left = [p for p in psutil.process_iter(["pid", "cmdline", "environ"])
+                if tag in (f"{k}={v}" for k, v in (p.info["environ"] or {}).items())]
         if not left:
             break
         time.sleep(0.5)
