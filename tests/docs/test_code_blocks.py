@@ -316,18 +316,71 @@ def test_the_zoo_page_shows_every_zoo_config():
     assert not missing, f"docs/zoo.md lacks these configs: {missing}"
 
 
-def test_every_extra_a_block_installs_exists_and_ci_runs_the_install_blocks_command():
-    """An install block is not run here (it would install into this environment), so: every extra a
-    block installs is one of pyproject.toml's (test_packaging checks each is pinned in constraints.txt
-    and part of the test extra CI installs), and the install page's test command is CI's own first
-    step, verbatim."""
+def check_extras_commands() -> Dict[str, List[str]]:
+    """tools/check_extras.sh's table: an extra (``core``: none) -> the ``stride`` commands CI runs with
+    that extra alone in a fresh virtualenv, their budget flags dropped (:func:`unbudgeted`)."""
+    table = re.findall(r'^  \[([\w-]+)\]="(.*)"$', (ROOT / "tools" / "check_extras.sh").read_text(), re.M)
+    return {extra: [unbudgeted(c) for c in cmd.replace("\\$", "$").split("&&") if c.strip().startswith("stride ")]
+            for extra, cmd in table}
+
+
+def unbudgeted(command: str) -> str:
+    """A ``stride`` command without its comment and the flags a reader sets to taste (``--env-step N``,
+    ``-s SEED ...``, ``--no-progress``): what is left names the run."""
+    kept: List[str] = []
+    dropping = False
+    for w in shlex.split(command.split("#")[0]):
+        if w in ("--env-step", "-s", "--no-progress"):
+            dropping = w != "--no-progress"
+        elif not (dropping and w.isdigit()):
+            kept.append(w)
+            dropping = False
+    return " ".join(kept)
+
+
+def test_every_install_block_runs_in_ci_as_tools_check_extras():
+    """An install block is not run by this test (it would install into this environment): CI runs it
+    instead, through tools/check_extras.sh beside the tests: each extra a block installs, alone in a
+    fresh virtualenv, then the command the docs run with it (install.md's lines; a pipeline page's
+    next block) at a tiny budget. So every extra a block installs is one of pyproject.toml's and has
+    check_extras' command for the docs' own; `-e .` alone is its ``core``; the test extra's block is
+    CI's own first step, verbatim."""
     extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
-    blocks = [b for bs, _ in ALL.values() for b in bs if "pip install" in b.code]
-    named = {(b.page, e) for b in blocks for m in re.finditer(r"(?:\.|stride-rl)\[([\w,-]+)\]", b.code)
-             for e in m.group(1).split(",")}
-    assert len(named) >= 10, named
-    unknown = sorted(f"{page}: [{e}]" for page, e in named if e not in extras)
-    assert not unknown, f"extras not in pyproject.toml: {unknown}; valid: {sorted(extras)}"
-    ci = (ROOT / ".ci" / "run").read_text().splitlines()
-    test_install = [b for b in blocks if b.page == "docs/install.md" and "'.[test]'" in b.code]
-    assert len(test_install) == 1 and test_install[0].code.strip() in ci
+    table = check_extras_commands()
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert re.search(r"^[^#]*tools/check_extras\.sh(['\s]|$)(?!\s*\w)", ci, re.M), ".ci/run must run tools/check_extras.sh, all of it"
+    assert set(table) - {"core"} <= set(extras), sorted(set(table) - set(extras))
+    wrong: List[str] = []
+    checked = 0
+    for page, (blocks, _) in ALL.items():
+        for i, b in enumerate(blocks):
+            if "pip install" not in b.code or b.lang != "bash":
+                continue
+            for line in b.code.strip().splitlines():
+                m = re.search(r"pip install[^&]* -e '?\.(?:\[([\w,-]+)\])?'?(?:\s|$)", line)
+                if not m:
+                    wrong.append(f"{page}:{b.line}: not the docs' install form: {line}")
+                    continue
+                named = (m.group(1) or "core").split(",")
+                if named == ["test"]:
+                    if line.strip() not in ci.splitlines():
+                        wrong.append(f"{page}:{b.line}: the test install must be .ci/run's first step verbatim")
+                    continue
+                if "&& stride " in line:  # install.md's lines: the extra, then its command
+                    runs = [unbudgeted(line.split("&&", 1)[1])]
+                elif any(n == "core" for n in named):
+                    runs = []  # the base install; check_extras' core trains CartPole with it
+                else:  # a pipeline page: its next block's first stride command
+                    after = [c for c in blocks[i + 1:] if c.lang == "bash"][:1]
+                    runs = [unbudgeted(c) for a in after for c in a.code.splitlines() if c.startswith("stride ")][:1]
+                for extra in named:
+                    if extra not in extras and extra != "core":
+                        wrong.append(f"{page}:{b.line}: [{extra}] is not an extra; valid: {sorted(extras)}")
+                    elif extra not in table:
+                        wrong.append(f"{page}:{b.line}: [{extra}] is not in tools/check_extras.sh, so CI never installs it")
+                    else:
+                        missing = [r for r in runs if r not in table[extra]]
+                        wrong += [f"{page}:{b.line}: check_extras' [{extra}] lacks `{r}`" for r in missing]
+                        checked += 1
+    assert not wrong, "\n".join(wrong)
+    assert checked >= 12, checked
