@@ -249,8 +249,7 @@ def _wait_for(cond, timeout: float, what: str) -> None:
         time.sleep(0.5)
 
 
-@pytest.mark.slow  # ~95 s (a two-node cluster): outside CI's 25 minutes; run with pytest -m slow
-def test_the_seeds_module_commands_on_a_two_node_loopback_cluster(tmp_path):
+def test_the_seeds_module_commands_on_a_two_node_loopback_cluster(tmp_path):  # ~95 s: docs/pipelines/ray.md's cluster blocks
     """config, learner, 2 collectors and a coordinator as five processes on a head + worker node;
     a coordinator with no role joined fails after its --wait; then the short form on the same cluster;
     every listener on loopback; every process, node and file is gone at the end."""
