@@ -39,6 +39,7 @@ import numpy as np
 
 from ..utils.errors import ConfigError, StrideError, resource_error
 from ..utils.extras import import_extra
+from ..utils.gym_ids import env_spec
 from ..utils.narrow import as_mapping
 
 #: the columns of one transition, as the reader returns them and the writer takes them per episode
@@ -187,7 +188,7 @@ def _env_spec(env_id: Optional[str], env_kwargs: Mapping[str, Any]) -> Optional[
     if env_id is None:
         return None
     try:
-        spec = gym.spec(env_id)
+        spec = env_spec(env_id)
     except gym.error.Error:
         return None
     kwargs = dict(env_kwargs)

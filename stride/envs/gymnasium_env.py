@@ -20,6 +20,7 @@ import numpy.typing as npt
 from ..config.view import declared, setting
 from ..utils.errors import ConfigError, InvalidActionError, StrideError
 from ..utils.extras import import_extra
+from ..utils.gym_ids import env_spec
 from ..utils.registry import ENV_REGISTRY
 from .base_env import ActT, BaseEnv, BaseEnvTimestep, EnvConfig, ObsT, episode_end_info
 from .replay import RecordEpisodes, require_video
@@ -79,7 +80,7 @@ _MAX_CACHED_ACTIONS = 4096  # discrete spaces up to this size get the cached-sca
 class GymnasiumConfig(EnvConfig):
     """``env`` of a :class:`GymnasiumEnv` (and of the env families built on it)."""
 
-    #: (str) Gymnasium env id, e.g. 'CartPole-v1'.
+    #: (str) Gymnasium env id, e.g. 'CartPole-v1'; 'my_pkg:MyEnv-v0' imports my_pkg first (as gymnasium.make).
     env_id: Optional[str] = None
     #: (int|None) override the env's time limit.
     max_episode_steps: Optional[int] = setting(None, "[1, inf)", kind=int)
@@ -156,7 +157,7 @@ class GymnasiumEnv(BaseEnv[ObsT, ActT]):
             kwargs: Dict[str, Any] = dict(make_kwargs)  # passed on to gymnasium.make's **kwargs: Any
             if self._typed.max_episode_steps is not None:
                 kwargs["max_episode_steps"] = self._typed.max_episode_steps
-            spec = dataclasses.replace(gym.spec(env_id), order_enforce=False)
+            spec = dataclasses.replace(env_spec(env_id), order_enforce=False)
             if self._replay_path is not None:  # Gymnasium fixes render_mode at make: frames for the video
                 mode = kwargs.setdefault("render_mode", "rgb_array")
                 if mode != "rgb_array":

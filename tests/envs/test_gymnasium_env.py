@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import gymnasium as gym
 import numpy as np
 import pytest
@@ -80,6 +82,25 @@ def test_box_action_outside_bounds_or_shape_is_a_clear_error():
 def test_unknown_env_id_is_a_config_error():
     with pytest.raises(ConfigError, match="NoSuchEnv-v0"):
         GymnasiumEnv("NoSuchEnv-v0").reset()
+
+
+def test_a_module_prefixed_id_is_made_as_gymnasium_make_makes_it(tmp_path, monkeypatch):
+    """'my_pkg:MyEnv-v0' imports my_pkg (which registers MyEnv-v0) first, as gymnasium.make does."""
+    (tmp_path / "stride_test_envs_pkg.py").write_text(
+        "import gymnasium\n"
+        "gymnasium.register(id='StridePkgCartPole-v0', "
+        "entry_point='gymnasium.envs.classic_control.cartpole:CartPoleEnv', max_episode_steps=3)\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    try:
+        env = GymnasiumEnv("stride_test_envs_pkg:StridePkgCartPole-v0")
+        env.seed(0)
+        env.reset()
+        steps = [env.step(0) for _ in range(3)]
+        assert steps[-1].done and steps[-1].info["truncated"] is True
+        assert [t.done for t in steps[:2]] == [False, False]  # the registered 3-step limit applies
+    finally:
+        gym.registry.pop("StridePkgCartPole-v0", None)
+        sys.modules.pop("stride_test_envs_pkg", None)
 
 
 def test_wraps_an_env_instance_and_numpy_actions():
