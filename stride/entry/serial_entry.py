@@ -42,7 +42,6 @@ from ..config.compile import load_saved_config
 from ..data import create_buffer
 from ..utils.errors import ConfigError
 from ..utils.narrow import as_mapping
-from ..policy.random_policy import random_collect_mode
 from ..utils.registry import import_components
 from ..policy.base_policy import Policy
 from ..torch_utils.dist import any_rank, dist_finalize, dist_init, get_rank, get_world_size, in_process_group
@@ -51,7 +50,7 @@ from ..envs import BaseEnv
 from ..reward_model.base import BaseRewardModel, create_reward_model
 from ..utils.registry import ENV_REGISTRY
 from ..worker import BaseLearner, BaseSerialEvaluator, create_collector
-from ..worker.collector import EpisodeCollector, SampleCollector
+from ..worker.collector import EpisodeCollector, SampleCollector, collect_at_random
 from ..worker.collector.base import SerialCollectorBase
 from ..worker.protocols import EnvManager, ScalarWriter
 from ..worker.learner.learner import read_checkpoint
@@ -61,7 +60,7 @@ from .run_state import SERIAL, check_resume_mode
 from .utils import (ConfigInput, build_env_managers, build_policy, check_cuda, check_spaces, read_config, resolve_resume,
                     sample_transforms)
 
-__all__ = ["serial_pipeline", "load_cfg", "resumed_limits", "EvalRecorder", "WarmUp", "random_collect",
+__all__ = ["serial_pipeline", "load_cfg", "resumed_limits", "EvalRecorder", "WarmUp", "random_collect"
            "finished_policy", "build_learner_evaluator", "Workers"]
 
 
@@ -314,25 +313,9 @@ class WarmUp:
         if not self.pending() or buffer is None:
             return
         seed = np.random.SeedSequence([int(self.cfg.seed), collector.envstep]).generate_state(1)[0]
-        random = random_collect_mode(collector.action_space, self.policy.collect_mode, seed=int(seed))
-        data: Sequence[object]
-        if isinstance(collector, SampleCollector):
-            # samples collected past a collect's n_sample stay for the next one, as between the policy's
-            # collects (the last ones join the policy's first collect: an off-policy buffer takes both)
-            collector.reset_policy(random, keep_samples=True)
-            try:
-                left = self.end - collector.envstep
-                data = collector.collect(n_sample=max(1, int(min(left, self.n_sample or left))))
-            finally:
-                collector.reset_policy(self.policy.collect_mode, keep_samples=True)
-        elif isinstance(collector, EpisodeCollector):
-            collector.reset_policy(random)
-            try:
-                data = collector.collect(n_episode=1)
-            finally:
-                collector.reset_policy(self.policy.collect_mode)
-        else:  # pragma: no cover  (refused when built)
-            raise ConfigError(f"the random warm-up needs a sample or episode collector, not {type(collector).__name__}")
+        left = self.end - collector.envstep
+        n_sample = max(1, int(min(left, self.n_sample or left))) if isinstance(collector, SampleCollector) else None
+        data = collect_at_random(collector, self.policy.collect_mode, int(seed), n_sample)
         buffer.push(data, cur_collector_envstep=collector.envstep)
         if self.learner is not None:  # its checkpoint's env step (what a resumed collector goes on from)
             self.learner.collector_envstep = collector.envstep

@@ -33,6 +33,7 @@ from ...utils.log import build_tb_writer
 from ...utils.narrow import as_int, as_mapping
 from ...utils.registry import import_components
 from ...worker import BaseLearner, create_collector
+from ...worker.collector import collect_at_random
 from ...worker.learner.learner import Batch, read_checkpoint
 from ..demonstrations import with_demonstrations
 from ..run import denormals_flushed, seed_run
@@ -160,6 +161,10 @@ class CollectorRole:
         cfg = self._cfg
         seed = int(cfg.seed) + SEED_STRIDE * (self._index + 1) + incarnation
         _prepare(cfg, seed)
+        # the serial run's random warm-up (off-policy): collects dispatched before the run's env step
+        # reaches policy.random_collect_size act uniformly at random (collect_at_random, as serially)
+        self._seed = seed
+        self._warm_up = 0 if cfg.policy.get("on_policy") else int(cfg.policy.get("random_collect_size") or 0)
         self.incarnation, self._seq = incarnation, 0
         self._policy = build_policy(cfg, enable_field=["collect"])
         objects = self.env_objects(cfg)
@@ -197,7 +202,11 @@ class CollectorRole:
             mode.load_state_dict(dict(weights))
             self._policy_iter = policy_iter
         before = self._collector.envstep
-        data = self._collector.collect(train_iter=train_iter, policy_kwargs=mode.collect_kwargs(envstep, train_iter))
+        data: Sequence[object]
+        if envstep < self._warm_up:
+            data = collect_at_random(self._collector, mode, int(np.random.SeedSequence([self._seed, before]).generate_state(1)[0]))
+        else:
+            data = self._collector.collect(train_iter=train_iter, policy_kwargs=mode.collect_kwargs(envstep, train_iter))
         tag = BatchTag(self.name, self.incarnation, self._seq, max(self._policy_iter, 0))
         self._seq += 1
         meta: Dict[str, object] = {"tag": tag, "envstep": self._collector.envstep - before,

@@ -18,6 +18,7 @@ from stride.entry.parallel.roles import CollectorRole, LearnerRole, ReplayRole, 
 from stride.entry.parallel.system import compile_system_config, cpus_needed
 from stride.entry.parallel.tags import BatchTag
 from stride.utils.errors import ConfigError, StrideError
+from stride.utils.narrow import as_mapping
 from stride.zoo.cartpole.config.parallel import cartpole_dqn_config as par
 
 
@@ -296,3 +297,37 @@ def test_import_stride_and_the_serial_pipeline_never_import_ray():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "False"
+
+
+def test_collects_before_the_runs_warm_up_ends_act_uniformly_at_random(tmp_path):
+    """An off-policy run's first ``policy.random_collect_size`` env steps are uniformly random actions
+    on Ray too (the serial run's ``WarmUp``): a collect dispatched before the run's env step reaches
+    it acts at random, whatever the weights; one dispatched at or after it acts with the policy."""
+    import gymnasium as gym
+
+    from stride.zoo.pendulum.config import pendulum_td3_config as td3
+
+    main = copy.deepcopy(td3.main_config)
+    main["policy"]["random_collect_size"] = 200
+    main["policy"]["collect"].update(n_sample=200, noise_sigma=0.0)
+    c = compile_config(main, create_cfg=copy.deepcopy(td3.create_config), seed=3, exp_name=str(tmp_path / "td3"),
+                       save_cfg=False, action_space=gym.spaces.Box(-2.0, 2.0, (1,)))
+    collector = CollectorRole(c, "collector0", index=0)
+    try:
+        state = collector.collect_state()
+        # an actor of zeros acts 0 (tanh(0)) everywhere: any other action is the warm-up's
+        zeros = {**state, "model": {k: torch.zeros_like(v) if k.startswith("actor.") else v
+                                    for k, v in as_mapping(state["model"], "the collect state").items()}}
+        warm = np.array([d["action"] for d in collector.collect(zeros, 1, envstep=0, train_iter=0)[1]]).ravel()
+        assert len(warm) == 200 and np.abs(warm).max() > 0.9  # uniform over [-1, 1] (the policy's units)
+        assert 0.3 < np.mean(np.abs(warm) > 0.5) < 0.7
+        after = np.array([d["action"] for d in collector.collect(zeros, 1, envstep=200, train_iter=0)[1]]).ravel()
+        assert len(after) == 200 and np.all(after == 0.0)
+    finally:
+        collector.close()
+    again = CollectorRole(c, "collector0", index=0)  # the same collector started again: the same actions
+    try:
+        first = np.array([d["action"] for d in again.collect(None, 0, envstep=0, train_iter=0)[1]]).ravel()
+        assert np.array_equal(first, warm)
+    finally:
+        again.close()

@@ -5,11 +5,9 @@ config's algorithm (``../pong_dqn_config.py``: the standard preset, rl-baselines
 with its 8 envs split over two collector actors of 4 envs each; every 32-transition batch a
 collector sends is followed by 8 gradient steps of 32, the serial ratio (one step per 4 env steps).
 
-Differences from the serial run, both from what the parallel pipeline has:
-- learning starts: the serial run's 100,000 uniformly random warm-up steps (``random_collect_size``)
-  become the replay ratio's ``learn_start`` of 100,000 env steps (``system_config``: the learner
-  is sent no step before it, and the collectors are not held back), collected with the epsilon
-  schedule (1.0 -> 0.01 over 1e6 env steps, so still 0.9+);
+The serial run's 100,000 uniformly random warm-up steps (``random_collect_size``) are the same here
+(the collectors act at random until the run has them) and the replay ratio's ``learn_start`` (the
+learner is sent no step before it). The one difference from the serial run:
 - replay snapshots every 2,000 batches (64,000 env steps): a full replay is ~0.8 GB of frames, so
   the cartpole configs' every 50 would write it every 1,600 env steps.
 """
@@ -24,7 +22,6 @@ from stride.zoo.atari.config.pong_dqn_config import main_config as _serial_main
 main_config = deep_update(deep_update({}, deepcopy(_serial_main)), dict(
     exp_name="pong_dqn_parallel",
     env=dict(collector_env_num=4),  # per collector actor
-    policy=dict(random_collect_size=0),
 ))
 
 create_config = deepcopy(_serial_create)
@@ -36,7 +33,6 @@ system_config = dict(
     learner_cpus=0.5,
     replay_cpus=0.0,
     replay_snapshot_freq=2000,
-    learn_start=100000,
 )
 
 if __name__ == "__main__":
