@@ -282,9 +282,12 @@ def _guarded(run: Callable[[], int]) -> int:
         err = resource_error("write" if e.filename else "use", str(e.filename or "a file"), e)
         print(f"stride: error: {_one_line(err)}", file=sys.stderr)
         return err.exit_code
-    except KeyboardInterrupt:
-        print("stride: aborted", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as e:  # Ctrl-C, or SIGTERM outside a run's loop (entry.utils.sigterm_as_ctrl_c)
+        from .run_state import EXIT_CODES
+
+        name = str(e) if str(e) in EXIT_CODES else "SIGINT"
+        print(f"stride: aborted ({name})", file=sys.stderr)
+        return EXIT_CODES[name]
 
 
 def _one_line(error: BaseException) -> str:

@@ -14,7 +14,8 @@ it resumes from and the progress flag. Used as a context manager, it owns:
   gets their states from :meth:`Run.components_state` and hands them back to
   :meth:`Run.load_components` -- the core needs no local :class:`BaseLearner`, only a
   :class:`LearnerHandle` (``train_iter``, ``last_log``, ``save_checkpoint``);
-- Ctrl-C / SIGTERM (:meth:`Run.signals`, :attr:`Run.stop_requested`, :meth:`Run.halt`);
+- Ctrl-C / SIGTERM (:meth:`Run.signals`, :attr:`Run.stop_requested`, :meth:`Run.halt`; outside the
+  loop SIGTERM is Ctrl-C: :func:`~stride.entry.utils.sigterm_as_ctrl_c`);
 - the clocks and evaluations (``run.record``: :class:`EvalRecorder`, ``progress.csv``) and the
   end (:meth:`Run.finish`: final checkpoint, limits, ``result.json``);
 - the user's callbacks (:class:`RunCallback`, :class:`StopRun`) and learner hooks
@@ -58,7 +59,7 @@ from ..worker.protocols import Stateful
 from .clock import RunClock
 from .progress import ProgressBar
 from .run_state import RESULT_FILE, RESUMED_BY, finished, read_limits, read_result, record_run, write_limits
-from .utils import Interrupt
+from .utils import Interrupt, sigterm_as_ctrl_c
 
 
 class StopRun(Exception):
@@ -303,6 +304,7 @@ class Run:
 
     # ---- lifetime ----------------------------------------------------------------------------
     def __enter__(self) -> "Run":
+        self._stack.enter_context(sigterm_as_ctrl_c())
         self._stack.enter_context(provisional_exp_dirs())
         self._stack.enter_context(denormals_flushed())
         if self._seed:

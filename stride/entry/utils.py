@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import importlib.machinery
 import importlib.util
@@ -10,7 +11,7 @@ import pkgutil
 import signal
 import sys
 from functools import partial
-from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple, Union
+from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Tuple, Union
 
 import gymnasium as gym
 import numpy as np
@@ -268,6 +269,30 @@ class Interrupt:
     def __exit__(self, *exc: Any) -> None:
         for sig, previous in self._previous.items():
             signal.signal(sig, previous)
+
+
+@contextlib.contextmanager
+def sigterm_as_ctrl_c() -> Iterator[None]:
+    """Inside, outside a run's loop (its build, its last writes), SIGTERM acts as Ctrl-C does: it
+    raises ``KeyboardInterrupt("SIGTERM")``, so a build's provisional folder is removed and the env
+    processes are closed, where SIGTERM's default action ends the process on the spot and leaves a
+    folder with a config and no checkpoint (a scheduler's time limit in the first seconds of a job).
+    Within the loop :class:`Interrupt` takes both signals over. Installed only in the main thread
+    and where SIGTERM still has its default action: a handler of the user's own is kept."""
+    import threading
+
+    if threading.current_thread() is not threading.main_thread() or signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
+        yield
+        return
+
+    def handle(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt("SIGTERM")
+
+    previous = signal.signal(signal.SIGTERM, handle)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def resolve_resume(path: str) -> Tuple[str, str]:

@@ -190,6 +190,63 @@ def _interrupt_after_rows(proc: subprocess.Popen, progress_csv, sig: int, rows: 
     return proc.communicate(timeout=120)
 
 
+SLOW_RESET_ENV = """
+import os, time, gymnasium
+from gymnasium.envs.classic_control.cartpole import CartPoleEnv
+
+class SlowResetCartPole(CartPoleEnv):
+    def reset(self, **kwargs):
+        with open(os.environ["STRIDE_TEST_RESETS"], "a") as f:
+            f.write(f"{os.getpid()}\\n")
+        time.sleep(120)  # a slow env launch: the run is still being built when the signal comes
+        return super().reset(**kwargs)
+
+gymnasium.register(id="SlowResetCartPole-v1", entry_point=SlowResetCartPole, max_episode_steps=500)
+"""
+
+
+@pytest.mark.parametrize("manager", ["base", "subprocess"])
+def test_sigterm_while_the_run_is_built_leaves_no_folder_and_no_env_process(manager, tmp_path):
+    """SIGTERM's default action ended the process on the spot: a scheduler's time limit during the
+    envs' launch left a folder with a config and no checkpoint (and the next run a suffixed name).
+    Outside the loop SIGTERM now acts as Ctrl-C: the build's folder is removed, its env processes
+    closed, one line, exit 143."""
+    (tmp_path / "slow_env_pkg.py").write_text(SLOW_RESET_ENV)
+    resets = tmp_path / "resets.txt"
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")]),
+               STRIDE_TEST_RESETS=str(resets))
+    work = tmp_path / "work"
+    work.mkdir()
+    proc = subprocess.Popen([sys.executable, "-m", "stride", "-m", "serial", "-e", "cartpole", "-p", "dqn",
+                             "--set", "env.env_id=slow_env_pkg:SlowResetCartPole-v1",
+                             "--set", f"env.manager.type={manager}", "--no-progress"],
+                            cwd=work, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and proc.poll() is None and not resets.exists():
+        time.sleep(0.05)
+    assert proc.poll() is None and resets.exists(), "no env was reset"
+    assert os.listdir(work) == ["cartpole_dqn_seed0"]  # the run's folder exists while it is built
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 143, err
+    assert err.strip().splitlines()[-1] == "stride: aborted (SIGTERM)" and "Traceback" not in err
+    assert os.listdir(work) == []  # nothing half-made left
+    for pid in {int(line) for line in resets.read_text().split()} - {proc.pid}:
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and _running(pid):
+            time.sleep(0.05)
+        assert not _running(pid), f"env process {pid} outlived the run"
+
+
+def _running(pid: int) -> bool:
+    """Whether ``pid`` is a live (not zombie) process."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
 @pytest.mark.slow  # ~29 s: outside CI's 25 minutes (test_serial_resume, test_run_rules and test_cli_printed cover SIGTERM / Ctrl-C and resume in CI)
 def test_resume_keeps_the_limits_sigterm_saves_and_a_finished_run_is_not_trained_again(tmp_path):
     (tmp_path / "long_config.py").write_text(LONG_CONFIG)
