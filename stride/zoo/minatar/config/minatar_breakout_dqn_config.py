@@ -10,6 +10,10 @@ frames, one update per frame, epsilon 1 -> 0.1 linearly over the first 100k fram
 Huber (smooth L1) loss, 5M frames. Differences: Stride's DQN uses Adam (the paper: centred RMSprop,
 alpha 0.95, eps 0.01) and double-Q targets; 4 envs collect 4 frames per 4 updates (still one update
 per frame, so the target copy every 1,000 learner steps is every 1,000 frames).
+Measured (issue 32, 2026-11-30, ``benchmarks/curves/README.md``): the policy each run returns at 1M env
+steps, on 100 fresh episodes, seeds 0 / 1 / 2: **12.49 / 12.76 / 13.29** (median 12.76; the scripted
+player 11.2, a third party's run of MinAtar's ``dqn.py`` at 1M 11.1; best 10-episode screens 14.2 / 21.3 /
+20.4); train CPU 4,879 / 4,886 / 4,734 s (two runs sharing 2 cores). At 2M (2026-11-25, seed 0): 16.05.
 """
 
 main_config = dict(
