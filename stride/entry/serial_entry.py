@@ -60,7 +60,7 @@ from .run_state import SERIAL, check_resume_mode
 from .utils import (ConfigInput, build_env_managers, build_policy, check_cuda, check_spaces, read_config, resolve_resume,
                     sample_transforms)
 
-__all__ = ["serial_pipeline", "load_cfg", "resumed_limits", "EvalRecorder", "WarmUp", "random_collect"
+__all__ = ["serial_pipeline", "load_cfg", "resumed_limits", "EvalRecorder", "WarmUp", "random_collect",
            "finished_policy", "build_learner_evaluator", "Workers"]
 
 
