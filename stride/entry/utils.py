@@ -241,7 +241,8 @@ def probe_spaces(cfg: Config, env_objects: Optional[Mapping[str, object]] = None
 class Interrupt:
     """First SIGINT (Ctrl-C) or SIGTERM (``kill``, a cluster's time limit): ask the pipeline to save
     a checkpoint and stop at the next safe point; ``signal_name`` says which came. A second one:
-    stop now (``KeyboardInterrupt``)."""
+    stop now (``KeyboardInterrupt`` named by that signal, so the command exits 130 for Ctrl-C and
+    143 for SIGTERM, as a shell's scheduler expects)."""
 
     SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
@@ -260,7 +261,7 @@ class Interrupt:
 
     def _handle(self, signum: int, frame: Any) -> None:
         if self.requested:
-            raise KeyboardInterrupt
+            raise KeyboardInterrupt(signal.Signals(signum).name)
         self.requested = True
         self.signal_name = signal.Signals(signum).name
         print(f"\nstride: interrupt received ({self.signal_name}): saving a checkpoint and stopping "

@@ -125,3 +125,24 @@ def test_zoo_lookup_of_a_missing_family_is_empty():
     assert zoo_policies("no_such_family") == []
     with pytest.raises(ConfigError, match=r"unknown env 'no_such_family'"):
         zoo_config("no_such_family", "dqn")
+
+
+@pytest.mark.parametrize("second", ["SIGINT", "SIGTERM"])
+def test_a_second_signal_aborts_at_once_named_by_that_signal(second):
+    """The first signal asks for a checkpoint; the second raises at once, named by that signal, so the
+    command's exit code is the second signal's (130 for SIGINT, 143 for SIGTERM), as for a signal
+    outside the loop."""
+    import os
+    import signal
+
+    from stride.entry.run_state import EXIT_CODES
+    from stride.entry.utils import Interrupt
+
+    with pytest.raises(KeyboardInterrupt) as aborted:
+        with Interrupt() as interrupt:
+            os.kill(os.getpid(), signal.SIGTERM)
+            assert interrupt.requested and interrupt.signal_name == "SIGTERM"
+            os.kill(os.getpid(), getattr(signal, second))
+    assert str(aborted.value) == second
+    assert EXIT_CODES[str(aborted.value)] == {"SIGINT": 130, "SIGTERM": 143}[second]
+    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL  # the handlers are put back
