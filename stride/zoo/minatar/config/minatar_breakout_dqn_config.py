@@ -14,6 +14,7 @@ Measured (issue 32, 2026-11-30, ``benchmarks/curves/README.md``): the policy eac
 steps, on 100 fresh episodes, seeds 0 / 1 / 2: **12.49 / 12.76 / 13.29** (median 12.76; the scripted
 player 11.2, a third party's run of MinAtar's ``dqn.py`` at 1M 11.1; best 10-episode screens 14.2 / 21.3 /
 20.4); train CPU 4,879 / 4,886 / 4,734 s (two runs sharing 2 cores). At 2M (2026-11-25, seed 0): 16.05.
+SB3 2.9.2 on the same settings, seed 0: 14.62 at 1M, 7,296 train CPU s (Stride's median: 0.67x of it).
 """
 
 main_config = dict(
