@@ -138,6 +138,7 @@ def test_a_second_signal_aborts_at_once_named_by_that_signal(second):
     from stride.entry.run_state import EXIT_CODES
     from stride.entry.utils import Interrupt
 
+    before = signal.getsignal(signal.SIGTERM)
     with pytest.raises(KeyboardInterrupt) as aborted:
         with Interrupt() as interrupt:
             os.kill(os.getpid(), signal.SIGTERM)
@@ -145,4 +146,4 @@ def test_a_second_signal_aborts_at_once_named_by_that_signal(second):
             os.kill(os.getpid(), getattr(signal, second))
     assert str(aborted.value) == second
     assert EXIT_CODES[str(aborted.value)] == {"SIGINT": 130, "SIGTERM": 143}[second]
-    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL  # the handlers are put back
+    assert signal.getsignal(signal.SIGTERM) is before  # the handlers are put back
