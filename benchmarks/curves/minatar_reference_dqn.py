@@ -10,6 +10,12 @@ average of training-episode returns (``avg_return = 0.99 * avg_return + 0.01 * G
 episodes beside it. A killed run continues from the script's own checkpoint (``--save``: every 1,000
 episodes) when re-run with the same ``--out``; every load is weights-only (the script's two classes allowlisted).
 
+The logged average is of epsilon-greedy training episodes, so it is not the figure the harness gives a
+contestant. At the end the script's final network is also scored as the harness scores Stride and SB3:
+greedy, on the same 100 fresh episodes (``bench_common.evaluate``: 8 envs seeded ``30000 + seed + 1000 i``,
+sticky actions 0.1), on the game's full six-action set the script trains on. Re-running a finished ``--out``
+does not train again: it scores the saved final weights.
+
     git clone https://github.com/kenjyoung/MinAtar  # its examples/dqn.py, commit 4241f24 for issue 32
     benchmarks/.venv-peers/bin/python benchmarks/curves/minatar_reference_dqn.py \
         --dqn-py MinAtar/examples/dqn.py --game space_invaders --frames 1000000 --seed 0 --out DIR
@@ -31,6 +37,10 @@ from pathlib import Path
 import numpy as np
 import torch
 
+HERE = Path(__file__).resolve().parent
+sys.path[:0] = [str(HERE.parent), str(HERE.parent.parent)]  # bench_common, and this checkout's stride
+GYM_NAMES = {"asterix": "Asterix", "breakout": "Breakout", "freeway": "Freeway", "seaquest": "Seaquest",
+             "space_invaders": "SpaceInvaders"}
 
 def _save_whole(obj: object, path: str) -> None:
     """``torch.save`` to ``path`` whole or not at all: a temporary file, then an atomic rename."""
@@ -47,6 +57,32 @@ def _ema(returns: list[float]) -> float:
     return avg
 
 
+def score_fresh(net: torch.nn.Module, game: str, seed: int, episodes: int) -> list[float]:
+    """Returns of ``net`` (greedy) on the harness's fresh episodes, with all six MinAtar actions.
+
+    Stride and SB3 play the minimal action set (``MinAtar/<Game>-v1``); the script's network has an
+    output per action of the full set, so it plays the same game behind the same ``ChannelFirst``
+    observation with ``use_minimal_action_set=False``.
+    """
+    import gymnasium as gym
+
+    from bench_common.evaluate import evaluate_batched
+    from stride.envs import ChannelFirst
+    from stride.envs.minatar_env import register_minatar
+
+    register_minatar()
+    env_id = f"MinAtarCHWFullActions/{GYM_NAMES[game]}-v1"
+    if env_id not in gym.registry:
+        gym.register(id=env_id, entry_point=lambda **kw: ChannelFirst(
+            gym.make(f"MinAtar/{GYM_NAMES[game]}-v1", use_minimal_action_set=False, **kw)))
+
+    def act(obs: np.ndarray) -> np.ndarray:
+        with torch.no_grad():
+            return net(torch.as_tensor(obs, dtype=torch.float32)).argmax(1).numpy()
+
+    return evaluate_batched(act, episodes, 8, 30_000 + seed, env_id)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--dqn-py", required=True, type=Path, help="MinAtar's examples/dqn.py")
@@ -54,9 +90,14 @@ def main() -> int:
     ap.add_argument("--frames", type=int, default=1_000_000, help="frame budget (the script's NUM_FRAMES; default 1M)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", required=True, type=Path, help="folder for the script's checkpoint, data and the summary")
+    ap.add_argument("--fresh-episodes", type=int, default=100, help="fresh episodes the final network is scored on")
     args = ap.parse_args()
     if not args.dqn_py.is_file():
         print(f"minatar_reference_dqn: --dqn-py {args.dqn_py} is not a file (MinAtar's examples/dqn.py)", file=sys.stderr)
+        return 2
+    if args.game not in GYM_NAMES:
+        print(f"minatar_reference_dqn: --game {args.game!r} is not a MinAtar game; choose one of {sorted(GYM_NAMES)}",
+              file=sys.stderr)
         return 2
     args.out.mkdir(parents=True, exist_ok=True)
     logging.basicConfig(filename=args.out / "dqn.log", level=logging.INFO, format="%(asctime)s %(message)s")
@@ -83,6 +124,25 @@ def main() -> int:
     if os.path.exists(checkpoint) and os.path.getsize(checkpoint) == 0:  # cut by a kill before saves were whole
         os.replace(checkpoint, checkpoint + ".empty")
         print(f"{checkpoint} was empty (a save cut short): moved aside, starting over", file=sys.stderr)
+    data_path = prefix + "_data_and_weights"
+    summary_path = args.out / "summary.json"
+    summary = json.loads(summary_path.read_text()) if summary_path.exists() and os.path.exists(data_path) else None
+    if summary is None:  # not finished: train (from the script's checkpoint when there is one)
+        summary = train(module, env, prefix, checkpoint, args)
+    data = torch.load(data_path, weights_only=True)
+    net = module.QNetwork(env.state_shape()[2], env.num_actions())
+    net.load_state_dict(data["policy_net_state_dict"])
+    net.eval()
+    fresh = score_fresh(net, args.game, args.seed, args.fresh_episodes)
+    summary.update(fresh_episodes=len(fresh), fresh_mean=round(float(np.mean(fresh)), 3),
+                   fresh_std=round(float(np.std(fresh)), 3), fresh_returns=fresh)
+    summary_path.write_text(json.dumps(summary, indent=1) + "\n")
+    print(json.dumps(summary))
+    return 0
+
+
+def train(module: types.ModuleType, env: object, prefix: str, checkpoint: str, args: argparse.Namespace) -> dict:
+    """Run the script's ``dqn()`` to the budget; the summary of what it logged (and its episodes.csv)."""
     load = checkpoint if os.path.exists(checkpoint) else None
     # the script's torch.save writes in place: a kill mid-save left an empty checkpoint that cannot resume.
     # Its saves go through a torch whose save writes a temporary file and renames it (whole or absent).
@@ -107,8 +167,7 @@ def main() -> int:
         "resumed_from_checkpoint": load is not None,
     }
     (args.out / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
-    print(json.dumps(summary))
-    return 0
+    return summary
 
 
 if __name__ == "__main__":
