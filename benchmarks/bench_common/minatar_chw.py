@@ -29,3 +29,7 @@ def _maker(game: str):
 for _game in GAMES:
     if f"MinAtarCHW/{_game}-v1" not in gym.registry:
         gym.register(id=f"MinAtarCHW/{_game}-v1", entry_point=_maker(_game))
+    # all six actions, for a network trained on them (MinAtar's own examples/dqn.py)
+    if f"MinAtarCHWFullActions/{_game}-v1" not in gym.registry:
+        gym.register(id=f"MinAtarCHWFullActions/{_game}-v1", entry_point=_maker(_game),
+                     kwargs=dict(use_minimal_action_set=False))

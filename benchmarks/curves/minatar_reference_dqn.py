@@ -29,6 +29,7 @@ import json
 import logging
 import os
 import random
+import re
 import sys
 import time
 import types
@@ -39,8 +40,11 @@ import torch
 
 HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE.parent), str(HERE.parent.parent)]  # bench_common, and this checkout's stride
-GYM_NAMES = {"asterix": "Asterix", "breakout": "Breakout", "freeway": "Freeway", "seaquest": "Seaquest",
-             "space_invaders": "SpaceInvaders"}
+from bench_common.minatar_chw import GAMES, PREFIX  # noqa: E402
+
+# the script's game names (minatar.Environment's) -> the Gymnasium ids' (SpaceInvaders -> space_invaders)
+GYM_NAMES = {re.sub(r"(?<!^)(?=[A-Z])", "_", game).lower(): game for game in GAMES}
+
 
 def _save_whole(obj: object, path: str) -> None:
     """``torch.save`` to ``path`` whole or not at all: a temporary file, then an atomic rename."""
@@ -60,27 +64,17 @@ def _ema(returns: list[float]) -> float:
 def score_fresh(net: torch.nn.Module, game: str, seed: int, episodes: int) -> list[float]:
     """Returns of ``net`` (greedy) on the harness's fresh episodes, with all six MinAtar actions.
 
-    Stride and SB3 play the minimal action set (``MinAtar/<Game>-v1``); the script's network has an
+    Stride and SB3 play the minimal action set (``MinAtarCHW/<Game>-v1``); the script's network has an
     output per action of the full set, so it plays the same game behind the same ``ChannelFirst``
-    observation with ``use_minimal_action_set=False``.
+    observation on ``MinAtarCHWFullActions/<Game>-v1`` (``use_minimal_action_set=False``).
     """
-    import gymnasium as gym
-
     from bench_common.evaluate import evaluate_batched
-    from stride.envs import ChannelFirst
-    from stride.envs.minatar_env import register_minatar
-
-    register_minatar()
-    env_id = f"MinAtarCHWFullActions/{GYM_NAMES[game]}-v1"
-    if env_id not in gym.registry:
-        gym.register(id=env_id, entry_point=lambda **kw: ChannelFirst(
-            gym.make(f"MinAtar/{GYM_NAMES[game]}-v1", use_minimal_action_set=False, **kw)))
 
     def act(obs: np.ndarray) -> np.ndarray:
         with torch.no_grad():
             return net(torch.as_tensor(obs, dtype=torch.float32)).argmax(1).numpy()
 
-    return evaluate_batched(act, episodes, 8, 30_000 + seed, env_id)
+    return evaluate_batched(act, episodes, 8, 30_000 + seed, f"{PREFIX}MinAtarCHWFullActions/{GYM_NAMES[game]}-v1")
 
 
 def main() -> int:
