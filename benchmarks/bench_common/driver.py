@@ -46,7 +46,7 @@ def add_common_args(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--stride-ref", default=None,
                     help="benchmark Stride as committed at this git ref (exported with git archive into the results "
                          "folder) instead of the working tree, which other people may be editing")
-    ap.add_argument("--timeout", type=float, default=3600, help="wall seconds per contestant process")
+    ap.add_argument("--timeout", type=float, default=3600, help="wall seconds per contestant process (then SIGTERM: a Stride run checkpoints)")
 
 
 @dataclass
@@ -139,6 +139,32 @@ def stride_eval_settings(stride_src: str, config_module: str, iters_per_collect:
             "env_steps_per_eval": steps, "confirm_episode": get(p, "eval.evaluator.confirm_episode", 0) or 0}
 
 
+def stop_after(proc: "subprocess.Popen[bytes]", timeout: float, grace: float = 600.0) -> "int | str":
+    """``proc``'s exit status, or ``"timeout"`` once it outlived ``timeout`` wall seconds. A contestant
+    stopped (the timeout, or the driver interrupted) gets SIGTERM, on which a Stride run checkpoints (its
+    replay buffer too) and exits, so a continued results folder resumes it from that point rather than
+    from its last periodic checkpoint; SIGKILL only if it is still there ``grace`` seconds later
+    (``subprocess.run`` kills at once)."""
+    try:
+        return proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        stop(proc, grace)
+        return "timeout"
+    except BaseException:
+        stop(proc, grace)
+        raise
+
+
+def stop(proc: "subprocess.Popen[bytes]", grace: float) -> None:
+    """SIGTERM, then SIGKILL after ``grace`` seconds."""
+    proc.terminate()
+    try:
+        proc.wait(timeout=grace)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
 class Runner:
     """Runs one contestant in a fresh subprocess and returns its JSON result (None on failure).
 
@@ -166,11 +192,8 @@ class Runner:
         t0 = time.time()
         print(f"  [{time.strftime('%H:%M:%S')}] {name} ...", end="", flush=True)
         with open(log, "a") as f:  # a continued run's log goes on
-            try:
-                rc = subprocess.run(cmd, stdout=f, stderr=subprocess.STDOUT, env=self.env, cwd=self.logdir,
-                                    timeout=self.timeout).returncode
-            except subprocess.TimeoutExpired:
-                rc = "timeout"
+            proc = subprocess.Popen(cmd, stdout=f, stderr=subprocess.STDOUT, env=self.env, cwd=self.logdir)
+            rc = stop_after(proc, self.timeout)
         wall = time.time() - t0
         if rc != 0 or not os.path.exists(out):
             print(f" FAILED (rc={rc}, {wall:.0f}s wall); see {log}", flush=True)
