@@ -47,9 +47,13 @@ from bench_common.driver import RESULTS, Runner, add_common_args, fmt, start, up
 def stride_curve(record: dict) -> List[dict]:
     """Stride's curve from its run's ``progress.csv`` (the evaluator's rows). A run resumed from a
     checkpoint appends rows from the checkpoint's env step on: rows at or after it from the killed
-    process (evaluations past its last checkpoint) give way to the resumed run's."""
+    process (evaluations past its last checkpoint) give way to the resumed run's. A run that never
+    trained (its budget inside the random warm-up) has no file and an empty curve."""
     rows: List[dict] = []
-    with open(os.path.join(record["exp_dir"], "progress.csv")) as f:
+    path = os.path.join(record["exp_dir"], "progress.csv")
+    if not os.path.exists(path):
+        return rows
+    with open(path) as f:
         for r in csv.DictReader(f):
             if r.get("eval_return_mean"):
                 while rows and rows[-1]["env_step"] >= int(r["envstep"]):
@@ -102,6 +106,7 @@ def run_one(runner: Runner, case: str, contestant: str, seed: int, budget: int, 
                    "--seed", seed, "--max-env-steps", budget, "--exp-dir", exp,
                    "--eval-every", eval_every, "--eval-episodes", eval_episodes, "--confirm-episodes", 0,
                    "--set", "env.stop_value=1e9", "--set", f"policy.learn.learner.hook.save_ckpt_after_iter={ckpt_every or c['ckpt_every']}",
+                   *[a for kv in c.get("overrides", ()) for a in ("--set", kv)],
                    "--fresh-episodes", final_episodes, "--env-id", c["env_id"], *(["--resume"] if resume else []))
         if r is not None:
             prune_checkpoints(r["exp_dir"])
@@ -141,7 +146,8 @@ def table(case: str, runs: List[dict]) -> List[str]:
     """Per run: final 100-episode mean ± std, curve at quarter budgets, train CPU, wall; then per contestant."""
     budget = max(r["budget"] for r in runs)
     marks = [budget // 4, budget // 2, 3 * budget // 4]
-    lines = [f"\n== {case}: {CASES[case]['config']} vs SB3, budget {budget:,} env steps; "
+    variant = " with " + " ".join(CASES[case]["overrides"]) if CASES[case].get("overrides") else " vs SB3"
+    lines = [f"\n== {case}: {CASES[case]['config']}{variant}, budget {budget:,} env steps; "
              f"published reference: {CASES[case]['published']}",
              f"{'contestant':<10} {'seed':>4} {'env steps':>10} " + " ".join(f"{'@' + format(m, ','):>11}" for m in marks)
              + f" {'final mean':>10} {'± std':>7} {'n':>4} {'best eval':>10} {'final/best':>10} {'train CPU s':>11}"
@@ -197,9 +203,10 @@ def plot(by_case: Dict[str, List[dict]], path: str) -> Optional[str]:
 
 
 def case_of(env_id: str, algo: str) -> str:
-    """The case a Stride run belongs to, from its ``total_config.json`` (env id and policy type)."""
+    """The case a Stride run belongs to, from its ``total_config.json`` (env id and policy type; a
+    variant case, one with ``overrides``, is only known by its run folder's name)."""
     for name, c in CASES.items():
-        if c["algo"] == algo and c["env_id"].split(":")[-1].replace("MinAtarCHW/", "MinAtar/") == env_id:
+        if not c.get("overrides") and c["algo"] == algo and c["env_id"].split(":")[-1].replace("MinAtarCHW/", "MinAtar/") == env_id:
             return name
     raise SystemExit(f"no case for env '{env_id}' with policy '{algo}'; cases: {', '.join(sorted(CASES))}")
 
@@ -212,7 +219,9 @@ def partial_stride(exp_dir: str) -> dict:
         budget = int(json.load(f)["max_env_step"])
     curve = stride_curve({"exp_dir": exp_dir})
     last = curve[-1] if curve else {"env_step": 0, "train_cpu_s": 0.0, "wall_s": 0.0}
-    return {"contestant": "stride", "case": case_of(total["env"]["env_id"], total["policy"]["type"]),
+    named = os.path.basename(os.path.normpath(exp_dir)).rsplit("_stride_s", 1)[0]
+    case = named if named in CASES else case_of(total["env"]["env_id"], total["policy"]["type"])
+    return {"contestant": "stride", "case": case,
             "seed": int(total.get("seed", 0)), "budget": budget, "env_step": last["env_step"], "curve": curve,
             "train_cpu": last["train_cpu_s"], "wall": last["wall_s"], "final": None}
 
@@ -281,7 +290,8 @@ def main() -> None:
         todo = args.job or [(c, seed, 0) for c in args.cases for seed in args.seeds]
         jobs: List[Tuple] = [(c, who, seed, budget or args.budget or CASES[c]["budget"],
                               args.eval_every or CASES[c]["eval_every"])
-                             for c, seed, budget in todo for who in args.contestants]
+                             for c, seed, budget in todo for who in args.contestants
+                             if who == "stride" or not CASES[c].get("overrides")]  # variants: Stride's config only
         with ThreadPoolExecutor(max_workers=args.jobs) as pool:
             done = list(pool.map(lambda j: run_one(runner, *j, args.eval_episodes, args.final_episodes, args.ckpt_every), jobs))
         for r in done:

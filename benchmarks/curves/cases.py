@@ -3,9 +3,16 @@ the default budget and evaluation period, the published curve each is compared a
 often (train iterations) a run checkpoints, so a killed run loses at most that much when resumed.
 
 MuJoCo anchors (issue 32): Tianshou's published benchmark data at 300k env steps (v3 envs; the test
-return of the policy at that point, 10 episodes, median over its seeds)."""
+return of the policy at that point, 10 episodes, median over its seeds). A case with ``overrides`` is a
+variant of the zoo config (``KEY=VALUE`` pairs, as ``bench_common.stride_run --set`` takes them), run
+for Stride only; ``*_td3_tianshou`` are TD3 with the three keys in which Tianshou's
+``examples/mujoco/mujoco_td3.py`` differs from rl-baselines3-zoo's values."""
 
 from __future__ import annotations
+
+TIANSHOU_TD3 = ("policy.model.actor_hidden_size_list=[256,256]", "policy.model.critic_hidden_size_list=[256,256]",
+                "policy.learn.learning_rate_actor=3e-4", "policy.learn.learning_rate_critic=3e-4",
+                "policy.random_collect_size=25000")
 
 MINATAR = "bench_common.minatar_chw:MinAtarCHW/"
 
@@ -38,5 +45,13 @@ CASES = {
     "halfcheetah_td3": dict(
         algo="td3", config="stride.zoo.mujoco.config.halfcheetah_td3_config", env_id="HalfCheetah-v5",
         zoo_env="HalfCheetah-v4", budget=300_000, eval_every=10_000, ckpt_every=25_000,
+        published="Tianshou TD3, HalfCheetah-v3: 7,546 at 300k env steps"),
+    "hopper_td3_tianshou": dict(
+        algo="td3", config="stride.zoo.mujoco.config.hopper_td3_config", env_id="Hopper-v5", zoo_env="Hopper-v4",
+        budget=300_000, eval_every=10_000, ckpt_every=25_000, overrides=TIANSHOU_TD3,
+        published="Tianshou TD3, Hopper-v3: 1,583 at 300k env steps"),
+    "halfcheetah_td3_tianshou": dict(
+        algo="td3", config="stride.zoo.mujoco.config.halfcheetah_td3_config", env_id="HalfCheetah-v5",
+        zoo_env="HalfCheetah-v4", budget=300_000, eval_every=10_000, ckpt_every=25_000, overrides=TIANSHOU_TD3,
         published="Tianshou TD3, HalfCheetah-v3: 7,546 at 300k env steps"),
 }
