@@ -264,7 +264,8 @@ def job(text: str) -> Tuple[str, int, int]:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--cases", nargs="+", choices=sorted(CASES), default=sorted(CASES))
+    ap.add_argument("--cases", nargs="+", choices=sorted(CASES), default=sorted(c for c in CASES if not CASES[c].get("overrides")),
+                    help="default: every case but the variants (the ones with overrides)")
     ap.add_argument("--contestants", nargs="+", choices=("stride", "sb3"), default=["stride", "sb3"])
     ap.add_argument("--budget", type=int, default=0, help="env steps (0: each case's default)")
     ap.add_argument("--eval-every", type=int, default=0, help="env steps between evaluations (0: the case's)")
