@@ -39,7 +39,7 @@ from typing import Dict, List, Optional, Tuple
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from cases import CASES  # noqa: E402
+from cases import CASES, VARIANTS  # noqa: E402
 
 from bench_common.driver import RESULTS, Runner, add_common_args, fmt, start, uptime  # noqa: E402
 
@@ -146,7 +146,7 @@ def table(case: str, runs: List[dict]) -> List[str]:
     """Per run: final 100-episode mean ± std, curve at quarter budgets, train CPU, wall; then per contestant."""
     budget = max(r["budget"] for r in runs)
     marks = [budget // 4, budget // 2, 3 * budget // 4]
-    variant = " with " + " ".join(CASES[case]["overrides"]) if CASES[case].get("overrides") else " vs SB3"
+    variant = " with " + " ".join(CASES[case]["overrides"]) if case in VARIANTS else " vs SB3"
     lines = [f"\n== {case}: {CASES[case]['config']}{variant}, budget {budget:,} env steps; "
              f"published reference: {CASES[case]['published']}",
              f"{'contestant':<10} {'seed':>4} {'env steps':>10} " + " ".join(f"{'@' + format(m, ','):>11}" for m in marks)
@@ -206,7 +206,7 @@ def case_of(env_id: str, algo: str) -> str:
     """The case a Stride run belongs to, from its ``total_config.json`` (env id and policy type; a
     variant case, one with ``overrides``, is only known by its run folder's name)."""
     for name, c in CASES.items():
-        if not c.get("overrides") and c["algo"] == algo and c["env_id"].split(":")[-1].replace("MinAtarCHW/", "MinAtar/") == env_id:
+        if name not in VARIANTS and c["algo"] == algo and c["env_id"].split(":")[-1].replace("MinAtarCHW/", "MinAtar/") == env_id:
             return name
     raise SystemExit(f"no case for env '{env_id}' with policy '{algo}'; cases: {', '.join(sorted(CASES))}")
 
@@ -264,7 +264,7 @@ def job(text: str) -> Tuple[str, int, int]:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--cases", nargs="+", choices=sorted(CASES), default=sorted(c for c in CASES if not CASES[c].get("overrides")),
+    ap.add_argument("--cases", nargs="+", choices=sorted(CASES), default=sorted(set(CASES) - VARIANTS),
                     help="default: every case but the variants (the ones with overrides)")
     ap.add_argument("--contestants", nargs="+", choices=("stride", "sb3"), default=["stride", "sb3"])
     ap.add_argument("--budget", type=int, default=0, help="env steps (0: each case's default)")
@@ -292,7 +292,7 @@ def main() -> None:
         jobs: List[Tuple] = [(c, who, seed, budget or args.budget or CASES[c]["budget"],
                               args.eval_every or CASES[c]["eval_every"])
                              for c, seed, budget in todo for who in args.contestants
-                             if who == "stride" or not CASES[c].get("overrides")]  # variants: Stride's config only
+                             if who == "stride" or c not in VARIANTS]  # variants: Stride's config only
         with ThreadPoolExecutor(max_workers=args.jobs) as pool:
             done = list(pool.map(lambda j: run_one(runner, *j, args.eval_episodes, args.final_episodes, args.ckpt_every), jobs))
         for r in done:

@@ -55,3 +55,5 @@ CASES = {
         zoo_env="HalfCheetah-v4", budget=300_000, eval_every=10_000, ckpt_every=25_000, overrides=TIANSHOU_TD3,
         published="Tianshou TD3, HalfCheetah-v3: 7,546 at 300k env steps"),
 }
+
+VARIANTS = frozenset(name for name, c in CASES.items() if c.get("overrides"))
