@@ -27,6 +27,7 @@ from stride.utils.registry import (
 )
 from stride.zoo.cartpole.config import cartpole_dqn_config as dqn_zoo
 from stride.zoo.pendulum.config import pendulum_sac_config as sac_zoo
+from tests.entry.stride_process import STRIDE
 
 
 # ---- Setting -------------------------------------------------------------------------------------
@@ -208,7 +209,7 @@ def test_command_refuses_a_bad_value_with_one_line(tmp_path):
         main_config["policy"]["learn"]["learning_rate"] = -0.001
     """))
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
-    r = subprocess.run([sys.executable, "-m", "stride", "-m", "serial", "-c", str(cfg), "-s", "0"], cwd=tmp_path,
+    r = subprocess.run([*STRIDE, "-m", "serial", "-c", str(cfg), "-s", "0"], cwd=tmp_path,
                        capture_output=True, text=True, env=env, timeout=120)
     assert r.returncode == 2, r.stderr
     lines = r.stderr.strip().splitlines()

@@ -14,8 +14,12 @@ import time
 from pathlib import Path
 from typing import IO, Callable, List, Optional, Sequence
 
-#: the command, run by this interpreter
-STRIDE = [sys.executable, "-m", "stride"]
+#: the command, run by this interpreter the way the ``stride`` console script runs it: ``main()``'s
+#: code to ``sys.exit``. Not ``python -m stride``: under ``-m`` CPython (3.11, ``pymain_run_module``)
+#: ends a process by SIGINT, whatever it exits with, once a KeyboardInterrupt was raised inside an
+#: ``eval`` of a string, even a caught one; ``collections.namedtuple`` runs one as a module imports, so
+#: a Ctrl-C during a run's imports made the exit code 130 a death by SIGINT (-2), now and then.
+STRIDE = [sys.executable, "-c", "import sys; from stride.entry.cli import main; sys.exit(main())"]
 #: the environment it runs in: this checkout's ``stride`` imported first
 ENV = dict(os.environ, PYTHONPATH=os.pathsep.join([str(Path(__file__).resolve().parents[2]),
                                                     os.environ.get("PYTHONPATH", "")]))

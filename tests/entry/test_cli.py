@@ -13,12 +13,12 @@ import json
 import os
 import re
 import subprocess
-import sys
 
 import pytest
 import torch
 
 from stride.zoo.cartpole.config import cartpole_dqn_config as zoo
+from tests.entry.stride_process import STRIDE
 
 TIMEOUT = 240
 
@@ -78,7 +78,7 @@ def runs(tmp_path_factory):
         d = str(tmp_path_factory.mktemp(name))
         args = argv(d)
         before = sorted(os.listdir(d))
-        procs[name] = (d, before, subprocess.Popen([sys.executable, "-m", "stride", *args], cwd=d, env=env,
+        procs[name] = (d, before, subprocess.Popen([*STRIDE, *args], cwd=d, env=env,
                                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
     out = {}
     try:

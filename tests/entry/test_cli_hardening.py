@@ -25,6 +25,7 @@ import torch
 from stride.config.compile import make_exp_dir
 from stride.entry.cli import main
 from stride.entry.progress import ProgressBar
+from tests.entry.stride_process import STRIDE
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -64,7 +65,7 @@ def test_bad_flag_values_are_one_line(argv, shown, capsys, tmp_path, monkeypatch
 
 
 def test_a_bad_flag_from_the_shell_is_one_line_without_traceback(tmp_path):
-    r = subprocess.run([sys.executable, "-m", "stride", "-m", "serial", "-e", "cartpole", "-p", "dqn",
+    r = subprocess.run([*STRIDE, "-m", "serial", "-e", "cartpole", "-p", "dqn",
                         "--env-step", "nan"], cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert r.returncode == 2 and "--env-step" in _one_error_line(r.stderr)
 
@@ -128,7 +129,7 @@ def test_a_full_disk_leaves_no_half_written_file(capsys, tmp_path, monkeypatch):
 @pytest.fixture(scope="module")
 def finished_run(tmp_path_factory):
     d = tmp_path_factory.mktemp("finished")
-    r = subprocess.run([sys.executable, "-m", "stride", "-m", "serial", "-e", "cartpole", "-p", "dqn",
+    r = subprocess.run([*STRIDE, "-m", "serial", "-e", "cartpole", "-p", "dqn",
                         "--env-step", "600", "--exp-name", "done", "--no-progress"],
                        cwd=d, capture_output=True, text=True, timeout=200)
     assert r.returncode == 0, r.stderr
@@ -175,7 +176,7 @@ def test_a_hand_edited_or_truncated_saved_config_is_refused(finished_run, edit, 
 
 # ---- resume ------------------------------------------------------------------------------------------
 def _start(argv, cwd) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "stride", *argv], cwd=cwd, stdout=subprocess.PIPE,
+    return subprocess.Popen([*STRIDE, *argv], cwd=cwd, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
 
 
@@ -217,7 +218,7 @@ def test_sigterm_while_the_run_is_built_leaves_no_folder_and_no_env_process(mana
                STRIDE_TEST_RESETS=str(resets))
     work = tmp_path / "work"
     work.mkdir()
-    proc = subprocess.Popen([sys.executable, "-m", "stride", "-m", "serial", "-e", "cartpole", "-p", "dqn",
+    proc = subprocess.Popen([*STRIDE, "-m", "serial", "-e", "cartpole", "-p", "dqn",
                              "--set", "env.env_id=slow_env_pkg:SlowResetCartPole-v1",
                              "--set", f"env.manager.type={manager}", "--no-progress"],
                             cwd=work, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -271,7 +272,7 @@ def test_resume_keeps_the_limits_sigterm_saves_and_a_finished_run_is_not_trained
     second = json.loads((tmp_path / name / "result.json").read_text())
     assert second["interrupted"] and first["train_iter"] < second["train_iter"] < total
     # resumed again without the limit: it stops at the limit the run was started with
-    done = subprocess.run([sys.executable, "-m", "stride", "-m", "serial", "--resume", name, "--no-progress"],
+    done = subprocess.run([*STRIDE, "-m", "serial", "--resume", name, "--no-progress"],
                           cwd=tmp_path, capture_output=True, text=True, timeout=200)
     assert done.returncode == 0, done.stderr
     final = json.loads((tmp_path / name / "result.json").read_text())
@@ -279,7 +280,7 @@ def test_resume_keeps_the_limits_sigterm_saves_and_a_finished_run_is_not_trained
     # a finished run: says so, exits 0, trains nothing and rewrites nothing
     before = (tmp_path / name / "result.json").read_bytes()
     ckpts = sorted(os.listdir(tmp_path / name / "ckpt"))
-    again = subprocess.run([sys.executable, "-m", "stride", "-m", "serial", "--resume", name], cwd=tmp_path,
+    again = subprocess.run([*STRIDE, "-m", "serial", "--resume", name], cwd=tmp_path,
                            capture_output=True, text=True, timeout=200)
     assert again.returncode == 0, again.stderr
     assert "already finished" in again.stdout and "nothing to resume" in again.stdout

@@ -1,8 +1,8 @@
 """Every command ``stride`` prints runs as printed, in every mode that can be interrupted: a real
 ``stride`` process is sent SIGINT once it trains, and the ``resume with:`` line it printed --
 ``shlex.split``, nothing added, run from the same folder by the ``stride`` command's own
-:func:`~stride.entry.cli.main` (what ``python -m stride`` calls; in this process, which saves a
-torch import per case; the Ray league's in a ``python -m stride`` process) -- finishes the run
+:func:`~stride.entry.cli.main` (what the ``stride`` console script calls; in this process, which saves a
+torch import per case; the Ray league's in a ``stride`` process) -- finishes the run
 (exit 0, ``result.json`` not interrupted), its counters going on from the interrupted run's.
 ``-m serial`` (off-policy) is tested so in ``test_serial_resume.py`` (with the resumed run equal to
 an uninterrupted one) and inside its random warm-up in ``test_run_rules.py``; ``-m parallel`` in

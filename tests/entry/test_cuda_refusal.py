@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 
 import pytest
 import torch
+
+from tests.entry.stride_process import STRIDE
 
 pytestmark = [pytest.mark.skipif(torch.cuda.is_available(), reason="refused only where torch finds no CUDA device"),
               pytest.mark.timeout(120)]
@@ -25,7 +26,7 @@ PARALLEL = os.path.join(ROOT, "stride", "zoo", "cartpole", "config", "parallel",
 ], ids=["serial", "offline", "parallel"])
 def test_cuda_without_a_device_is_refused_in_one_line_before_any_folder(tmp_path, argv):
     env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    out = subprocess.run([sys.executable, "-m", "stride", *argv, "-s", "0", "--no-progress",
+    out = subprocess.run([*STRIDE, *argv, "-s", "0", "--no-progress",
                           "--set", "policy.cuda=True"], cwd=tmp_path, env=env, capture_output=True, text=True,
                          timeout=100)
     lines = out.stderr.strip().splitlines()
@@ -38,7 +39,7 @@ def test_cuda_without_a_device_is_refused_in_one_line_before_any_folder(tmp_path
 
 def test_tune_with_cuda_without_a_device_is_one_line_before_any_trial(tmp_path):
     """-m tune checks the base config once: one line, exit 2, no trial (was a traceback per trial)."""
-    r = subprocess.run([sys.executable, "-m", "stride", "-m", "tune", "-e", "cartpole", "-p", "dqn", "--trials", "2",
+    r = subprocess.run([*STRIDE, "-m", "tune", "-e", "cartpole", "-p", "dqn", "--trials", "2",
                         "--set", "policy.cuda=True"], cwd=tmp_path, capture_output=True, text=True, timeout=240)
     assert r.returncode == 2, r.stderr
     assert r.stderr.strip().splitlines() == [r.stderr.strip()] and "policy.cuda=True" in r.stderr

@@ -3,7 +3,6 @@
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -11,6 +10,7 @@ import pytest
 
 from stride.entry.cli import main
 from stride.entry.plot import load_runs, normalised_finals, plot_runs
+from tests.entry.stride_process import STRIDE
 
 pytest.importorskip("matplotlib")
 
@@ -117,7 +117,7 @@ def test_a_folder_without_progress_is_one_line(tmp_path, capsys):
 
 def test_the_installed_command_plots(tmp_path):
     run = _run(tmp_path / "r", [(0, 0, 1.0), (1, 10, 2.0)])
-    res = subprocess.run([sys.executable, "-m", "stride", "plot", run, "--out", str(tmp_path / "c.svg")],
+    res = subprocess.run([*STRIDE, "plot", run, "--out", str(tmp_path / "c.svg")],
                          capture_output=True, text=True, timeout=120,
                          env=dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[2])))
     assert res.returncode == 0, res.stderr

@@ -16,6 +16,7 @@ import pytest
 from stride.config import compile as exp_dirs
 from stride.entry.cli import main
 from stride.utils.errors import StrideError
+from tests.entry.stride_process import STRIDE
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -145,7 +146,7 @@ def test_a_truncated_dataset_is_one_line_exit_2_and_leaves_no_folder(argv, trunc
 def test_the_command_on_a_truncated_dataset(truncated_demo, tmp_path):
     """A real process: ``-m offline`` (BC) on a truncated dataset."""
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([os.getcwd(), os.environ.get("PYTHONPATH", "")]))
-    p = subprocess.run([sys.executable, "-m", "stride", "-m", "offline", "-e", "cartpole", "-p", "bc", "--set",
+    p = subprocess.run([*STRIDE, "-m", "offline", "-e", "cartpole", "-p", "bc", "--set",
                         f"policy.collect.data_path={truncated_demo}", "--train-iter", "20", "--no-progress"],
                        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=180)
     assert p.returncode == 2 and "Traceback" not in p.stderr

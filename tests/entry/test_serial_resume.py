@@ -16,9 +16,11 @@ import psutil
 import pytest
 import torch
 
+from tests.entry.stride_process import STRIDE
+
 pytestmark = pytest.mark.timeout(240)
 
-CMD = [sys.executable, "-m", "stride", "-m", "serial", "-c", "cartpole_dqn_long_config.py", "-s", "1", "--no-progress"]
+CMD = [*STRIDE, "-m", "serial", "-c", "cartpole_dqn_long_config.py", "-s", "1", "--no-progress"]
 # the zoo's CartPole DQN, never stopping on its evaluations and evaluating often: a long enough run to interrupt
 LONG_CONFIG = """
 import copy
@@ -88,7 +90,7 @@ def test_ctrl_c_saves_and_resume_matches_uninterrupted(tmp_path):
 
 
 def test_resume_errors_are_one_line(tmp_path):
-    res = subprocess.run([sys.executable, "-m", "stride", "--resume", "nowhere"], cwd=tmp_path,
+    res = subprocess.run([*STRIDE, "--resume", "nowhere"], cwd=tmp_path,
                          capture_output=True, text=True, timeout=60)
     assert res.returncode == 2
     assert res.stderr.strip().count("\n") == 0 and "nowhere" in res.stderr and "Traceback" not in res.stderr

@@ -20,6 +20,7 @@ from stride.entry.cli import main as cli_main  # noqa: E402
 from stride.entry.tune import config_values, policy_search_space, tune_pipeline, with_values  # noqa: E402
 from stride.entry.utils import read_config, zoo_config  # noqa: E402
 from stride.utils.errors import ConfigError  # noqa: E402
+from tests.entry.stride_process import STRIDE  # noqa: E402
 
 
 def _cheap() -> list:
@@ -117,7 +118,7 @@ def test_a_confirmed_solve_scores_its_train_cpu_and_slow_trials_the_penalty(tmp_
 
 def _tune_cmd(out, *args: str) -> list:
     """A real ``stride -m tune`` command line: trials of about a CPU-second of training each."""
-    return [sys.executable, "-m", "stride", "-m", "tune", "-e", "cartpole", "-p", "dqn", "--trials", "2",
+    return [*STRIDE, "-m", "tune", "-e", "cartpole", "-p", "dqn", "--trials", "2",
             "--trial-cpu", "1", "-s", "0", "--exp-name", str(out), "--set", "policy.eval.evaluator.confirm_episode=0",
             "--set", "env.n_evaluator_episode=2", "--set", "env.evaluator_env_num=2",
             "--set", "policy.eval.evaluator.eval_freq_envstep=200", "--set", "env.stop_value=1000000000.0", *args]
@@ -147,7 +148,7 @@ def test_an_interrupted_then_killed_study_resumes_as_printed_and_retries_the_tri
     assert len(resume) == 1, first.stdout
     command = shlex.split(resume[0].split("resume with: ", 1)[1])
     assert command[0] == "stride"
-    again = [sys.executable, "-m", "stride", *command[1:]]
+    again = [*STRIDE, *command[1:]]
     killed = _stop_in_trial(again, str(trials / "trial_0001_seed0"), signal.SIGKILL)
     assert killed.returncode == -signal.SIGKILL
     storage = f"sqlite:///{out / 'study.db'}"
@@ -280,7 +281,7 @@ def test_workers_run_trials_at_once_on_ray_and_leave_nothing(tmp_path):
 
     tag = f"STRIDE_TEST_RUN={tmp_path}"  # in the environment of every process the run starts: its Ray's too
     out = tmp_path / "t"
-    cmd = [sys.executable, "-m", "stride", "-m", "tune", "-e", "cartpole", "-p", "dqn", "--trials", "4", "--workers", "2",
+    cmd = [*STRIDE, "-m", "tune", "-e", "cartpole", "-p", "dqn", "--trials", "4", "--workers", "2",
            "--env-step", "600", "-s", "0", "--exp-name", str(out), "--set", "policy.eval.evaluator.confirm_episode=0",
            "--set", "env.n_evaluator_episode=2", "--set", "env.evaluator_env_num=2",
            "--set", "policy.eval.evaluator.eval_freq_envstep=200", "--set", "env.stop_value=1000000000.0"]
@@ -312,7 +313,7 @@ def test_workers_on_a_cluster_need_a_shared_storage(tmp_path):
 
 
 def _tune(cwd, *args: str) -> subprocess.CompletedProcess:
-    cmd = [sys.executable, "-m", "stride", "-m", "tune", "-e", "cartpole", "-p", "dqn", "--trials", "2",
+    cmd = [*STRIDE, "-m", "tune", "-e", "cartpole", "-p", "dqn", "--trials", "2",
            "--env-step", "200", *args]
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([os.getcwd(), os.environ.get("PYTHONPATH", "")]))
     return subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=180)

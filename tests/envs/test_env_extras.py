@@ -10,6 +10,7 @@ import pytest
 
 from stride.envs.gymnasium_env import GymnasiumEnv
 from stride.utils.extras import MissingExtraError, install_hint
+from tests.entry.stride_process import STRIDE
 
 
 def test_missing_mujoco_is_one_line(monkeypatch):
@@ -32,7 +33,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 
 
 def _command_without(module: str, argv: list, tmp_path) -> subprocess.CompletedProcess:
-    """``python -m stride ARGV`` in an empty folder with ``module`` missing: a package of that name
+    """``stride ARGV`` in an empty folder with ``module`` missing: a package of that name
     ahead on the path that is "not found" stands for the wheel a venv lacks."""
     shadow = tmp_path / "shadow" / module
     shadow.mkdir(parents=True)
@@ -40,7 +41,7 @@ def _command_without(module: str, argv: list, tmp_path) -> subprocess.CompletedP
     run = tmp_path / "run"
     run.mkdir()
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(shadow.parent), ROOT, os.environ.get("PYTHONPATH", "")]))
-    return subprocess.run([sys.executable, "-m", "stride", *argv], cwd=run, env=env, capture_output=True, text=True,
+    return subprocess.run([*STRIDE, *argv], cwd=run, env=env, capture_output=True, text=True,
                           timeout=100)
 
 

@@ -12,6 +12,7 @@ import pytest
 
 from stride.envs import GymnasiumEnv
 from stride.utils.extras import MissingExtraError, install_hint
+from tests.entry.stride_process import STRIDE
 
 iio = pytest.importorskip("imageio.v3")
 pytest.importorskip("imageio_ffmpeg")
@@ -180,7 +181,7 @@ def test_eval_replay_on_a_headless_machine_prints_no_sdl_errors(tmp_path):
     env = {k: v for k, v in os.environ.items()
            if k not in ("DISPLAY", "WAYLAND_DISPLAY", "XDG_RUNTIME_DIR", "SDL_VIDEODRIVER", "SDL_AUDIODRIVER")}
     env["PYTHONPATH"] = os.pathsep.join([root, os.environ.get("PYTHONPATH", "")])
-    out = subprocess.run([sys.executable, "-m", "stride", "-m", "eval", "--load", policy.result["exp_dir"],
+    out = subprocess.run([*STRIDE, "-m", "eval", "--load", policy.result["exp_dir"],
                           "--episodes", "2", "--replay-path", "videos"], cwd=tmp_path, env=env,
                          capture_output=True, text=True, timeout=150)
     assert out.returncode == 0, out.stderr[-2000:]

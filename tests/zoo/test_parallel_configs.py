@@ -11,7 +11,6 @@ import importlib.util
 import json
 import os
 import subprocess
-import sys
 
 import pytest
 
@@ -19,6 +18,7 @@ from stride.config import compile_config
 from stride.entry.parallel.pipeline import check_fresh, check_replicas
 from stride.entry.parallel.system import compile_system_config, cpus_needed
 from stride.utils.registry import import_components
+from tests.entry.stride_process import STRIDE
 
 ZOO = os.path.join(os.path.dirname(__file__), os.pardir, os.pardir, "stride", "zoo")
 MODULES = sorted(f"stride.zoo.{os.path.relpath(p, ZOO)[:-3].replace(os.sep, '.')}"
@@ -112,7 +112,7 @@ def test_an_atari_parallel_config_runs_on_ray(tmp_path):
     path = tmp_path / "cfg.py"
     path.write_text("import stride.zoo.atari.envs\n"
                     f"main_config = {main!r}\ncreate_config = {create!r}\nsystem_config = {system!r}\n")
-    proc = subprocess.run([sys.executable, "-m", "stride", "-m", "parallel", "-c", str(path), "-s", "0",
+    proc = subprocess.run([*STRIDE, "-m", "parallel", "-c", str(path), "-s", "0",
                            "--exp-name", str(tmp_path / "exp"), "--no-progress", "--env-step", "512"],
                           cwd=tmp_path, capture_output=True, text=True, timeout=540)
     assert proc.returncode == 0, proc.stderr[-2000:]

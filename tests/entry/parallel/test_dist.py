@@ -27,9 +27,8 @@ from stride.entry.cli import main
 from stride.entry.parallel import dist
 from stride.entry.run_state import resume_command
 from stride.zoo.cartpole.config.parallel import cartpole_dqn_config as par
+from tests.entry.stride_process import STRIDE
 from tests.processes import still_alive
-
-STRIDE = [sys.executable, "-m", "stride"]
 
 
 def _file(tmp_path, system=None) -> str:

@@ -31,6 +31,7 @@ from stride.utils.errors import ConfigError  # noqa: E402
 from tests.processes import still_alive  # noqa: E402
 from stride.utils.registry import import_components  # noqa: E402
 from stride.zoo.pettingzoo.config.tictactoe_league_config import create_config, main_config  # noqa: E402
+from tests.entry.stride_process import STRIDE  # noqa: E402
 
 SEATS = ("player_1", "player_2")
 
@@ -199,7 +200,7 @@ def test_killed_collector_is_replaced_the_league_kept_then_ctrl_c_and_resume(tmp
     cfg = tmp_path / "cfg.py"
     cfg.write_text(f"main_config = {_small()!r}\ncreate_config = {create_config!r}\n")
     exp = str(tmp_path / "exp")
-    cmd = [sys.executable, "-m", "stride", "-m", "league", "-c", str(cfg), "-s", "0", "--exp-name", exp,
+    cmd = [*STRIDE, "-m", "league", "-c", str(cfg), "-s", "0", "--exp-name", exp,
            "--no-progress", "--env-step", "2000000", "--workers", "2"]
     proc = subprocess.Popen(cmd, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             start_new_session=True)
@@ -229,7 +230,7 @@ def test_killed_collector_is_replaced_the_league_kept_then_ctrl_c_and_resume(tmp
     assert still_alive(pids) == []
     # resume: the same league goes on (its snapshots and payoff loaded), on Ray again (system_config.json)
     env_step = result["env_step"] + 300
-    done = subprocess.run([sys.executable, "-m", "stride", "-m", "league", "--resume", exp, "--env-step", str(env_step),
+    done = subprocess.run([*STRIDE, "-m", "league", "--resume", exp, "--env-step", str(env_step),
                            "--no-progress"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     resumed = json.loads(open(os.path.join(exp, "result.json")).read())

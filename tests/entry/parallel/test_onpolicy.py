@@ -8,7 +8,6 @@ import copy
 import json
 import os
 import subprocess
-import sys
 
 import pytest
 
@@ -16,8 +15,7 @@ pytest.importorskip("ray")
 
 from stride.entry.parallel.roles import read_snapshot  # noqa: E402
 from stride.zoo.cartpole.config.parallel import cartpole_ppo_config as ppo  # noqa: E402
-
-STRIDE = [sys.executable, "-m", "stride"]
+from tests.entry.stride_process import STRIDE  # noqa: E402
 
 
 def _run(tmp_path, main, create, system, *extra: str) -> dict:

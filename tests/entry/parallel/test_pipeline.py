@@ -27,8 +27,7 @@ from stride.entry.parallel.pipeline import parallel_pipeline  # noqa: E402
 from stride.zoo.cartpole.config.parallel import cartpole_dqn_config as par  # noqa: E402
 from tests.entry.parallel.results import check_ratio_bounds  # noqa: E402
 from tests.processes import alive, still_alive  # noqa: E402
-
-STRIDE = [sys.executable, "-m", "stride"]
+from tests.entry.stride_process import STRIDE  # noqa: E402
 
 
 def _config(tmp_path, stop_value=1e9) -> str:

@@ -23,6 +23,7 @@ pytest.importorskip("ray")
 from stride.zoo.cartpole.config.parallel import cartpole_dqn_config as par  # noqa: E402
 
 import stride  # noqa: E402
+from tests.entry.stride_process import STRIDE  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(stride.__file__)))  # the checkout the test runs
 MARKER = "stride-test-hung-gcs-stand-in"
@@ -87,7 +88,7 @@ def test_a_ray_start_that_hangs_is_stopped_at_the_limit(tmp_path, mode):
                 "--workers", "2"]
     # the old code waited on the GCS for ever (the timeout catches that); the line below says the limit
     # fired (no wall-clock bound on the run: under load, Python's start alone takes tens of seconds)
-    out = subprocess.run([sys.executable, "-m", "stride", *args, "--exp-name", str(exp), "--env-step", "200",
+    out = subprocess.run([*STRIDE, *args, "--exp-name", str(exp), "--env-step", "200",
                           "--no-progress"], env=env, capture_output=True, text=True, timeout=120)
     assert out.returncode == 1, out.stderr[-2000:]
     line = _one_line(out.stderr)
@@ -101,7 +102,7 @@ def test_a_ray_start_that_hangs_is_stopped_at_the_limit(tmp_path, mode):
 def test_a_signal_during_the_start_stops_it_at_once(tmp_path, sig, code):
     env = _env(tmp_path, HANG)
     exp = tmp_path / "exp"
-    proc = subprocess.Popen([sys.executable, "-m", "stride", "-m", "parallel", "-c", _cfg(tmp_path), "--exp-name",
+    proc = subprocess.Popen([*STRIDE, "-m", "parallel", "-c", _cfg(tmp_path), "--exp-name",
                              str(exp), "--env-step", "200", "--no-progress"], env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     try:

@@ -15,7 +15,6 @@ import multiprocessing as mp
 import os
 import signal
 import subprocess
-import sys
 import time
 
 import numpy as np
@@ -31,9 +30,8 @@ from stride.entry.parallel.system import compile_system_config
 from stride.torch_utils.dist import free_port, in_process_group
 from stride.utils.errors import ConfigError
 from stride.zoo.cartpole.config.parallel import cartpole_dqn_config as par
+from tests.entry.stride_process import STRIDE
 from tests.processes import still_alive
-
-STRIDE = [sys.executable, "-m", "stride"]
 
 
 def _cfg(tmp_path, name: str, batch_size: int = 8, multi_gpu: bool = False):

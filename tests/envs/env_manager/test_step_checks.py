@@ -9,7 +9,6 @@ import functools
 import logging
 import os
 import subprocess
-import sys
 import textwrap
 import warnings
 from pathlib import Path
@@ -21,6 +20,7 @@ import pytest
 from stride.envs import GymnasiumEnv, NonFiniteError, ObservationShapeError
 from stride.envs.env_manager.checks import find_problem, make_step_check
 from stride.utils.errors import ConfigError, StrideError
+from tests.entry.stride_process import STRIDE
 
 KINDS = ["base", "subprocess", "async_subprocess"]
 ROOT = Path(__file__).resolve().parents[3]
@@ -262,7 +262,7 @@ main_config["env"]["evaluator_env_num"] = 2
 def test_the_stride_command_prints_one_line(tmp_path):
     (tmp_path / "nan_config.py").write_text(textwrap.dedent(_NAN_CONFIG))
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    done = subprocess.run([sys.executable, "-m", "stride", "-m", "serial", "-c", "nan_config.py", "-s", "0", "--env-step", "2000"],
+    done = subprocess.run([*STRIDE, "-m", "serial", "-c", "nan_config.py", "-s", "0", "--env-step", "2000"],
                           cwd=tmp_path, env=env, capture_output=True, text=True, timeout=240)
     assert done.returncode == 1, done.stderr  # the env failed at run time: not a usage error
     errors = [line for line in done.stderr.splitlines() if line.startswith("stride: error:")]
