@@ -167,7 +167,9 @@ def soak(minutes: int, kill_every: float, rss_slope_mb: float, ray_rss_slope_mb:
     folder = Path(keep or tempfile.mkdtemp(prefix="stride_soak_"))
     folder.mkdir(parents=True, exist_ok=True)
     exp, log = folder / "exp", folder / "exp" / "log" / "coordinator.txt"
-    cmd = [sys.executable, "-m", "stride", "-m", "parallel", "-c", str(write_config(folder)), "-s", "0",
+    # run as the `stride` console script runs main(), not `python -m stride` (whose exit code CPython can
+    # turn into a death by SIGINT: tests/entry/stride_process.py says when)
+    cmd = [sys.executable, "-c", "import sys; from stride.entry.cli import main; sys.exit(main())", "-m", "parallel", "-c", str(write_config(folder)), "-s", "0",
            "--exp-name", str(exp), "--no-progress", "--env-step", str(10 ** 9)]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     stderr = open(folder / "stderr.txt", "w")
