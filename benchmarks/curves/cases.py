@@ -6,7 +6,9 @@ MuJoCo anchors (issue 32): Tianshou's published benchmark data at 300k env steps
 return of the policy at that point, 10 episodes, median over its seeds). A case with ``overrides`` is a
 variant of the zoo config (``KEY=VALUE`` pairs, as ``bench_common.stride_run --set`` takes them), run
 for Stride only; ``*_td3_tianshou`` are TD3 with the three keys in which Tianshou's
-``examples/mujoco/mujoco_td3.py`` differs from rl-baselines3-zoo's values."""
+``examples/mujoco/mujoco_td3.py`` differs from rl-baselines3-zoo's values. ``halfcheetah_td3_config``
+ships Tianshou's values since issue 32's runs of that variant (which restates them now); the
+``halfcheetah_td3`` runs in ``results/curves_issue32`` ran rl-zoo3's, from that folder's exported source."""
 
 from __future__ import annotations
 
