@@ -8,13 +8,17 @@ variant of the zoo config (``KEY=VALUE`` pairs, as ``bench_common.stride_run --s
 for Stride only; ``*_td3_tianshou`` are TD3 with the three keys in which Tianshou's
 ``examples/mujoco/mujoco_td3.py`` differs from rl-baselines3-zoo's values. ``halfcheetah_td3_config``
 ships Tianshou's values since issue 32's runs of that variant (which restates them now); the
-``halfcheetah_td3`` runs in ``results/curves_issue32`` ran rl-zoo3's, from that folder's exported source."""
+``halfcheetah_td3`` runs in ``results/curves_issue32`` ran rl-zoo3's, from that folder's exported source.
+``hopper_sac_auto_alpha`` is the Hopper SAC config with Tianshou's other temperature setting."""
 
 from __future__ import annotations
 
 TIANSHOU_TD3 = ("policy.model.actor_hidden_size_list=[256,256]", "policy.model.critic_hidden_size_list=[256,256]",
                 "policy.learn.learning_rate_actor=3e-4", "policy.learn.learning_rate_critic=3e-4",
                 "policy.random_collect_size=25000")
+
+#: Tianshou's ``mujoco_sac.py --auto-alpha``: the temperature learnt (from 1.0, Adam 3e-4) towards entropy -|A|
+TIANSHOU_SAC_AUTO_ALPHA = ("policy.learn.auto_alpha=True", "policy.learn.alpha=1.0")
 
 MINATAR = "bench_common.minatar_chw:MinAtarCHW/"
 
@@ -36,6 +40,10 @@ CASES = {
         algo="sac", config="stride.zoo.mujoco.config.hopper_sac_config", env_id="Hopper-v5", zoo_env="Hopper-v4",
         budget=300_000, eval_every=10_000, ckpt_every=25_000,
         published="Tianshou SAC, Hopper-v3: 3,388 at 300k env steps"),
+    "hopper_sac_auto_alpha": dict(
+        algo="sac", config="stride.zoo.mujoco.config.hopper_sac_config", env_id="Hopper-v5", zoo_env="Hopper-v4",
+        budget=300_000, eval_every=10_000, ckpt_every=25_000, overrides=TIANSHOU_SAC_AUTO_ALPHA,
+        published="Tianshou SAC, Hopper-v3: 3,388 at 300k env steps (with a fixed alpha 0.2)"),
     "halfcheetah_sac": dict(
         algo="sac", config="stride.zoo.mujoco.config.halfcheetah_sac_config", env_id="HalfCheetah-v5",
         zoo_env="HalfCheetah-v4", budget=300_000, eval_every=10_000, ckpt_every=25_000,
