@@ -59,6 +59,9 @@ from typing import Dict, List, Optional, Sequence, Tuple
 import psutil
 
 ROOT = Path(__file__).resolve().parents[2]
+#: ``stride`` run as its console script runs ``main()``, not ``python -m stride``, whose exit code CPython
+#: can turn into a death by SIGINT (tests/entry/stride_process.py says when)
+STRIDE = [sys.executable, "-c", "import sys; from stride.entry.cli import main; sys.exit(main())"]
 LINE = re.compile(r"batches=(\d+) .*stored=(\d+) duplicates=(\d+) gaps=(\d+) lost_in_collectors=(\d+)")
 
 
@@ -167,9 +170,7 @@ def soak(minutes: int, kill_every: float, rss_slope_mb: float, ray_rss_slope_mb:
     folder = Path(keep or tempfile.mkdtemp(prefix="stride_soak_"))
     folder.mkdir(parents=True, exist_ok=True)
     exp, log = folder / "exp", folder / "exp" / "log" / "coordinator.txt"
-    # run as the `stride` console script runs main(), not `python -m stride` (whose exit code CPython can
-    # turn into a death by SIGINT: tests/entry/stride_process.py says when)
-    cmd = [sys.executable, "-c", "import sys; from stride.entry.cli import main; sys.exit(main())", "-m", "parallel", "-c", str(write_config(folder)), "-s", "0",
+    cmd = [*STRIDE, "-m", "parallel", "-c", str(write_config(folder)), "-s", "0",
            "--exp-name", str(exp), "--no-progress", "--env-step", str(10 ** 9)]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     stderr = open(folder / "stderr.txt", "w")
