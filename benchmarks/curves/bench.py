@@ -1,4 +1,5 @@
-"""Learning curves at a fixed budget (issue 15): Stride vs Stable-Baselines3 on the same budget and seeds.
+"""Learning curves at a fixed budget (issue 15): Stride vs Stable-Baselines3 (and, on MuJoCo SAC / TD3,
+Tianshou: ``--contestants stride tianshou``) on the same budget and seeds.
 
 Cases (:mod:`cases`): DQN and PPO on MinAtar Breakout, SAC on Hopper-v5. Each contestant runs in its own
 fresh process (one torch thread): Stride through ``serial_pipeline`` on its zoo config
@@ -43,6 +44,12 @@ from cases import CASES, VARIANTS  # noqa: E402
 
 from bench_common.driver import RESULTS, Runner, add_common_args, fmt, start, uptime  # noqa: E402
 
+#: the contestants; a peer runs its script here (Tianshou: its MuJoCo SAC / TD3 examples' values, on the
+#: same envs, budget and evaluator, to read its published v3 figures against on v5)
+CONTESTANTS = ("stride", "sb3", "tianshou")
+PEER_SCRIPTS = {"sb3": "sb3_curve.py", "tianshou": "tianshou_curve.py"}
+COLOURS = {"stride": "tab:blue", "sb3": "tab:orange", "tianshou": "tab:green"}
+
 
 def stride_curve(record: dict) -> List[dict]:
     """Stride's curve from its run's ``progress.csv`` (the evaluator's rows). A run resumed from a
@@ -71,7 +78,7 @@ def normalise(record: dict) -> dict:
         return {"contestant": "stride", "case": record["case"], "seed": record["seed"], "budget": record["budget"],
                 "env_step": res["env_step"], "curve": stride_curve(record), "train_cpu": res["train_cpu_seconds"],
                 "wall": res["wall_seconds"], "final": record["fresh_returns"]}
-    return {"contestant": "sb3", "case": record["case"], "seed": record["seed"], "budget": record["budget"],
+    return {"contestant": record["contestant"], "case": record["case"], "seed": record["seed"], "budget": record["budget"],
             "env_step": record["env_step"], "curve": record["curve"], "train_cpu": record["train_cpu_seconds"],
             "wall": record["wall_seconds"], "final": record["final_returns"]}
 
@@ -111,7 +118,7 @@ def run_one(runner: Runner, case: str, contestant: str, seed: int, budget: int, 
         if r is not None:
             prune_checkpoints(r["exp_dir"])
     else:
-        r = runner(name, "sb3_curve.py", "--case", case, "--seed", seed, "--budget", budget, "--eval-every",
+        r = runner(name, PEER_SCRIPTS[contestant], "--case", case, "--seed", seed, "--budget", budget, "--eval-every",
                    eval_every, "--eval-episodes", eval_episodes, "--final-episodes", final_episodes)
     if r is not None:
         r.update(case=case, budget=budget)
@@ -146,7 +153,8 @@ def table(case: str, runs: List[dict]) -> List[str]:
     """Per run: final 100-episode mean ± std, curve at quarter budgets, train CPU, wall; then per contestant."""
     budget = max(r["budget"] for r in runs)
     marks = [budget // 4, budget // 2, 3 * budget // 4]
-    variant = " with " + " ".join(CASES[case]["overrides"]) if case in VARIANTS else " vs SB3"
+    peers = sorted({r["contestant"] for r in runs} - {"stride"})
+    variant = " with " + " ".join(CASES[case]["overrides"]) if case in VARIANTS else "".join(f" vs {p}" for p in peers)
     lines = [f"\n== {case}: {CASES[case]['config']}{variant}, budget {budget:,} env steps; "
              f"published reference: {CASES[case]['published']}",
              f"{'contestant':<10} {'seed':>4} {'env steps':>10} " + " ".join(f"{'@' + format(m, ','):>11}" for m in marks)
@@ -162,7 +170,7 @@ def table(case: str, runs: List[dict]) -> List[str]:
         lines.append(f"{r['contestant']:<10} {r['seed']:>4} {r['env_step']:>10,} "
                      + " ".join(f"{fmt(at(r['curve'], m), '{:.2f}'):>11}" for m in marks)
                      + final + f" {r['train_cpu']:>11.0f} {r['wall']:>8.0f}")
-    for who in ("stride", "sb3"):
+    for who in CONTESTANTS:
         mine = [r for r in runs if r["contestant"] == who and r["final"]]
         if mine:
             finals = [statistics.mean(r["final"]) for r in mine]
@@ -190,7 +198,7 @@ def plot(by_case: Dict[str, List[dict]], path: str) -> Optional[str]:
             ys = [p["return_mean"] for p in r["curve"]] + ([statistics.mean(r["final"])] if r["final"] else [])
             # colour: the contestant; line style and marker: the seed (several seeds of one colour stay apart)
             style = STYLES[int(r["seed"]) % len(STYLES)]
-            ax.plot(xs, ys, color="tab:blue" if r["contestant"] == "stride" else "tab:orange", alpha=0.8,
+            ax.plot(xs, ys, color=COLOURS[r["contestant"]], alpha=0.8,
                     linestyle=style[0], marker=style[1], markersize=3, label=f"{r['contestant']} s{r['seed']}")
         ax.set_title(case)
         ax.set_xlabel("env steps")
@@ -266,7 +274,8 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--cases", nargs="+", choices=sorted(CASES), default=sorted(set(CASES) - VARIANTS),
                     help="default: every case but the variants (the ones with overrides)")
-    ap.add_argument("--contestants", nargs="+", choices=("stride", "sb3"), default=["stride", "sb3"])
+    ap.add_argument("--contestants", nargs="+", choices=CONTESTANTS, default=["stride", "sb3"],
+                    help="tianshou: MuJoCo SAC / TD3 cases only (tianshou_curve.py)")
     ap.add_argument("--budget", type=int, default=0, help="env steps (0: each case's default)")
     ap.add_argument("--eval-every", type=int, default=0, help="env steps between evaluations (0: the case's)")
     ap.add_argument("--eval-episodes", type=int, default=10)
@@ -293,6 +302,9 @@ def main() -> None:
                               args.eval_every or CASES[c]["eval_every"])
                              for c, seed, budget in todo for who in args.contestants
                              if who == "stride" or c not in VARIANTS]  # variants: Stride's config only
+        unfit = sorted({c for c, who, *_ in jobs if who == "tianshou" and CASES[c]["algo"] not in ("sac", "td3")})
+        if unfit:
+            raise SystemExit(f"--contestants tianshou runs MuJoCo SAC / TD3 cases only, not {', '.join(unfit)}")
         with ThreadPoolExecutor(max_workers=args.jobs) as pool:
             done = list(pool.map(lambda j: run_one(runner, *j, args.eval_episodes, args.final_episodes, args.ckpt_every), jobs))
         for r in done:

@@ -1,0 +1,151 @@
+"""Tianshou contestant of the fixed-budget curves, MuJoCo SAC and TD3 only: one case, one seed, trained to
+the budget with Tianshou's own trainer, an evaluation every ``--eval-every`` env steps, then the final policy
+on ``--final-episodes`` fresh episodes. ``python benchmarks/curves/tianshou_curve.py --case hopper_sac ...``.
+
+Why it exists (issue 32): the MuJoCo targets are Tianshou's published 300k figures, measured on the v3 envs
+(mujoco-py). This runs Tianshou itself on the v5 envs Stride and SB3 run, so the anchor can be read on the
+same env, budget and evaluation.
+
+Hyper-parameters and networks: Tianshou's ``examples/mujoco/mujoco_sac.py`` / ``mujoco_td3.py`` defaults
+(the installed release's; the same values as at ``e605bdea``, the commit its README's tables name), models
+built as those scripts build them; one training env (``gymnasium.make``, not EnvPool: EnvPool has no v5).
+Env steps are counted as the harness counts them, the random warm-up included. Tianshou's own trainer
+counts from the end of the warm-up, so the point its benchmark tables call 300k is 310k (SAC) or 325k (TD3)
+here. Evaluation is the harness's (``bench_common.evaluate``), not Tianshou's test collector: greedy
+actions (SAC: the Gaussian's mean, squashed), the same episodes as the other contestants. Curve points carry
+train CPU s (process CPU minus the CPU of every evaluation).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from cases import CASES  # noqa: E402
+
+from bench_common.evaluate import evaluate_batched  # noqa: E402
+from bench_common.proc import cpu, emit, log, setup_process  # noqa: E402
+
+#: Tianshou's example defaults (mujoco_sac.py / mujoco_td3.py); both: [256, 256], tau 0.005, gamma 0.99,
+#: batch 256, 1 update per env step, 1-step returns, replay 1e6, one training env
+SAC = dict(actor_lr=1e-3, critic_lr=1e-3, alpha=0.2, start_timesteps=10_000)
+TD3 = dict(actor_lr=3e-4, critic_lr=3e-4, exploration_noise=0.1, policy_noise=0.2, noise_clip=0.5,
+           update_actor_freq=2, start_timesteps=25_000)
+COMMON = dict(hidden_sizes=[256, 256], tau=0.005, gamma=0.99, batch_size=256, buffer_size=1_000_000, n_step=1)
+
+
+def build(algo: str, env):
+    """``(algorithm, hyper-parameter record)`` as Tianshou's example script builds them."""
+    from tianshou.algorithm import SAC as TianshouSAC, TD3 as TianshouTD3
+    from tianshou.algorithm.modelfree.ddpg import ContinuousDeterministicPolicy
+    from tianshou.algorithm.modelfree.sac import SACPolicy
+    from tianshou.algorithm.optim import AdamOptimizerFactory
+    from tianshou.exploration import GaussianNoise
+    from tianshou.utils.net.common import Net
+    from tianshou.utils.net.continuous import (ContinuousActorDeterministic, ContinuousActorProbabilistic,
+                                               ContinuousCritic)
+
+    hp = dict(COMMON, **(SAC if algo == "sac" else TD3))
+    shape, action_shape = env.observation_space.shape, env.action_space.shape
+    max_action = float(env.action_space.high[0])
+    critics = [ContinuousCritic(preprocess_net=Net(state_shape=shape, action_shape=action_shape,
+                                                   hidden_sizes=hp["hidden_sizes"], concat=True)) for _ in range(2)]
+    common = dict(policy_optim=AdamOptimizerFactory(lr=hp["actor_lr"]),
+                  critic=critics[0], critic_optim=AdamOptimizerFactory(lr=hp["critic_lr"]),
+                  critic2=critics[1], critic2_optim=AdamOptimizerFactory(lr=hp["critic_lr"]),
+                  tau=hp["tau"], gamma=hp["gamma"], n_step_return_horizon=hp["n_step"])
+    net_a = Net(state_shape=shape, hidden_sizes=hp["hidden_sizes"])
+    if algo == "sac":
+        actor = ContinuousActorProbabilistic(preprocess_net=net_a, action_shape=action_shape, unbounded=True,
+                                             conditioned_sigma=True)
+        return TianshouSAC(policy=SACPolicy(actor=actor, action_space=env.action_space), alpha=hp["alpha"],
+                           **common), hp
+    actor = ContinuousActorDeterministic(preprocess_net=net_a, action_shape=action_shape, max_action=max_action)
+    policy = ContinuousDeterministicPolicy(actor=actor, action_space=env.action_space,
+                                           exploration_noise=GaussianNoise(sigma=hp["exploration_noise"] * max_action))
+    return TianshouTD3(policy=policy, policy_noise=hp["policy_noise"] * max_action, noise_clip=hp["noise_clip"],
+                       update_actor_freq=hp["update_actor_freq"], **common), hp
+
+
+def main() -> None:
+    mujoco = sorted(k for k, c in CASES.items() if c.get("algo") in ("sac", "td3") and "overrides" not in c)
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--case", choices=mujoco, required=True)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--budget", type=int, required=True, help="env steps, the random warm-up included")
+    ap.add_argument("--eval-every", type=int, required=True)
+    ap.add_argument("--eval-episodes", type=int, default=10)
+    ap.add_argument("--final-episodes", type=int, default=100)
+    ap.add_argument("--out", default=None)
+    args = ap.parse_args()
+    info = setup_process(args.seed)
+
+    import gymnasium as gym
+    import tianshou
+    import torch
+    from tianshou.data import Batch, Collector, CollectStats, ReplayBuffer
+    from tianshou.env import DummyVectorEnv
+    from tianshou.trainer import OffPolicyTrainerParams
+    from tianshou.utils.torch_utils import policy_within_training_step
+
+    env_id = CASES[args.case]["env_id"]
+    train_envs = DummyVectorEnv([lambda: gym.make(env_id)])
+    train_envs.seed(args.seed)
+    algorithm, hp = build(CASES[args.case]["algo"], gym.make(env_id))
+    warmup = hp["start_timesteps"]
+    if args.budget <= warmup:
+        raise SystemExit(f"--budget {args.budget} must exceed the random warm-up ({warmup} env steps)")
+    policy = algorithm.policy
+    buffer = ReplayBuffer(hp["buffer_size"])
+    collector = Collector[CollectStats](algorithm, train_envs, buffer, exploration_noise=True)
+    curve, state = [], {"eval_cpu": 0.0}
+    cpu0, wall0 = cpu(), time.perf_counter()
+
+    def act(batch: np.ndarray) -> np.ndarray:
+        with torch.no_grad(), policy_within_training_step(policy, enabled=False):
+            return policy.map_action(policy(Batch(obs=batch, info=Batch())).act)
+
+    def evaluate(n: int) -> None:
+        c0 = cpu()
+        returns = evaluate_batched(act, args.eval_episodes, 5, 10_000 + args.seed, env_id)
+        state["eval_cpu"] += cpu() - c0
+        curve.append({"env_step": n, "return_mean": float(np.mean(returns)), "return_min": float(np.min(returns)),
+                      "return_max": float(np.max(returns)), "train_cpu_s": cpu() - cpu0 - state["eval_cpu"],
+                      "wall_s": time.perf_counter() - wall0})
+        log(f"[tianshou] env_step={n} return={curve[-1]['return_mean']:.2f} train_cpu={curve[-1]['train_cpu_s']:.0f}s")
+        if args.out:  # the curve so far, in case the run is stopped before its budget
+            with open(args.out + ".partial.tmp", "w") as f:
+                json.dump({"contestant": "tianshou", "case": args.case, "seed": args.seed, "budget": args.budget,
+                           "curve": curve}, f)
+            os.replace(args.out + ".partial.tmp", args.out + ".partial")
+
+    def before_collect(epoch: int, trainer_step: int) -> None:  # Tianshou's step count starts after the warm-up
+        if (warmup + trainer_step) % args.eval_every == 0:
+            evaluate(warmup + trainer_step)
+
+    collector.reset()
+    collector.collect(n_step=warmup, random=True)
+    algorithm.run_training(OffPolicyTrainerParams(
+        training_collector=collector, test_collector=None, max_epochs=1, epoch_num_steps=args.budget - warmup,
+        collection_step_num_env_steps=1, update_step_num_gradient_steps_per_sample=1, batch_size=hp["batch_size"],
+        training_fn=before_collect, test_in_training=False, verbose=False, show_progress=False))
+    evaluate(args.budget)
+    train_cpu = cpu() - cpu0 - state["eval_cpu"]
+    final = evaluate_batched(act, args.final_episodes, 8, 30_000 + args.seed, env_id)
+    emit({"contestant": "tianshou", "case": args.case, "seed": args.seed, "budget": args.budget,
+          "env_step": warmup + int(collector.collect_step), "curve": curve, "train_cpu_seconds": train_cpu,
+          "eval_cpu_seconds": state["eval_cpu"], "wall_seconds": time.perf_counter() - wall0,
+          "final_returns": final, "hyperparams": hp, "tianshou_version": tianshou.__version__,
+          **info}, args.out)
+    if args.out and os.path.exists(args.out + ".partial"):
+        os.remove(args.out + ".partial")
+
+
+if __name__ == "__main__":
+    main()
