@@ -1,15 +1,17 @@
 """TD3 on HalfCheetah-v5: `stride -m serial -e halfcheetah -p td3 -s 0` (or `-c` this file). Needs ``stride-rl[mujoco]``.
 
 Hyper-parameters: Tianshou's MuJoCo TD3 benchmark (``examples/mujoco/mujoco_td3.py`` at e605bdea, the
-commit its README's tables name; 7,546 at 300k env steps on HalfCheetah-v3): [256, 256] MLPs, Adam 3e-4
+commit its README's tables name; 7,546 at its 300k on HalfCheetah-v3, which is 325k env steps here: its trainer
+counts from the end of the warm-up; at 300k env steps its ten seeds average 7,461): [256, 256] MLPs, Adam 3e-4
 for actor and critics, 25,000 random warm-up steps, Gaussian exploration noise 0.1, one gradient step
 per env step, batch 256; the TD3 paper's (Fujimoto et al. 2018) tau 0.005, gamma 0.99, actor delay 2,
 target policy noise 0.2 clipped at 0.5, replay 1e6. 1 M env steps in the zoo.
 Measured at 300k (issue 32, ``benchmarks/curves/README.md``; the policy a run returns, 100 fresh
-episodes): 5,525.1 / 7,450.8 / 8,398.9 on seeds 0 / 1 / 2, median 7,450.8 (99 % of Tianshou's 7,546);
-seed 0's policy falls early on 19 of its 100 episodes. rl-baselines3-zoo's values (its hyperparams/td3.yml,
-HalfCheetah-v4: [400, 300] MLPs, Adam 1e-3, 10,000 warm-up steps), shipped until then, scored 6,042.4 /
-7,403.0 on seeds 0 / 1, no better at 1.4-1.5x the train CPU (the larger networks), so they were dropped.
+episodes): 5,525.1 / 7,450.8 / 8,398.9 on seeds 0 / 1 / 2, median 7,450.8 (99 % of Tianshou's 7,546, 99.9 % of
+its 7,461 at the same env steps); seed 0's policy falls early on 19 of its 100 episodes. rl-baselines3-zoo's
+values (its hyperparams/td3.yml, HalfCheetah-v4: [400, 300] MLPs, Adam 1e-3, 10,000 warm-up steps), shipped
+until then, scored 6,042.4 / 7,403.0 on seeds 0 / 1, no better at 1.4-1.5x the train CPU (the larger
+networks), so they were dropped.
 Evaluation: a 10-episode screen every 10,000 env steps; a passing screen must hold on 100 more.
 """
 

@@ -5,8 +5,8 @@ envs): 10,000 random warm-up steps, Gaussian exploration noise 0.1, one gradient
 Adam 1e-3 for actor and critics, batch 256, [400, 300] MLPs; Stable-Baselines3's TD3 defaults for
 the rest, which are the TD3 paper's (Fujimoto et al. 2018): tau 0.005, gamma 0.99, actor delay 2,
 target policy noise 0.2 clipped at 0.5, replay 1e6. 1 M env steps in the zoo.
-Tianshou's MuJoCo TD3 benchmark (``examples/mujoco/mujoco_td3.py`` at e605bdea; 1,583 at 300k env
-steps, v3 env) differs in three keys: [256, 256] MLPs, Adam 3e-4, 25,000 warm-up steps (its README:
+Tianshou's MuJoCo TD3 benchmark (``examples/mujoco/mujoco_td3.py`` at e605bdea; 1,583 at its 300k, v3 env,
+which is 325k env steps here: its trainer counts from the end of the warm-up) differs in three keys: [256, 256] MLPs, Adam 3e-4, 25,000 warm-up steps (its README:
 "no enough evidence" for them); these rl-zoo3 values are kept for the 300k budget of issue 32 (an
 earlier start and larger steps). Measured (issue 32, 2026-11-30, ``benchmarks/curves/README.md``): the
 policy returned at 300k, seed 0, on 100 fresh episodes: **3,168.8** (best 10-episode evaluation 3,195.9,
