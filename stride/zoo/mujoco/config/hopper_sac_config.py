@@ -4,7 +4,11 @@ Hyper-parameters: Tianshou's MuJoCo SAC benchmark (``examples/mujoco/mujoco_sac.
 commit its README's SAC table names; Hopper-v3 there, the v5 envs share their dynamics): one env, one
 gradient step per env step, batch 256, Adam 1e-3 for actor and critics, a **fixed** temperature
 alpha 0.2 (no automatic entropy), tau 0.005, gamma 0.99, 1-step returns, replay 1e6, [256, 256] MLPs,
-10,000 random warm-up steps. Tianshou's published curve: 3,388 at 300k env steps (its benchmark data).
+10,000 random warm-up steps. Tianshou's published curve: 3,388 at its 300k (its benchmark data; 310k env steps
+here: its trainer counts from the end of the warm-up; at 300k env steps its ten seeds average 3,165, median
+3,422). Tianshou 2.0.1 itself on Hopper-v5 (``benchmarks/curves/tianshou_curve.py``) returned 3,455.2 / 3,429.6
+at 300k on seeds 0 / 1 (100 fresh episodes); its SAC update and Stride's agree to float rounding
+(``benchmarks/curves/sac_update_vs_tianshou.py``).
 Against rl-baselines3-zoo's values (SB3 defaults: Adam 3e-4, alpha learnt towards entropy -|A|), the
 shipped ones until issue 32: same network, batch, tau, gamma, warm-up and update ratio; the
 differences are the learning rate (1e-3 vs 3e-4) and the temperature (fixed 0.2 vs learnt). With
