@@ -10,18 +10,16 @@ conv net below). Curve points carry train CPU s (process CPU minus the CPU of ev
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
-import time
 
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from cases import CASES  # noqa: E402
 
-from bench_common.evaluate import evaluate_batched  # noqa: E402
-from bench_common.proc import cpu, emit, log, setup_process  # noqa: E402
+from bench_common.curve import CurveRecorder  # noqa: E402
+from bench_common.proc import emit, setup_process  # noqa: E402
 from bench_common.rlzoo import linear, preprocess, rl_zoo3_hyperparams  # noqa: E402
 
 
@@ -106,26 +104,14 @@ def main() -> None:
 
     env_id = CASES[args.case]["env_id"]
     model, hp = build(args.case, args.budget, args.seed)
-    curve, state = [], {"eval_cpu": 0.0, "next": 0}
-    cpu0, wall0 = cpu(), time.perf_counter()
+    state = {"next": 0}
 
     def act(batch: np.ndarray) -> np.ndarray:
         with torch.no_grad():
             return model.predict(batch, deterministic=True)[0]
 
-    def evaluate(n: int) -> None:
-        c0 = cpu()
-        returns = evaluate_batched(act, args.eval_episodes, 5, 10_000 + args.seed, env_id)
-        state["eval_cpu"] += cpu() - c0
-        curve.append({"env_step": n, "return_mean": float(np.mean(returns)), "return_min": float(np.min(returns)),
-                      "return_max": float(np.max(returns)), "train_cpu_s": cpu() - cpu0 - state["eval_cpu"],
-                      "wall_s": time.perf_counter() - wall0})
-        log(f"[sb3] env_step={n} return={curve[-1]['return_mean']:.2f} train_cpu={curve[-1]['train_cpu_s']:.0f}s")
-        if args.out:  # the curve so far, in case the run is stopped before its budget
-            with open(args.out + ".partial.tmp", "w") as f:
-                json.dump({"contestant": "sb3", "case": args.case, "seed": args.seed, "budget": args.budget,
-                           "curve": curve}, f)
-            os.replace(args.out + ".partial.tmp", args.out + ".partial")
+    rec = CurveRecorder("sb3", args.case, args.seed, args.budget, env_id, args.eval_episodes, act, args.out)
+    evaluate = rec.evaluate
 
     class Curve(BaseCallback):
         def _on_step(self) -> bool:
@@ -135,15 +121,14 @@ def main() -> None:
             return True
 
     model.learn(total_timesteps=args.budget, callback=Curve())
-    train_cpu = cpu() - cpu0 - state["eval_cpu"]
-    final = evaluate_batched(act, args.final_episodes, 8, 30_000 + args.seed, env_id)
+    train_cpu = rec.train_cpu()
+    final = rec.final(args.final_episodes)
     emit({"contestant": "sb3", "case": args.case, "seed": args.seed, "budget": args.budget,
-          "env_step": int(model.num_timesteps), "curve": curve, "train_cpu_seconds": train_cpu,
-          "eval_cpu_seconds": state["eval_cpu"], "wall_seconds": time.perf_counter() - wall0,
+          "env_step": int(model.num_timesteps), "curve": rec.curve, "train_cpu_seconds": train_cpu,
+          "eval_cpu_seconds": rec.eval_cpu, "wall_seconds": rec.wall(),
           "final_returns": final, "hyperparams": hp, "sb3_version": stable_baselines3.__version__,
           "n_params": int(sum(p.numel() for p in model.policy.parameters())), **info}, args.out)
-    if args.out and os.path.exists(args.out + ".partial"):
-        os.remove(args.out + ".partial")
+    rec.done()
 
 
 if __name__ == "__main__":

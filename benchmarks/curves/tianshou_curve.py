@@ -23,18 +23,16 @@ train CPU s (process CPU minus the CPU of every evaluation).
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
-import time
 
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from cases import CASES  # noqa: E402
 
-from bench_common.evaluate import evaluate_batched  # noqa: E402
-from bench_common.proc import cpu, emit, log, setup_process  # noqa: E402
+from bench_common.curve import CurveRecorder  # noqa: E402
+from bench_common.proc import emit, setup_process  # noqa: E402
 
 #: Tianshou's example defaults (mujoco_sac.py / mujoco_td3.py); both: [256, 256], tau 0.005, gamma 0.99,
 #: batch 256, 1 update per env step, 1-step returns, replay 1e6, one training env
@@ -107,26 +105,13 @@ def main() -> None:
     policy = algorithm.policy
     buffer = ReplayBuffer(hp["buffer_size"])
     collector = Collector[CollectStats](algorithm, train_envs, buffer, exploration_noise=True)
-    curve, state = [], {"eval_cpu": 0.0}
-    cpu0, wall0 = cpu(), time.perf_counter()
 
     def act(batch: np.ndarray) -> np.ndarray:
         with torch.no_grad(), policy_within_training_step(policy, enabled=False):
             return policy.map_action(policy(Batch(obs=batch, info=Batch())).act)
 
-    def evaluate(n: int) -> None:
-        c0 = cpu()
-        returns = evaluate_batched(act, args.eval_episodes, 5, 10_000 + args.seed, env_id)
-        state["eval_cpu"] += cpu() - c0
-        curve.append({"env_step": n, "return_mean": float(np.mean(returns)), "return_min": float(np.min(returns)),
-                      "return_max": float(np.max(returns)), "train_cpu_s": cpu() - cpu0 - state["eval_cpu"],
-                      "wall_s": time.perf_counter() - wall0})
-        log(f"[tianshou] env_step={n} return={curve[-1]['return_mean']:.2f} train_cpu={curve[-1]['train_cpu_s']:.0f}s")
-        if args.out:  # the curve so far, in case the run is stopped before its budget
-            with open(args.out + ".partial.tmp", "w") as f:
-                json.dump({"contestant": "tianshou", "case": args.case, "seed": args.seed, "budget": args.budget,
-                           "curve": curve}, f)
-            os.replace(args.out + ".partial.tmp", args.out + ".partial")
+    rec = CurveRecorder("tianshou", args.case, args.seed, args.budget, env_id, args.eval_episodes, act, args.out)
+    evaluate = rec.evaluate
 
     collector.reset()
     collector.collect(n_step=warmup, random=True)
@@ -138,15 +123,14 @@ def main() -> None:
             collector.collect(n_step=1)
             algorithm.update(buffer=buffer, sample_size=hp["batch_size"])
     evaluate(args.budget)
-    train_cpu = cpu() - cpu0 - state["eval_cpu"]
-    final = evaluate_batched(act, args.final_episodes, 8, 30_000 + args.seed, env_id)
+    train_cpu = rec.train_cpu()
+    final = rec.final(args.final_episodes)
     emit({"contestant": "tianshou", "case": args.case, "seed": args.seed, "budget": args.budget,
-          "env_step": warmup + int(collector.collect_step), "curve": curve, "train_cpu_seconds": train_cpu,
-          "eval_cpu_seconds": state["eval_cpu"], "wall_seconds": time.perf_counter() - wall0,
+          "env_step": warmup + int(collector.collect_step), "curve": rec.curve, "train_cpu_seconds": train_cpu,
+          "eval_cpu_seconds": rec.eval_cpu, "wall_seconds": rec.wall(),
           "final_returns": final, "hyperparams": hp, "tianshou_version": tianshou.__version__,
           **info}, args.out)
-    if args.out and os.path.exists(args.out + ".partial"):
-        os.remove(args.out + ".partial")
+    rec.done()
 
 
 if __name__ == "__main__":
