@@ -5,7 +5,8 @@ Cases (:mod:`cases`): DQN and PPO on MinAtar Breakout, SAC on Hopper-v5. Each co
 fresh process (one torch thread): Stride through ``serial_pipeline`` on its zoo config
 (``bench_common.stride_run``; its own evaluator, ``--eval-episodes`` episodes every ``--eval-every`` env
 steps, no stop value), SB3 through ``sb3_curve.py`` (rl-zoo3's hyper-parameters where rl-zoo3 has the
-env, Stride's config translated otherwise). After the budget the final policy of each plays
+env, Stride's config translated otherwise). A Stride config with ``return_best`` confirms each new best screen
+on its ``confirm_episode`` episodes and returns its best confirmed policy. After the budget the policy each returns plays
 ``--final-episodes`` (100) fresh episodes on seeds no evaluation used, with the same evaluator
 (``bench_common.evaluate``) for both. The curve (env steps, mean return, train CPU s, wall s) goes to
 ``results/curves_<case>_<date>.csv``; the report (table, machine load) to ``results/curves_<date>.txt``,
@@ -111,7 +112,7 @@ def run_one(runner: Runner, case: str, contestant: str, seed: int, budget: int, 
             shutil.rmtree(exp)
         r = runner(name, "bench_common.stride_run", "--config-module", c["config"],
                    "--seed", seed, "--max-env-steps", budget, "--exp-dir", exp,
-                   "--eval-every", eval_every, "--eval-episodes", eval_episodes, "--confirm-episodes", 0,
+                   "--eval-every", eval_every, "--eval-episodes", eval_episodes,
                    "--set", "env.stop_value=1e9", "--set", f"policy.learn.learner.hook.save_ckpt_after_iter={ckpt_every or c['ckpt_every']}",
                    *[a for kv in c.get("overrides", ()) for a in ("--set", kv)],
                    "--fresh-episodes", final_episodes, "--env-id", c["env_id"], *(["--resume"] if resume else []))

@@ -9,7 +9,8 @@ for Stride only; ``*_td3_tianshou`` are TD3 with the three keys in which Tiansho
 ``examples/mujoco/mujoco_td3.py`` differs from rl-baselines3-zoo's values. ``halfcheetah_td3_config``
 ships Tianshou's values since issue 32's runs of that variant (which restates them now); the
 ``halfcheetah_td3`` runs in ``results/curves_issue32`` ran rl-zoo3's, from that folder's exported source.
-``hopper_sac_auto_alpha`` is the Hopper SAC config with Tianshou's other temperature setting."""
+``hopper_sac_auto_alpha`` is the Hopper SAC config with Tianshou's other temperature setting;
+``hopper_sac_return_best`` the one that returns its best confirmed evaluation's policy (``return_best``)."""
 
 from __future__ import annotations
 
@@ -44,6 +45,10 @@ CASES = {
         algo="sac", config="stride.zoo.mujoco.config.hopper_sac_config", env_id="Hopper-v5", zoo_env="Hopper-v4",
         budget=300_000, eval_every=10_000, ckpt_every=25_000, overrides=TIANSHOU_SAC_AUTO_ALPHA,
         published="Tianshou SAC, Hopper-v3: 3,388 at 300k env steps (with a fixed alpha 0.2)"),
+    "hopper_sac_return_best": dict(
+        algo="sac", config="stride.zoo.mujoco.config.hopper_sac_config", env_id="Hopper-v5", zoo_env="Hopper-v4",
+        budget=300_000, eval_every=10_000, ckpt_every=25_000, overrides=("policy.eval.evaluator.return_best=True",),
+        published="Tianshou SAC, Hopper-v3: 3,388 at 300k env steps"),
     "halfcheetah_sac": dict(
         algo="sac", config="stride.zoo.mujoco.config.halfcheetah_sac_config", env_id="HalfCheetah-v5",
         zoo_env="HalfCheetah-v4", budget=300_000, eval_every=10_000, ckpt_every=25_000,

@@ -44,6 +44,10 @@ def report_run(result: Dict[str, Any], mode: str) -> None:
         status = "stopped at the step/iteration limit"
     print(f"stride: {status}: env_step={result['env_step']} train_iter={result['train_iter']} "
           f"eval_return={'-' if ret is None else f'{ret:.2f}'} train_cpu={result['train_cpu_seconds']:.1f}s")
+    best = result.get("best_eval")
+    if result.get("returned") == "best" and isinstance(best, dict):
+        print(f"stride: return_best: it returns the policy of its best evaluation, {best['checkpoint']} "
+              f"(env_step={best['envstep']} train_iter={best['train_iter']} eval_return={best['score']:.2f})")
     written = [name for name in ("progress.csv", "league.csv", "result.json") if os.path.exists(os.path.join(exp, name))]
     print(f"stride: results in {os.path.abspath(exp)} (config, ckpt/, log/, {', '.join(written)})")
     if result.get("interrupted") and result.get("replicas", 1) > 1:

@@ -50,11 +50,14 @@ import torch
 
 from ..config import Config, save_config
 from ..config.compile import keep_exp_dirs, make_exp_dir, provisional_exp_dirs
+from ..policy.base_policy import Policy
 from ..utils.files import atomic_write_json
+from ..utils.narrow import as_mapping
 from ..utils.log import ProgressCSV, TBWriter, build_tb_writer
 from ..utils.seed import set_pkg_seed
 from ..worker import BaseLearner, BaseSerialEvaluator, EvalAbandoned
 from ..worker.learner.hooks import HookHost, LearnerHook
+from ..worker.learner.learner import read_checkpoint
 from ..worker.protocols import Stateful
 from .clock import RunClock
 from .progress import ProgressBar
@@ -243,6 +246,28 @@ class EvalRecorder:
 def final_checkpoint(exp: Optional[str], train_iter: int) -> Optional[str]:
     """The path of the checkpoint a run's end leaves (the learner's ``after_run`` one)."""
     return os.path.join(exp, "ckpt", f"iteration_{train_iter}.pth.tar") if exp is not None else None
+
+
+def load_policy(policy: Policy, ckpt: str) -> None:
+    """Put the policy state of a learner's checkpoint (``ckpt``, a path) into ``policy``."""
+    policy.learn_mode.load_state_dict(dict(as_mapping(read_checkpoint(ckpt)["policy"], "checkpoint 'policy'")))
+
+
+def return_best(policy: Policy, evaluator: BaseSerialEvaluator, result: Dict[str, object]) -> None:
+    """``policy.eval.evaluator.return_best``: a run that ended at its limits (neither on the stop
+    rule nor interrupted: an interrupted run goes on from its last state) gets the policy of its
+    best evaluation, from ``ckpt_best.pth.tar``; ``result`` says which it returns (``returned``:
+    ``'best'`` / ``'last'``, and the best evaluation's ``best_eval``). The final checkpoint still
+    holds the last state, which ``--resume`` continues from. As SB3's ``EvalCallback(best_model_save_path)``
+    and Tianshou's ``save_best_fn``, but the run *returns* it, and (with ``confirm_episode``) the
+    best is ranked by 100-episode confirmations, not by one lucky screen."""
+    best = evaluator.best
+    result["best_eval"] = None if best is None else best.state_dict()
+    result["returned"] = "last"
+    if (evaluator.return_best and best is not None and best.checkpoint is not None
+            and not result.get("stop") and not result.get("interrupted")):
+        load_policy(policy, best.checkpoint)
+        result["returned"] = "best"
 
 
 class _GuardedHook(LearnerHook):

@@ -41,7 +41,6 @@ from ..config import Config, compile_config
 from ..config.compile import load_saved_config
 from ..data import create_buffer
 from ..utils.errors import ConfigError
-from ..utils.narrow import as_mapping
 from ..utils.registry import import_components
 from ..policy.base_policy import Policy
 from ..torch_utils.dist import any_rank, dist_finalize, dist_init, get_rank, get_world_size, in_process_group
@@ -53,9 +52,8 @@ from ..worker import BaseLearner, BaseSerialEvaluator, create_collector
 from ..worker.collector import EpisodeCollector, SampleCollector, collect_at_random
 from ..worker.collector.base import SerialCollectorBase
 from ..worker.protocols import EnvManager, ScalarWriter
-from ..worker.learner.learner import read_checkpoint
 from .demonstrations import with_demonstrations
-from .run import Callback, EvalRecorder, Run, resumed_limits, with_on_eval
+from .run import Callback, EvalRecorder, Run, load_policy, resumed_limits, return_best, with_on_eval
 from .run_state import SERIAL, check_resume_mode
 from .utils import (ConfigInput, build_env_managers, build_policy, check_cuda, check_spaces, read_config, resolve_resume,
                     sample_transforms)
@@ -182,6 +180,7 @@ def _train(run: Run, model: Optional[torch.nn.Module], replicas: bool) -> Policy
             workers.collector.envstep = learner.envstep
         result = _run(cfg, policy, workers, run, any_rank if replicas else _alone)
         learner.call_hook("after_run")
+        return_best(policy, workers.evaluator, result)
     finally:
         collector_env.close()
         evaluator_env.close()
@@ -249,10 +248,13 @@ def _build_workers(cfg: Config, policy: Policy, collector_env: EnvManager, evalu
 
 
 def finished_policy(cfg: Config, model: Optional[torch.nn.Module], ckpt: str, result: Mapping[str, object]) -> Policy:
-    """The policy of a run that already ended, from its latest checkpoint; nothing is trained or
-    written (its ``result.json`` stays as it is)."""
+    """The policy of a run that already ended, as it returned it (its latest checkpoint, or its best
+    evaluation's with ``return_best``); nothing is trained or written (its ``result.json`` stays as it is)."""
     policy = build_policy(cfg, model)
-    policy.learn_mode.load_state_dict(dict(as_mapping(read_checkpoint(ckpt)["policy"], "checkpoint 'policy'")))
+    best = result.get("best_eval")
+    if result.get("returned") == "best" and isinstance(best, Mapping) and isinstance(best.get("checkpoint"), str):
+        ckpt = str(best["checkpoint"])  # it returned its best evaluation's policy (return_best)
+    load_policy(policy, ckpt)
     policy.result = dict(result, already_finished=True)
     return policy
 

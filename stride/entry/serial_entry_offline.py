@@ -37,7 +37,7 @@ from ..utils.errors import ConfigError
 from ..utils.registry import import_components
 from ..worker import BaseLearner, BaseSerialEvaluator
 from ..worker.protocols import EnvManager
-from .run import Callback, Run
+from .run import Callback, Run, return_best
 from .run_state import OFFLINE
 from .serial_entry import build_learner_evaluator, finished_policy, load_cfg
 from .demonstrations import dataset_samples, read_dataset
@@ -106,6 +106,7 @@ def _train(run: Run, policy: Policy, dataset: DemoDataset, evaluator_env: EnvMan
     run.start()
     result = _run(cfg, learner, evaluator, buffer, run)
     learner.call_hook("after_run")
+    return_best(policy, evaluator, result)
     result["dataset"] = {"path": dataset.path, "episodes": len(dataset.lengths), "transitions": len(dataset),
                          "return_mean": float(dataset.returns.mean())}
     policy.result = run.finish(result, learner.train_iter)

@@ -27,7 +27,7 @@ from ..config.view import ConfigView, setting
 from ..policy.modes import EvalMode
 from ..utils.errors import ConfigError, StrideError
 from ..utils.log import build_logger
-from ..utils.narrow import as_float, as_optional_int
+from ..utils.narrow import as_float, as_int, as_mapping, as_optional_int
 from ..utils.registry import EVALUATOR_REGISTRY
 from .protocols import EnvManager, ScalarWriter
 
@@ -71,6 +71,29 @@ class VectorEvalMonitor:
 
 
 @dataclass(frozen=True)
+class BestEvaluation:
+    """The best evaluation of a run: its score (the confirmation's mean where ``return_best``
+    confirmed it), where it was made, and the checkpoint saved then (None without a folder)."""
+
+    score: float
+    train_iter: int
+    envstep: int
+    checkpoint: Optional[str]
+
+    def state_dict(self) -> Dict[str, object]:
+        return {"score": self.score, "train_iter": self.train_iter, "envstep": self.envstep,
+                "checkpoint": self.checkpoint}
+
+    @classmethod
+    def from_state(cls, state: Mapping[str, object]) -> "BestEvaluation":
+        ckpt = state.get("checkpoint")
+        return cls(as_float(state["score"], "evaluator state 'best.score'"),
+                   as_int(state["train_iter"], "evaluator state 'best.train_iter'"),
+                   as_int(state["envstep"], "evaluator state 'best.envstep'"),
+                   None if ckpt is None else str(ckpt))
+
+
+@dataclass(frozen=True)
 class EvaluatorConfig(ConfigView):
     """``policy.eval.evaluator``: what :class:`BaseSerialEvaluator` reads."""
 
@@ -92,6 +115,12 @@ class EvaluatorConfig(ConfigView):
     #: the last step's info['is_success'] is true, Gymnasium-Robotics' goal envs): stop_value and
     #: the logged means are then a success rate.
     metric: str = setting("return", METRICS)
+    #: (bool) a serial, offline or parallel run that ends at its limits without meeting the stop rule
+    #: (nor interrupted) returns the policy of its
+    #: best evaluation (``ckpt/ckpt_best.pth.tar``), not its last one. With confirm_episode N, a
+    #: screen above the best so far is confirmed on N more episodes and the best is ranked by the
+    #: confirmations' means, so one lucky screen is not what the run returns.
+    return_best: bool = False
 
 
 @EVALUATOR_REGISTRY.register("base")
@@ -113,6 +142,7 @@ class BaseSerialEvaluator(Configurable):
         self._last_eval_mark: Optional[int] = None  # envstep // eval_freq_envstep at the last evaluation
         self._marks_before: Tuple[Optional[int], Optional[int]] = (None, None)  # (iter, mark) before the last should_eval
         self._max_eval_return = -float("inf")
+        self._best: Optional[BestEvaluation] = None
         self.last_eval_return: Optional[float] = None
         self.last_confirm_return: Optional[float] = None
         self.last_eval_cpu_seconds = 0.0
@@ -172,7 +202,9 @@ class BaseSerialEvaluator(Configurable):
         the screen's) must reach it too, and their returns are the ones returned. A cheap frequent
         screen finds good policies early; the confirmation keeps one lucky screen from stopping a
         run with a policy that does not hold (SB3's EvalCallback and DI-engine stop on one evaluation);
-        ``confirm_std_errors`` asks the confirmation for a margin (:meth:`confirm_lower_bound`)."""
+        ``confirm_std_errors`` asks the confirmation for a margin (:meth:`confirm_lower_bound`).
+        With ``return_best`` a screen above the best so far is confirmed too, and :attr:`best`
+        ranks evaluations by their confirmations' means."""
         n_episode = n_episode if n_episode is not None else self._cfg.n_episode
         cpu0 = time.process_time()
         env, _ = self._require()
@@ -184,16 +216,19 @@ class BaseSerialEvaluator(Configurable):
             returns = self._episodes(n_episode, train_iter, envstep, self._instance_name, should_stop)
             mean = float(np.mean(returns))
             self.last_eval_return, self.last_confirm_return = mean, None
-            if mean > self._max_eval_return:
-                self._max_eval_return = mean
-                if save_ckpt_fn is not None:
-                    save_ckpt_fn("ckpt_best.pth.tar")  # evaluation bookkeeping: counted as evaluation time
             stop = mean >= self._cfg.stop_value and train_iter > 0
-            if stop and self._cfg.confirm_episode > 0:
+            candidate = mean > self._max_eval_return and save_ckpt_fn is not None  # within a run
+            if (stop or (candidate and self._cfg.return_best)) and self._cfg.confirm_episode > 0:
                 returns = self._episodes(self._cfg.confirm_episode, train_iter, envstep,
                                          f"{self._instance_name}_confirm", should_stop)
                 self.last_confirm_return = float(np.mean(returns))
-                stop = self.confirm_lower_bound(returns) >= self._cfg.stop_value
+                stop = stop and self.confirm_lower_bound(returns) >= self._cfg.stop_value
+                if self._cfg.return_best:  # ranked by the confirmation, not by the screen
+                    mean = self.last_confirm_return
+            if mean > self._max_eval_return:
+                self._max_eval_return = mean
+                path = save_ckpt_fn("ckpt_best.pth.tar") if save_ckpt_fn is not None else None
+                self._best = BestEvaluation(mean, train_iter, envstep, path if isinstance(path, str) else None)
         except EvalAbandoned:
             self.last_eval_cpu_seconds = time.process_time() - cpu0
             self._last_eval_iter, self._last_eval_mark = self._marks_before
@@ -265,14 +300,27 @@ class BaseSerialEvaluator(Configurable):
                 self._tb.add_scalar(f"{tag}_step/{k}", v, envstep)
         return returns
 
+    @property
+    def return_best(self) -> bool:
+        """Whether a run that ends at its limits returns its best evaluation's policy (``return_best``)."""
+        return bool(self._cfg.return_best)
+
+    @property
+    def best(self) -> Optional[BestEvaluation]:
+        """The best evaluation so far (where ``ckpt_best.pth.tar`` was saved); None before the first."""
+        return self._best
+
     def state_dict(self) -> Dict[str, object]:
         return {"last_eval_iter": self._last_eval_iter, "last_eval_mark": self._last_eval_mark,
-                "max_eval_return": self._max_eval_return}
+                "max_eval_return": self._max_eval_return,
+                "best": None if self._best is None else self._best.state_dict()}
 
     def load_state_dict(self, state: Mapping[str, object]) -> None:
         self._last_eval_iter = as_optional_int(state["last_eval_iter"], "evaluator state 'last_eval_iter'")
         self._last_eval_mark = as_optional_int(state.get("last_eval_mark"), "evaluator state 'last_eval_mark'")
         self._max_eval_return = as_float(state["max_eval_return"], "evaluator state 'max_eval_return'")
+        best = state.get("best")  # absent in checkpoints of earlier versions
+        self._best = None if best is None else BestEvaluation.from_state(as_mapping(best, "evaluator state 'best'"))
 
     def close(self) -> None:
         if self._env is not None:

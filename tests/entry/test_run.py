@@ -5,6 +5,7 @@ learner hook given through the same ``callbacks=`` -- in the serial, offline and
 from __future__ import annotations
 
 import copy
+import csv
 import json
 import os
 import signal
@@ -281,3 +282,52 @@ def test_a_run_trains_with_denormals_flushed_and_gives_the_process_its_setting_b
     seen = SeesFlush()
     serial_pipeline(_dqn(), seed=0, max_train_iter=3, exp_name=str(tmp_path / "dqn"), progress=False, callbacks=[seen])
     assert seen.flushing and all(seen.flushing) and not _flushing()
+
+
+def _same_model(policy: Any, ckpt: str) -> bool:
+    saved = read_checkpoint(ckpt)["policy"]["model"]
+    mine = policy.learn_mode.state_dict()["model"]
+    return all(torch.equal(saved[k], mine[k]) for k in saved)
+
+
+def test_return_best_gives_the_best_confirmed_evaluations_policy_and_resume_gives_it_again(tmp_path):
+    cfg = _dqn(eval_freq=100)
+    cfg[0]["policy"]["eval"]["evaluator"].update(confirm_episode=4, return_best=True)
+    policy = serial_pipeline(cfg, seed=0, max_env_step=1200, exp_name=str(tmp_path / "best"), progress=False)
+    result = policy.result
+    best = result["best_eval"]
+    assert result["returned"] == "best" and os.path.isfile(best["checkpoint"])
+    rows = list(csv.DictReader(open(os.path.join(result["exp_dir"], "progress.csv"))))
+    confirmed = [float(r["confirm_return_mean"]) for r in rows if r["confirm_return_mean"]]
+    assert confirmed and best["score"] == max(confirmed)  # ranked by the confirmations
+    assert _same_model(policy, best["checkpoint"])
+    assert best["train_iter"] < result["train_iter"]  # (the last evaluation is not the end of the run)
+    assert not _same_model(policy, result["final_checkpoint"])  # which keeps the last state for --resume
+    again = serial_pipeline(None, resume=result["exp_dir"], progress=False)  # already finished: as it returned
+    assert again.result["already_finished"] and _same_model(again, best["checkpoint"])
+
+
+def test_without_return_best_a_run_returns_its_last_policy(tmp_path):
+    policy = serial_pipeline(_dqn(eval_freq=100), seed=0, max_env_step=600, exp_name=str(tmp_path / "last"),
+                             progress=False)
+    assert policy.result["returned"] == "last" and policy.result["best_eval"]["checkpoint"].endswith("ckpt_best.pth.tar")
+    assert _same_model(policy, policy.result["final_checkpoint"])
+
+
+def test_an_offline_run_returns_its_best_evaluation_too(tmp_path):
+    pytest.importorskip("minari")
+    from stride.entry import serial_pipeline_offline
+    from tests.entry.test_serial_entry_offline import config, expert_episodes
+    import gymnasium as gym
+    from stride.data.demo import write_demo_dataset
+
+    env = gym.make("CartPole-v1")
+    data = write_demo_dataset(str(tmp_path / "demo"), expert_episodes(2), env.observation_space, env.action_space,
+                              env_id="CartPole-v1", seed=0)
+    env.close()
+    main, create = config(data)
+    main["env"]["stop_value"] = 1e9
+    main["policy"].setdefault("eval", {}).setdefault("evaluator", {}).update(eval_freq=20, return_best=True)
+    policy = serial_pipeline_offline([main, create], seed=0, max_train_iter=60, exp_name=str(tmp_path / "bc"),
+                                     progress=False)
+    assert policy.result["returned"] == "best" and _same_model(policy, policy.result["best_eval"]["checkpoint"])

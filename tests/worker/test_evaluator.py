@@ -242,3 +242,56 @@ def test_success_metric_without_is_success_names_the_metric_and_the_info_keys(ma
         ev.eval(train_iter=1)
     with pytest.raises(ConfigError, match="metric"):
         make_evaluator(managers, metric="win_rate")
+
+
+# ---- return_best: the best evaluation, ranked by its confirmation -----------------------------
+def test_return_best_confirms_a_new_best_screen_and_ranks_by_the_confirmation(managers):
+    ev, _ = make_evaluator(managers, reward_fn=_falling, n_episode=5, confirm_episode=10, return_best=True)
+    saved = []
+    save = lambda name: saved.append(name) or f"/exp/ckpt/{name}"  # noqa: E731  a learner returns the path
+    stop, returns = ev.eval(save, train_iter=3, envstep=30)
+    # the screen (1000 x 5) beats no best yet: confirmed on the next two episodes of every env (900, 800)
+    assert not stop and ev.last_eval_return == 1000.0 and ev.last_confirm_return == 850.0
+    assert sorted(returns) == [800.0] * 5 + [900.0] * 5
+    assert saved == ["ckpt_best.pth.tar"] and ev.return_best
+    assert ev.best is not None and (ev.best.score, ev.best.train_iter, ev.best.envstep) == (850.0, 3, 30)
+    assert ev.best.checkpoint == "/exp/ckpt/ckpt_best.pth.tar"
+    ev.eval(save, train_iter=4, envstep=40)  # a later screen (600 x 5): under the best 850, no confirmation, no save
+    assert ev.last_eval_return == 600.0 and ev.last_confirm_return is None and saved == ["ckpt_best.pth.tar"]
+    assert ev.best.train_iter == 3
+
+
+def test_a_lucky_screen_whose_confirmation_falls_short_is_not_the_best(managers):
+    # env i's k-th episode returns 1000 for k = 0 and k >= 3 but 0 for k = 1, 2: a screen (k = 0) that
+    # the confirmation (k = 1, 2) does not hold; the next screen (later episodes) equals it and holds
+    lucky = lambda i, ep, t: (0.0 if ep in (1, 2) else 1000.0) if t == i else 0.0  # noqa: E731
+    ev, _ = make_evaluator(managers, reward_fn=lucky, n_episode=5, confirm_episode=10, return_best=True)
+    saved = []
+    ev.eval(saved.append, train_iter=1)
+    assert ev.last_confirm_return == 0.0 and ev.best is not None and ev.best.score == 0.0 and ev.best.train_iter == 1
+    ev.eval(saved.append, train_iter=2)
+    assert ev.last_confirm_return == 1000.0 and ev.best.score == 1000.0 and ev.best.train_iter == 2
+    assert saved == ["ckpt_best.pth.tar"] * 2
+
+
+def test_without_return_best_or_outside_a_run_no_screen_is_confirmed_for_the_best(managers):
+    ev, _ = make_evaluator(managers, reward_fn=_falling, n_episode=5, confirm_episode=10)
+    saved = []
+    ev.eval(saved.append, train_iter=1)
+    assert ev.last_confirm_return is None and ev.best is not None and ev.best.score == 1000.0 and not ev.return_best
+    assert ev.best.checkpoint is None  # the callback returned no path
+    ev2, _ = make_evaluator(managers, reward_fn=_falling, n_episode=5, confirm_episode=10, return_best=True)
+    _, returns = ev2.eval(n_episode=5)  # `stride -m eval`: no checkpoint to keep, no confirmation
+    assert len(returns) == 5 and ev2.last_confirm_return is None
+
+
+def test_the_best_evaluation_survives_a_checkpoint(managers):
+    ev, _ = make_evaluator(managers, reward_fn=_falling, n_episode=5, confirm_episode=10, return_best=True)
+    ev.eval(lambda name: f"/exp/{name}", train_iter=3, envstep=30)
+    ev2, _ = make_evaluator(managers, reward_fn=_falling, n_episode=5, confirm_episode=10, return_best=True)
+    ev2.load_state_dict(ev.state_dict())
+    assert ev2.best == ev.best
+    old = {k: v for k, v in ev.state_dict().items() if k != "best"}  # a checkpoint from before return_best
+    ev3, _ = make_evaluator(managers)
+    ev3.load_state_dict(old)
+    assert ev3.best is None

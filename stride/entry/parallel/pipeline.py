@@ -31,7 +31,7 @@ from ...utils.errors import ConfigError
 from ...utils.registry import import_components
 from ...worker import BaseSerialEvaluator
 from ..demonstrations import read_dataset
-from ..run import Callback, Run
+from ..run import Callback, Run, return_best
 from ..run_state import DIST, PARALLEL, read_system_config
 from ..serial_entry import finished_policy, load_cfg
 from ..utils import build_env_manager, build_policy, check_cuda, check_spaces, read_config_file
@@ -167,6 +167,7 @@ def train_on_ray(cfg: Config, sys_cfg: Config, max_train_iter: Optional[int], ma
                 result["ray_start_seconds"] = round(float(info["start_seconds"]), 3)  # type: ignore[arg-type]
         finally:
             evaluator_env.close()
+        return_best(policy, evaluator, result)
         policy.result = run.finish(result, coordinator.train_iter)
     return policy
 
