@@ -115,11 +115,11 @@ class EvaluatorConfig(ConfigView):
     #: the last step's info['is_success'] is true, Gymnasium-Robotics' goal envs): stop_value and
     #: the logged means are then a success rate.
     metric: str = setting("return", METRICS)
-    #: (bool) a serial, offline or parallel run that ends at its limits without meeting the stop rule
-    #: (nor interrupted) returns the policy of its
-    #: best evaluation (``ckpt/ckpt_best.pth.tar``), not its last one. With confirm_episode N, a
-    #: screen above the best so far is confirmed on N more episodes and the best is ranked by the
-    #: confirmations' means, so one lucky screen is not what the run returns.
+    #: (bool) a serial, offline or parallel run that ends at its limits (neither on the stop rule nor
+    #: interrupted) returns the policy of its best evaluation (``ckpt/ckpt_best.pth.tar``), not its
+    #: last one. With confirm_episode N, a screen above the best so far is confirmed on N more
+    #: episodes and the best is ranked by the confirmations' means, so one lucky screen is not what
+    #: the run returns.
     return_best: bool = False
 
 
@@ -227,6 +227,7 @@ class BaseSerialEvaluator(Configurable):
                     mean = self.last_confirm_return
             if mean > self._max_eval_return:
                 self._max_eval_return = mean
+                # evaluation bookkeeping: counted as evaluation time
                 path = save_ckpt_fn("ckpt_best.pth.tar") if save_ckpt_fn is not None else None
                 self._best = BestEvaluation(mean, train_iter, envstep, path if isinstance(path, str) else None)
         except EvalAbandoned:
