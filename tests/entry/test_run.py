@@ -240,9 +240,9 @@ def test_league_callbacks_get_the_league_rows_and_may_stop(tmp_path):
     assert os.path.isfile(policy.result["final_checkpoint"])
 
 
-def test_offline_callbacks_see_every_train_step_and_may_stop(tmp_path):
+def _bc(tmp_path) -> List[Dict[str, Any]]:
+    """Behaviour cloning on two expert CartPole episodes written to ``tmp_path/demo``, never stopping."""
     pytest.importorskip("minari")
-    from stride.entry import serial_pipeline_offline
     from tests.entry.test_serial_entry_offline import config, expert_episodes
     import gymnasium as gym
     from stride.data.demo import write_demo_dataset
@@ -253,6 +253,13 @@ def test_offline_callbacks_see_every_train_step_and_may_stop(tmp_path):
     env.close()
     main, create = config(data)
     main["env"]["stop_value"] = 1e9
+    return [main, create]
+
+
+def test_offline_callbacks_see_every_train_step_and_may_stop(tmp_path):
+    from stride.entry import serial_pipeline_offline
+
+    main, create = _bc(tmp_path)
     log = Log()
     policy = serial_pipeline_offline([main, create], seed=0, max_train_iter=100, exp_name=str(tmp_path / "bc"),
                                      progress=False, callbacks=[log, StopAt(30)])
@@ -315,18 +322,9 @@ def test_without_return_best_a_run_returns_its_last_policy(tmp_path):
 
 
 def test_an_offline_run_returns_its_best_evaluation_too(tmp_path):
-    pytest.importorskip("minari")
     from stride.entry import serial_pipeline_offline
-    from tests.entry.test_serial_entry_offline import config, expert_episodes
-    import gymnasium as gym
-    from stride.data.demo import write_demo_dataset
 
-    env = gym.make("CartPole-v1")
-    data = write_demo_dataset(str(tmp_path / "demo"), expert_episodes(2), env.observation_space, env.action_space,
-                              env_id="CartPole-v1", seed=0)
-    env.close()
-    main, create = config(data)
-    main["env"]["stop_value"] = 1e9
+    main, create = _bc(tmp_path)
     main["policy"].setdefault("eval", {}).setdefault("evaluator", {}).update(eval_freq=20, return_best=True)
     policy = serial_pipeline_offline([main, create], seed=0, max_train_iter=60, exp_name=str(tmp_path / "bc"),
                                      progress=False)
