@@ -10,7 +10,8 @@ for Stride only; ``*_td3_tianshou`` are TD3 with the three keys in which Tiansho
 ships Tianshou's values since issue 32's runs of that variant (which restates them now); the
 ``halfcheetah_td3`` runs in ``results/curves_issue32`` ran rl-zoo3's, from that folder's exported source.
 ``hopper_sac_auto_alpha`` is the Hopper SAC config with Tianshou's other temperature setting;
-``hopper_sac_return_best`` the one that returns its best confirmed evaluation's policy (``return_best``)."""
+``hopper_sac_return_best`` the one that returns its best confirmed evaluation's policy (``return_best``),
+which ``hopper_sac_config`` ships since those runs (the two cases now run the same config)."""
 
 from __future__ import annotations
 
