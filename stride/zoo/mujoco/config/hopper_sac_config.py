@@ -20,9 +20,9 @@ networks and batch, one fewer optimiser step (no temperature update).
 The run returns the policy of its best evaluation (``return_best``): each 10-episode screen above the
 best so far is confirmed on 100 more episodes and the best confirmation's checkpoint is what it returns.
 Measured (issue 32, 2026-12-01, ``benchmarks/curves/README.md``): the policy each run returns at 300k, on
-100 fresh episodes, seeds 0 / 1: **3,391.3 / 3,436.0** (their best confirmations, at 290k / 230k env steps;
-the last policies score 3,388.5 / 3,356.6 on the same episodes); train CPU 3,511 / 3,548 s, evaluation CPU
-320 / 234 s (two runs on 2 cores). Seed 2 is unfinished at this commit (240k env steps).
+100 fresh episodes, seeds 0 / 1 / 2: **3,391.3 / 3,436.0 / 3,372.4**, median 3,391.3 (100.1 % of 3,388; their
+best confirmations, at 290k / 230k / 280k env steps; the last policies score 3,388.5 / 3,356.6 / 3,300.1 on the
+same episodes); train CPU 3,511 / 3,548 / 3,914 s, evaluation CPU 320 / 234 / 413 s.
 Returning the last policy (2026-11-29/30): 3,388.5 / 3,152.8 / 3,291.0 on seeds 0 / 1 / 2, median 3,291.0,
 97 % of Tianshou's 3,388: the fixed temperature and lr 1e-3 keep the policy near its best, but the curve
 still swings between ~900 and ~3,400 after 150k and the last policy can be caught in a dip.
