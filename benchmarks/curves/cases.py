@@ -11,7 +11,9 @@ ships Tianshou's values since issue 32's runs of that variant (which restates th
 ``halfcheetah_td3`` runs in ``results/curves_issue32`` ran rl-zoo3's, from that folder's exported source.
 ``hopper_sac_auto_alpha`` is the Hopper SAC config with Tianshou's other temperature setting;
 ``hopper_sac_return_best`` the one that returns its best confirmed evaluation's policy (``return_best``),
-which ``hopper_sac_config`` ships since those runs (the two cases now run the same config)."""
+which ``hopper_sac_config`` ships since those runs (the two cases now run the same config).
+``halfcheetah_td3_utd2`` is the HalfCheetah TD3 config with two gradient steps per env step (the
+update-to-data ratio issue 32 names), the actor still moving once every two critic steps."""
 
 from __future__ import annotations
 
@@ -69,6 +71,11 @@ CASES = {
     "halfcheetah_td3_tianshou": dict(
         algo="td3", config="stride.zoo.mujoco.config.halfcheetah_td3_config", env_id="HalfCheetah-v5",
         zoo_env="HalfCheetah-v4", budget=300_000, eval_every=10_000, ckpt_every=25_000, overrides=TIANSHOU_TD3,
+        published="Tianshou TD3, HalfCheetah-v3: 7,546 at 300k env steps"),
+    "halfcheetah_td3_utd2": dict(
+        algo="td3", config="stride.zoo.mujoco.config.halfcheetah_td3_config", env_id="HalfCheetah-v5",
+        zoo_env="HalfCheetah-v4", budget=300_000, eval_every=10_000, ckpt_every=25_000,
+        overrides=("policy.learn.update_per_collect=2",),
         published="Tianshou TD3, HalfCheetah-v3: 7,546 at 300k env steps"),
 }
 
