@@ -10,6 +10,11 @@ REPO="$(cd "$HERE/../.." && pwd)"
 VENV="$REPO/benchmarks/.venv-peers"
 PY="${PYTHON:-python3.11}"
 command -v "$PY" >/dev/null 2>&1 || PY=python3
+# One setup at a time: benchmark runs started side by side on a fresh machine would otherwise install
+# into the same virtualenv at once (the second waits here, then finds it complete).
+mkdir -p "$REPO/benchmarks"
+exec 9> "$REPO/benchmarks/.venv-peers.lock"
+flock 9
 
 if [[ -x "$VENV/bin/python" ]] && "$VENV/bin/python" -c "import importlib.util as u, stable_baselines3, tianshou, gymnasium, torch, yaml, tqdm, tensorboardX, cloudpickle, psutil, Box2D, ale_py, cv2, envpool, minatar, mujoco, gymnasium_robotics; assert u.find_spec('rl_zoo3')" 2>/dev/null; then
     exit 0
