@@ -13,7 +13,8 @@ ships Tianshou's values since issue 32's runs of that variant (which restates th
 ``hopper_sac_return_best`` the one that returns its best confirmed evaluation's policy (``return_best``),
 which ``hopper_sac_config`` ships since those runs (the two cases now run the same config).
 ``halfcheetah_td3_utd2`` is the HalfCheetah TD3 config with two gradient steps per env step (the
-update-to-data ratio issue 32 names), the actor still moving once every two critic steps."""
+update-to-data ratio issue 32 names), the actor still moving once every two critic steps, which
+``halfcheetah_td3_config`` ships since those runs (the two cases now run the same config)."""
 
 from __future__ import annotations
 

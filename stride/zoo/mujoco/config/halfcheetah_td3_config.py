@@ -3,15 +3,19 @@
 Hyper-parameters: Tianshou's MuJoCo TD3 benchmark (``examples/mujoco/mujoco_td3.py`` at e605bdea, the
 commit its README's tables name; 7,546 at its 300k on HalfCheetah-v3, which is 325k env steps here: its trainer
 counts from the end of the warm-up; at 300k env steps its ten seeds average 7,461): [256, 256] MLPs, Adam 3e-4
-for actor and critics, 25,000 random warm-up steps, Gaussian exploration noise 0.1, one gradient step
-per env step, batch 256; the TD3 paper's (Fujimoto et al. 2018) tau 0.005, gamma 0.99, actor delay 2,
-target policy noise 0.2 clipped at 0.5, replay 1e6. 1 M env steps in the zoo.
-Measured at 300k (issue 32, ``benchmarks/curves/README.md``; the policy a run returns, 100 fresh
-episodes): 5,525.1 / 7,450.8 / 8,398.9 on seeds 0 / 1 / 2, median 7,450.8 (99 % of Tianshou's 7,546, 99.9 % of
-its 7,461 at the same env steps); seed 0's policy falls early on 19 of its 100 episodes. rl-baselines3-zoo's
-values (its hyperparams/td3.yml, HalfCheetah-v4: [400, 300] MLPs, Adam 1e-3, 10,000 warm-up steps), shipped
-until then, scored 6,042.4 / 7,403.0 on seeds 0 / 1, no better at 1.4-1.5x the train CPU (the larger
-networks), so they were dropped.
+for actor and critics, 25,000 random warm-up steps, Gaussian exploration noise 0.1, batch 256; the TD3 paper's
+(Fujimoto et al. 2018) tau 0.005, gamma 0.99, actor delay 2, target policy noise 0.2 clipped at 0.5, replay 1e6.
+One change from Tianshou: **two gradient steps per env step** (its ``update_per_step`` is 1; the actor still
+moves once every two critic steps, so once per env step), the update-to-data ratio issue 32 names.
+1 M env steps in the zoo.
+Measured at 300k (issue 32, ``benchmarks/curves/README.md``; the policy a run returns, 100 fresh episodes):
+7,630.3 / 5,893.9 / 9,249.4 on seeds 0 / 1 / 2, median 7,630.3 (101 % of Tianshou's 7,546), each at 100-103 %
+of its best 10-episode evaluation, 3 of the 300 fresh episodes below 4,000; train CPU ~5,850 s a run. With one
+gradient step per env step (Tianshou's value, shipped until then): 5,525.1 / 7,450.8 / 8,398.9, median 7,450.8
+(99 %), 21 of 300 fresh episodes below 4,000 (seed 0's policy fell early on 19), ~3,760 s a run: two steps reach
+~3,200 by 50k env steps against ~1,300 and cost ~1.55x the train CPU. rl-baselines3-zoo's values (its
+hyperparams/td3.yml, HalfCheetah-v4: [400, 300] MLPs, Adam 1e-3, 10,000 warm-up steps), shipped before
+Tianshou's, scored 6,042.4 / 7,403.0 on seeds 0 / 1, no better at 1.4-1.5x the one-step train CPU.
 Evaluation: a 10-episode screen every 10,000 env steps; a passing screen must hold on 100 more.
 """
 
@@ -30,7 +34,7 @@ main_config = dict(
                    critic_hidden_size_list=[256, 256], activation="relu"),
         discount_factor=0.99,
         learn=dict(
-            update_per_collect=1,  # update_per_step
+            update_per_collect=2,  # update_per_step (Tianshou: 1)
             batch_size=256,
             learning_rate_actor=3e-4,
             learning_rate_critic=3e-4,
